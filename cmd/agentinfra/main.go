@@ -1,0 +1,41 @@
+// Command agentinfra manages a repository's .agent/ directory: the task matrix,
+// task folders, skills, agent modes, prompts, dispatch, and the MCP server.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], defaultFactory())
+	stop()
+	os.Exit(code)
+}
+
+// run executes the CLI and maps errors to exit codes: 0 ok, 1 failure, 2 usage.
+func run(ctx context.Context, args []string, f *Factory) int {
+	root := newRootCmd(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(f.IO.ErrOut, "error:", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(f.IO.ErrOut, "error:", err)
+	if isUsageError(err) {
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// IOStreams are the process streams; tests swap them for buffers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// IsTTY reports whether Out is a terminal (aligned, coloured output).
+	IsTTY bool
+	// Width is the terminal width when IsTTY, else 0.
+	Width int
+}
+
+// Factory carries what every command needs, so tests can run commands in-process.
+type Factory struct {
+	IO *IOStreams
+	// Root is the --root flag value ("" means discover).
+	Root string
+	// Cwd is where workspace discovery starts.
+	Cwd string
+	// Now is the clock; tests pin it.
+	Now func() time.Time
+	// Getenv reads the environment; tests override it.
+	Getenv func(string) string
+}
+
+func defaultFactory() *Factory {
+	cwd, _ := os.Getwd()
+	tty, width := terminalInfo(os.Stdout)
+	return &Factory{
+		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, IsTTY: tty, Width: width},
+		Cwd:    cwd,
+		Now:    time.Now,
+		Getenv: os.Getenv,
+	}
+}
+
+// Workspace resolves the workspace from --root, $AGENTINFRA_ROOT or the cwd.
+func (f *Factory) Workspace() (*workspace.Workspace, error) {
+	root := f.Root
+	if root == "" && f.Getenv != nil {
+		root = f.Getenv(workspace.EnvRoot)
+	}
+	if root == "" {
+		return workspace.Find("", f.Cwd)
+	}
+	return workspace.Find(root, f.Cwd)
+}
+
+// commandConstructors is filled by each command file's init, so command groups
+// live in their own files and root.go never needs editing to add one.
+var commandConstructors []func(*Factory) *cobra.Command
+
+func registerCommand(c func(*Factory) *cobra.Command) {
+	commandConstructors = append(commandConstructors, c)
+}
+
+func newRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agentinfra",
+		Short: "Manage a repository's .agent/ directory: tasks, skills, prompts, dispatch, MCP",
+		Long: `agentinfra reads and writes .agent/DEVELOPMENT_MATRIX.md without ever losing a byte
+around the rows it changes, scaffolds task folders, assembles prompts from agent
+modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
+		Example: `  agentinfra validate
+  agentinfra task list --status TODO
+  agentinfra task create --description "Add retry to fetcher" --mode coder
+  agentinfra serve`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&f.Root, "root", f.Root, "workspace root (default: $AGENTINFRA_ROOT, else the nearest folder holding .agent/)")
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetIn(f.IO.In)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
+	})
+	for _, c := range commandConstructors {
+		root.AddCommand(c(f))
+	}
+	return root
+}
+
+// exitError carries an explicit exit code (e.g. validate's 1 with diagnostics already printed).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// usageError marks a wrong invocation (exit 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+func isUsageError(err error) bool {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return true
+	}
+	// cobra's own argument and command errors.
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") ||
+		strings.HasPrefix(msg, "requires at least") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "unknown shorthand flag")
+}
