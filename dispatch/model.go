@@ -1,0 +1,177 @@
+package dispatch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Model tiers.
+const (
+	TierFast = "fast"
+	TierDeep = "deep"
+)
+
+// Environment variables naming the model of each tier, and their defaults.
+const (
+	EnvModelFast     = "GEMINI_MODEL_FAST"
+	EnvModelDeep     = "GEMINI_MODEL_DEEP"
+	DefaultModelFast = "gemini-2.5-flash"
+	DefaultModelDeep = "gemini-2.5-pro"
+)
+
+// DeepModes get the deep tier at difficulty med: planning and research work.
+var DeepModes = []string{"architect", "deep-researcher", "designer", "oracle", "orchestrator", "planner", "researcher"}
+
+// FastModes get the fast tier at difficulty med (as does any mode not in DeepModes).
+var FastModes = []string{"explorer", "flash", "librarian", "recon", "summarize"}
+
+// ModelConfig is the "models" section of the workspace config file
+// .agent/config.yaml:
+//
+//	models:
+//	  fast: gemini-2.5-flash   # model of the fast tier (the environment wins)
+//	  deep: gemini-2.5-pro     # model of the deep tier (the environment wins)
+//	  modes:                   # per-mode override of the difficulty rule
+//	    coder: deep            # a tier (fast|deep) or a model name
+type ModelConfig struct {
+	Fast  string            `yaml:"fast" json:"fast"`
+	Deep  string            `yaml:"deep" json:"deep"`
+	Modes map[string]string `yaml:"modes" json:"modes"`
+	// Path is the file it was read from ("" when there is none).
+	Path string `yaml:"-" json:"path"`
+}
+
+// ConfigPath is the workspace config file.
+func ConfigPath(ws *workspace.Workspace) string { return filepath.Join(ws.AgentDir(), "config.yaml") }
+
+// LoadModelConfig reads the models section of .agent/config.yaml. A missing
+// file is an empty config; other keys of the file are ignored.
+func LoadModelConfig(ws *workspace.Workspace) (ModelConfig, error) {
+	path := ConfigPath(ws)
+	src, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ModelConfig{}, nil
+	}
+	if err != nil {
+		return ModelConfig{}, fmt.Errorf("read workspace config: %w", err)
+	}
+	var file struct {
+		Models ModelConfig `yaml:"models"`
+	}
+	if err := yaml.Unmarshal(src, &file); err != nil {
+		return ModelConfig{}, fmt.Errorf("%s: %w; the models section looks like `models: {fast: NAME, deep: NAME, modes: {MODE: fast|deep|NAME}}`", path, err)
+	}
+	file.Models.Path = path
+	return file.Models, nil
+}
+
+// ModelInput is what the model choice depends on.
+type ModelInput struct {
+	Mode       string // the task's (or requested) mode
+	Difficulty string // easy|med|hard ("" means med)
+	// ModeModel is the mode file's front matter `model:` (fast|deep|a model name), if any.
+	ModeModel string
+	// ModePath names the mode file in the reason (optional).
+	ModePath string
+	Config   ModelConfig
+	// Getenv reads GEMINI_MODEL_FAST / GEMINI_MODEL_DEEP; nil means no environment.
+	Getenv func(string) string
+}
+
+// ModelChoice is the selected model and why.
+type ModelChoice struct {
+	Model  string `json:"model"`
+	Tier   string `json:"tier"` // "fast" | "deep" | "" (an explicit model name)
+	Reason string `json:"reason"`
+}
+
+// NormalizeDifficulty maps easy|med|medium|hard (any case; "" = med) to easy|med|hard.
+func NormalizeDifficulty(d string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(d)) {
+	case "easy":
+		return "easy", nil
+	case "", "med", "medium":
+		return "med", nil
+	case "hard":
+		return "hard", nil
+	}
+	return "", fmt.Errorf("unknown difficulty %q; use easy, med or hard", d)
+}
+
+// SelectModel picks the model: the mode's front matter `model:` wins, then
+// the workspace config's models.modes entry for the mode, then the rule
+// (hard → deep; easy → fast; med → deep for DeepModes, else fast). A tier
+// resolves to $GEMINI_MODEL_FAST/$GEMINI_MODEL_DEEP, else the config's
+// models.fast/models.deep, else the defaults.
+func SelectModel(in ModelInput) (ModelChoice, error) {
+	diff, err := NormalizeDifficulty(in.Difficulty)
+	if err != nil {
+		return ModelChoice{}, err
+	}
+	mode := strings.TrimSpace(in.Mode)
+	if v := strings.TrimSpace(in.ModeModel); v != "" {
+		where := "the mode's front matter"
+		if in.ModePath != "" {
+			where = in.ModePath
+		}
+		return in.resolve(v, fmt.Sprintf("mode %s sets model: %s in %s (overrides the difficulty rule)", mode, v, where)), nil
+	}
+	if v := strings.TrimSpace(in.Config.Modes[mode]); v != "" && mode != "" {
+		where := "the workspace config"
+		if in.Config.Path != "" {
+			where = in.Config.Path
+		}
+		return in.resolve(v, fmt.Sprintf("models.modes.%s: %s in %s (overrides the difficulty rule)", mode, v, where)), nil
+	}
+	var tier, why string
+	switch {
+	case diff == "hard":
+		tier, why = TierDeep, "difficulty hard → deep"
+	case diff == "easy":
+		tier, why = TierFast, "difficulty easy → fast"
+	case slices.Contains(DeepModes, mode):
+		tier, why = TierDeep, fmt.Sprintf("difficulty med and mode %s is a planning/research mode → deep", mode)
+	case slices.Contains(FastModes, mode):
+		tier, why = TierFast, fmt.Sprintf("difficulty med and mode %s is a quick-look mode → fast", mode)
+	case mode == "":
+		tier, why = TierFast, "difficulty med and no mode → fast"
+	default:
+		tier, why = TierFast, fmt.Sprintf("difficulty med and mode %s is not a planning/research mode → fast", mode)
+	}
+	return in.resolve(tier, why), nil
+}
+
+// resolve turns a tier or model name into a choice, naming where the tier's model came from.
+func (in ModelInput) resolve(v, why string) ModelChoice {
+	tier := strings.ToLower(v)
+	if tier != TierFast && tier != TierDeep {
+		return ModelChoice{Model: v, Tier: "", Reason: why}
+	}
+	env, cfg, def := EnvModelFast, in.Config.Fast, DefaultModelFast
+	if tier == TierDeep {
+		env, cfg, def = EnvModelDeep, in.Config.Deep, DefaultModelDeep
+	}
+	var model, src string
+	getenv := in.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	switch {
+	case strings.TrimSpace(getenv(env)) != "":
+		model, src = strings.TrimSpace(getenv(env)), "$"+env
+	case strings.TrimSpace(cfg) != "":
+		model, src = strings.TrimSpace(cfg), "models."+tier+" in the workspace config"
+	default:
+		model, src = def, "default; set $"+env+" to change"
+	}
+	return ModelChoice{Model: model, Tier: tier, Reason: fmt.Sprintf("%s; %s tier = %s (%s)", why, tier, model, src)}
+}

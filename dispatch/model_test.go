@@ -1,0 +1,91 @@
+package dispatch
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+func TestSelectModelRule(t *testing.T) {
+	noEnv := map[string]string{}
+	env := map[string]string{EnvModelFast: "flash-x", EnvModelDeep: "pro-x"}
+	cfg := ModelConfig{Fast: "cfg-fast", Deep: "cfg-deep", Modes: map[string]string{"coder": "deep", "reviewer": "my-model-1"}, Path: ".agent/config.yaml"}
+	cases := []struct {
+		name                     string
+		mode, diff, modeModel    string
+		cfg                      ModelConfig
+		env                      map[string]string
+		model, tier, reasonMatch string
+	}{
+		// The difficulty rule with default tier models.
+		{"hard any mode", "coder", "hard", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "difficulty hard"},
+		{"hard fast mode", "explorer", "hard", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "difficulty hard"},
+		{"easy any mode", "oracle", "easy", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "difficulty easy"},
+		{"easy HARD case", "coder", "EASY", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "difficulty easy"},
+		{"med oracle", "oracle", "med", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "planning/research"},
+		{"med orchestrator", "orchestrator", "med", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "planning/research"},
+		{"med deep-researcher", "deep-researcher", "med", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "planning/research"},
+		{"med designer", "designer", "med", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "planning/research"},
+		{"med planner", "planner", "med", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "planning/research"},
+		{"med architect", "architect", "med", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "planning/research"},
+		{"med researcher", "researcher", "med", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "planning/research"},
+		{"med recon", "recon", "med", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "quick-look"},
+		{"med explorer", "explorer", "med", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "quick-look"},
+		{"med flash", "flash", "med", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "quick-look"},
+		{"med summarize", "summarize", "med", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "quick-look"},
+		{"med librarian", "librarian", "med", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "quick-look"},
+		{"med other", "coder", "med", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "not a planning/research mode"},
+		{"empty difficulty is med", "oracle", "", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "difficulty med"},
+		{"medium alias", "oracle", "medium", "", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "difficulty med"},
+		{"no mode", "", "med", "", ModelConfig{}, noEnv, DefaultModelFast, TierFast, "no mode"},
+		// Tier models: environment beats config beats default.
+		{"env names tiers", "oracle", "hard", "", cfg, env, "pro-x", TierDeep, "$GEMINI_MODEL_DEEP"},
+		{"config names tiers", "explorer", "easy", "", cfg, noEnv, "cfg-fast", TierFast, "models.fast in the workspace config"},
+		// Overrides: config per mode beats the rule; front matter beats config.
+		{"config mode tier", "coder", "easy", "", cfg, noEnv, "cfg-deep", TierDeep, "models.modes.coder: deep"},
+		{"config mode model name", "reviewer", "hard", "", cfg, noEnv, "my-model-1", "", "models.modes.reviewer: my-model-1"},
+		{"front matter tier", "coder", "hard", "fast", cfg, env, "flash-x", TierFast, "mode coder sets model: fast"},
+		{"front matter model name", "oracle", "easy", "gemini-2.5-pro", cfg, env, "gemini-2.5-pro", "", "sets model: gemini-2.5-pro"},
+		{"front matter tier any case", "x", "easy", "Deep", ModelConfig{}, noEnv, DefaultModelDeep, TierDeep, "sets model: Deep"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := SelectModel(ModelInput{Mode: tc.mode, Difficulty: tc.diff, ModeModel: tc.modeModel, Config: tc.cfg,
+				Getenv: func(k string) string { return tc.env[k] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Model != tc.model || got.Tier != tc.tier || !strings.Contains(got.Reason, tc.reasonMatch) {
+				t.Errorf("got %+v, want model %s tier %q reason containing %q", got, tc.model, tc.tier, tc.reasonMatch)
+			}
+		})
+	}
+	if _, err := SelectModel(ModelInput{Mode: "coder", Difficulty: "extreme"}); err == nil || !strings.Contains(err.Error(), "easy, med or hard") {
+		t.Errorf("bad difficulty error = %v", err)
+	}
+}
+
+func TestLoadModelConfig(t *testing.T) {
+	dir := t.TempDir()
+	ws, _ := workspace.New(dir)
+	cfg, err := LoadModelConfig(ws)
+	if err != nil || cfg.Path != "" || cfg.Modes != nil {
+		t.Fatalf("missing config = %+v, %v", cfg, err)
+	}
+	if err := os.MkdirAll(ws.AgentDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(ws.AgentDir(), "config.yaml")
+	os.WriteFile(path, []byte("other: 1\nmodels:\n  deep: big\n  modes:\n    coder: deep\n"), 0o644)
+	cfg, err = LoadModelConfig(ws)
+	if err != nil || cfg.Deep != "big" || cfg.Modes["coder"] != "deep" || cfg.Path != path {
+		t.Fatalf("config = %+v, %v", cfg, err)
+	}
+	os.WriteFile(path, []byte("models: [\n"), 0o644)
+	if _, err := LoadModelConfig(ws); err == nil || !strings.Contains(err.Error(), "config.yaml") {
+		t.Errorf("broken config error = %v", err)
+	}
+}
