@@ -152,3 +152,24 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	}
 	return real, nil
 }
+
+// EnvGlobalSkills names the environment variable of the global skills folder.
+const EnvGlobalSkills = "AGENTINFRA_GLOBAL_SKILLS"
+
+// GlobalSkillsDir is $AGENTINFRA_GLOBAL_SKILLS, else ~/.agent/global_skills.
+func GlobalSkillsDir(getenv func(string) string) string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if d := getenv(EnvGlobalSkills); d != "" {
+		return d
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".agent", "global_skills")
+}

@@ -1,0 +1,327 @@
+package matrix
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Update lists the changes to one task; nil and empty fields leave a value alone.
+type Update struct {
+	Status, Priority, Difficulty, Mode, Description *string
+	Skills                                          *[]string
+	// AddAgents are @mentions (the @ is optional) added to Agents unless present.
+	AddAgents []string
+	// Set assigns any column by header name: canonical, alias or extra column.
+	Set map[string]string
+}
+
+// Str is a helper for building Updates: matrix.Update{Status: matrix.Str("DONE")}.
+func Str(s string) *string { return &s }
+
+// splice replaces src[sp] with repl and re-parses the result in place.
+func (d *Doc) splice(sp span, repl string) {
+	buf := make([]byte, 0, len(d.src)-(sp.end-sp.start)+len(repl))
+	buf = append(buf, d.src[:sp.start]...)
+	buf = append(buf, repl...)
+	buf = append(buf, d.src[sp.end:]...)
+	*d = *Parse(buf)
+}
+
+func (d *Doc) notFound(id string) error {
+	msg := fmt.Sprintf("%v: no task with ID %q", ErrNotFound, id)
+	if s := Suggest(id, d.IDs()); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, ", ") + "?"
+	} else {
+		msg += "; run `agentinfra task list` to see the IDs"
+	}
+	return &wrapped{msg: msg, err: ErrNotFound}
+}
+
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
+
+func refusedf(format string, a ...any) error {
+	return &wrapped{msg: fmt.Sprintf(format, a...), err: ErrRefused}
+}
+
+// normalizeValue checks a value for a canonical column and returns it as written.
+func normalizeValue(col, v string) (string, error) {
+	v = strings.TrimSpace(v)
+	switch col {
+	case ColID:
+		if !ValidID(v) {
+			return "", fmt.Errorf("%w: ID %q is not 6 lowercase hex characters", ErrInvalid, v)
+		}
+	case ColStatus:
+		return NormalizeStatus(v)
+	case ColPri:
+		return NormalizePriority(v)
+	case ColDiff:
+		return NormalizeDifficulty(v)
+	case ColMode:
+		if v != "" && !ValidName(v) {
+			return "", fmt.Errorf("%w: mode %q must be a file name (letters, digits, '-', '_', '.')", ErrInvalid, v)
+		}
+	case ColSkills:
+		parts := splitSkills(v)
+		for _, s := range parts {
+			if !ValidName(s) {
+				return "", fmt.Errorf("%w: skill %q must be a folder name (letters, digits, '-', '_', '.')", ErrInvalid, s)
+			}
+		}
+		return strings.Join(parts, ", "), nil
+	case ColAgents:
+		var out []string
+		for _, a := range splitAgents(v) {
+			m, err := NormalizeMention(a)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, m)
+		}
+		return strings.Join(out, " "), nil
+	case ColCreated:
+		if !validDate(v) {
+			return "", fmt.Errorf("%w: Created %q must be YYYY-MM-DD", ErrInvalid, v)
+		}
+	case ColUpdated:
+		if !validDateTime(v) {
+			return "", fmt.Errorf("%w: Updated %q must be YYYY-MM-DD or YYYY-MM-DD HH:MM", ErrInvalid, v)
+		}
+	}
+	return v, nil
+}
+
+// UpdateTask applies u to the row of id, sets Updated to now's date, and
+// rewrites only the cells that change; the rest of the line keeps its bytes.
+func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
+	rs := d.byID[id]
+	if len(rs) == 0 {
+		return Task{}, d.notFound(id)
+	}
+	r := rs[0]
+	if r.bad {
+		return Task{}, refusedf("%v: task %s on line %d has errors; fix that row first (run `agentinfra validate`)", ErrRefused, id, r.line)
+	}
+	values := map[int]string{} // cell index → new value
+	set := func(name, v string) error {
+		col, idx, err := r.tbl.resolveColumn(name)
+		if err != nil {
+			return err
+		}
+		if col != "" {
+			if v, err = normalizeValue(col, v); err != nil {
+				return err
+			}
+		}
+		values[idx] = v
+		return nil
+	}
+	pairs := []struct {
+		col string
+		v   *string
+	}{{ColStatus, u.Status}, {ColPri, u.Priority}, {ColDiff, u.Difficulty}, {ColMode, u.Mode}, {ColDescription, u.Description}}
+	for _, p := range pairs {
+		if p.v != nil {
+			if err := set(p.col, *p.v); err != nil {
+				return Task{}, err
+			}
+		}
+	}
+	if u.Skills != nil {
+		if err := set(ColSkills, strings.Join(*u.Skills, ",")); err != nil {
+			return Task{}, err
+		}
+	}
+	keys := make([]string, 0, len(u.Set))
+	for k := range u.Set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if CanonicalColumn(k) == ColID {
+			return Task{}, fmt.Errorf("%w: the ID column cannot be changed", ErrInvalid)
+		}
+		if err := set(k, u.Set[k]); err != nil {
+			return Task{}, err
+		}
+	}
+	if len(u.AddAgents) > 0 {
+		agents := append([]string{}, r.task.Agents...)
+		for _, a := range u.AddAgents {
+			m, err := NormalizeMention(a)
+			if err != nil {
+				return Task{}, err
+			}
+			if !containsFold(agents, m) {
+				agents = append(agents, m)
+			}
+		}
+		sep := " "
+		if i, ok := r.tbl.colIndex[ColAgents]; ok && i < len(r.cells) && strings.Contains(string(d.src[r.cells[i].text.start:r.cells[i].text.end]), ",") {
+			sep = ", "
+		}
+		if len(agents) != len(r.task.Agents) {
+			_, idx, err := r.tbl.resolveColumn(ColAgents)
+			if err != nil {
+				return Task{}, err
+			}
+			values[idx] = strings.Join(agents, sep)
+		}
+	}
+	if i, ok := r.tbl.colIndex[ColUpdated]; ok {
+		if _, explicit := values[i]; !explicit {
+			values[i] = Today(now)
+		}
+	}
+	line := d.rewriteRow(r, values)
+	if line == string(d.src[r.span.start:r.span.end]) {
+		return r.task.clone(), nil
+	}
+	d.splice(r.span, line)
+	t, _ := d.Task(id)
+	return t, nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveColumn finds a column of the table by canonical name, alias or header text.
+func (t *table) resolveColumn(name string) (canonical string, idx int, err error) {
+	if c := CanonicalColumn(name); c != "" {
+		if i, ok := t.colIndex[c]; ok {
+			return c, i, nil
+		}
+	} else {
+		for i, col := range t.cols {
+			if strings.EqualFold(col.name, strings.TrimSpace(name)) {
+				return "", i, nil
+			}
+		}
+	}
+	names := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		names[i] = c.name
+	}
+	return "", 0, fmt.Errorf("%w: the task table on line %d has no column %q; columns: %s (add the column to the header to use it)", ErrInvalid, t.headerLine, name, strings.Join(names, ", "))
+}
+
+// rewriteRow returns the row's line with the given cells (by index) replaced.
+func (d *Doc) rewriteRow(r *row, values map[int]string) string {
+	var b strings.Builder
+	pos := r.span.start
+	for i, c := range r.cells {
+		v, ok := values[i]
+		if !ok {
+			continue
+		}
+		v = escapeCell(v)
+		if c.text.start == c.text.end {
+			// Empty cell: write " v " in place of its raw white space.
+			b.Write(d.src[pos:c.raw.start])
+			b.WriteString(" " + v + " ")
+			pos = c.raw.end
+			continue
+		}
+		b.Write(d.src[pos:c.text.start])
+		b.WriteString(v)
+		if strings.HasSuffix(v, `\`) && c.text.end < len(d.src) && d.src[c.text.end] == '|' {
+			b.WriteByte(' ') // keep a trailing backslash from escaping the pipe
+		}
+		pos = c.text.end
+	}
+	b.Write(d.src[pos:r.span.end])
+	return b.String()
+}
+
+// AddTask appends t as a new row at the end of a task table: the table whose
+// rows all share t's priority when the file keeps one table per priority, else
+// the last task table. t must have an ID; see Store.Create for defaults.
+func (d *Doc) AddTask(t Task) error {
+	if !ValidID(t.ID) {
+		return fmt.Errorf("%w: ID %q is not 6 lowercase hex characters", ErrInvalid, t.ID)
+	}
+	if len(d.byID[t.ID]) > 0 {
+		return fmt.Errorf("%w: ID %s is already used on line %d", ErrInvalid, t.ID, d.byID[t.ID][0].line)
+	}
+	tbl := d.tableFor(t.Priority)
+	if tbl == nil {
+		return fmt.Errorf("%w: the matrix has no task table (a table whose header has ID and Status columns); run `agentinfra init` or add the header:\n%s", ErrRefused, CanonicalHeader)
+	}
+	cells := make([]string, len(tbl.cols))
+	for i, col := range tbl.cols {
+		var v string
+		if col.canonical != "" {
+			v, _ = t.Field(col.canonical)
+			if v != "" || col.canonical == ColID || col.canonical == ColStatus {
+				nv, err := normalizeValue(col.canonical, v)
+				if err != nil {
+					return err
+				}
+				v = nv
+			}
+		} else {
+			v = t.Extra[col.name]
+			for k, x := range t.Extra {
+				if strings.EqualFold(k, col.name) {
+					v = x
+				}
+			}
+		}
+		cells[i] = escapeCell(v)
+	}
+	line := strings.Join(cells, " | ")
+	if tbl.pipes {
+		line = "| " + line + " |"
+	}
+	d.splice(span{tbl.lastEnd, tbl.lastEnd}, tbl.eol+line)
+	return nil
+}
+
+func (d *Doc) tableFor(priority string) *table {
+	var last *table
+	var byPri *table
+	perPriority := 0
+	taskTables := 0
+	for _, t := range d.tables {
+		if !t.isTask {
+			continue
+		}
+		taskTables++
+		last = t
+		if len(t.rows) == 0 {
+			continue
+		}
+		p := t.rows[0].task.Priority
+		same := true
+		for _, r := range t.rows {
+			if r.task.Priority != p {
+				same = false
+				break
+			}
+		}
+		if same {
+			perPriority++
+			if p == priority && byPri == nil {
+				byPri = t
+			}
+		}
+	}
+	if taskTables > 1 && perPriority > 1 && byPri != nil {
+		return byPri
+	}
+	return last
+}

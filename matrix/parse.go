@@ -1,0 +1,447 @@
+package matrix
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// blockParser decides what is a paragraph, a code block or an HTML block. GFM's
+// own table transformer is slow on large files (and truncates or pads bad
+// rows), so tableFinder finds tables in top-level paragraphs with the same
+// rules and removes those paragraphs, which also spares them goldmark's inline
+// pass: a 10,000-row table is one paragraph of 10,000 lines.
+var blockParser = parser.NewParser(
+	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	parser.WithInlineParsers(),
+	parser.WithParagraphTransformers(util.Prioritized(tableFinder{}, 100)),
+)
+
+var foundTablesKey = parser.NewContextKey()
+
+// foundTable is a table as tableFinder saw it in a paragraph.
+type foundTable struct {
+	header     []cellSpan
+	headerLine span
+	rest       []span // alignment row, then the rows
+}
+
+type tableFinder struct{}
+
+func (tableFinder) Transform(p *ast.Paragraph, reader text.Reader, pc parser.Context) {
+	if p.Parent() == nil || p.Parent().Kind() != ast.KindDocument {
+		return
+	}
+	segs := p.Lines()
+	if segs.Len() < 2 {
+		return
+	}
+	src := reader.Source()
+	lines := make([]span, segs.Len())
+	for i := 0; i < segs.Len(); i++ {
+		s, e := lineBounds(src, segs.At(i).Start)
+		lines[i] = span{s, e}
+	}
+	for i := 1; i < len(lines); i++ {
+		ncols, ok := delimiterColumns(src[lines[i].start:lines[i].end])
+		if !ok {
+			continue
+		}
+		header := splitRow(src, lines[i-1].start, lines[i-1].end, ncols)
+		if len(header) != ncols {
+			return // as in goldmark: not a table
+		}
+		found, _ := pc.Get(foundTablesKey).([]foundTable)
+		pc.Set(foundTablesKey, append(found, foundTable{header: header, headerLine: lines[i-1], rest: lines[i:]}))
+		p.Parent().RemoveChild(p.Parent(), p)
+		return
+	}
+}
+
+// Doc is a parsed matrix file: the original bytes plus the tables and task rows
+// found in them.
+type Doc struct {
+	src    []byte
+	str    string // src as one string: cell values are substrings of it, no copy each
+	tables []*table
+	rows   []*row // task rows in file order
+	byID   map[string][]*row
+	diags  []Diagnostic
+	lines  *lineIndex
+}
+
+type column struct {
+	name      string // as written in the header
+	canonical string // canonical name or ""
+}
+
+type table struct {
+	headerLine int // 1-based
+	header     span
+	cols       []column
+	colIndex   map[string]int // canonical name → index
+	isTask     bool
+	rows       []*row
+	lastEnd    int    // end of the last line's content (before its line ending)
+	eol        string // line ending of the header line
+	pipes      bool   // header starts with '|'
+}
+
+type row struct {
+	tbl   *table
+	line  int
+	span  span // line content, without the line ending
+	cells []cellSpan
+	task  Task
+	bad   bool // row has errors: edits to it are refused
+}
+
+// lineIndex maps byte offsets to 1-based line numbers.
+type lineIndex struct {
+	starts []int
+}
+
+func newLineIndex(src []byte) *lineIndex {
+	starts := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
+	for off := 0; ; {
+		i := bytes.IndexByte(src[off:], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+		starts = append(starts, off)
+	}
+	return &lineIndex{starts: starts}
+}
+
+func (li *lineIndex) line(off int) int {
+	lo, hi := 0, len(li.starts)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if li.starts[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo + 1
+}
+
+// Parse reads a matrix file. It never fails: problems become diagnostics.
+func Parse(src []byte) *Doc {
+	li := newLineIndex(src)
+	d := &Doc{src: src, str: string(src), byID: make(map[string][]*row, len(li.starts)), lines: li}
+	pc := parser.NewContext()
+	blockParser.Parse(text.NewReader(src), parser.WithContext(pc))
+	found, _ := pc.Get(foundTablesKey).([]foundTable)
+	for _, ft := range found {
+		d.addTable(ft.header, ft.headerLine, ft.rest)
+	}
+	return d
+}
+
+// lineBounds returns the start of the line holding off and the end of its content.
+func lineBounds(src []byte, off int) (int, int) {
+	start := bytes.LastIndexByte(src[:off], '\n') + 1
+	end := off
+	if i := bytes.IndexByte(src[off:], '\n'); i >= 0 {
+		end = off + i
+	} else {
+		end = len(src)
+	}
+	if end > start && src[end-1] == '\r' {
+		end--
+	}
+	return start, end
+}
+
+// delimiterColumns recognizes a GFM alignment row and counts its columns.
+func delimiterColumns(b []byte) (int, bool) {
+	if w, _ := util.IndentWidth(b, 0); w > 3 {
+		return 0, false
+	}
+	allDash := true
+	for _, c := range b {
+		if c != '-' {
+			allDash = false
+		}
+		if !(c == ' ' || c == '\t' || c == '-' || c == '|' || c == ':') {
+			return 0, false
+		}
+	}
+	if allDash {
+		return 0, false
+	}
+	cols := bytes.Split(b, []byte{'|'})
+	if len(cols) > 0 && util.IsBlank(cols[0]) {
+		cols = cols[1:]
+	}
+	if len(cols) > 0 && util.IsBlank(cols[len(cols)-1]) {
+		cols = cols[:len(cols)-1]
+	}
+	for _, c := range cols {
+		c = bytes.TrimSpace(c)
+		c = bytes.TrimPrefix(c, []byte{':'})
+		c = bytes.TrimSuffix(c, []byte{':'})
+		if len(c) == 0 || len(bytes.Trim(c, "-")) > 0 {
+			return 0, false
+		}
+	}
+	return len(cols), true
+}
+
+func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) {
+	t := &table{
+		headerLine: d.lines.line(headerLine.start),
+		header:     headerLine,
+		colIndex:   map[string]int{},
+		eol:        "\n",
+		pipes:      bytes.HasPrefix(bytes.TrimLeft(d.src[headerLine.start:headerLine.end], " \t"), []byte{'|'}),
+	}
+	if headerLine.end < len(d.src) && d.src[headerLine.end] == '\r' {
+		t.eol = "\r\n"
+	}
+	for _, c := range header {
+		name := strings.TrimSpace(unescapeCell(d.str[c.text.start:c.text.end]))
+		col := column{name: name, canonical: CanonicalColumn(name)}
+		if col.canonical != "" {
+			if _, dup := t.colIndex[col.canonical]; !dup {
+				t.colIndex[col.canonical] = len(t.cols)
+			}
+		}
+		t.cols = append(t.cols, col)
+	}
+	t.lastEnd = rest[len(rest)-1].end
+	_, hasID := t.colIndex[ColID]
+	_, hasStatus := t.colIndex[ColStatus]
+	t.isTask = hasID && hasStatus
+	d.tables = append(d.tables, t)
+	if !t.isTask {
+		if (hasID || hasStatus) && len(t.colIndex) >= 3 {
+			missing := ColID
+			if hasID {
+				missing = ColStatus
+			}
+			d.errorAt(headerLine.start, "task table header has no %s column; a task table needs both ID and Status", missing)
+		}
+		return
+	}
+	d.scanRows(t, rest[1:])
+}
+
+func (d *Doc) scanRows(t *table, lines []span) {
+	want := len(t.cols)
+	// One allocation for all cells and one for all rows: a large matrix is
+	// one table, and per-row allocations dominate its parse otherwise.
+	slab := make([]cellSpan, 0, len(lines)*want)
+	cells := make([][]cellSpan, len(lines))
+	for i, l := range lines {
+		n := len(slab)
+		slab = appendCells(slab, d.src, l.start, l.end)
+		cells[i] = slab[n:len(slab):len(slab)]
+	}
+	rows := make([]row, len(lines))
+	first := t.headerLine + 2 // table lines are consecutive: header, alignment, rows
+	t.rows = make([]*row, 0, len(lines))
+	for i := 0; i < len(lines); i++ {
+		r := &rows[i]
+		*r = row{tbl: t, line: first + i, span: lines[i], cells: cells[i]}
+		t.rows = append(t.rows, r)
+		n := len(cells[i])
+		if n < want {
+			// A cell that held a line break leaves a short row followed by rows
+			// that carry the rest: the counts add up once the joins are counted.
+			total, j := n, i
+			for total < want && j+1 < len(lines) {
+				j++
+				total += len(cells[j]) - 1
+			}
+			if total == want && j > i {
+				d.rowError(r, lines[i].start, "row is broken across lines %d-%d (a line break inside a cell); join them into one line", r.line, r.line+(j-i))
+				for k := i + 1; k <= j; k++ {
+					rows[k] = row{tbl: t, line: first + k, span: lines[k], cells: cells[k], bad: true}
+					t.rows = append(t.rows, &rows[k])
+				}
+				i = j
+				continue
+			}
+		}
+		if n != want {
+			d.rowError(r, lines[i].start, "row has %d cells but the table header has %d; every row needs exactly one cell per column", n, want)
+		}
+		d.readTask(r)
+	}
+}
+
+// readTask fills r.task from its cells and reports bad values.
+func (d *Doc) readTask(r *row) {
+	t := Task{Skills: []string{}, Agents: []string{}, Line: r.line}
+	for i, col := range r.tbl.cols {
+		if i >= len(r.cells) {
+			break
+		}
+		c := r.cells[i]
+		v := unescapeCell(d.str[c.text.start:c.text.end])
+		bad := func(format string, a ...any) { d.rowError(r, c.text.start, format, a...) }
+		switch col.canonical {
+		case ColID:
+			t.ID = v
+			if !ValidID(v) {
+				bad("malformed ID %q: an ID is 6 lowercase hex characters, e.g. 3fa9c1", v)
+			}
+		case ColStatus:
+			if s, err := NormalizeStatus(v); err != nil {
+				t.Status = v
+				bad("unknown status %q; valid: %s", v, strings.Join(Statuses, ", "))
+			} else {
+				t.Status = s
+			}
+		case ColPri:
+			t.Priority = v
+			if v != "" {
+				if p, err := NormalizePriority(v); err != nil {
+					bad("unknown priority %q; valid: %s", v, strings.Join(Priorities, ", "))
+				} else {
+					t.Priority = p
+				}
+			}
+		case ColDiff:
+			t.Difficulty = v
+			if v != "" {
+				if p, err := NormalizeDifficulty(v); err != nil {
+					bad("unknown difficulty %q; valid: %s", v, strings.Join(Difficulties, ", "))
+				} else {
+					t.Difficulty = p
+				}
+			}
+		case ColMode:
+			t.Mode = v
+		case ColSkills:
+			t.Skills = splitSkills(v)
+		case ColAgents:
+			t.Agents = splitAgents(v)
+		case ColDescription:
+			t.Description = v
+		case ColCreated:
+			t.Created = v
+			if v != "" && !validDate(v) {
+				bad("bad Created date %q: write YYYY-MM-DD", v)
+			}
+		case ColUpdated:
+			t.Updated = v
+			if v != "" && !validDateTime(v) {
+				bad("bad Updated date %q: write YYYY-MM-DD or YYYY-MM-DD HH:MM", v)
+			}
+		default:
+			if col.canonical == "" {
+				if t.Extra == nil {
+					t.Extra = map[string]string{}
+				}
+				t.Extra[col.name] = v
+			}
+		}
+	}
+	r.task = t
+	d.rows = append(d.rows, r)
+	if t.ID != "" {
+		if prev := d.byID[t.ID]; len(prev) > 0 {
+			d.rowError(r, r.cells[r.tbl.colIndex[ColID]].text.start, "duplicate ID %s: also on line %d; give one of them a new ID", t.ID, prev[0].line)
+			prev[0].bad = true
+		}
+		d.byID[t.ID] = append(d.byID[t.ID], r)
+	}
+}
+
+func (d *Doc) rowError(r *row, off int, format string, a ...any) {
+	r.bad = true
+	d.errorAt(off, format, a...)
+}
+
+func (d *Doc) errorAt(off int, format string, a ...any) {
+	d.diags = append(d.diags, d.diagAt(off, SeverityError, format, a...))
+}
+
+func (d *Doc) diagAt(off int, sev Severity, format string, a ...any) Diagnostic {
+	line := d.lines.line(off)
+	col := utf8.RuneCount(d.src[d.lines.starts[line-1]:off]) + 1
+	return Diagnostic{Line: line, Col: col, Severity: sev, Message: fmt.Sprintf(format, a...)}
+}
+
+// Tasks returns every task row in file order.
+func (d *Doc) Tasks() []Task {
+	out := make([]Task, len(d.rows))
+	for i, r := range d.rows {
+		out[i] = r.task.clone()
+	}
+	return out
+}
+
+// Task returns the task with the given ID (the first, if duplicated).
+func (d *Doc) Task(id string) (Task, bool) {
+	rs := d.byID[id]
+	if len(rs) == 0 {
+		return Task{}, false
+	}
+	return rs[0].task.clone(), true
+}
+
+// IDs returns every task ID in file order.
+func (d *Doc) IDs() []string {
+	out := make([]string, 0, len(d.rows))
+	for _, r := range d.rows {
+		out = append(out, r.task.ID)
+	}
+	return out
+}
+
+// Bytes returns the document's bytes; callers must not modify them.
+func (d *Doc) Bytes() []byte { return d.src }
+
+// Diagnostics returns the problems of the file itself, in line order.
+func (d *Doc) Diagnostics() []Diagnostic {
+	out := append([]Diagnostic{}, d.diags...)
+	sortDiagnostics(out)
+	return out
+}
+
+// HasTaskTable reports whether the file holds at least one task table.
+func (d *Doc) HasTaskTable() bool {
+	for _, t := range d.tables {
+		if t.isTask {
+			return true
+		}
+	}
+	return false
+}
+
+// Columns returns the header names of the task tables, deduplicated, in order.
+func (d *Doc) Columns() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range d.tables {
+		if !t.isTask {
+			continue
+		}
+		for _, c := range t.cols {
+			key := strings.ToLower(c.name)
+			if c.canonical != "" {
+				key = strings.ToLower(c.canonical)
+			}
+			if !seen[key] {
+				seen[key] = true
+				name := c.name
+				if c.canonical != "" {
+					name = c.canonical
+				}
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}

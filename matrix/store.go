@@ -1,0 +1,214 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/google/renameio/v2"
+)
+
+// DefaultLockTimeout bounds how long a writer waits for another writer.
+const DefaultLockTimeout = 10 * time.Second
+
+// Store reads and writes one matrix file. Writers serialize on a sidecar lock
+// file (the matrix itself is replaced by rename, so it cannot carry the lock);
+// readers take no lock and, thanks to the atomic rename, never see a torn file.
+type Store struct {
+	Path        string
+	LockTimeout time.Duration
+}
+
+// NewStore returns a store for the matrix at path.
+func NewStore(path string) *Store { return &Store{Path: path, LockTimeout: DefaultLockTimeout} }
+
+// LockPath is the sidecar lock file next to the matrix.
+func (s *Store) LockPath() string {
+	return filepath.Join(filepath.Dir(s.Path), "."+filepath.Base(s.Path)+".lock")
+}
+
+// Load reads and parses the matrix without locking.
+func (s *Store) Load(ctx context.Context) (*Doc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	src, err := os.ReadFile(s.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read matrix: %w; run `agentinfra init` to create one", err)
+		}
+		return nil, fmt.Errorf("read matrix: %w", err)
+	}
+	return Parse(src), nil
+}
+
+// Modify runs fn on the current matrix under the lock and, if fn changed it,
+// verifies and atomically replaces the file. If fn fails, or the result has
+// more errors than before, nothing is written.
+func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	src, err := os.ReadFile(s.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read matrix: %w; run `agentinfra init` to create one", err)
+		}
+		return nil, fmt.Errorf("read matrix: %w", err)
+	}
+	d := Parse(src)
+	before := countErrors(d.diags)
+	if err := fn(d); err != nil {
+		return nil, err
+	}
+	if string(d.src) == string(src) {
+		return d, nil
+	}
+	// Verify from the bytes about to be written, not from fn's view of them.
+	check := Parse(d.src)
+	if after := countErrors(check.diags); after > before {
+		var msgs []string
+		for _, dg := range check.Diagnostics() {
+			if dg.Severity == SeverityError {
+				msgs = append(msgs, fmt.Sprintf("line %d: %s", dg.Line, dg.Message))
+			}
+		}
+		return nil, refusedf("%v: the change would make the matrix invalid (%s); nothing was written", ErrRefused, strings.Join(msgs, "; "))
+	}
+	if err := writeAtomic(s.Path, d.src); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (s *Store) lock(ctx context.Context) (func(), error) {
+	timeout := s.LockTimeout
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	fl := flock.New(s.LockPath())
+	ok, err := fl.TryLockContext(lctx, 5*time.Millisecond)
+	if err != nil || !ok {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("lock %s: %w", s.LockPath(), err)
+		}
+		return nil, fmt.Errorf("%w after %s: %s is held by another agentinfra process; wait for it to finish, or remove the lock file if no agentinfra is running", ErrLockTimeout, timeout, s.LockPath())
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+// writeAtomic replaces path with data: temp file in the same folder, fsync,
+// rename, then fsync the folder so the rename itself is durable.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithExistingPermissions(), renameio.WithPermissions(0o644))
+	if err != nil {
+		return fmt.Errorf("write matrix: %w", err)
+	}
+	defer pf.Cleanup()
+	if _, err := pf.Write(data); err != nil {
+		return fmt.Errorf("write matrix: %w", err)
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("replace matrix: %w", err)
+	}
+	df, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync matrix folder: %w", err)
+	}
+	defer df.Close()
+	if err := df.Sync(); err != nil {
+		return fmt.Errorf("sync matrix folder: %w", err)
+	}
+	return nil
+}
+
+// Create adds a task: a fresh unique ID unless t.ID is set, status TODO,
+// priority P2 and difficulty med unless given, Created = Updated = today.
+func (s *Store) Create(ctx context.Context, t Task, now time.Time) (Task, error) {
+	var out Task
+	_, err := s.Modify(ctx, func(d *Doc) error {
+		var err error
+		out, err = d.CreateTask(t, now)
+		return err
+	})
+	return out, err
+}
+
+// CreateTask fills defaults into t, checks it and appends it to d.
+func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
+	t = t.clone()
+	if t.ID == "" {
+		id, err := d.newID()
+		if err != nil {
+			return Task{}, err
+		}
+		t.ID = id
+	}
+	if t.Status == "" {
+		t.Status = "TODO"
+	}
+	if t.Priority == "" {
+		t.Priority = "P2"
+	}
+	if t.Difficulty == "" {
+		t.Difficulty = "med"
+	}
+	if t.Created == "" {
+		t.Created = Today(now)
+	}
+	if t.Updated == "" {
+		t.Updated = Today(now)
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		return Task{}, fmt.Errorf("%w: a task needs a description", ErrInvalid)
+	}
+	for _, a := range []struct {
+		col string
+		v   *string
+	}{{ColStatus, &t.Status}, {ColPri, &t.Priority}, {ColDiff, &t.Difficulty}, {ColMode, &t.Mode}} {
+		nv, err := normalizeValue(a.col, *a.v)
+		if err != nil {
+			return Task{}, err
+		}
+		*a.v = nv
+	}
+	for i, a := range t.Agents {
+		m, err := NormalizeMention(a)
+		if err != nil {
+			return Task{}, err
+		}
+		t.Agents[i] = m
+	}
+	if err := d.AddTask(t); err != nil {
+		return Task{}, err
+	}
+	created, _ := d.Task(t.ID)
+	return created, nil
+}
+
+// UpdateTask changes one task under the lock and returns it before and after.
+func (s *Store) UpdateTask(ctx context.Context, id string, u Update, now time.Time) (before, after Task, err error) {
+	_, err = s.Modify(ctx, func(d *Doc) error {
+		var ok bool
+		if before, ok = d.Task(id); !ok {
+			return d.notFound(id)
+		}
+		after, err = d.UpdateTask(id, u, now)
+		return err
+	})
+	return before, after, err
+}

@@ -1,0 +1,112 @@
+package matrix
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Validate returns the file's own diagnostics plus workspace warnings: modes
+// and skills a row names that do not exist, task folders with no row, and
+// IN_PROGRESS or REVIEW tasks with no folder. file is the name to print.
+func Validate(ws *workspace.Workspace, d *Doc, file string, getenv func(string) string) []Diagnostic {
+	out := d.Diagnostics()
+	if ws != nil {
+		out = append(out, workspaceWarnings(ws, d, getenv)...)
+	}
+	for i := range out {
+		out[i].File = file
+	}
+	sortDiagnostics(out)
+	return out
+}
+
+func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) string) []Diagnostic {
+	var out []Diagnostic
+	modes := namesIn(ws.AgentsDir(), func(e os.DirEntry) (string, bool) {
+		return strings.TrimSuffix(e.Name(), ".md"), !e.IsDir() && strings.HasSuffix(e.Name(), ".md")
+	})
+	skillDirs := []string{ws.SkillsDir(), workspace.GlobalSkillsDir(getenv)}
+	skillSet := map[string]bool{}
+	for _, dir := range skillDirs {
+		for s := range namesIn(dir, func(e os.DirEntry) (string, bool) { return e.Name(), true }) {
+			if _, err := os.Stat(filepath.Join(dir, s, "SKILL.md")); err == nil {
+				skillSet[s] = true
+			}
+		}
+	}
+	taskDirs := dirsByID(ws.TasksDir())
+	archived := dirsByID(ws.ArchiveDir())
+	warn := func(r *row, col string, format string, a ...any) {
+		off := r.span.start
+		if i, ok := r.tbl.colIndex[col]; ok && i < len(r.cells) {
+			off = r.cells[i].text.start
+		}
+		d2 := d.diagAt(off, SeverityWarning, format, a...)
+		out = append(out, d2)
+	}
+	for _, r := range d.rows {
+		t := r.task
+		if t.Mode != "" && !modes[t.Mode] {
+			warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", t.Mode, t.Mode)
+		}
+		for _, s := range t.Skills {
+			if !skillSet[s] {
+				warn(r, ColSkills, "skill %q has no .agent/skills/%s/SKILL.md (nor a global one); create it or fix the Skills", s, s)
+			}
+		}
+		if (t.Status == "IN_PROGRESS" || t.Status == "REVIEW") && ValidID(t.ID) && len(taskDirs[t.ID]) == 0 && len(archived[t.ID]) == 0 {
+			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; create it with `agentinfra task create` or restore it", t.ID, t.Status, t.ID)
+		}
+	}
+	ids := make([]string, 0, len(taskDirs))
+	for id := range taskDirs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if len(d.byID[id]) == 0 {
+			for _, name := range taskDirs[id] {
+				out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning,
+					Message: "task folder .agent/tasks/" + name + " has no row in the matrix; add a row for " + id + " or archive the folder"})
+			}
+		}
+	}
+	return out
+}
+
+func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool {
+	out := map[string]bool{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if name, ok := keep(e); ok {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// dirsByID maps task IDs to the folder names {id}_{slug} under dir.
+func dirsByID(dir string) map[string][]string {
+	out := map[string][]string{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		name := e.Name()
+		if i := strings.IndexByte(name, '_'); i == 6 && ValidID(name[:6]) {
+			out[name[:6]] = append(out[name[:6]], name)
+		}
+	}
+	return out
+}
