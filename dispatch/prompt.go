@@ -1,0 +1,352 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/skills"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// MaxContextFileBytes bounds one context file; larger files are refused.
+const MaxContextFileBytes = 1 << 20
+
+// Kinds of prompt parts, in the order they appear.
+const (
+	PartMode     = "mode"
+	PartSkill    = "skill"
+	PartTask     = "task"
+	PartContext  = "context"
+	PartProtocol = "protocol"
+)
+
+// PromptInput is what AssemblePrompt needs.
+type PromptInput struct {
+	Task matrix.Task
+	// TaskDir is the task folder; "" means look it up with ws.FindTaskDir(Task.ID).
+	TaskDir string
+	// Mode overrides the task's mode ("" means Task.Mode).
+	Mode string
+	// TaskOverride replaces the task README in the prompt.
+	TaskOverride string
+	// ContextFiles are workspace paths (relative to the root, or absolute) included fenced.
+	ContextFiles []string
+	// SkillFormat is full, summary or instructions_only ("" means summary).
+	SkillFormat string
+	// SkipMissingSkills turns a skill that cannot be loaded into a note in the
+	// prompt instead of an error.
+	SkipMissingSkills bool
+	// Getenv locates the global skills folder; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// PromptPart sizes one section of the prompt so callers can budget.
+type PromptPart struct {
+	Kind  string `json:"kind"`  // mode | skill | task | context | protocol
+	Name  string `json:"name"`  // mode name, skill slug, task ID, context path, "protocol"
+	Bytes int    `json:"bytes"` // size of the section in Text
+}
+
+// Prompt is an assembled prompt. Text is the parts joined by one blank line.
+type Prompt struct {
+	Text  string       `json:"text"`
+	Parts []PromptPart `json:"parts"`
+	Mode  string       `json:"mode"`
+	// Skills are the skills included, in order (row's, then the mode's).
+	Skills []string `json:"skills"`
+	// MissingSkills are skills that could not be loaded (only with SkipMissingSkills).
+	MissingSkills []string `json:"missing_skills"`
+}
+
+// AssemblePrompt builds the standard prompt for a task: the mode's system
+// prompt; the skills (the row's, then the mode's, deduplicated); the task
+// (its row as fields, then its README or the override); each context file,
+// fenced under its path; and the reporting protocol. Same inputs, same bytes.
+func AssemblePrompt(ctx context.Context, ws *workspace.Workspace, in PromptInput) (Prompt, error) {
+	t := in.Task
+	modeName := strings.TrimSpace(in.Mode)
+	if modeName == "" {
+		modeName = t.Mode
+	}
+	if modeName == "" {
+		names := skills.ModeNames(ws)
+		return Prompt{}, fmt.Errorf("task %s has no mode; pass one with --mode (existing modes: %s)", t.ID, promptListOrNone(names))
+	}
+	mode, err := skills.LoadMode(ctx, ws, modeName)
+	if err != nil {
+		return Prompt{}, err
+	}
+	format, err := skills.ValidFormat(in.SkillFormat)
+	if err != nil {
+		return Prompt{}, err
+	}
+	taskDir := in.TaskDir
+	if taskDir == "" && t.ID != "" {
+		taskDir, _ = ws.FindTaskDir(t.ID)
+	}
+
+	p := Prompt{Mode: modeName, Skills: []string{}, MissingSkills: []string{}}
+	var sections []string
+	add := func(kind, name, text string) {
+		sections = append(sections, text)
+		p.Parts = append(p.Parts, PromptPart{Kind: kind, Name: name, Bytes: len(text)})
+	}
+
+	// 1. The mode's system prompt.
+	add(PartMode, modeName, fmt.Sprintf("# Agent mode: %s\n\n%s\n", modeName, promptTrimBlank(mode.Body)))
+
+	// 2. Skills.
+	lib := skills.NewLibrary(ws, in.Getenv)
+	first := true
+	for _, ref := range promptDedupe(t.Skills, mode.Skills) {
+		text, err := promptSkill(ctx, lib, ref, format, t.ID, in.SkipMissingSkills)
+		if err != nil {
+			return Prompt{}, err
+		}
+		if text.missing {
+			p.MissingSkills = append(p.MissingSkills, ref.slug)
+		} else {
+			p.Skills = append(p.Skills, ref.slug)
+		}
+		if first {
+			text.s = "# Skills\n\n" + text.s
+			first = false
+		}
+		add(PartSkill, ref.slug, text.s)
+	}
+
+	// 3. The task.
+	task, err := promptTask(ws, t, taskDir, in.TaskOverride)
+	if err != nil {
+		return Prompt{}, err
+	}
+	add(PartTask, t.ID, task)
+
+	// 4. Context files.
+	for _, cf := range in.ContextFiles {
+		if err := ctx.Err(); err != nil {
+			return Prompt{}, err
+		}
+		name, text, err := promptContextFile(ws, cf)
+		if err != nil {
+			return Prompt{}, err
+		}
+		add(PartContext, name, text)
+	}
+
+	// 5. How to report.
+	add(PartProtocol, "protocol", promptProtocol(ws, t.ID, taskDir))
+
+	p.Text = strings.Join(sections, "\n")
+	return p, nil
+}
+
+type promptSkillRef struct {
+	slug, from string // from: "task" or "mode"
+}
+
+func promptDedupe(rowSkills, modeSkills []string) []promptSkillRef {
+	seen := map[string]bool{}
+	var out []promptSkillRef
+	for _, list := range []struct {
+		from  string
+		slugs []string
+	}{{"task", rowSkills}, {"mode", modeSkills}} {
+		for _, s := range list.slugs {
+			s = strings.TrimSpace(s)
+			if s == "" || seen[s] {
+				continue
+			}
+			seen[s] = true
+			out = append(out, promptSkillRef{s, list.from})
+		}
+	}
+	return out
+}
+
+type promptSkillText struct {
+	s       string
+	missing bool
+}
+
+func promptSkill(ctx context.Context, lib *skills.Library, ref promptSkillRef, format, taskID string, skip bool) (promptSkillText, error) {
+	s, err := lib.Load(ctx, ref.slug)
+	if err == nil {
+		text, err := skills.Render(s, format)
+		return promptSkillText{s: text}, err
+	}
+	if ctx.Err() != nil {
+		return promptSkillText{}, ctx.Err()
+	}
+	where := fmt.Sprintf("task %s names skill %q", taskID, ref.slug)
+	fix := fmt.Sprintf("create .agent/skills/%s/SKILL.md, fix the task's Skills cell (agentinfra task update %s --skills ...)", ref.slug, taskID)
+	if ref.from == "mode" {
+		where = fmt.Sprintf("the mode's front matter names skill %q", ref.slug)
+		fix = fmt.Sprintf("create .agent/skills/%s/SKILL.md, fix the mode's skills: list", ref.slug)
+	}
+	if !skip {
+		return promptSkillText{}, fmt.Errorf("%s, which cannot be loaded: %w; %s, or pass --skip-missing-skills to assemble the prompt without it", where, err, fix)
+	}
+	note := fmt.Sprintf("## Skill: %s (not available)\n\nThe %s asks for this skill, but it could not be loaded: %s. Work without it and mention this in your tracking notes.\n",
+		ref.slug, ref.from, promptOneLineErr(err))
+	return promptSkillText{s: note, missing: true}, nil
+}
+
+func promptOneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+func promptTask(ws *workspace.Workspace, t matrix.Task, taskDir, override string) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Task %s\n\n", t.ID)
+	field := func(k, v string) {
+		v = strings.Join(strings.Fields(v), " ")
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", k, v)
+	}
+	field("ID", t.ID)
+	field("Status", t.Status)
+	field("Priority", t.Priority)
+	field("Difficulty", t.Difficulty)
+	field("Mode", t.Mode)
+	field("Skills", strings.Join(t.Skills, ", "))
+	field("Agents", strings.Join(t.Agents, ", "))
+	field("Description", t.Description)
+	field("Created", t.Created)
+	field("Updated", t.Updated)
+	extra := make([]string, 0, len(t.Extra))
+	for k := range t.Extra {
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		field(k, t.Extra[k])
+	}
+	relDir := ""
+	if taskDir != "" {
+		relDir = skills.RelPath(ws, taskDir) + "/"
+		field("Task folder", relDir)
+	} else {
+		field("Task folder", "none yet")
+	}
+	b.WriteString("\n")
+	switch {
+	case strings.TrimSpace(override) != "":
+		fmt.Fprintf(&b, "## Instructions\n\nThese instructions were given for this run and replace the task README.\n\n%s\n", promptTrimBlank(override))
+	case taskDir == "":
+		b.WriteString("There is no task folder, so there is no README; work from the description above.\n")
+	default:
+		readme := filepath.Join(taskDir, "README.md")
+		src, err := os.ReadFile(readme)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(&b, "There is no %sREADME.md; work from the description above.\n", relDir)
+		case err != nil:
+			return "", fmt.Errorf("read task README: %w", err)
+		default:
+			fmt.Fprintf(&b, "## README (%sREADME.md)\n\n%s\n", relDir, promptTrimBlank(strings.ReplaceAll(string(src), "\r\n", "\n")))
+		}
+	}
+	return b.String(), nil
+}
+
+func promptContextFile(ws *workspace.Workspace, p string) (name, text string, err error) {
+	real, err := ws.Resolve(p)
+	if err != nil {
+		return "", "", fmt.Errorf("context file %s: %w", p, err)
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(ws.Root, abs)
+	}
+	name = skills.RelPath(ws, filepath.Clean(abs))
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", "", fmt.Errorf("context file %s: %w", name, err)
+	}
+	if fi.IsDir() {
+		return "", "", fmt.Errorf("context file %s is a folder; pass the files inside it", name)
+	}
+	if fi.Size() > MaxContextFileBytes {
+		return "", "", fmt.Errorf("context file %s is %d bytes, over the %d-byte limit; pass a smaller file or an excerpt", name, fi.Size(), MaxContextFileBytes)
+	}
+	src, err := os.ReadFile(real)
+	if err != nil {
+		return "", "", fmt.Errorf("context file %s: %w", name, err)
+	}
+	if bytes.IndexByte(src[:min(len(src), 8000)], 0) >= 0 {
+		return "", "", fmt.Errorf("context file %s looks binary; pass text files only", name)
+	}
+	content := strings.ReplaceAll(string(src), "\r\n", "\n")
+	fence := strings.Repeat("`", max(3, promptLongestRun(content, '`')+1))
+	content = strings.TrimSuffix(content, "\n")
+	return name, fmt.Sprintf("# Context file: %s\n\n%s%s\n%s\n%s\n", name, fence, promptFenceLang(name), content, fence), nil
+}
+
+func promptLongestRun(s string, c byte) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}
+
+var promptFenceLangs = map[string]string{
+	".go": "go", ".md": "markdown", ".py": "python", ".js": "javascript", ".ts": "typescript",
+	".json": "json", ".yaml": "yaml", ".yml": "yaml", ".sh": "bash", ".toml": "toml",
+	".rs": "rust", ".c": "c", ".h": "c", ".java": "java", ".sql": "sql", ".html": "html", ".css": "css",
+}
+
+func promptFenceLang(name string) string {
+	return promptFenceLangs[strings.ToLower(filepath.Ext(name))]
+}
+
+func promptProtocol(ws *workspace.Workspace, id, taskDir string) string {
+	dir := ".agent/tasks/" + id + "_<slug>/"
+	if taskDir != "" {
+		dir = skills.RelPath(ws, taskDir) + "/"
+	}
+	var b strings.Builder
+	b.WriteString("# Reporting protocol\n\n")
+	if taskDir == "" {
+		fmt.Fprintf(&b, "The task has no folder yet; create %s with tracking/ and artifacts/ inside it.\n\n", dir)
+	}
+	fmt.Fprintf(&b, "- Log progress as you go in %stracking/: add a dated Markdown note saying what you did, what is left and what blocks you, and update it when you stop.\n", dir)
+	fmt.Fprintf(&b, "- Put every output (reports, patches, data, logs) in %sartifacts/.\n", dir)
+	fmt.Fprintf(&b, "- When the work is done, hand it over for review: `agentinfra task update %s --status REVIEW` (over MCP: the `task` tool, action `update`, id `%s`, status `REVIEW`).\n", id, id)
+	fmt.Fprintf(&b, "- If you cannot go on, set the status to BLOCKED the same way and write the reason in tracking/.\n")
+	b.WriteString("- Do not edit .agent/DEVELOPMENT_MATRIX.md by hand; change the task only through agentinfra.\n")
+	return b.String()
+}
+
+func promptTrimBlank(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	start, end := 0, len(lines)
+	for start < end && strings.TrimSpace(lines[start]) == "" {
+		start++
+	}
+	for end > start && strings.TrimSpace(lines[end-1]) == "" {
+		end--
+	}
+	return strings.Join(lines[start:end], "\n")
+}
+
+func promptListOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none; create .agent/agents/MODE.md"
+	}
+	return strings.Join(names, ", ")
+}
