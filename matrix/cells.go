@@ -6,11 +6,14 @@ import "strings"
 type span struct{ start, end int }
 
 // cellSpan is one cell of a row: raw is between the pipes, text is raw without
-// surrounding white space.
+// surrounding white space. Offsets are int32 to halve the memory of the cell
+// slab of a large matrix (a matrix is far below 2 GiB).
 type cellSpan struct {
-	raw  span
-	text span
+	raw  span32
+	text span32
 }
+
+type span32 struct{ start, end int32 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' }
 
@@ -59,7 +62,7 @@ func makeCell(src []byte, start, end int) cellSpan {
 	for te > ts && isSpace(src[te-1]) {
 		te--
 	}
-	return cellSpan{raw: span{start, end}, text: span{ts, te}}
+	return cellSpan{raw: span32{int32(start), int32(end)}, text: span32{int32(ts), int32(te)}}
 }
 
 // unescapeCell turns a cell's raw text into its value: `\|` becomes `|`;

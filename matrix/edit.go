@@ -154,7 +154,8 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		}
 	}
 	if len(u.AddAgents) > 0 {
-		agents := append([]string{}, r.task.Agents...)
+		current := d.taskOf(r).Agents
+		agents := append([]string{}, current...)
 		for _, a := range u.AddAgents {
 			m, err := NormalizeMention(a)
 			if err != nil {
@@ -168,7 +169,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		if i, ok := r.tbl.colIndex[ColAgents]; ok && i < len(r.cells) && strings.Contains(string(d.src[r.cells[i].text.start:r.cells[i].text.end]), ",") {
 			sep = ", "
 		}
-		if len(agents) != len(r.task.Agents) {
+		if len(agents) != len(current) {
 			_, idx, err := r.tbl.resolveColumn(ColAgents)
 			if err != nil {
 				return Task{}, err
@@ -183,7 +184,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	}
 	line := d.rewriteRow(r, values)
 	if line == string(d.src[r.span.start:r.span.end]) {
-		return r.task.clone(), nil
+		return d.taskOf(r), nil
 	}
 	d.splice(r.span, line)
 	t, _ := d.Task(id)
@@ -233,15 +234,15 @@ func (d *Doc) rewriteRow(r *row, values map[int]string) string {
 			// Empty cell: write " v " in place of its raw white space.
 			b.Write(d.src[pos:c.raw.start])
 			b.WriteString(" " + v + " ")
-			pos = c.raw.end
+			pos = int(c.raw.end)
 			continue
 		}
 		b.Write(d.src[pos:c.text.start])
 		b.WriteString(v)
-		if strings.HasSuffix(v, `\`) && c.text.end < len(d.src) && d.src[c.text.end] == '|' {
+		if strings.HasSuffix(v, `\`) && int(c.text.end) < len(d.src) && d.src[c.text.end] == '|' {
 			b.WriteByte(' ') // keep a trailing backslash from escaping the pipe
 		}
-		pos = c.text.end
+		pos = int(c.text.end)
 	}
 	b.Write(d.src[pos:r.span.end])
 	return b.String()
@@ -305,10 +306,10 @@ func (d *Doc) tableFor(priority string) *table {
 		if len(t.rows) == 0 {
 			continue
 		}
-		p := t.rows[0].task.Priority
+		p := d.taskOf(t.rows[0]).Priority
 		same := true
 		for _, r := range t.rows {
-			if r.task.Priority != p {
+			if d.taskOf(r).Priority != p {
 				same = false
 				break
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -98,8 +99,17 @@ type row struct {
 	line  int
 	span  span // line content, without the line ending
 	cells []cellSpan
-	task  Task
-	bad   bool // row has errors: edits to it are refused
+	id    string // the ID cell's value
+	bad   bool   // row has errors: edits to it are refused
+}
+
+// bytesToString shares src's memory: a Doc never modifies its bytes (edits
+// build a new slice), and copying a large matrix costs more than parsing it.
+func bytesToString(src []byte) string {
+	if len(src) == 0 {
+		return ""
+	}
+	return unsafe.String(&src[0], len(src))
 }
 
 // lineIndex maps byte offsets to 1-based line numbers.
@@ -136,7 +146,7 @@ func (li *lineIndex) line(off int) int {
 // Parse reads a matrix file. It never fails: problems become diagnostics.
 func Parse(src []byte) *Doc {
 	li := newLineIndex(src)
-	d := &Doc{src: src, str: string(src), byID: make(map[string][]*row, len(li.starts)), lines: li}
+	d := &Doc{src: src, str: bytesToString(src), byID: make(map[string][]*row, len(li.starts)), lines: li}
 	pc := parser.NewContext()
 	blockParser.Parse(text.NewReader(src), parser.WithContext(pc))
 	found, _ := pc.Get(foundTablesKey).([]foundTable)
@@ -279,8 +289,68 @@ func (d *Doc) scanRows(t *table, lines []span) {
 	}
 }
 
-// readTask fills r.task from its cells and reports bad values.
+// readTask checks r's values, reporting bad ones, and indexes it by ID. The
+// Task itself is built only on demand (taskOf): validate never needs it.
 func (d *Doc) readTask(r *row) {
+	for i, col := range r.tbl.cols {
+		if i >= len(r.cells) {
+			break
+		}
+		if col.canonical == "" {
+			continue
+		}
+		c := r.cells[i]
+		v := unescapeCell(d.str[c.text.start:c.text.end])
+		if col.canonical == ColID {
+			r.id = v
+		}
+		if msg := checkValue(col.canonical, v); msg != "" {
+			d.rowError(r, int(c.text.start), "%s", msg)
+		}
+	}
+	d.rows = append(d.rows, r)
+	if r.id != "" {
+		if prev := d.byID[r.id]; len(prev) > 0 {
+			d.rowError(r, int(r.cells[r.tbl.colIndex[ColID]].text.start), "duplicate ID %s: also on line %d; give one of them a new ID", r.id, prev[0].line)
+			prev[0].bad = true
+		}
+		d.byID[r.id] = append(d.byID[r.id], r)
+	}
+}
+
+// checkValue returns what is wrong with a value read from a canonical column.
+func checkValue(col, v string) string {
+	switch col {
+	case ColID:
+		if !ValidID(v) {
+			return fmt.Sprintf("malformed ID %q: an ID is 6 lowercase hex characters, e.g. 3fa9c1", v)
+		}
+	case ColStatus:
+		if _, err := NormalizeStatus(v); err != nil {
+			return fmt.Sprintf("unknown status %q; valid: %s", v, strings.Join(Statuses, ", "))
+		}
+	case ColPri:
+		if _, err := NormalizePriority(v); v != "" && err != nil {
+			return fmt.Sprintf("unknown priority %q; valid: %s", v, strings.Join(Priorities, ", "))
+		}
+	case ColDiff:
+		if _, err := NormalizeDifficulty(v); v != "" && err != nil {
+			return fmt.Sprintf("unknown difficulty %q; valid: %s", v, strings.Join(Difficulties, ", "))
+		}
+	case ColCreated:
+		if v != "" && !validDate(v) {
+			return fmt.Sprintf("bad Created date %q: write YYYY-MM-DD", v)
+		}
+	case ColUpdated:
+		if v != "" && !validDateTime(v) {
+			return fmt.Sprintf("bad Updated date %q: write YYYY-MM-DD or YYYY-MM-DD HH:MM", v)
+		}
+	}
+	return ""
+}
+
+// taskOf builds the Task of a row, with values normalized where they are valid.
+func (d *Doc) taskOf(r *row) Task {
 	t := Task{Skills: []string{}, Agents: []string{}, Line: r.line}
 	for i, col := range r.tbl.cols {
 		if i >= len(r.cells) {
@@ -288,38 +358,15 @@ func (d *Doc) readTask(r *row) {
 		}
 		c := r.cells[i]
 		v := unescapeCell(d.str[c.text.start:c.text.end])
-		bad := func(format string, a ...any) { d.rowError(r, c.text.start, format, a...) }
 		switch col.canonical {
 		case ColID:
 			t.ID = v
-			if !ValidID(v) {
-				bad("malformed ID %q: an ID is 6 lowercase hex characters, e.g. 3fa9c1", v)
-			}
 		case ColStatus:
-			if s, err := NormalizeStatus(v); err != nil {
-				t.Status = v
-				bad("unknown status %q; valid: %s", v, strings.Join(Statuses, ", "))
-			} else {
-				t.Status = s
-			}
+			t.Status = normalizedOr(NormalizeStatus, v)
 		case ColPri:
-			t.Priority = v
-			if v != "" {
-				if p, err := NormalizePriority(v); err != nil {
-					bad("unknown priority %q; valid: %s", v, strings.Join(Priorities, ", "))
-				} else {
-					t.Priority = p
-				}
-			}
+			t.Priority = normalizedOr(NormalizePriority, v)
 		case ColDiff:
-			t.Difficulty = v
-			if v != "" {
-				if p, err := NormalizeDifficulty(v); err != nil {
-					bad("unknown difficulty %q; valid: %s", v, strings.Join(Difficulties, ", "))
-				} else {
-					t.Difficulty = p
-				}
-			}
+			t.Difficulty = normalizedOr(NormalizeDifficulty, v)
 		case ColMode:
 			t.Mode = v
 		case ColSkills:
@@ -330,32 +377,23 @@ func (d *Doc) readTask(r *row) {
 			t.Description = v
 		case ColCreated:
 			t.Created = v
-			if v != "" && !validDate(v) {
-				bad("bad Created date %q: write YYYY-MM-DD", v)
-			}
 		case ColUpdated:
 			t.Updated = v
-			if v != "" && !validDateTime(v) {
-				bad("bad Updated date %q: write YYYY-MM-DD or YYYY-MM-DD HH:MM", v)
+		case "":
+			if t.Extra == nil {
+				t.Extra = map[string]string{}
 			}
-		default:
-			if col.canonical == "" {
-				if t.Extra == nil {
-					t.Extra = map[string]string{}
-				}
-				t.Extra[col.name] = v
-			}
+			t.Extra[col.name] = v
 		}
 	}
-	r.task = t
-	d.rows = append(d.rows, r)
-	if t.ID != "" {
-		if prev := d.byID[t.ID]; len(prev) > 0 {
-			d.rowError(r, r.cells[r.tbl.colIndex[ColID]].text.start, "duplicate ID %s: also on line %d; give one of them a new ID", t.ID, prev[0].line)
-			prev[0].bad = true
-		}
-		d.byID[t.ID] = append(d.byID[t.ID], r)
+	return t
+}
+
+func normalizedOr(norm func(string) (string, error), v string) string {
+	if n, err := norm(v); err == nil {
+		return n
 	}
+	return v
 }
 
 func (d *Doc) rowError(r *row, off int, format string, a ...any) {
@@ -377,7 +415,7 @@ func (d *Doc) diagAt(off int, sev Severity, format string, a ...any) Diagnostic 
 func (d *Doc) Tasks() []Task {
 	out := make([]Task, len(d.rows))
 	for i, r := range d.rows {
-		out[i] = r.task.clone()
+		out[i] = d.taskOf(r)
 	}
 	return out
 }
@@ -388,14 +426,14 @@ func (d *Doc) Task(id string) (Task, bool) {
 	if len(rs) == 0 {
 		return Task{}, false
 	}
-	return rs[0].task.clone(), true
+	return d.taskOf(rs[0]), true
 }
 
 // IDs returns every task ID in file order.
 func (d *Doc) IDs() []string {
 	out := make([]string, 0, len(d.rows))
 	for _, r := range d.rows {
-		out = append(out, r.task.ID)
+		out = append(out, r.id)
 	}
 	return out
 }

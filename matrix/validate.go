@@ -43,13 +43,13 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 	warn := func(r *row, col string, format string, a ...any) {
 		off := r.span.start
 		if i, ok := r.tbl.colIndex[col]; ok && i < len(r.cells) {
-			off = r.cells[i].text.start
+			off = int(r.cells[i].text.start)
 		}
 		d2 := d.diagAt(off, SeverityWarning, format, a...)
 		out = append(out, d2)
 	}
 	for _, r := range d.rows {
-		t := r.task
+		t := d.taskOf(r)
 		if t.Mode != "" && !modes[t.Mode] {
 			warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", t.Mode, t.Mode)
 		}
