@@ -209,14 +209,14 @@ func TestAssemblePromptSkipMissingSkill(t *testing.T) {
 	}
 }
 
-// BenchmarkAssemblePrompt loads a 10,000-row matrix, finds a row and
-// assembles its prompt with 10 skills, as `agentinfra prompt ID` does.
+// BenchmarkAssemblePrompt measures what `agentinfra prompt ID` does on a
+// 10,000-row matrix with 10 skills: load the matrix, find the row, assemble
+// (load_and_assemble), and the assembly alone (assemble).
 func BenchmarkAssemblePrompt(b *testing.B) {
 	ws := benchWorkspace(b, b.TempDir())
 	ctx := context.Background()
 	id := testmatrix.ID(5000)
-	b.ReportAllocs()
-	for b.Loop() {
+	load := func(b *testing.B) matrix.Task {
 		doc, err := matrix.NewStore(ws.MatrixPath()).Load(ctx)
 		if err != nil {
 			b.Fatal(err)
@@ -225,11 +225,29 @@ func BenchmarkAssemblePrompt(b *testing.B) {
 		if !ok {
 			b.Fatal("no task")
 		}
-		task.Mode = "coder"
-		if _, err := AssemblePrompt(ctx, ws, PromptInput{Task: task, Getenv: noEnv}); err != nil {
-			b.Fatal(err)
-		}
+		return task
 	}
+	b.Run("load_and_assemble", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := AssemblePrompt(ctx, ws, PromptInput{Task: load(b), Getenv: noEnv}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("assemble", func(b *testing.B) {
+		task := load(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := AssemblePrompt(ctx, ws, PromptInput{Task: task, Getenv: noEnv})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(p.Skills) < 10 {
+				b.Fatalf("only %d skills", len(p.Skills))
+			}
+		}
+	})
 }
 
 // benchWorkspace writes a workspace with a 10,000-row matrix, a coder mode
@@ -266,4 +284,21 @@ func benchWorkspace(tb testing.TB, dir string) *workspace.Workspace {
 		must(os.WriteFile(ws.ModePath(m), []byte("---\nskills: ["+strings.Join(slugs, ", ")+"]\n---\nYou are the "+m+".\n"), 0o644))
 	}
 	return ws
+}
+
+// TestWriteBenchWorkspace writes the benchmark workspace to
+// $AGENTINFRA_BENCH_WS for timing the whole process, e.g.
+//
+//	AGENTINFRA_BENCH_WS=/tmp/benchws go test ./dispatch -run TestWriteBenchWorkspace
+//	hyperfine -N 'agentinfra --root /tmp/benchws prompt 5c2bfb'
+func TestWriteBenchWorkspace(t *testing.T) {
+	dir := os.Getenv("AGENTINFRA_BENCH_WS")
+	if dir == "" {
+		t.Skip("set AGENTINFRA_BENCH_WS=DIR to write the benchmark workspace")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	benchWorkspace(t, dir)
+	t.Logf("wrote %s; task %s is row 5000", dir, testmatrix.ID(5000))
 }
