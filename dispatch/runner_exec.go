@@ -1,0 +1,353 @@
+package dispatch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// EnvTools names the folder holding the npm-installed agent CLIs
+// ($AGENTINFRA_TOOLS/node_modules/.bin/NAME).
+const EnvTools = "AGENTINFRA_TOOLS"
+
+// Errors a run can end with (test with errors.Is).
+var (
+	ErrCanceled    = errors.New("canceled")
+	ErrTimedOut    = errors.New("timed out")
+	ErrAgentFailed = errors.New("agent run failed")
+)
+
+// Output limits: what a run may cost in memory however much the child prints.
+const (
+	stdoutHead    = 1 << 20  // first 1 MiB of stdout kept
+	stdoutTail    = 1 << 20  // last 1 MiB of stdout kept
+	stderrHead    = 16 << 10 // first 16 KiB of stderr kept
+	stderrTail    = 64 << 10 // last 64 KiB of stderr kept
+	maxLine       = 8 << 20  // a longer stdout line is cut (and cannot parse)
+	stderrTailOut = 4 << 10  // Result.StderrTail size
+	maxResponse   = 4 << 20  // Result.Response is cut beyond this
+	defaultGrace  = 5 * time.Second
+	// pipeDrain bounds the wait for EOF once the process group is gone: a
+	// grandchild that escaped the group (setsid) may still hold the pipes.
+	pipeDrain = 2 * time.Second
+)
+
+// LookupCLI finds an agent CLI executable: $AGENTINFRA_TOOLS/node_modules/.bin/NAME
+// when that variable is set, else NAME on $PATH.
+func LookupCLI(name string) (string, error) {
+	if dir := os.Getenv(EnvTools); dir != "" {
+		p := filepath.Join(dir, "node_modules", ".bin", name)
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s not found in $%s (%s): run scripts/install-tools.sh: %w", name, EnvTools, dir, err)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is not on $PATH: install it (npm install -g %s) or set $%s to a folder holding node_modules/.bin/%s: %w",
+			name, npmPackage(name), EnvTools, name, err)
+	}
+	return p, nil
+}
+
+func npmPackage(cli string) string {
+	switch cli {
+	case CLIGemini:
+		return "@google/gemini-cli"
+	case CLIClaude:
+		return "@anthropic-ai/claude-code"
+	case CLICodex:
+		return "@openai/codex"
+	}
+	return cli
+}
+
+// Exec runs one agent CLI headless and returns the parsed result. The child is
+// started from an argv (never through a shell) in its own process group; when
+// ctx is done or req.Timeout passes, the whole group gets SIGTERM and, after
+// req.KillGrace, SIGKILL. Output is streamed: each stdout line is parsed as it
+// arrives and its events go to onEvent (called from one goroutine, never after
+// Exec returns); only bounded head/tail windows of the output are kept.
+//
+// The error is nil exactly when res.OK(); otherwise res.Error says why and the
+// error wraps ErrCanceled, ErrTimedOut or ErrAgentFailed.
+func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (res Result, err error) {
+	start := time.Now()
+	res = Result{CLI: r.Name(), Model: req.Model, ExitCode: -1, Argv: []string{}}
+	defer func() {
+		res.DurationMS = time.Since(start).Milliseconds()
+		if p := recover(); p != nil { // a parser bug must not take the caller down
+			res.Error = fmt.Sprintf("internal error while reading %s output: %v", r.Name(), p)
+			err = fmt.Errorf("%w: %s", ErrAgentFailed, res.Error)
+		}
+	}()
+	fail := func(e error) (Result, error) {
+		res.Error = e.Error()
+		return res, fmt.Errorf("%w: %w", ErrAgentFailed, e)
+	}
+
+	if req.SystemPrompt != "" && req.SystemPromptFile == "" {
+		f, ferr := os.CreateTemp("", "agentinfra-system-*.md")
+		if ferr != nil {
+			return fail(fmt.Errorf("write system prompt file: %w", ferr))
+		}
+		defer os.Remove(f.Name())
+		_, werr := f.WriteString(req.SystemPrompt)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fail(fmt.Errorf("write system prompt file: %w", werr))
+		}
+		req.SystemPromptFile = f.Name()
+	}
+	c, err := r.Command(req)
+	if err != nil {
+		return fail(err)
+	}
+	res.Argv = RedactArgv(c.Argv, c.PromptArg)
+	bin := req.Binary
+	if bin == "" {
+		if bin, err = LookupCLI(c.Argv[0]); err != nil {
+			return fail(err)
+		}
+	}
+
+	cmd := exec.Command(bin, c.Argv[1:]...)
+	cmd.Dir = req.Dir
+	cmd.Env = mergeEnv(req.CleanEnv, req.Env, c.Env)
+	if c.Stdin != "" {
+		cmd.Stdin = strings.NewReader(c.Stdin)
+	}
+	startInGroup(cmd)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(fmt.Errorf("create stdout pipe: %w", err))
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return fail(fmt.Errorf("create stderr pipe: %w", err))
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{outR, outW, errR, errW} {
+			f.Close()
+		}
+		return fail(fmt.Errorf("start %s (%s): %w", r.Name(), bin, err))
+	}
+	outW.Close()
+	errW.Close()
+	pid := cmd.Process.Pid
+
+	parser := r.NewParser(req)
+	stdout := newHeadTail(stdoutHead, stdoutTail)
+	stderr := newHeadTail(stderrHead, stderrTail)
+	var readers sync.WaitGroup
+	var parsePanic any
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				parsePanic = p
+				io.Copy(io.Discard, outR) // keep draining so the child never blocks
+			}
+		}()
+		readLines(io.TeeReader(outR, stdout), maxLine, func(line []byte) {
+			for _, ev := range parser.Line(line) {
+				if onEvent != nil {
+					onEvent(ev)
+				}
+			}
+		})
+	}()
+	go func() {
+		defer readers.Done()
+		io.Copy(stderr, errR)
+	}()
+
+	runCtx := ctx
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+
+	var werr error
+	select {
+	case werr = <-waitErr:
+	case <-runCtx.Done():
+		if errors.Is(ctx.Err(), context.Canceled) {
+			res.Canceled = true
+		} else {
+			res.TimedOut = true
+		}
+		grace := req.KillGrace
+		if grace <= 0 {
+			grace = defaultGrace
+		}
+		signalGroup(pid, syscall.SIGTERM)
+		select {
+		case werr = <-waitErr:
+		case <-time.After(grace):
+			signalGroup(pid, syscall.SIGKILL)
+			werr = <-waitErr
+		}
+	}
+	// Whatever the leader left behind in its group goes too: no orphans.
+	signalGroup(pid, syscall.SIGKILL)
+
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(pipeDrain):
+		outR.Close() // unblocks the readers
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+
+	if cmd.ProcessState != nil {
+		code, signaled, sig := exitInfo(cmd.ProcessState)
+		res.ExitCode = code
+		if signaled && !res.Canceled && !res.TimedOut {
+			res.Error = fmt.Sprintf("%s was killed by signal %s", r.Name(), sig)
+		}
+	} else if werr != nil {
+		res.Error = fmt.Sprintf("wait for %s: %v", r.Name(), werr)
+	}
+	res.StdoutBytes, res.StderrBytes = stdout.Total(), stderr.Total()
+	res.StderrTail = string(bytes.ToValidUTF8(stderr.Tail(stderrTailOut), []byte("?")))
+	if parsePanic != nil {
+		panic(parsePanic)
+	}
+	preErr := res.Error
+	parser.Finish(&res, stdout.Bytes(), stderr.Bytes())
+	if preErr != "" && res.Error != preErr {
+		res.Error = preErr + "; " + res.Error
+	}
+
+	switch {
+	case res.TimedOut:
+		res.Error = fmt.Sprintf("%s timed out after %s; its process group was killed", r.Name(), timeoutText(req.Timeout, ctx))
+		return res, fmt.Errorf("%w: %s", ErrTimedOut, res.Error)
+	case res.Canceled:
+		res.Error = fmt.Sprintf("%s was canceled; its process group was killed", r.Name())
+		return res, fmt.Errorf("%w: %s", ErrCanceled, res.Error)
+	case res.Error == "" && res.ExitCode != 0:
+		res.Error = fmt.Sprintf("%s exited with code %d", r.Name(), res.ExitCode)
+	}
+	if res.Error != "" {
+		return res, fmt.Errorf("%w: %s%s", ErrAgentFailed, res.Error, stderrExcerpt(res.StderrTail))
+	}
+	return res, nil
+}
+
+func timeoutText(d time.Duration, ctx context.Context) string {
+	if d > 0 {
+		return d.String()
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		return "the deadline " + dl.Format(time.RFC3339)
+	}
+	return "the deadline"
+}
+
+// stderrExcerpt renders the last few stderr lines for an error message.
+func stderrExcerpt(tail string) string {
+	lines := strings.Split(strings.TrimSpace(tail), "\n")
+	var keep []string
+	for i := len(lines) - 1; i >= 0 && len(keep) < 8; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			keep = append(keep, oneLine(l, 300))
+		}
+	}
+	if len(keep) == 0 {
+		return ""
+	}
+	for i, j := 0, len(keep)-1; i < j; i, j = i+1, j-1 {
+		keep[i], keep[j] = keep[j], keep[i]
+	}
+	return "\nstderr (last lines):\n  " + strings.Join(keep, "\n  ")
+}
+
+// readLines calls fn for each line of r (without the newline). A line longer
+// than max is cut to max bytes; the rest of it is skipped.
+func readLines(r io.Reader, max int, fn func([]byte)) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	cut := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !cut {
+				if len(long)+len(chunk) > max {
+					long = append(long, chunk[:max-len(long)]...)
+					cut = true
+				} else {
+					long = append(long, chunk...)
+				}
+			}
+			continue
+		}
+		if len(chunk) > 0 || len(long) > 0 {
+			line := chunk
+			if len(long) > 0 || cut {
+				if !cut {
+					long = append(long, chunk...)
+				}
+				line = long
+			}
+			fn(bytes.TrimRight(line, "\r\n"))
+		}
+		long, cut = long[:0], false
+		if err != nil {
+			return
+		}
+	}
+}
+
+// mergeEnv builds the child's environment: the inherited one (unless clean),
+// then the additions in order; a later KEY= wins.
+func mergeEnv(clean bool, adds ...[]string) []string {
+	var base []string
+	if !clean {
+		base = os.Environ()
+	}
+	idx := map[string]int{}
+	out := make([]string, 0, len(base)+8)
+	put := func(kv string) {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := idx[k]; ok {
+			out[i] = kv
+			return
+		}
+		idx[k] = len(out)
+		out = append(out, kv)
+	}
+	for _, kv := range base {
+		put(kv)
+	}
+	for _, a := range adds {
+		for _, kv := range a {
+			put(kv)
+		}
+	}
+	return out
+}
