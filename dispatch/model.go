@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -174,4 +176,32 @@ func (in ModelInput) resolve(v, why string) ModelChoice {
 		model, src = def, "default; set $"+env+" to change"
 	}
 	return ModelChoice{Model: model, Tier: tier, Reason: fmt.Sprintf("%s; %s tier = %s (%s)", why, tier, model, src)}
+}
+
+// ChooseModel is SelectModel with its inputs read from the workspace: the
+// mode file's front matter `model:` (a missing mode file is no error: the rule
+// applies) and .agent/config.yaml. Paths in the reason are workspace-relative.
+// getenv reads GEMINI_MODEL_FAST/GEMINI_MODEL_DEEP (nil: no environment).
+func ChooseModel(ctx context.Context, ws *workspace.Workspace, mode, difficulty string, getenv func(string) string) (ModelChoice, error) {
+	in := ModelInput{Mode: mode, Difficulty: difficulty, Getenv: getenv}
+	if strings.TrimSpace(mode) != "" {
+		m, err := skills.LoadMode(ctx, ws, strings.TrimSpace(mode))
+		switch {
+		case err == nil:
+			in.ModeModel, in.ModePath = m.Model, skills.RelPath(ws, m.Path)
+		case errors.Is(err, skills.ErrNotFound):
+			// No mode file: the config and the rule still apply.
+		default:
+			return ModelChoice{}, err
+		}
+	}
+	cfg, err := LoadModelConfig(ws)
+	if err != nil {
+		return ModelChoice{}, err
+	}
+	if cfg.Path != "" {
+		cfg.Path = skills.RelPath(ws, cfg.Path)
+	}
+	in.Config = cfg
+	return SelectModel(in)
 }

@@ -350,3 +350,24 @@ func promptListOrNone(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// LoadTask reads the workspace matrix and returns the row of id. An unknown ID
+// wraps matrix.ErrNotFound and names close matches.
+func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.Task, error) {
+	id = strings.TrimSpace(id)
+	doc, err := matrix.NewStore(ws.MatrixPath()).Load(ctx)
+	if err != nil {
+		return matrix.Task{}, err
+	}
+	t, ok := doc.Task(id)
+	if !ok {
+		msg := fmt.Sprintf("no task %q in %s", id, skills.RelPath(ws, ws.MatrixPath()))
+		if s := matrix.Suggest(id, doc.IDs()); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, ", ") + "?"
+		} else {
+			msg += "; run `agentinfra task list` to see the IDs"
+		}
+		return matrix.Task{}, fmt.Errorf("%w: %s", matrix.ErrNotFound, msg)
+	}
+	return t, nil
+}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/dispatch"
-	"github.com/agentinfra/agentinfra/skills"
 )
 
 func init() { registerCommand(newCmdModel) }
@@ -65,7 +63,7 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 			}
 			out := modelJSON{Mode: mode, Difficulty: difficulty}
 			if len(args) == 1 {
-				t, err := promptLoadTaskRow(cmd, ws, args[0])
+				t, err := dispatch.LoadTask(cmd.Context(), ws, args[0])
 				if err != nil {
 					return err
 				}
@@ -80,27 +78,7 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 			if out.Difficulty == "" {
 				out.Difficulty = "med"
 			}
-			in := dispatch.ModelInput{Mode: out.Mode, Difficulty: out.Difficulty, Getenv: f.Getenv}
-			if out.Mode != "" {
-				m, err := skills.LoadMode(cmd.Context(), ws, out.Mode)
-				switch {
-				case err == nil:
-					in.ModeModel, in.ModePath = m.Model, skills.RelPath(ws, m.Path)
-				case errors.Is(err, skills.ErrNotFound):
-					// No mode file: the rule and the config still apply.
-				default:
-					return err
-				}
-			}
-			cfg, err := dispatch.LoadModelConfig(ws)
-			if err != nil {
-				return err
-			}
-			if cfg.Path != "" {
-				cfg.Path = skills.RelPath(ws, cfg.Path)
-			}
-			in.Config = cfg
-			choice, err := dispatch.SelectModel(in)
+			choice, err := dispatch.ChooseModel(cmd.Context(), ws, out.Mode, out.Difficulty, f.Getenv)
 			if err != nil {
 				return err
 			}

@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/dispatch"
-	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
-	"github.com/agentinfra/agentinfra/workspace"
 )
 
 func init() { registerCommand(newCmdPrompt) }
@@ -66,7 +63,7 @@ leaves a note in its place.`,
 			if err != nil {
 				return err
 			}
-			t, err := promptLoadTaskRow(cmd, ws, args[0])
+			t, err := dispatch.LoadTask(cmd.Context(), ws, args[0])
 			if err != nil {
 				return err
 			}
@@ -103,24 +100,4 @@ leaves a note in its place.`,
 	cmd.Flags().BoolVar(&skipMissing, "skip-missing-skills", false, "leave a note instead of failing when a skill cannot be loaded")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {task_id, mode, bytes, parts: [{kind, name, bytes}], skills, text, ...}")
 	return cmd
-}
-
-// promptLoadTaskRow reads the matrix and returns the row of id.
-func promptLoadTaskRow(cmd *cobra.Command, ws *workspace.Workspace, id string) (matrix.Task, error) {
-	id = strings.TrimSpace(id)
-	doc, err := matrix.NewStore(ws.MatrixPath()).Load(cmd.Context())
-	if err != nil {
-		return matrix.Task{}, err
-	}
-	t, ok := doc.Task(id)
-	if !ok {
-		msg := fmt.Sprintf("no task %q in %s", id, skills.RelPath(ws, ws.MatrixPath()))
-		if s := matrix.Suggest(id, doc.IDs()); len(s) > 0 {
-			msg += "; did you mean " + strings.Join(s, ", ") + "?"
-		} else {
-			msg += "; run `agentinfra task list` to see the IDs"
-		}
-		return matrix.Task{}, fmt.Errorf("%w: %s", matrix.ErrNotFound, msg)
-	}
-	return t, nil
 }
