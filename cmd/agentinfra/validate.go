@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,13 +20,14 @@ func init() { registerCommand(newCmdValidate) }
 
 type validateOptions struct {
 	Format string
-	File   string
+	Files  []string
+	Staged bool
 }
 
 func newCmdValidate(f *Factory) *cobra.Command {
 	opts := &validateOptions{}
 	cmd := &cobra.Command{
-		Use:   "validate [FILE]",
+		Use:   "validate [FILE...]",
 		Short: "Check the matrix for errors and the workspace for warnings",
 		Long: `Validate parses the matrix (default: the workspace's .agent/DEVELOPMENT_MATRIX.md)
 and prints every problem as FILE:LINE:COL: error|warning: message.
@@ -32,47 +37,122 @@ cell counts, rows broken across lines, task tables missing ID or Status, bad
 dates. Warnings (only when a workspace is found): modes and skills that do not
 exist, task folders with no row, IN_PROGRESS/REVIEW tasks with no folder.
 
+With --staged it checks the version of the matrix staged in git's index, as the
+pre-commit hook does (see 'agentinfra hook install').
+
 Exit status: 1 if there is any error, 0 otherwise (warnings alone pass).`,
 		Example: `  agentinfra validate
   agentinfra validate --format json
-  agentinfra validate path/to/DEVELOPMENT_MATRIX.md`,
-		Args: cobra.MaximumNArgs(1),
+  agentinfra validate path/to/DEVELOPMENT_MATRIX.md
+  agentinfra validate --staged      # what the pre-commit hook runs`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.File = args[0]
-			}
+			opts.Files = args
 			if opts.Format != "text" && opts.Format != "json" {
 				return usageErrorf("--format must be text or json, not %q", opts.Format)
 			}
-			return runValidate(f, opts)
+			if opts.Staged && len(args) > 0 {
+				return usageErrorf("--staged checks the workspace's matrix; do not pass files with it")
+			}
+			return runValidate(cmd.Context(), f, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&opts.Staged, "staged", false, "check the matrix as staged in git's index")
 	return cmd
 }
 
-func runValidate(f *Factory, opts *validateOptions) error {
-	var ws *workspace.Workspace
-	path := opts.File
-	if path == "" {
-		var err error
-		if ws, err = f.Workspace(); err != nil {
+// validationResult is one file's outcome, also its --format json shape.
+type validationResult struct {
+	File        string              `json:"file"`
+	Tasks       int                 `json:"tasks"`
+	Errors      int                 `json:"errors"`
+	Warnings    int                 `json:"warnings"`
+	Diagnostics []matrix.Diagnostic `json:"diagnostics"`
+}
+
+func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
+	var results []validationResult
+	switch {
+	case opts.Staged:
+		ws, err := f.Workspace()
+		if err != nil {
 			return err
 		}
-		path = ws.MatrixPath()
-	} else {
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(f.Cwd, path)
+		src, tracked, err := stagedFile(ctx, ws.Root, ws.MatrixPath())
+		if err != nil {
+			return err
 		}
-		// A matrix inside a workspace's .agent/ also gets the workspace checks.
-		if filepath.Base(filepath.Dir(path)) == ".agent" {
-			ws, _ = workspace.New(filepath.Dir(filepath.Dir(path)))
+		if !tracked {
+			fmt.Fprintln(f.IO.ErrOut, "the matrix is not staged or tracked in git; nothing to check")
+			return nil
+		}
+		results = append(results, validateBytes(f, ws, src, ws.MatrixPath()))
+	case len(opts.Files) == 0:
+		ws, err := f.Workspace()
+		if err != nil {
+			return err
+		}
+		r, err := validateFile(f, ws, ws.MatrixPath())
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	default:
+		for _, path := range opts.Files {
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(f.Cwd, path)
+			}
+			// A matrix inside a workspace's .agent/ also gets the workspace checks.
+			var ws *workspace.Workspace
+			if filepath.Base(filepath.Dir(path)) == ".agent" {
+				ws, _ = workspace.New(filepath.Dir(filepath.Dir(path)))
+			}
+			r, err := validateFile(f, ws, path)
+			if err != nil {
+				return err
+			}
+			results = append(results, r)
 		}
 	}
+	failed := false
+	for _, r := range results {
+		failed = failed || r.Errors > 0
+	}
+	if opts.Format == "json" {
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		var v any = results
+		if len(results) == 1 {
+			v = results[0]
+		}
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range results {
+			for _, d := range r.Diagnostics {
+				fmt.Fprintln(f.IO.Out, d.String())
+			}
+			if len(r.Diagnostics) == 0 {
+				fmt.Fprintf(f.IO.ErrOut, "%s: %d tasks, no problems\n", r.File, r.Tasks)
+			}
+		}
+	}
+	if failed {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func validateFile(f *Factory, ws *workspace.Workspace, path string) (validationResult, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("read matrix: %w; pass the path of a DEVELOPMENT_MATRIX.md or run `agentinfra init`", err)
+		return validationResult{}, fmt.Errorf("read matrix: %w; pass the path of a DEVELOPMENT_MATRIX.md or run `agentinfra init`", err)
 	}
+	return validateBytes(f, ws, src, path), nil
+}
+
+func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string) validationResult {
 	doc := matrix.Parse(src)
 	shown := displayPath(f.Cwd, path)
 	diags := matrix.Validate(ws, doc, shown, f.Getenv)
@@ -80,38 +160,35 @@ func runValidate(f *Factory, opts *validateOptions) error {
 		diags = append(diags, matrix.Diagnostic{File: shown, Line: 1, Col: 1, Severity: matrix.SeverityWarning,
 			Message: "no task table found (a table whose header has ID and Status columns)"})
 	}
-	if opts.Format == "json" {
-		out := struct {
-			File        string              `json:"file"`
-			Tasks       int                 `json:"tasks"`
-			Errors      int                 `json:"errors"`
-			Warnings    int                 `json:"warnings"`
-			Diagnostics []matrix.Diagnostic `json:"diagnostics"`
-		}{File: shown, Tasks: len(doc.IDs()), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
-		for _, d := range diags {
-			if d.Severity == matrix.SeverityError {
-				out.Errors++
-			} else {
-				out.Warnings++
-			}
-		}
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return err
-		}
-	} else {
-		for _, d := range diags {
-			fmt.Fprintln(f.IO.Out, d.String())
+	r := validationResult{File: shown, Tasks: len(doc.IDs()), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
+	for _, d := range diags {
+		if d.Severity == matrix.SeverityError {
+			r.Errors++
+		} else {
+			r.Warnings++
 		}
 	}
-	if matrix.HasErrors(diags) {
-		return &exitError{code: 1}
+	return r
+}
+
+// stagedFile reads path as staged in git's index (git show :path).
+func stagedFile(ctx context.Context, root, path string) ([]byte, bool, error) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return nil, false, err
 	}
-	if opts.Format == "text" && len(diags) == 0 {
-		fmt.Fprintf(f.IO.ErrOut, "%s: %d tasks, no problems\n", shown, len(doc.IDs()))
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "show", ":"+filepath.ToSlash(rel))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := stderr.String()
+		if strings.Contains(msg, "does not exist") || strings.Contains(msg, "not in the index") || strings.Contains(msg, "exists on disk, but not in") {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("read staged matrix with git: %w: %s", err, strings.TrimSpace(msg))
 	}
-	return nil
+	return out, true, nil
 }
 
 // displayPath shows path relative to the current directory when it is below it.
