@@ -1,0 +1,26 @@
+# Recipes for agentinfra. Install just with: npm install -g rust-just
+
+# Run the tests (the README's command).
+test:
+    go test ./...
+
+# Run the tests the way CI does: real agent CLIs, MCP Inspector, stress.
+ci:
+    bash .ci/run
+
+# Benchmarks behind the README's figures.
+bench:
+    go test ./matrix ./mcpserver ./dispatch -run '^$' -bench . -benchmem
+
+# Fuzz the matrix parser and writer (default 2 minutes).
+fuzz time="2m":
+    go test ./matrix -run '^$' -fuzz '^FuzzParseWrite$' -fuzztime {{time}}
+
+# gofmt and go vet.
+lint:
+    test -z "$(gofmt -l $(git ls-files '*.go'))"
+    go vet ./...
+
+# Install the pinned npm tools (agent CLIs, MCP Inspector) into .tools/npm.
+tools:
+    bash scripts/install-tools.sh
