@@ -186,8 +186,15 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	if line == string(d.src[r.span.start:r.span.end]) {
 		return d.taskOf(r), nil
 	}
+	old, nrows := *d, len(d.rows)
 	d.splice(r.span, line)
-	t, _ := d.Task(id)
+	// A value must never change the table around the row; guardRowEnds
+	// prevents the known ways, this catches any other.
+	t, ok := d.Task(id)
+	if !ok || t.Line != r.line || len(d.rows) != nrows {
+		*d = old
+		return Task{}, refusedf("%v: the new values would change the table structure at line %d (task %s); nothing was changed", ErrRefused, r.line, id)
+	}
 	return t, nil
 }
 
@@ -245,8 +252,46 @@ func (d *Doc) rewriteRow(r *row, values map[int]string) string {
 		pos = int(c.text.end)
 	}
 	b.Write(d.src[pos:r.span.end])
-	return b.String()
+	first, okFirst := values[0]
+	last, okLast := values[len(r.cells)-1]
+	orig := strings.Trim(string(d.src[r.span.start:r.span.end]), " \t")
+	lead := okFirst && needsLeadingPipe(escapeCell(first)) && !strings.HasPrefix(orig, "|")
+	trail := okLast && needsTrailingPipe(escapeCell(last)) && (len(orig) < 2 || !strings.HasSuffix(orig, "|"))
+	return guardRowEnds(b.String(), lead, trail)
 }
+
+// guardRowEnds adds the outer pipes a row without them needs once its first
+// or last cell holds a value that GFM would misread there.
+func guardRowEnds(line string, lead, trail bool) string {
+	if lead {
+		body := strings.TrimLeft(line, " \t")
+		line = line[:len(line)-len(body)] + "| " + body
+	}
+	if trail {
+		line = strings.TrimRight(line, " \t") + " |"
+	}
+	return line
+}
+
+// needsLeadingPipe reports whether an escaped value, first on a row line
+// without a leading pipe, would not read back: empty (the cell vanishes) or
+// the start of a block that interrupts the table's paragraph (heading, list,
+// quote, fence, HTML block), which would end the table there.
+func needsLeadingPipe(v string) bool {
+	if v == "" || strings.IndexByte("#>-+*`~<=_", v[0]) >= 0 {
+		return true
+	}
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	return i > 0 && i < len(v) && (v[i] == '.' || v[i] == ')') // ordered list
+}
+
+// needsTrailingPipe reports whether an escaped value, last on a row line
+// without a trailing pipe, would not read back: empty, or ending in an
+// escaped pipe, which GFM strips as if it were the outer pipe.
+func needsTrailingPipe(v string) bool { return v == "" || strings.HasSuffix(v, "|") }
 
 // AddTask appends t as a new row at the end of a task table: the table whose
 // rows all share t's priority when the file keeps one table per priority, else
@@ -285,10 +330,15 @@ func (d *Doc) AddTask(t Task) error {
 		cells[i] = escapeCell(v)
 	}
 	line := strings.Join(cells, " | ")
-	if tbl.pipes {
+	if tbl.pipes || needsLeadingPipe(cells[0]) || needsTrailingPipe(cells[len(cells)-1]) {
 		line = "| " + line + " |"
 	}
+	old, nrows := *d, len(d.rows)
 	d.splice(span{tbl.lastEnd, tbl.lastEnd}, tbl.eol+line)
+	if _, ok := d.Task(t.ID); !ok || len(d.rows) != nrows+1 {
+		*d = old
+		return fmt.Errorf("%w: the new row for %s would change the table structure; nothing was changed", ErrRefused, t.ID)
+	}
 	return nil
 }
 

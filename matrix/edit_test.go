@@ -1,0 +1,410 @@
+package matrix
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Tables with the free-text Description column in every awkward place: with
+// and without outer pipes, first, in the middle, last, in tight cells.
+var escapeTables = map[string]string{
+	"pipes": "| ID | Status | Description | Created | Updated |\n|----|--------|-------------|---------|---------|\n" +
+		"| 0000a1 | TODO | old | 2026-01-01 | 2026-01-01 |\n| 0000a2 | DONE | other | 2026-01-01 | 2026-01-01 |\n",
+	"tight":              "|ID|Status|Description|Updated|\n|-|-|-|-|\n|0000a1|TODO|old|2026-01-01|\n|0000a2|DONE|other|2026-01-01|\n",
+	"nopipes-first":      "Description | ID | Status\n---|---|---\nold | 0000a1 | TODO\nother | 0000a2 | DONE\n",
+	"nopipes-last":       "ID | Status | Description\n---|---|---\n0000a1 | TODO | old\n0000a2 | DONE | other\n",
+	"crlf-nopipes-first": "Description | ID | Status\r\n---|---|---\r\nold | 0000a1 | TODO\r\nother | 0000a2 | DONE\r\n",
+	"empty-description":  "| ID | Status | Description |\n|---|---|---|\n| 0000a1 | TODO | |\n| 0000a2 | DONE | |\n",
+}
+
+// Values that could split a row or a cell, or end the table, if written raw.
+var nastyValues = []string{
+	"a | b",
+	"|",
+	"||",
+	`a \| b`,
+	`\`,
+	`trailing backslash \`,
+	`\\`,
+	"line\nbreak",
+	"crlf\r\nbreak",
+	"cr\rbreak",
+	"\n",
+	"  padded  ",
+	"`code | with pipe`",
+	"# looks like a heading",
+	"- looks like a list",
+	"* star list",
+	"+ plus list",
+	"1. ordered",
+	"1) ordered",
+	"> quote",
+	"```",
+	"~~~ fence",
+	"<div>",
+	"<!-- comment",
+	"<script>",
+	"---",
+	"***",
+	"=====",
+	"|---|---|",
+	"    indented",
+	"\ttab",
+	"日本語 🚀 | ✨",
+	"",
+}
+
+// wantValue is what a value reads back as: line breaks become spaces, the
+// ends are trimmed, everything else is kept.
+func wantValue(v string) string {
+	v = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(v)
+	return strings.TrimSpace(v)
+}
+
+func TestWrittenValuesNeverSplitARow(t *testing.T) {
+	for tname, src := range escapeTables {
+		for _, v := range nastyValues {
+			t.Run(tname+"/"+v, func(t *testing.T) {
+				d := Parse([]byte(src))
+				if len(d.Diagnostics()) != 0 || len(d.Tasks()) != 2 {
+					t.Fatalf("bad fixture: %v", d.Diagnostics())
+				}
+				before := append([]byte{}, d.Bytes()...)
+				line := d.Tasks()[0].Line
+				if _, err := d.UpdateTask("0000a1", Update{Description: Str(v)}, goldenNow); err != nil {
+					t.Fatalf("update: %v", err)
+				}
+				assertOneLineChanged(t, before, d.Bytes(), line)
+				checkEscaped(t, d, "0000a1", v)
+
+				before = append([]byte{}, d.Bytes()...)
+				added, err := d.CreateTask(Task{ID: "0000b1", Description: "x" + v}, goldenNow)
+				if err != nil {
+					t.Fatalf("add: %v", err)
+				}
+				assertOneLineAdded(t, before, d.Bytes(), added.Line)
+				checkEscaped(t, d, "0000b1", "x"+v)
+			})
+		}
+	}
+}
+
+// checkEscaped re-parses d's bytes and checks that task id holds value v in a
+// row with the right cell count, and that no other task was lost.
+func checkEscaped(t *testing.T, d *Doc, id, v string) {
+	t.Helper()
+	re := Parse(d.Bytes())
+	if diags := re.Diagnostics(); len(diags) != 0 {
+		t.Fatalf("written file has diagnostics %v:\n%s", diags, d.Bytes())
+	}
+	if got, want := len(re.Tasks()), len(d.Tasks()); got != want || want < 2 {
+		t.Fatalf("re-parse finds %d tasks, the doc says %d:\n%s", got, want, d.Bytes())
+	}
+	tk, ok := re.Task(id)
+	if !ok {
+		t.Fatalf("task %s is gone:\n%s", id, d.Bytes())
+	}
+	if tk.Description != wantValue(v) {
+		t.Errorf("description reads back as %q, want %q; line: %q", tk.Description, wantValue(v), lineOf(d.Bytes(), tk.Line))
+	}
+	for _, r := range re.rows {
+		if len(r.cells) != len(r.tbl.cols) {
+			t.Errorf("line %d has %d cells, want %d", r.line, len(r.cells), len(r.tbl.cols))
+		}
+	}
+}
+
+func TestUpdateEveryField(t *testing.T) {
+	src := "| ID | Status | Priority | Difficulty | Mode | Skills | Agents | Description | Created | Updated | Owner |\n" +
+		"|---|---|---|---|---|---|---|---|---|---|---|\n" +
+		"| 0000c1 | TODO | P2 | med | | | @ann | Task | 2026-01-01 | 2026-01-01 | |\n"
+	tests := []struct {
+		name  string
+		u     Update
+		check func(Task) bool
+	}{
+		{"status alias", Update{Status: Str("in progress")}, func(t Task) bool { return t.Status == "IN_PROGRESS" }},
+		{"priority digit", Update{Priority: Str("1")}, func(t Task) bool { return t.Priority == "P1" }},
+		{"difficulty medium", Update{Difficulty: Str("Hard")}, func(t Task) bool { return t.Difficulty == "hard" }},
+		{"mode into empty cell", Update{Mode: Str("coder")}, func(t Task) bool { return t.Mode == "coder" }},
+		{"skills", Update{Skills: &[]string{"go-testing", " code-review "}}, func(t Task) bool { return strings.Join(t.Skills, ",") == "go-testing,code-review" }},
+		{"agents added once", Update{AddAgents: []string{"bob", "@ann", "@bob"}}, func(t Task) bool { return strings.Join(t.Agents, " ") == "@ann @bob" }},
+		{"extra column by name", Update{Set: map[string]string{"OWNER": "Zed | Z"}}, func(t Task) bool { return t.Extra["Owner"] == "Zed | Z" }},
+		{"alias by Set", Update{Set: map[string]string{"priority": "p4", "Difficulty": "easy"}}, func(t Task) bool { return t.Priority == "P4" && t.Difficulty == "easy" }},
+		{"explicit Updated wins", Update{Set: map[string]string{"Updated": "2026-06-30 09:15"}}, func(t Task) bool { return t.Updated == "2026-06-30 09:15" }},
+		{"Updated set to today", Update{Status: Str("DONE")}, func(t Task) bool { return t.Updated == "2026-07-01" && t.Created == "2026-01-01" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Parse([]byte(src))
+			after, err := d.UpdateTask("0000c1", tc.u, goldenNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			re, _ := Parse(d.Bytes()).Task("0000c1")
+			if !tc.check(after) || !tc.check(re) {
+				t.Errorf("returned %+v\nre-parsed %+v\nline %q", after, re, lineOf(d.Bytes(), 3))
+			}
+			assertOneLineChanged(t, []byte(src), d.Bytes(), 3)
+			if diags := Parse(d.Bytes()).Diagnostics(); len(diags) != 0 {
+				t.Errorf("diagnostics after update: %v", diags)
+			}
+		})
+	}
+}
+
+// writeMatrix puts src into a fresh matrix file and returns its store.
+func writeMatrix(t testing.TB, src string) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "DEVELOPMENT_MATRIX.md")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return NewStore(path)
+}
+
+// assertUntouched checks the matrix still holds src and no temp file was left.
+func assertUntouched(t *testing.T, s *Store, src string) {
+	t.Helper()
+	got, err := os.ReadFile(s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != src {
+		t.Errorf("the matrix was changed:\n%s", got)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(s.Path))
+	for _, e := range entries {
+		if e.Name() != filepath.Base(s.Path) && e.Name() != filepath.Base(s.LockPath()) {
+			t.Errorf("stray file %s next to the matrix", e.Name())
+		}
+	}
+}
+
+func TestStoreRefusals(t *testing.T) {
+	ctx := context.Background()
+	const src = "# M\n\n| ID | Status | Pri | Diff | Description | Created |\n|---|---|---|---|---|---|\n" +
+		"| 3fa9c1 | TODO | P1 | easy | Good row | 2026-01-01 |\n" +
+		"| 3fa9c2 | STARTED | P1 | easy | Row with an error | 2026-01-01 |\n" +
+		"| 77aa00 | TODO | P2 | med | Another good row | 2026-01-01 |\n"
+	tests := []struct {
+		name    string
+		op      func(s *Store) error
+		is      error
+		mention []string
+	}{
+		{"row with errors", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c2", Update{Status: Str("DONE")}, goldenNow)
+			return err
+		}, ErrRefused, []string{"3fa9c2", "line 6", "agentinfra validate"}},
+		{"unknown ID suggests close ones", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c3", Update{Status: Str("DONE")}, goldenNow)
+			return err
+		}, ErrNotFound, []string{`"3fa9c3"`, "did you mean 3fa9c1, 3fa9c2"}},
+		{"unknown ID without close ones", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "000000", Update{Status: Str("DONE")}, goldenNow)
+			return err
+		}, ErrNotFound, []string{"agentinfra task list"}},
+		{"invalid status", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Status: Str("STARTED")}, goldenNow)
+			return err
+		}, ErrInvalid, []string{`"STARTED"`, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"}},
+		{"invalid priority", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Priority: Str("P0")}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"P1, P2, P3, P4"}},
+		{"invalid difficulty", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Difficulty: Str("trivial")}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"easy, med, hard"}},
+		{"invalid date", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Set: map[string]string{"Created": "2026-02-30"}}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"YYYY-MM-DD"}},
+		{"unknown column", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Set: map[string]string{"Owner": "x"}}, goldenNow)
+			return err
+		}, ErrInvalid, []string{`"Owner"`, "ID, Status, Pri, Diff, Description, Created"}},
+		{"ID cannot change", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Set: map[string]string{"id": "123456"}}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"ID column"}},
+		{"bad mode", func(s *Store) error {
+			_, err := s.Create(ctx, Task{Mode: "../etc", Description: "x"}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"mode"}},
+		{"bad mention", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{AddAgents: []string{"not a mention"}}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"@mention"}},
+		{"create with a used ID", func(s *Store) error {
+			_, err := s.Create(ctx, Task{ID: "77aa00", Description: "dup"}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"77aa00", "line 7"}},
+		{"create with a bad status", func(s *Store) error {
+			_, err := s.Create(ctx, Task{Status: "NOPE", Description: "x"}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"TODO, IN_PROGRESS"}},
+		{"create without description", func(s *Store) error {
+			_, err := s.Create(ctx, Task{}, goldenNow)
+			return err
+		}, ErrInvalid, []string{"description"}},
+		{"change that would add an error", func(s *Store) error {
+			_, err := s.Modify(ctx, func(d *Doc) error {
+				r := d.byID["3fa9c1"][0]
+				d.splice(r.span, "| 3fa9c1 | TODO | P1 |") // too few cells
+				return nil
+			})
+			return err
+		}, ErrRefused, []string{"line 5", "cells", "nothing was written"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := writeMatrix(t, src)
+			err := tc.op(s)
+			if !errors.Is(err, tc.is) {
+				t.Fatalf("err = %v, want errors.Is %v", err, tc.is)
+			}
+			for _, m := range tc.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not mention %q", err, m)
+				}
+			}
+			assertUntouched(t, s, src)
+		})
+	}
+
+	t.Run("good row in a file with errors elsewhere", func(t *testing.T) {
+		s := writeMatrix(t, src)
+		before, after, err := s.UpdateTask(ctx, "77aa00", Update{Status: Str("DONE")}, goldenNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if before.Status != "TODO" || after.Status != "DONE" {
+			t.Errorf("before %+v after %+v", before, after)
+		}
+		got, _ := os.ReadFile(s.Path)
+		assertOneLineChanged(t, []byte(src), got, 7)
+	})
+}
+
+func TestStoreCreateDefaults(t *testing.T) {
+	s := writeMatrix(t, "# M\n\n"+CanonicalHeader+"\nAfter.\n")
+	now := time.Date(2026, 3, 4, 23, 59, 0, 0, time.UTC)
+	tk, err := s.Create(context.Background(), Task{Description: "New", Agents: []string{"bob"}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ValidID(tk.ID) || tk.Status != "TODO" || tk.Priority != "P2" || tk.Difficulty != "med" ||
+		tk.Created != "2026-03-04" || tk.Updated != "2026-03-04" || strings.Join(tk.Agents, ",") != "@bob" || tk.Line != 5 {
+		t.Errorf("created %+v", tk)
+	}
+	d, err := s.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := d.Task(tk.ID); !ok || got.Description != "New" {
+		t.Errorf("task not in the file: %s", d.Bytes())
+	}
+	if !strings.HasSuffix(string(d.Bytes()), "\nAfter.\n") {
+		t.Errorf("prose after the table changed:\n%s", d.Bytes())
+	}
+}
+
+func TestCreateInFileWithoutTaskTable(t *testing.T) {
+	const src = "# Notes\n\n| Name | Value |\n|---|---|\n| a | b |\n"
+	s := writeMatrix(t, src)
+	_, err := s.Create(context.Background(), Task{Description: "x"}, goldenNow)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "| ID | Status |") {
+		t.Fatalf("err = %v, want ErrRefused showing the header to add", err)
+	}
+	assertUntouched(t, s, src)
+}
+
+// fakeRand returns a randRead that yields the given 3-byte IDs in turn.
+func fakeRand(t *testing.T, ids ...string) (restore func(), calls *int) {
+	t.Helper()
+	n := 0
+	old := randRead
+	randRead = func(b []byte) (int, error) {
+		if n >= len(ids) {
+			t.Fatalf("randRead called %d times, only %d IDs given", n+1, len(ids))
+		}
+		id := ids[n]
+		n++
+		for i := 0; i < 3; i++ {
+			var v byte
+			for _, c := range id[2*i : 2*i+2] {
+				v = v*16 + byte(strings.IndexRune("0123456789abcdef", c))
+			}
+			b[i] = v
+		}
+		return len(b), nil
+	}
+	return func() { randRead = old }, &n
+}
+
+func TestNewIDCollisions(t *testing.T) {
+	ctx := context.Background()
+	const src = "| ID | Status | Description |\n|---|---|---|\n| aaaaaa | TODO | a |\n| bbbbbb | TODO | b |\n"
+
+	t.Run("two collisions then success", func(t *testing.T) {
+		restore, calls := fakeRand(t, "aaaaaa", "bbbbbb", "cccccc")
+		defer restore()
+		s := writeMatrix(t, src)
+		tk, err := s.Create(ctx, Task{Description: "c"}, goldenNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.ID != "cccccc" || *calls != 3 {
+			t.Errorf("ID %s after %d draws, want cccccc after 3", tk.ID, *calls)
+		}
+		d, _ := s.Load(ctx)
+		if ids := strings.Join(d.IDs(), " "); ids != "aaaaaa bbbbbb cccccc" {
+			t.Errorf("IDs in the file: %s", ids)
+		}
+	})
+
+	t.Run("three collisions fail clearly", func(t *testing.T) {
+		restore, calls := fakeRand(t, "aaaaaa", "bbbbbb", "aaaaaa")
+		defer restore()
+		s := writeMatrix(t, src)
+		_, err := s.Create(ctx, Task{Description: "c"}, goldenNow)
+		if err == nil || !strings.Contains(err.Error(), "3 random task IDs in a row collided") || !strings.Contains(err.Error(), "try again") {
+			t.Fatalf("err = %v, want a clear collision error", err)
+		}
+		if *calls != 3 {
+			t.Errorf("%d draws, want 3", *calls)
+		}
+		assertUntouched(t, s, src)
+	})
+
+	t.Run("random source failure", func(t *testing.T) {
+		old := randRead
+		defer func() { randRead = old }()
+		randRead = func([]byte) (int, error) { return 0, errors.New("entropy gone") }
+		s := writeMatrix(t, src)
+		if _, err := s.Create(ctx, Task{Description: "c"}, goldenNow); err == nil || !strings.Contains(err.Error(), "entropy gone") {
+			t.Fatalf("err = %v", err)
+		}
+		assertUntouched(t, s, src)
+	})
+}
+
+func TestParseDiagnosticPositions(t *testing.T) {
+	// Columns count runes, so a diagnostic after non-ASCII text points at the cell.
+	src := "| Description | ID | Status |\n|---|---|---|\n| 日本語 | 0000d1 | NOPE |\n"
+	diags := Parse([]byte(src)).Diagnostics()
+	if len(diags) != 1 || diags[0].Line != 3 || diags[0].Col != 18 {
+		t.Fatalf("diags = %v, want one at 3:18", diags)
+	}
+	if got := []rune(lineOf([]byte(src), 3))[diags[0].Col-1:]; !bytes.HasPrefix([]byte(string(got)), []byte("NOPE")) {
+		t.Errorf("column points at %q", string(got))
+	}
+}
