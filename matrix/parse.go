@@ -296,11 +296,14 @@ func (d *Doc) readTask(r *row) {
 		if i >= len(r.cells) {
 			break
 		}
-		if col.canonical == "" {
-			continue
+		switch col.canonical {
+		case ColID, ColStatus, ColPri, ColDiff, ColCreated, ColUpdated:
+		default:
+			continue // free text: nothing to check
 		}
 		c := r.cells[i]
-		v := unescapeCell(d.str[c.text.start:c.text.end])
+		// No unescaping: a `\|` makes these values invalid either way.
+		v := d.str[c.text.start:c.text.end]
 		if col.canonical == ColID {
 			r.id = v
 		}
