@@ -82,9 +82,36 @@ func parseFrontMatter(path string, src []byte) (*frontMatter, error) {
 	if err := root.Decode(&meta); err != nil {
 		return nil, yamlError(path, fm.yamlStart, err)
 	}
+	for k, v := range meta {
+		meta[k] = jsonSafe(v)
+	}
 	fm.node = root
 	fm.meta = meta
 	return fm, nil
+}
+
+// jsonSafe turns maps with non-string keys (YAML allows `1: x`) into
+// map[string]any, recursively, so Meta always encodes as JSON.
+func jsonSafe(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = jsonSafe(e)
+		}
+		return v
+	case map[any]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[fmt.Sprint(k)] = jsonSafe(e)
+		}
+		return out
+	case []any:
+		for i, e := range v {
+			v[i] = jsonSafe(e)
+		}
+		return v
+	}
+	return v
 }
 
 func kindName(k yaml.Kind) string {

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -329,6 +330,22 @@ func TestYAMLErrorLines(t *testing.T) {
 		}
 		if fe.Line != tc.want && fe.Line != tc.want+1 {
 			t.Errorf("%q: line %d (%s), want %d", tc.src, fe.Line, fe.Msg, tc.want)
+		}
+	}
+}
+
+func TestMetaAlwaysEncodesAsJSON(t *testing.T) {
+	fm, err := parseFrontMatter("f.md", []byte("---\nname: x\nmeta:\n  1: one\n  nested: {true: yes}\nlist: [{2: two}]\nwhen: 2026-11-21\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := json.Marshal(fm.meta)
+	if err != nil {
+		t.Fatalf("meta does not encode as JSON: %v (%#v)", err, fm.meta)
+	}
+	for _, want := range []string{`"1":"one"`, `"true":"yes"`, `"2":"two"`} {
+		if !strings.Contains(string(j), want) {
+			t.Errorf("%s lacks %s", j, want)
 		}
 	}
 }
