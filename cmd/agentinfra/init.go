@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+func init() { registerCommand(newCmdInit) }
+
+func newCmdInit(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create .agent/ (matrix, task folders, starter agent modes, template) in the workspace root",
+		Long: `init creates .agent/ in the workspace root (--root, else $AGENTINFRA_ROOT, else the
+current folder) with DEVELOPMENT_MATRIX.md, tasks/, archive/, skills/, agents/ holding
+starter modes (coder, reviewer, oracle, explorer) and templates/unified_task.md.
+
+It never overwrites a file that exists, so it is safe to run again: it creates only
+what is missing and lists what it created.`,
+		Example: `  agentinfra init
+  agentinfra init --root ~/src/myrepo
+  agentinfra init --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := f.Root
+			if root == "" && f.Getenv != nil {
+				root = f.Getenv(workspace.EnvRoot)
+			}
+			if root == "" {
+				root = f.Cwd
+			}
+			ws, err := workspace.New(root)
+			if err != nil {
+				return err
+			}
+			created, err := scaffold.Init(cmd.Context(), ws.Root)
+			if asJSON {
+				if err != nil {
+					return err
+				}
+				enc := json.NewEncoder(f.IO.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Root    string   `json:"root"`
+					Created []string `json:"created"`
+				}{ws.Root, created})
+			}
+			for _, c := range created {
+				fmt.Fprintln(f.IO.Out, "created", c)
+			}
+			if err != nil {
+				return err
+			}
+			if len(created) == 0 {
+				fmt.Fprintf(f.IO.Out, "nothing to do: %s/.agent is complete\n", ws.Root)
+				return nil
+			}
+			fmt.Fprintf(f.IO.Out, "workspace ready in %s; next: agentinfra task create --description \"...\" --mode coder\n", ws.Root)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {root, created} as JSON")
+	return cmd
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+func init() { registerCommand(newCmdTask) }
+
+func newCmdTask(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "task",
+		Short: "Create, update, list, show and archive tasks in the matrix",
+		Long: `task works on the rows of .agent/DEVELOPMENT_MATRIX.md and the task folders
+.agent/tasks/{id}_{slug}/. Every change takes the matrix lock and rewrites only the
+row it changes; everything else in the file keeps its bytes.
+
+Exit codes: 0 success, 1 failure, 2 usage error (unknown flag or refused value).`,
+		Example: `  agentinfra task create --description "Add retry to fetcher" --mode coder --skills go-testing
+  agentinfra task list --status TODO,IN_PROGRESS --sort priority
+  agentinfra task update 3f9a2c --status IN_PROGRESS --agent @coder
+  agentinfra task show 3f9a2c
+  agentinfra task archive --all-done`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newCmdTaskCreate(f), newCmdTaskUpdate(f), newCmdTaskList(f), newCmdTaskShow(f), newCmdTaskArchive(f))
+	return cmd
+}
+
+// taskErr turns refused values into usage errors (exit 2); the rest exit 1.
+func taskErr(err error) error {
+	if err != nil && errors.Is(err, matrix.ErrInvalid) {
+		return &usageError{err}
+	}
+	return err
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func rel(ws *workspace.Workspace, p string) string {
+	if p == "" {
+		return ""
+	}
+	return scaffold.RelPath(ws, p)
+}
+
+// useColor: only on a terminal, and never with NO_COLOR set (https://no-color.org).
+func useColor(f *Factory) bool {
+	return f.IO.IsTTY && (f.Getenv == nil || f.Getenv("NO_COLOR") == "")
+}
+
+var statusColors = map[string]string{
+	"TODO": "33", "IN_PROGRESS": "36", "BLOCKED": "31", "REVIEW": "35", "DONE": "32",
+}
+
+func colorize(on bool, code, s string) string {
+	if !on || code == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// splitCSV splits "a,b" lists given to flags.
+func splitCSV(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

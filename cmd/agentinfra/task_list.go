@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/matrix"
+)
+
+func newCmdTaskList(f *Factory) *cobra.Command {
+	var (
+		q      matrix.Query
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list [flags]",
+		Short: "List tasks, filtered and sorted",
+		Long: `list prints the matrix's tasks that match every filter given. Filters match case-
+insensitively; --status and --priority take comma-separated lists; --query matches
+when every word appears in the ID, description, mode, skills, agents or an extra column.
+
+On a terminal the output is an aligned table fitted to the terminal width (colour
+unless NO_COLOR is set); piped, it is one tab-separated line per task with the fields
+id, status, priority, difficulty, mode, skills, agents, description, created, updated.
+--json prints an array of tasks ([] when none match).
+
+--sort: file (default), priority (P1 first), created (oldest first), updated (newest
+first); prefix - to reverse.`,
+		Example: `  agentinfra task list --status TODO
+  agentinfra task list --status TODO,IN_PROGRESS --priority P1,P2 --sort priority
+  agentinfra task list --mode coder --agent @coder --skill go-testing
+  agentinfra task list --query "retry fetcher" --limit 5 --json
+  agentinfra task list --status DONE | cut -f1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// A short-lived process: trade memory for time on big matrices.
+			debug.SetGCPercent(400)
+			nq, err := q.Normalize()
+			if err != nil {
+				return &usageError{err}
+			}
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			d, err := matrix.NewStore(ws.MatrixPath()).Load(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if n := countErrors(d.Diagnostics()); n > 0 {
+				fmt.Fprintf(f.IO.ErrOut, "warning: the matrix has %d error(s); rows with errors may be missing or incomplete; run `agentinfra validate`\n", n)
+			}
+			tasks := nq.Apply(d.Tasks())
+			w := bufio.NewWriterSize(f.IO.Out, 64<<10)
+			switch {
+			case asJSON:
+				if err := writeJSON(w, tasks); err != nil {
+					return err
+				}
+			case f.IO.IsTTY:
+				if len(tasks) == 0 {
+					fmt.Fprintln(f.IO.ErrOut, "no tasks match")
+				} else {
+					writeTable(w, tasks, f.IO.Width, useColor(f))
+				}
+			default:
+				writeTSV(w, tasks)
+			}
+			return w.Flush()
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVarP(&q.Status, "status", "s", nil, "statuses, comma-separated: "+strings.Join(matrix.Statuses, ", "))
+	fl.StringSliceVarP(&q.Priority, "priority", "p", nil, "priorities, comma-separated: "+strings.Join(matrix.Priorities, ", "))
+	fl.StringVarP(&q.Mode, "mode", "m", "", "only tasks of this agent mode")
+	fl.StringVar(&q.Agent, "agent", "", "only tasks mentioning this @agent")
+	fl.StringVar(&q.Skill, "skill", "", "only tasks using this skill")
+	fl.StringVarP(&q.Text, "query", "q", "", "only tasks whose text holds every word")
+	fl.StringVar(&q.Sort, "sort", "", "file, priority, created or updated (prefix - to reverse)")
+	fl.IntVarP(&q.Limit, "limit", "n", 0, "print at most N tasks (0: all)")
+	fl.BoolVar(&asJSON, "json", false, "print a JSON array of tasks")
+	return cmd
+}
+
+func countErrors(ds []matrix.Diagnostic) int {
+	n := 0
+	for _, d := range ds {
+		if d.Severity == matrix.SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+func writeTSV(w io.Writer, tasks []matrix.Task) {
+	clean := strings.NewReplacer("\t", " ", "\n", " ")
+	for _, t := range tasks {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Priority, t.Difficulty, t.Mode,
+			strings.Join(t.Skills, ","), strings.Join(t.Agents, " "), clean.Replace(t.Description), t.Created, t.Updated)
+	}
+}
+
+// writeTable prints an aligned table; the description (last) is cut to fit width.
+func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
+	head := []string{"ID", "STATUS", "PRI", "DIFF", "MODE", "SKILLS", "AGENTS", "UPDATED", "DESCRIPTION"}
+	rows := make([][]string, len(tasks))
+	widths := make([]int, len(head))
+	for i, h := range head {
+		widths[i] = len(h)
+	}
+	for i, t := range tasks {
+		r := []string{t.ID, t.Status, t.Priority, t.Difficulty, t.Mode, strings.Join(t.Skills, ","), strings.Join(t.Agents, " "), t.Updated, t.Description}
+		for j, c := range r[:len(r)-1] {
+			widths[j] = max(widths[j], utf8.RuneCountInString(c))
+		}
+		rows[i] = r
+	}
+	const gap = 2
+	used := 0
+	for _, wd := range widths[:len(widths)-1] {
+		used += wd + gap
+	}
+	descMax := -1 // no limit
+	if width > 0 {
+		descMax = max(width-used, 12)
+	}
+	line := func(cells []string, header bool) {
+		var b strings.Builder
+		for j, c := range cells {
+			last := j == len(cells)-1
+			if last && descMax >= 0 {
+				c = truncate(c, descMax)
+			}
+			styled := c
+			switch {
+			case header:
+				styled = colorize(color, "1", c)
+			case j == 1:
+				styled = colorize(color, statusColors[c], c)
+			case j == 2 && c == "P1":
+				styled = colorize(color, "1;31", c)
+			case j == 0:
+				styled = colorize(color, "2", c)
+			}
+			b.WriteString(styled)
+			if !last {
+				b.WriteString(strings.Repeat(" ", widths[j]-utf8.RuneCountInString(c)+gap))
+			}
+		}
+		b.WriteByte('\n')
+		io.WriteString(w, b.String())
+	}
+	line(head, true)
+	for _, r := range rows {
+		line(r, false)
+	}
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 1 {
+		return "…"
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/matrix"
+)
+
+func newCmdTaskShow(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a task's row, its folder and its README",
+		Example: `  agentinfra task show 3f9a2c
+  agentinfra task show 3f9a2c --json | jq -r .readme`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			d, err := matrix.NewStore(ws.MatrixPath()).Load(cmd.Context())
+			if err != nil {
+				return err
+			}
+			t, ok := d.Task(id)
+			if !ok {
+				msg := fmt.Sprintf("%v: no task with ID %q", matrix.ErrNotFound, id)
+				if s := matrix.Suggest(id, d.IDs()); len(s) > 0 {
+					msg += "; did you mean " + strings.Join(s, ", ") + "?"
+				} else {
+					msg += "; run `agentinfra task list` to see the IDs"
+				}
+				return errors.New(msg)
+			}
+			dir, archived := ws.FindTaskDir(id)
+			readme := ""
+			if dir != "" {
+				b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("read task README: %w", err)
+				}
+				readme = string(b)
+			}
+			if asJSON {
+				return writeJSON(f.IO.Out, struct {
+					Task     matrix.Task `json:"task"`
+					Dir      string      `json:"dir"`
+					Archived bool        `json:"archived"`
+					Readme   string      `json:"readme"`
+				}{t, rel(ws, dir), archived, readme})
+			}
+			w := f.IO.Out
+			fields := [][2]string{
+				{"ID", t.ID}, {"Status", t.Status}, {"Priority", t.Priority}, {"Difficulty", t.Difficulty},
+				{"Mode", t.Mode}, {"Skills", strings.Join(t.Skills, ", ")}, {"Agents", strings.Join(t.Agents, " ")},
+				{"Description", t.Description}, {"Created", t.Created}, {"Updated", t.Updated},
+			}
+			var extra []string
+			for k := range t.Extra {
+				extra = append(extra, k)
+			}
+			sort.Strings(extra)
+			for _, k := range extra {
+				fields = append(fields, [2]string{k, t.Extra[k]})
+			}
+			folder := "(none)"
+			switch {
+			case dir != "" && archived:
+				folder = rel(ws, dir) + " (archived)"
+			case dir != "":
+				folder = rel(ws, dir)
+			}
+			fields = append(fields, [2]string{"Folder", folder})
+			wd := 0
+			for _, kv := range fields {
+				wd = max(wd, len(kv[0]))
+			}
+			for _, kv := range fields {
+				fmt.Fprintf(w, "%-*s  %s\n", wd+1, kv[0]+":", kv[1])
+			}
+			if readme != "" {
+				fmt.Fprintf(w, "\n%s\n", colorize(useColor(f), "1", "── "+rel(ws, filepath.Join(dir, "README.md"))+" ──"))
+				fmt.Fprint(w, readme)
+				if !strings.HasSuffix(readme, "\n") {
+					fmt.Fprintln(w)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {task, dir, archived, readme} as JSON")
+	return cmd
+}

@@ -1,0 +1,198 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Sorts lists the orders Query.Sort accepts; a leading "-" reverses one.
+// "" and "file" keep file order; priority is P1 first; created is oldest
+// first; updated is most recently updated first. Ties keep file order.
+var Sorts = []string{"file", "priority", "created", "updated"}
+
+// Query selects and orders tasks, as `agentinfra task list` and the MCP task
+// tool do. Zero fields match everything. Matching is case-insensitive.
+type Query struct {
+	Status   []string `json:"status,omitempty"`   // any of these statuses
+	Priority []string `json:"priority,omitempty"` // any of these priorities
+	Mode     string   `json:"mode,omitempty"`
+	Agent    string   `json:"agent,omitempty"` // "@name" or "name"
+	Skill    string   `json:"skill,omitempty"`
+	// Text matches when every word appears in the ID, description, mode,
+	// skills, agents or an extra column.
+	Text  string `json:"text,omitempty"`
+	Sort  string `json:"sort,omitempty"`
+	Limit int    `json:"limit,omitempty"` // 0 means no limit
+}
+
+// Normalize checks the query and writes its values the way the matrix does
+// (statuses upper case, priorities P1..P4, mentions with @). Refused values
+// wrap ErrInvalid and list the valid ones.
+func (q Query) Normalize() (Query, error) {
+	out := q
+	out.Status = nil
+	for _, s := range splitValues(q.Status) {
+		v, err := NormalizeStatus(s)
+		if err != nil {
+			return q, err
+		}
+		if !slices.Contains(out.Status, v) {
+			out.Status = append(out.Status, v)
+		}
+	}
+	out.Priority = nil
+	for _, p := range splitValues(q.Priority) {
+		v, err := NormalizePriority(p)
+		if err != nil {
+			return q, err
+		}
+		if !slices.Contains(out.Priority, v) {
+			out.Priority = append(out.Priority, v)
+		}
+	}
+	out.Mode = strings.TrimSpace(q.Mode)
+	out.Skill = strings.TrimSpace(q.Skill)
+	out.Text = strings.TrimSpace(q.Text)
+	if a := strings.TrimSpace(q.Agent); a != "" {
+		m, err := NormalizeMention(a)
+		if err != nil {
+			return q, err
+		}
+		out.Agent = m
+	}
+	out.Sort = strings.ToLower(strings.TrimSpace(q.Sort))
+	if s := strings.TrimPrefix(out.Sort, "-"); s != "" && !slices.Contains(Sorts, s) {
+		return q, fmt.Errorf("%w: sort %q; valid: %s (prefix - to reverse)", ErrInvalid, q.Sort, strings.Join(Sorts, ", "))
+	}
+	if q.Limit < 0 {
+		return q, fmt.Errorf("%w: limit %d must be 0 (no limit) or more", ErrInvalid, q.Limit)
+	}
+	return out, nil
+}
+
+func splitValues(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Match reports whether t passes the query's filters. Values the query
+// cannot normalize are compared as written.
+func (q Query) Match(t Task) bool { return q.lenient().match(t) }
+
+// lenient normalizes what it can and keeps the rest as written.
+func (q Query) lenient() Query {
+	n := q
+	n.Status, n.Priority = nil, nil
+	for _, s := range splitValues(q.Status) {
+		if v, err := NormalizeStatus(s); err == nil {
+			s = v
+		}
+		n.Status = append(n.Status, s)
+	}
+	for _, p := range splitValues(q.Priority) {
+		if v, err := NormalizePriority(p); err == nil {
+			p = v
+		}
+		n.Priority = append(n.Priority, p)
+	}
+	n.Mode = strings.TrimSpace(q.Mode)
+	n.Skill = strings.TrimSpace(q.Skill)
+	if a := strings.TrimSpace(q.Agent); a != "" {
+		n.Agent = "@" + strings.TrimPrefix(a, "@")
+	}
+	n.Text = strings.ToLower(strings.TrimSpace(q.Text))
+	return n
+}
+
+func containsFoldList(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// match assumes q went through lenient.
+func (q Query) match(t Task) bool {
+	if len(q.Status) > 0 && !containsFoldList(q.Status, t.Status) {
+		return false
+	}
+	if len(q.Priority) > 0 && !containsFoldList(q.Priority, t.Priority) {
+		return false
+	}
+	if q.Mode != "" && !strings.EqualFold(q.Mode, t.Mode) {
+		return false
+	}
+	if q.Agent != "" && !containsFoldList(t.Agents, q.Agent) {
+		return false
+	}
+	if q.Skill != "" && !containsFoldList(t.Skills, q.Skill) {
+		return false
+	}
+	if q.Text != "" {
+		hay := strings.ToLower(strings.Join([]string{t.ID, t.Description, t.Mode, strings.Join(t.Skills, " "), strings.Join(t.Agents, " ")}, "\x00"))
+		for _, v := range t.Extra {
+			hay += "\x00" + strings.ToLower(v)
+		}
+		for _, w := range strings.Fields(q.Text) {
+			if !strings.Contains(hay, w) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Apply returns the tasks that match, sorted and limited. It never modifies
+// tasks and returns a non-nil slice. Call Normalize first to refuse bad values.
+func (q Query) Apply(tasks []Task) []Task {
+	out := make([]Task, 0, len(tasks)/4)
+	n := q.lenient()
+	for _, t := range tasks {
+		if n.match(t) {
+			out = append(out, t)
+		}
+	}
+	sortTasks(out, q.Sort)
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out
+}
+
+func sortTasks(ts []Task, by string) {
+	by = strings.ToLower(strings.TrimSpace(by))
+	rev := strings.HasPrefix(by, "-")
+	by = strings.TrimPrefix(by, "-")
+	var less func(a, b Task) int
+	switch by {
+	case "priority":
+		less = func(a, b Task) int { return strings.Compare(a.Priority, b.Priority) }
+	case "created":
+		less = func(a, b Task) int { return strings.Compare(a.Created, b.Created) }
+	case "updated":
+		less = func(a, b Task) int { return strings.Compare(b.Updated, a.Updated) }
+	default:
+		if rev {
+			slices.Reverse(ts)
+		}
+		return
+	}
+	sort.SliceStable(ts, func(i, j int) bool {
+		c := less(ts[i], ts[j])
+		if rev {
+			c = -c
+		}
+		return c < 0
+	})
+}

@@ -1,0 +1,137 @@
+package scaffold
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Archived is one folder moved by Archive or ArchiveAllDone (absolute paths).
+type Archived struct {
+	ID   string `json:"id"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Archive moves a DONE task's folder(s) .agent/tasks/{id}_* to
+// .agent/archive/. The matrix row stays as the permanent record. It fails
+// with matrix.ErrNotFound (suggesting close IDs), ErrNotDone (naming the
+// status), ErrAlreadyArchived, ErrNoTaskDir or ErrExists, changing nothing.
+func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archived, error) {
+	var moved []Archived
+	_, err := store(ws).Modify(ctx, func(d *matrix.Doc) error {
+		t, ok := d.Task(id)
+		if !ok {
+			return notFound(d, id)
+		}
+		if t.Status != "DONE" {
+			return fmt.Errorf("%w: task %s is %s; only DONE tasks are archived: run `agentinfra task update %s --status DONE` first", ErrNotDone, id, t.Status, id)
+		}
+		dirs := taskDirs(ws.TasksDir(), id)
+		if len(dirs) == 0 {
+			if a := ws.TaskDir(id, true); a != "" {
+				return fmt.Errorf("%w: task %s is already in %s", ErrAlreadyArchived, id, RelPath(ws, a))
+			}
+			return fmt.Errorf("%w: task %s has no folder .agent/tasks/%s_*; there is nothing to archive", ErrNoTaskDir, id, id)
+		}
+		var err error
+		moved, err = moveAll(ctx, ws, map[string][]string{id: dirs}, []string{id})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return moved, nil
+}
+
+// ArchiveAllDone archives every DONE task that still has a folder in
+// .agent/tasks/, in matrix order. All folders move or none do.
+func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, error) {
+	moved := []Archived{}
+	_, err := store(ws).Modify(ctx, func(d *matrix.Doc) error {
+		byID := map[string][]string{}
+		var order []string
+		for _, t := range d.Tasks() {
+			if t.Status != "DONE" || byID[t.ID] != nil {
+				continue
+			}
+			if dirs := taskDirs(ws.TasksDir(), t.ID); len(dirs) > 0 {
+				byID[t.ID] = dirs
+				order = append(order, t.ID)
+			}
+		}
+		var err error
+		moved, err = moveAll(ctx, ws, byID, order)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return moved, nil
+}
+
+// taskDirs lists the folders {id}_* in dir, sorted.
+func taskDirs(dir, id string) []string {
+	matches, _ := filepath.Glob(filepath.Join(dir, id+"_*"))
+	var out []string
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && fi.IsDir() {
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// moveAll renames the folders into the archive, undoing every move if one fails.
+func moveAll(ctx context.Context, ws *workspace.Workspace, byID map[string][]string, order []string) (moved []Archived, err error) {
+	moved = []Archived{}
+	if len(order) == 0 {
+		return moved, nil
+	}
+	arch := ws.ArchiveDir()
+	madeArch := false
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := len(moved) - 1; i >= 0; i-- {
+			_ = os.Rename(moved[i].To, moved[i].From)
+		}
+		moved = []Archived{}
+		if madeArch {
+			_ = os.Remove(arch)
+		}
+	}()
+	for _, id := range order {
+		for _, from := range byID[id] {
+			if dst := filepath.Join(arch, filepath.Base(from)); exists(dst) {
+				return moved, fmt.Errorf("%w: %s; move or remove it, then archive again", ErrExists, RelPath(ws, dst))
+			}
+		}
+	}
+	if !exists(arch) {
+		if err := os.MkdirAll(arch, 0o755); err != nil {
+			return moved, fmt.Errorf("create %s: %w", arch, err)
+		}
+		madeArch = true
+	}
+	for _, id := range order {
+		for _, from := range byID[id] {
+			if err := ctx.Err(); err != nil {
+				return moved, err
+			}
+			to := filepath.Join(arch, filepath.Base(from))
+			if err := os.Rename(from, to); err != nil {
+				return moved, fmt.Errorf("archive %s: %w", RelPath(ws, from), err)
+			}
+			moved = append(moved, Archived{ID: id, From: from, To: to})
+		}
+	}
+	return moved, nil
+}

@@ -1,0 +1,256 @@
+package scaffold
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/skills"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// CreateOptions describes a new task. Empty Priority, Difficulty mean P2, med.
+type CreateOptions struct {
+	Description string
+	Mode        string
+	Priority    string
+	Difficulty  string
+	Skills      []string
+	Agents      []string // "@name" or "name"
+	// Slug names the folder {id}_{slug}; "" derives it from Description (see Slugify).
+	Slug string
+	// Extra fills extra matrix columns by header name.
+	Extra map[string]string
+	// Force skips the check that Mode and Skills exist in the workspace.
+	Force bool
+	// Getenv locates the global skills folder; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// CreateTask adds a TODO row to the matrix and scaffolds its folder
+// .agent/tasks/{id}_{slug}/ (README.md from the workspace template or the
+// embedded one, tracking/, artifacts/). It is all or nothing: the folder is
+// built under a temporary name and renamed into place under the matrix lock,
+// and removed again if the matrix cannot be written. It returns the new row
+// and the folder's absolute path.
+func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (matrix.Task, string, error) {
+	desc := strings.TrimSpace(o.Description)
+	if desc == "" {
+		return matrix.Task{}, "", fmt.Errorf("%w: a task needs a description", matrix.ErrInvalid)
+	}
+	slug := o.Slug
+	if slug == "" {
+		slug = Slugify(desc)
+	} else if err := ValidateSlug(slug); err != nil {
+		return matrix.Task{}, "", err
+	}
+	skillList := cleanList(o.Skills)
+	if !o.Force {
+		if err := CheckRefs(ws, o.Getenv, o.Mode, skillList); err != nil {
+			return matrix.Task{}, "", err
+		}
+	}
+	tmpl, err := LoadTemplate(ws)
+	if err != nil {
+		return matrix.Task{}, "", err
+	}
+	var (
+		task       matrix.Task
+		dir        string // final folder, once renamed into place
+		madeTasks  bool   // this call created .agent/tasks/
+		tasksDir   = ws.TasksDir()
+		agentsList = cleanList(o.Agents)
+	)
+	_, err = store(ws).Modify(ctx, func(d *matrix.Doc) error {
+		id, err := newID(ws, d)
+		if err != nil {
+			return err
+		}
+		t, err := d.CreateTask(matrix.Task{
+			ID: id, Description: desc, Mode: strings.TrimSpace(o.Mode),
+			Priority: o.Priority, Difficulty: o.Difficulty,
+			Skills: skillList, Agents: agentsList, Extra: o.Extra,
+		}, now)
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !exists(tasksDir) {
+			if err := os.MkdirAll(tasksDir, 0o755); err != nil {
+				return fmt.Errorf("create %s: %w", tasksDir, err)
+			}
+			madeTasks = true
+		}
+		final := filepath.Join(tasksDir, t.ID+"_"+slug)
+		if err := buildTaskDir(tasksDir, final, RenderReadme(tmpl, t, slug)); err != nil {
+			return err
+		}
+		task, dir = t, final
+		return nil
+	})
+	if err != nil {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
+		if madeTasks {
+			_ = os.Remove(tasksDir) // only if still empty
+		}
+		return matrix.Task{}, "", err
+	}
+	return task, dir, nil
+}
+
+// buildTaskDir writes the folder under a temporary name and renames it to final.
+func buildTaskDir(parent, final, readme string) (err error) {
+	if exists(final) {
+		return fmt.Errorf("%w: %s; pick another --slug or remove it", ErrExists, final)
+	}
+	tmp, err := os.MkdirTemp(parent, ".creating-")
+	if err != nil {
+		return fmt.Errorf("create task folder in %s: %w", parent, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("create task folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "README.md"), []byte(readme), 0o644); err != nil {
+		return fmt.Errorf("write task README: %w", err)
+	}
+	for _, sub := range []string{"tracking", "artifacts"} {
+		if err := os.Mkdir(filepath.Join(tmp, sub), 0o755); err != nil {
+			return fmt.Errorf("create task folder: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("create task folder %s: %w", final, err)
+	}
+	return nil
+}
+
+// randRead is swapped in tests.
+var randRead = rand.Read
+
+// newID picks a random ID used neither by a row nor by a folder in tasks/ or archive/.
+func newID(ws *workspace.Workspace, d *matrix.Doc) (string, error) {
+	used := map[string]bool{}
+	for _, id := range d.IDs() {
+		used[id] = true
+	}
+	var b [3]byte
+	for range 64 {
+		if _, err := randRead(b[:]); err != nil {
+			return "", fmt.Errorf("read random bytes for a task ID: %w", err)
+		}
+		id := hex.EncodeToString(b[:])
+		if used[id] {
+			continue
+		}
+		if dir, _ := ws.FindTaskDir(id); dir != "" {
+			continue
+		}
+		return id, nil
+	}
+	return "", fmt.Errorf("%w: 64 random task IDs in a row were taken; try again", matrix.ErrRefused)
+}
+
+// LoadTemplate returns .agent/templates/unified_task.md, or the embedded
+// template when the workspace has none.
+func LoadTemplate(ws *workspace.Workspace) (string, error) {
+	p := filepath.Join(ws.TemplatesDir(), filepath.Base(TemplateRel))
+	b, err := os.ReadFile(p)
+	if err == nil {
+		return string(b), nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return DefaultTemplate(), nil
+	}
+	return "", fmt.Errorf("read task template: %w", err)
+}
+
+// RenderReadme fills a task template. Placeholders: {{id}}, {{description}},
+// {{status}}, {{mode}}, {{skills}}, {{agents}}, {{priority}}, {{difficulty}},
+// {{created}}, {{updated}}, {{slug}}. Others are left as written.
+func RenderReadme(tmpl string, t matrix.Task, slug string) string {
+	orDash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	return strings.NewReplacer(
+		"{{id}}", t.ID,
+		"{{description}}", t.Description,
+		"{{status}}", t.Status,
+		"{{mode}}", orDash(t.Mode),
+		"{{skills}}", orDash(strings.Join(t.Skills, ", ")),
+		"{{agents}}", orDash(strings.Join(t.Agents, " ")),
+		"{{priority}}", t.Priority,
+		"{{difficulty}}", t.Difficulty,
+		"{{created}}", t.Created,
+		"{{updated}}", t.Updated,
+		"{{slug}}", slug,
+	).Replace(tmpl)
+}
+
+// CheckRefs refuses a mode with no .agent/agents/{mode}.md and skills with no
+// SKILL.md in the workspace or global skills folder, listing the valid ones.
+// Empty mode and skills are fine.
+func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string, skillList []string) error {
+	if mode = strings.TrimSpace(mode); mode != "" {
+		modes := skills.ModeNames(ws)
+		if !slices.Contains(modes, mode) {
+			return unknownRef("mode", mode, modes, "create .agent/agents/"+mode+".md")
+		}
+	}
+	if len(skillList) == 0 {
+		return nil
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	known := skills.NewLibrary(ws, getenv).Slugs()
+	for _, s := range skillList {
+		if !slices.Contains(known, s) {
+			return unknownRef("skill", s, known, "create .agent/skills/"+s+"/SKILL.md")
+		}
+	}
+	return nil
+}
+
+func unknownRef(kind, v string, valid []string, create string) error {
+	msg := fmt.Sprintf("unknown %s %q", kind, v)
+	if s := matrix.Suggest(v, valid); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, ", ") + "?"
+	}
+	if len(valid) > 0 {
+		msg += fmt.Sprintf("; valid %ss: %s", kind, strings.Join(valid, ", "))
+	} else {
+		msg += fmt.Sprintf("; the workspace has no %ss yet", kind)
+	}
+	return fmt.Errorf("%w: %s; %s first, or pass --force to use it anyway", matrix.ErrInvalid, msg, create)
+}
+
+func cleanList(in []string) []string {
+	out := []string{}
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
