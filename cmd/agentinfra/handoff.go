@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/skills"
+)
+
+func init() { registerCommand(newCmdHandoff) }
+
+type handoffJSON struct {
+	Path string `json:"path"` // workspace-relative
+	dispatch.HandoffReport
+}
+
+func newCmdHandoff(f *Factory) *cobra.Command {
+	var asJSON bool
+	var opts dispatch.HandoffOptions
+	cmd := &cobra.Command{
+		Use:   "handoff",
+		Short: "Write a handoff note: open tasks with their latest notes, recently done, next up, git state",
+		Long: fmt.Sprintf(`Write .agent/handoffs/{YYMMDD_HHMM}_handoff.md for whoever picks up the work next:
+the tasks IN_PROGRESS, REVIEW and BLOCKED with the end of their latest tracking
+note; recently done tasks (most recently updated first, at most --done); next up
+(TODO by priority, then oldest first, at most --next); and, when the workspace
+root is in a git repository, the branch, the uncommitted files and the last %d
+commits (read with the git CLI).
+
+A handoff never overwrites a file: when the name is taken, _2, _3, ... is added.
+--out FILE writes elsewhere inside the workspace and refuses an existing file.
+Prints the path of the file written.`, dispatch.HandoffCommits),
+		Example: `  agentinfra handoff
+  agentinfra handoff --out docs/HANDOFF.md
+  agentinfra handoff --json | jq '.next_up[].id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Done < 0 || opts.Next < 0 {
+				return usageErrorf("--done and --next must be positive")
+			}
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			path, h, err := dispatch.Handoff(cmd.Context(), ws, f.Now(), opts)
+			if err != nil {
+				return err
+			}
+			rel := skills.RelPath(ws, path)
+			if asJSON {
+				return handoffWriteJSON(f.IO.Out, handoffJSON{Path: rel, HandoffReport: h})
+			}
+			_, err = fmt.Fprintln(f.IO.Out, rel)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&opts.Out, "out", "", "write to FILE (inside the workspace; must not exist) instead of .agent/handoffs/")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {path, generated_at, in_progress, review, blocked, recently_done, next_up, git, text, ...}")
+	cmd.Flags().IntVar(&opts.Done, "done", dispatch.DefaultHandoffDone, "how many recently done tasks to list")
+	cmd.Flags().IntVar(&opts.Next, "next", dispatch.DefaultHandoffNext, "how many TODO tasks to list under next up")
+	return cmd
+}
+
+// handoffWriteJSON prints v as indented JSON (used by handoff and task context).
+func handoffWriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
