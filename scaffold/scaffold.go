@@ -23,7 +23,7 @@ import (
 
 // skeleton mirrors .agent/: the files init writes and the default task template.
 //
-//go:embed skeleton
+//go:embed all:skeleton
 var skeleton embed.FS
 
 // Errors callers can test with errors.Is (besides matrix.ErrNotFound and matrix.ErrInvalid).

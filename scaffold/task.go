@@ -97,6 +97,9 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 			return err
 		}
 		task, dir = t, final
+		if testHookBeforeWrite != nil {
+			return testHookBeforeWrite()
+		}
 		return nil
 	})
 	if err != nil {
@@ -141,6 +144,10 @@ func buildTaskDir(parent, final, readme string) (err error) {
 	}
 	return nil
 }
+
+// testHookBeforeWrite, when set, runs after the folder is in place and
+// before the matrix is written; an error simulates a failed matrix write.
+var testHookBeforeWrite func() error
 
 // randRead is swapped in tests.
 var randRead = rand.Read

@@ -100,6 +100,9 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 			return fmt.Errorf("append to task README: %w", err)
 		}
 		readme, oldBody, res.LogFile = p, body, p
+		if testHookBeforeWrite != nil {
+			return testHookBeforeWrite()
+		}
 		return nil
 	})
 	if err != nil {
