@@ -32,7 +32,7 @@ Exit codes: 0 success, 1 failure, 2 usage error (unknown flag or refused value).
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newCmdTaskCreate(f), newCmdTaskUpdate(f), newCmdTaskList(f), newCmdTaskShow(f), newCmdTaskArchive(f))
+	cmd.AddCommand(newCmdTaskCreate(f), newCmdTaskUpdate(f), newCmdTaskList(f), newCmdTaskShow(f), newCmdTaskArchive(f), newCmdTaskContext(f))
 	return cmd
 }
 
