@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -334,10 +335,21 @@ func (d *Doc) AddTask(t Task) error {
 		line = "| " + line + " |"
 	}
 	old, nrows := *d, len(d.rows)
-	d.splice(span{tbl.lastEnd, tbl.lastEnd}, tbl.eol+line)
+	// Insert before the last line's ending, using that ending, so that every
+	// existing line keeps its bytes, its ending included.
+	at, eol := tbl.lastEnd, tbl.eol
+	switch rest := d.src[at:]; {
+	case bytes.HasPrefix(rest, []byte("\r\n")):
+		eol = "\r\n"
+	case bytes.HasPrefix(rest, []byte("\n")):
+		eol = "\n"
+	case len(rest) == 1 && rest[0] == '\r':
+		at, eol = at+1, "\n" // the file ends in a lone CR: make it CRLF
+	}
+	d.splice(span{at, at}, eol+line)
 	if _, ok := d.Task(t.ID); !ok || len(d.rows) != nrows+1 {
 		*d = old
-		return fmt.Errorf("%w: the new row for %s would change the table structure; nothing was changed", ErrRefused, t.ID)
+		return fmt.Errorf("%w: a new row for %s after line %d would not read back as one row; fix the table's last rows first (run `agentinfra validate`)", ErrRefused, t.ID, old.lines.line(tbl.lastEnd))
 	}
 	return nil
 }

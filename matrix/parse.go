@@ -267,8 +267,10 @@ func (d *Doc) scanRows(t *table, lines []span) {
 		if n < want {
 			// A cell that held a line break leaves a short row followed by rows
 			// that carry the rest: the counts add up once the joins are counted.
+			// A continuation line holds at least one cell and is short itself,
+			// so a complete row (e.g. one just added) is never swallowed.
 			total, j := n, i
-			for total < want && j+1 < len(lines) {
+			for total < want && j+1 < len(lines) && len(cells[j+1]) >= 1 && len(cells[j+1]) < want {
 				j++
 				total += len(cells[j]) - 1
 			}
