@@ -107,6 +107,8 @@ type ContextTracking struct {
 	MaxFiles      int                    `json:"max_files"`
 	MaxEntryBytes int                    `json:"max_entry_bytes"`
 	Entries       []ContextTrackingEntry `json:"entries"`
+	// Error says why the folder was not read (e.g. it leaves the workspace).
+	Error string `json:"error"`
 }
 
 // ContextTrackingEntry is one tracking file, oldest first.
@@ -247,7 +249,7 @@ func TaskContext(ctx context.Context, ws *workspace.Workspace, id string, opts C
 	return c, nil
 }
 
-// taskNotFound is the matrix's not-found error: it wraps matrix.ErrNotFound
+// ctxTaskNotFound is the matrix's not-found error: it wraps matrix.ErrNotFound
 // and names close matches.
 func ctxTaskNotFound(doc *matrix.Doc, id string) error {
 	if s := matrix.Suggest(id, doc.IDs()); len(s) > 0 {
@@ -280,7 +282,7 @@ func contextReadme(ws *workspace.Workspace, dir string, opts ContextOptions, c *
 	return nil
 }
 
-// readInside reads a regular file after checking that it (symlinks
+// ctxReadInside reads a regular file after checking that it (symlinks
 // followed) stays inside the workspace.
 func ctxReadInside(ws *workspace.Workspace, p string) ([]byte, error) {
 	if _, err := os.Lstat(p); err != nil {
@@ -300,7 +302,21 @@ func ctxReadInside(ws *workspace.Workspace, p string) ([]byte, error) {
 	return os.ReadFile(real)
 }
 
-// utf8Floor returns the largest n' <= n that does not split a UTF-8 sequence.
+// ctxUnreadable explains why a file was not read without naming anything
+// outside the workspace.
+func ctxUnreadable(ws *workspace.Workspace, p string, err error) string {
+	if _, rerr := ws.Resolve(p); rerr != nil {
+		if _, serr := os.Stat(p); serr == nil {
+			return "(not shown: it resolves outside the workspace)"
+		}
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return "(not shown: permission denied)"
+	}
+	return "(not shown: " + ctxOneLine(strings.TrimPrefix(err.Error(), filepath.Dir(ws.Root))) + ")"
+}
+
+// ctxUtf8Floor returns the largest n' <= n that does not split a UTF-8 sequence.
 func ctxUtf8Floor(b []byte, n int) int {
 	if n >= len(b) {
 		return len(b)
@@ -311,7 +327,7 @@ func ctxUtf8Floor(b []byte, n int) int {
 	return n
 }
 
-// tail returns the last n bytes of b, starting at a line boundary when one
+// ctxTail returns the last n bytes of b, starting at a line boundary when one
 // is near, and whether it cut anything.
 func ctxTail(b []byte, n int) ([]byte, bool) {
 	if len(b) <= n {
@@ -327,7 +343,7 @@ func ctxTail(b []byte, n int) ([]byte, bool) {
 	return b[start:], true
 }
 
-// trackingFiles lists the regular files directly under dir/tracking, sorted by name.
+// ctxTrackingFiles lists the regular files directly under dir/tracking, sorted by name.
 func ctxTrackingFiles(dir string) (string, []string, error) {
 	td := filepath.Join(dir, "tracking")
 	ents, err := os.ReadDir(td)
@@ -354,6 +370,10 @@ func contextTracking(ws *workspace.Workspace, dir string, opts ContextOptions, t
 		return err
 	}
 	tr.Dir = skills.RelPath(ws, td) + "/"
+	if _, err := ws.Resolve(td); err != nil {
+		tr.Error = "tracking/ resolves outside the workspace; not read"
+		return nil
+	}
 	tr.Total = len(names)
 	if len(names) > opts.TrackingFiles {
 		names = names[len(names)-opts.TrackingFiles:]
@@ -363,7 +383,7 @@ func contextTracking(ws *workspace.Workspace, dir string, opts ContextOptions, t
 		e := ContextTrackingEntry{Path: skills.RelPath(ws, p)}
 		src, err := ctxReadInside(ws, p)
 		if err != nil {
-			e.Content = "(unreadable: " + ctxOneLine(err.Error()) + ")"
+			e.Content = ctxUnreadable(ws, p, err)
 			tr.Entries = append(tr.Entries, e)
 			continue
 		}
@@ -414,7 +434,7 @@ func contextArtifacts(ctx context.Context, ws *workspace.Workspace, dir string, 
 	return nil
 }
 
-// readmeLinks returns the Markdown links and images of src (reference links
+// ctxReadmeLinks returns the Markdown links and images of src (reference links
 // resolved by the parser), resolved against base, the README's folder.
 func ctxReadmeLinks(ws *workspace.Workspace, base string, src []byte) []ContextLink {
 	out := []ContextLink{}
@@ -475,7 +495,7 @@ func ctxNodeText(n ast.Node, src []byte) []byte {
 	return b.Bytes()
 }
 
-// nodeLine is the 1-based line of an inline node: the position of its first
+// ctxNodeLine is the 1-based line of an inline node: the position of its first
 // text, else the first line of its block.
 func ctxNodeLine(n ast.Node, src []byte) int {
 	off := -1
@@ -500,7 +520,7 @@ func ctxNodeLine(n ast.Node, src []byte) int {
 	return bytes.Count(src[:min(off, len(src))], []byte("\n")) + 1
 }
 
-// resolveLink sets the status and path of l. Anchors only (#x) get no status
+// ctxResolveLink sets the status and path of l. Anchors only (#x) get no status
 // and are dropped. Nothing outside the workspace is followed or statted
 // beyond what ws.Resolve does to refuse it.
 func ctxResolveLink(ws *workspace.Workspace, base string, l *ContextLink) {
@@ -646,6 +666,8 @@ func RenderContext(c Context) string {
 	switch {
 	case c.TaskDir == "" || tr.Dir == "":
 		b.WriteString("No tracking/ folder.\n")
+	case tr.Error != "":
+		fmt.Fprintf(&b, "%s: %s.\n", tr.Dir, tr.Error)
 	case tr.Total == 0:
 		fmt.Fprintf(&b, "%s is empty.\n", tr.Dir)
 	default:
@@ -696,7 +718,7 @@ func RenderContext(c Context) string {
 	return b.String()
 }
 
-// writeFenced writes content in a code fence longer than any backtick run inside it.
+// ctxWriteFenced writes content in a code fence longer than any backtick run inside it.
 func ctxWriteFenced(b *strings.Builder, content, lang string) {
 	fence := strings.Repeat("`", max(3, promptLongestRun(content, '`')+1))
 	content = strings.TrimSuffix(content, "\n")

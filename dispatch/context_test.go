@@ -45,7 +45,18 @@ func ctxGolden(t *testing.T, dir, name, got string) {
 		t.Fatalf("read golden (run `go test ./dispatch -update` to create it): %v", err)
 	}
 	if got != string(want) {
-		t.Errorf("%s differs from golden %s (rerun with -update if intended)\n--- got ---\n%s\n--- want ---\n%s", name, path, got, want)
+		g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		i := 0
+		for i < len(g) && i < len(w) && g[i] == w[i] {
+			i++
+		}
+		line := func(l []string) string {
+			if i < len(l) {
+				return l[i]
+			}
+			return "(end of file)"
+		}
+		t.Errorf("%s differs from golden %s at line %d (rerun with -update if intended)\n got: %s\nwant: %s", name, path, i+1, line(g), line(w))
 	}
 }
 

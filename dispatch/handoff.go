@@ -117,6 +117,9 @@ type HandoffGit struct {
 	// Detached is true when HEAD is not on a branch; Head is then its short hash.
 	Detached bool   `json:"detached"`
 	Head     string `json:"head"`
+	// Prefix is the workspace root's folder relative to the repository top
+	// ("" when the root is the top), with a trailing slash.
+	Prefix string `json:"prefix"`
 	// Uncommitted is `git status --porcelain` (paths relative to the repository top), at most GitFiles of UncommittedTotal.
 	Uncommitted      []HandoffGitFile   `json:"uncommitted"`
 	UncommittedTotal int                `json:"uncommitted_total"`
@@ -342,9 +345,12 @@ func handoffNote(ws *workspace.Workspace, taskDir string, limit int) *HandoffNot
 	}
 	p := filepath.Join(td, names[len(names)-1])
 	n := &HandoffNote{Path: skills.RelPath(ws, p)}
+	if _, err := ws.Resolve(td); err != nil {
+		return nil
+	}
 	src, err := ctxReadInside(ws, p)
 	if err != nil {
-		n.Content = "(unreadable: " + ctxOneLine(err.Error()) + ")"
+		n.Content = ctxUnreadable(ws, p, err)
 		return n
 	}
 	n.Bytes = len(src)
@@ -393,6 +399,9 @@ func handoffGit(ctx context.Context, root string, opts HandoffOptions) HandoffGi
 		return g
 	}
 	g.Repo = true
+	if p, err := git("rev-parse", "--show-prefix"); err == nil {
+		g.Prefix = strings.TrimSpace(p)
+	}
 	if b, err := git("symbolic-ref", "--short", "-q", "HEAD"); err == nil && strings.TrimSpace(b) != "" {
 		g.Branch = strings.TrimSpace(b)
 	} else {
@@ -521,6 +530,9 @@ func RenderHandoff(h HandoffReport, now time.Time) string {
 		fmt.Fprintf(&b, "- Branch: none (detached HEAD at %s)\n", handoffOrDash(g.Head))
 	} else {
 		fmt.Fprintf(&b, "- Branch: %s\n", g.Branch)
+	}
+	if g.Prefix != "" {
+		fmt.Fprintf(&b, "- The workspace is the folder %s of the repository; paths below are relative to the repository top.\n", g.Prefix)
 	}
 	if g.UncommittedTotal == 0 {
 		b.WriteString("- Uncommitted files: none\n")

@@ -245,3 +245,85 @@ func TestHandoffOut(t *testing.T) {
 		t.Errorf("second write to the same --out: err = %v, want fs.ErrExist", err)
 	}
 }
+
+func TestHandoffWorkspaceInRepoSubfolder(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	top := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(top))
+	handoffGitCmd(t, top, "", "init", "-q", "-b", "main")
+	root := filepath.Join(top, "sub", "ws")
+	if err := os.MkdirAll(filepath.Join(root, ".agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md"), []byte(matrixHeaderOnly), 0o644)
+	ws, _ := workspace.New(root)
+	h, err := BuildHandoff(context.Background(), ws, handoffNow, HandoffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Git.Repo || h.Git.Prefix != "sub/ws/" || !strings.Contains(h.Text, "folder sub/ws/ of the repository") {
+		t.Errorf("git = %+v", h.Git)
+	}
+	if len(h.Git.Uncommitted) != 1 || h.Git.Uncommitted[0].Path != "sub/ws/.agent/DEVELOPMENT_MATRIX.md" {
+		t.Errorf("uncommitted = %+v", h.Git.Uncommitted)
+	}
+}
+
+const matrixHeaderOnly = "# Development Matrix\n\n| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |\n|----|--------|-----|------|------|--------|--------|-------------|---------|---------|\n"
+
+func TestHandoffConcurrentWritersGetDistinctFiles(t *testing.T) {
+	ws := handoffFixture(t, false)
+	const n = 8
+	paths := make(chan string, n)
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			p, _, err := Handoff(context.Background(), ws, handoffNow, HandoffOptions{Git: "/nonexistent/git"})
+			paths <- p
+			errs <- err
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		seen[<-paths] = true
+	}
+	ents, _ := os.ReadDir(ws.HandoffsDir())
+	if len(seen) != n || len(ents) != n {
+		t.Errorf("%d writers made %d distinct paths and %d files", n, len(seen), len(ents))
+	}
+}
+
+func TestHandoffTrackingSymlinkedOutside(t *testing.T) {
+	ws := handoffFixture(t, false)
+	td := filepath.Join(ws.Root, ".agent", "tasks", "4e71e8_review-cli", "tracking")
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.md"), []byte("TOP SECRET\n"), 0o644)
+	if err := os.RemoveAll(td); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, td); err != nil {
+		t.Fatal(err)
+	}
+	h, err := BuildHandoff(context.Background(), ws, handoffNow, HandoffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(h.Text, "TOP SECRET") || strings.Contains(h.Text, outside) {
+		t.Error("the handoff shows a note from outside the workspace")
+	}
+	c, err := TaskContext(context.Background(), ws, "4e71e8", ContextOptions{Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tracking.Entries) != 0 || !strings.Contains(c.Tracking.Error, "outside the workspace") {
+		t.Errorf("tracking = %+v", c.Tracking)
+	}
+	if strings.Contains(RenderContext(c), "TOP SECRET") {
+		t.Error("the context shows a note from outside the workspace")
+	}
+}

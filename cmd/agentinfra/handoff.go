@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +47,9 @@ Prints the path of the file written.`, dispatch.HandoffCommits),
 			if err != nil {
 				return err
 			}
+			if opts.Out != "" && !filepath.IsAbs(opts.Out) && f.Cwd != "" {
+				opts.Out = filepath.Join(f.Cwd, opts.Out) // like other path flags: relative to the current folder
+			}
 			path, h, err := dispatch.Handoff(cmd.Context(), ws, f.Now(), opts)
 			if err != nil {
 				return err
@@ -58,7 +62,7 @@ Prints the path of the file written.`, dispatch.HandoffCommits),
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&opts.Out, "out", "", "write to FILE (inside the workspace; must not exist) instead of .agent/handoffs/")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "write to FILE (relative to the current folder; inside the workspace; must not exist) instead of .agent/handoffs/")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {path, generated_at, in_progress, review, blocked, recently_done, next_up, git, text, ...}")
 	cmd.Flags().IntVar(&opts.Done, "done", dispatch.DefaultHandoffDone, "how many recently done tasks to list")
 	cmd.Flags().IntVar(&opts.Next, "next", dispatch.DefaultHandoffNext, "how many TODO tasks to list under next up")
