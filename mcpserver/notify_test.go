@@ -1,0 +1,216 @@
+package mcpserver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/matrix"
+)
+
+const notifyWithin = 500 * time.Millisecond
+
+type updates chan string
+
+func (u updates) opts() *mcp.ClientOptions {
+	return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		u <- r.Params.URI
+	}}
+}
+
+// wait returns how long it took to get a notification for uri.
+func (u updates) wait(t *testing.T, uri string, start time.Time) time.Duration {
+	t.Helper()
+	deadline := time.After(2 * time.Second)
+	for {
+		select {
+		case got := <-u:
+			if got == uri {
+				return time.Since(start)
+			}
+		case <-deadline:
+			t.Fatalf("no notifications/resources/updated for %s within 2s", uri)
+			return 0
+		}
+	}
+}
+
+// quiet asserts no notification for uri arrives for d.
+func (u updates) quiet(t *testing.T, uri string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case got := <-u:
+			if got == uri {
+				t.Errorf("unexpected notification for %s", uri)
+			}
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// Subscribe, then change the matrix from outside the server exactly as the CLI
+// does (matrix.Store: lock, atomic rename) and as an editor does (in-place
+// write): each change is notified within 500 ms.
+func TestSubscribeExternalEdit(t *testing.T) {
+	for _, proto := range []string{legacyProtocol, ""} {
+		t.Run("protocol="+protoName(proto), func(t *testing.T) { testSubscribeExternalEdit(t, proto) })
+	}
+}
+
+func protoName(p string) string {
+	if p == "" {
+		return "latest"
+	}
+	return p
+}
+
+func testSubscribeExternalEdit(t *testing.T, proto string) {
+	ws := newWorkspace(t, 2)
+	u := make(updates, 64)
+	_, cs := connectProto(t, ws, u.opts(), proto)
+	ctx := context.Background()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: MatrixURI}); err != nil {
+		t.Fatal(err)
+	}
+	u.quiet(t, MatrixURI, 150*time.Millisecond)
+
+	id := loadTasks(t, ws)[0].ID
+	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(ctx, id, matrix.Update{Status: matrix.Str("REVIEW")}, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now() // the change is on disk (renamed into place) from here
+	d := u.wait(t, MatrixURI, start)
+	t.Logf("store write → notification: %v", d)
+	if d > notifyWithin {
+		t.Errorf("notified after %v, want within %v", d, notifyWithin)
+	}
+	// The client re-reads and sees the change.
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: MatrixURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Contents[0].Text, "| "+id+" | REVIEW |") {
+		t.Errorf("re-read matrix lacks the change")
+	}
+
+	// A person's editor writing in place.
+	b, _ := os.ReadFile(ws.MatrixPath())
+	if err := os.WriteFile(ws.MatrixPath(), append(b, []byte("\nA note.\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if d := u.wait(t, MatrixURI, start); d > notifyWithin {
+		t.Errorf("editor write notified after %v", d)
+	}
+
+	// A burst of 10 quick writes (an editor saving repeatedly) is debounced
+	// into few notifications, the last one soon after the last write.
+	start = time.Now()
+	for i := range 10 {
+		b = append(b, byte('0'+i), '\n')
+		if err := os.WriteFile(ws.MatrixPath(), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	burstEnd := time.Now()
+	var n int
+	var last time.Time
+	timeout := time.After(800 * time.Millisecond)
+drain:
+	for {
+		select {
+		case got := <-u:
+			if got == MatrixURI {
+				n++
+				last = time.Now()
+			}
+		case <-timeout:
+			break drain
+		}
+	}
+	t.Logf("10 writes in %v → %d notifications, the last %v after the last write", burstEnd.Sub(start), n, last.Sub(burstEnd))
+	if n == 0 || n >= 10 {
+		t.Errorf("burst of 10 writes gave %d notifications; want debounced (1..9)", n)
+	}
+	if last.Sub(burstEnd) > notifyWithin {
+		t.Errorf("last notification %v after the last write", last.Sub(burstEnd))
+	}
+
+	// Unsubscribed: no more notifications.
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: MatrixURI}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(ctx, id, matrix.Update{Status: matrix.Str("DONE")}, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	u.quiet(t, MatrixURI, 300*time.Millisecond)
+}
+
+// A task subscription fires on a change to its row and to its README, not on
+// other rows.
+func TestSubscribeTask(t *testing.T) {
+	for _, proto := range []string{legacyProtocol, ""} {
+		t.Run("protocol="+protoName(proto), func(t *testing.T) { testSubscribeTask(t, proto) })
+	}
+}
+
+func testSubscribeTask(t *testing.T, proto string) {
+	ws := newWorkspace(t, 2)
+	u := make(updates, 64)
+	_, cs := connectProto(t, ws, u.opts(), proto)
+	ctx := context.Background()
+	rows := loadTasks(t, ws)
+	uri := TaskURIPrefix + rows[0].ID
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another row changes: no notification for this task.
+	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(ctx, rows[1].ID, matrix.Update{Status: matrix.Str("BLOCKED")}, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	u.quiet(t, uri, 300*time.Millisecond)
+
+	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(ctx, rows[0].ID, matrix.Update{Priority: matrix.Str("P1")}, fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if d := u.wait(t, uri, start); d > notifyWithin {
+		t.Errorf("row change notified after %v", d)
+	}
+
+	dir, _ := ws.FindTaskDir(rows[0].ID)
+	f, err := os.OpenFile(filepath.Join(dir, "README.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\nProgress: halfway.\n")
+	f.Close()
+	start = time.Now()
+	if d := u.wait(t, uri, start); d > notifyWithin {
+		t.Errorf("README change notified after %v", d)
+	}
+
+	// The server's own writes notify too.
+	callOK(t, cs, "task", map[string]any{"action": "update", "id": rows[0].ID, "status": "IN_PROGRESS"}, nil)
+	start = time.Now()
+	if d := u.wait(t, uri, start); d > notifyWithin {
+		t.Errorf("tool write notified after %v", d)
+	}
+}
+
+func TestSubscribeRefusesUnknownURI(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	_, cs := connectProto(t, ws, nil, legacyProtocol)
+	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "file:///etc/passwd"}); err == nil {
+		t.Errorf("subscribe to a foreign URI: no error")
+	}
+}

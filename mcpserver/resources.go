@@ -1,0 +1,151 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/matrix"
+)
+
+// Resource URIs.
+const (
+	MatrixURI       = "agentinfra://matrix"
+	TaskURIPrefix   = "agentinfra://task/"
+	TaskURITemplate = "agentinfra://task/{id}"
+)
+
+// TaskResource is the JSON of agentinfra://task/{id}.
+type TaskResource struct {
+	Task matrix.Task `json:"task"`
+	// Dir is the task folder relative to the workspace root ("" when none).
+	Dir      string `json:"dir"`
+	Archived bool   `json:"archived"`
+	// Readme is the task folder's README.md ("" when none).
+	Readme string `json:"readme"`
+}
+
+func (s *Server) registerResources() {
+	s.mcp.AddResource(&mcp.Resource{
+		URI:         MatrixURI,
+		Name:        "matrix",
+		Title:       "Development matrix",
+		Description: "The task matrix .agent/DEVELOPMENT_MATRIX.md as Markdown. Subscribe to be told when it changes.",
+		MIMEType:    "text/markdown",
+	}, s.readMatrix)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: TaskURITemplate,
+		Name:        "task",
+		Title:       "Task",
+		Description: "One task as JSON: its matrix row, its folder and README. Subscribe to be told when either changes.",
+		MIMEType:    "application/json",
+	}, s.readTask)
+}
+
+func (s *Server) readMatrix(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	d, err := s.doc(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+		URI: MatrixURI, MIMEType: "text/markdown", Text: string(d.Bytes()),
+	}}}, nil
+}
+
+func (s *Server) readTask(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	id, ok := strings.CutPrefix(uri, TaskURIPrefix)
+	if !ok || id == "" {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	r, err := s.taskResource(ctx, id)
+	if err != nil {
+		if errors.Is(err, matrix.ErrNotFound) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		return nil, err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+		URI: uri, MIMEType: "application/json", Text: string(b) + "\n",
+	}}}, nil
+}
+
+func (s *Server) taskResource(ctx context.Context, id string) (TaskResource, error) {
+	d, err := s.doc(ctx)
+	if err != nil {
+		return TaskResource{}, err
+	}
+	t, ok := d.Task(id)
+	if !ok {
+		return TaskResource{}, fmt.Errorf("%w: %q", matrix.ErrNotFound, id)
+	}
+	r := TaskResource{Task: t}
+	if t.Skills == nil {
+		r.Task.Skills = []string{}
+	}
+	if t.Agents == nil {
+		r.Task.Agents = []string{}
+	}
+	dir, archived := s.ws.FindTaskDir(t.ID)
+	if dir != "" {
+		r.Dir, r.Archived = s.rel(dir), archived
+		if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err == nil {
+			r.Readme = string(b)
+		}
+	}
+	return r, nil
+}
+
+// rel returns p relative to the workspace root, slash-separated.
+func (s *Server) rel(p string) string {
+	if r, err := filepath.Rel(s.ws.Root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return p
+}
+
+func (s *Server) subscribe(ctx context.Context, uri string) error {
+	if uri != MatrixURI && !strings.HasPrefix(uri, TaskURIPrefix) {
+		return fmt.Errorf("cannot subscribe to %q: subscribe to %s or %s", uri, MatrixURI, TaskURITemplate)
+	}
+	s.subMu.Lock()
+	s.subs[uri]++
+	s.subMu.Unlock()
+	if id, ok := strings.CutPrefix(uri, TaskURIPrefix); ok && s.watch != nil {
+		s.watch.baseline(ctx, id) // start tracking the task's folder right away
+	}
+	return nil
+}
+
+func (s *Server) unsubscribe(uri string) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if s.subs[uri] > 1 {
+		s.subs[uri]--
+	} else {
+		delete(s.subs, uri)
+	}
+}
+
+// subscribedTasks returns the task IDs with subscribers.
+func (s *Server) subscribedTasks() []string {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	var ids []string
+	for uri := range s.subs {
+		if id, ok := strings.CutPrefix(uri, TaskURIPrefix); ok && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

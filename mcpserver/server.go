@@ -1,0 +1,135 @@
+// Package mcpserver exposes agentinfra over the Model Context Protocol: the
+// task, task_get_context, skill, format_prompt, select_model, handoff_generate
+// and dispatch_task tools, the agentinfra://matrix resource and the
+// agentinfra://task/{id} template, and resources/updated notifications driven
+// by a watcher on .agent/.
+//
+// The server is a thin adapter: every tool calls the same package functions
+// as the CLI (matrix, scaffold, skills, dispatch), and every write goes through
+// matrix.Store, under the same lock as the CLI.
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Name is the server name announced to clients.
+const Name = "agentinfra"
+
+// Options configure a Server.
+type Options struct {
+	// Workspace is the workspace served (required).
+	Workspace *workspace.Workspace
+	// Getenv reads the environment (model tiers, global skills); nil means os.Getenv.
+	Getenv func(string) string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives server logs; nil means discard. Never stdout in stdio mode.
+	Logger *slog.Logger
+	// Version is announced in serverInfo.
+	Version string
+	// Debounce is how long the watcher gathers a burst of file events before
+	// notifying (default 50ms; notifications go out well within 500ms).
+	Debounce time.Duration
+}
+
+// Server is an agentinfra MCP server over one workspace.
+type Server struct {
+	opts  Options
+	ws    *workspace.Workspace
+	store *matrix.Store
+	cache *docCache
+	mcp   *mcp.Server
+	log   *slog.Logger
+
+	subMu sync.Mutex
+	subs  map[string]int // subscribed URI → subscriptions
+
+	watchOnce sync.Once
+	watchErr  error
+	watch     *watcher
+}
+
+// New builds the server and registers its tools and resources.
+func New(opts Options) (*Server, error) {
+	if opts.Workspace == nil {
+		return nil, fmt.Errorf("mcpserver: no workspace")
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 50 * time.Millisecond
+	}
+	s := &Server{
+		opts:  opts,
+		ws:    opts.Workspace,
+		store: matrix.NewStore(opts.Workspace.MatrixPath()),
+		log:   opts.Logger,
+		subs:  map[string]int{},
+	}
+	s.cache = newDocCache(s.store)
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "agentinfra", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       opts.Logger,
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return s.subscribe(ctx, req.Params.URI)
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			s.unsubscribe(req.Params.URI)
+			return nil
+		},
+	})
+	if err := s.registerTools(); err != nil {
+		return nil, err
+	}
+	s.registerResources()
+	return s, nil
+}
+
+const instructions = `agentinfra manages this repository's .agent/ folder: the task matrix
+(.agent/DEVELOPMENT_MATRIX.md), task folders, skills, agent modes and prompts.
+Use the task tool to list, create, update and archive tasks; task_get_context
+before working on a task; update its status with task (action update) when
+you start, block or finish. Read agentinfra://matrix for the whole matrix.`
+
+// MCP returns the underlying SDK server (for custom transports and tests).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Workspace returns the served workspace.
+func (s *Server) Workspace() *workspace.Workspace { return s.ws }
+
+// MatrixLoads reports how many times the matrix file was parsed (the cache
+// re-reads it only when it changed).
+func (s *Server) MatrixLoads() int { return s.cache.Loads() }
+
+// doc returns the cached matrix.
+func (s *Server) doc(ctx context.Context) (*matrix.Doc, error) { return s.cache.Get(ctx) }
+
+// Close stops the watcher.
+func (s *Server) Close() error {
+	if s.watch != nil {
+		return s.watch.Close()
+	}
+	return nil
+}

@@ -1,0 +1,290 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/skills"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// readOnly are the annotations of tools that change nothing.
+func readOnly(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+}
+
+// ---- task_get_context ----
+
+// ContextInput is the input of task_get_context.
+type ContextInput struct {
+	ID string `json:"id"`
+}
+
+func (s *Server) addContextTool() error {
+	return addTool(s.mcp, toolSpec{
+		Tool: &mcp.Tool{
+			Name: "task_get_context",
+			Description: "Everything an agent needs before working on a task: its matrix row, task folder, README, " +
+				"the latest tracking notes, the artifacts list, README links resolved to workspace paths " +
+				"(flagging missing ones), summaries of its skills and its mode file.",
+			Annotations: readOnly("Get task context"),
+		},
+		Props: map[string]prop{
+			"id": {Desc: "Task ID (the ID column of the matrix), e.g. 3f9a1c."},
+		},
+		Required: []string{"id"},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ContextInput, _ map[string]json.RawMessage) (dispatch.Context, string, error) {
+		d, err := s.doc(ctx)
+		if err != nil {
+			return dispatch.Context{}, "", err
+		}
+		c, err := dispatch.TaskContext(ctx, s.ws, strings.TrimSpace(in.ID), dispatch.ContextOptions{Doc: d, Getenv: s.opts.Getenv})
+		if err != nil {
+			return dispatch.Context{}, "", idError(err)
+		}
+		return c, dispatch.RenderContext(c), nil
+	})
+}
+
+// idError names the id field on unknown-ID errors.
+func idError(err error) error {
+	if errors.Is(err, matrix.ErrNotFound) {
+		return &fieldError{Field: "id", Msg: err.Error() + " (use task with action list to see the IDs)"}
+	}
+	return err
+}
+
+// ---- skill ----
+
+// SkillInput is the input of skill.
+type SkillInput struct {
+	Action string     `json:"action"`
+	Skills StringList `json:"skills,omitempty"`
+	Format string     `json:"format,omitempty"`
+}
+
+// SkillOutput is the result of skill.
+type SkillOutput struct {
+	Action string `json:"action"`
+	// Format is the rendering of load ("" for list).
+	Format   string         `json:"format"`
+	Skills   []SkillItem    `json:"skills"`
+	Problems []SkillProblem `json:"problems"`
+}
+
+// SkillItem is one skill: listed, or loaded with its rendered content.
+type SkillItem struct {
+	Slug        string   `json:"slug"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Source      string   `json:"source"`
+	Path        string   `json:"path"`
+	Resources   []string `json:"resources"`
+	// Content is the skill rendered in Format (load only).
+	Content string `json:"content"`
+}
+
+// SkillProblem is a skill that could not be loaded while listing.
+type SkillProblem struct {
+	Slug    string `json:"slug"`
+	Path    string `json:"path"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+func (s *Server) addSkillTool() error {
+	return addTool(s.mcp, toolSpec{
+		Tool: &mcp.Tool{
+			Name: "skill",
+			Description: "List the skills (.agent/skills/ and the global skills folder; a workspace skill shadows a " +
+				"global one) or load some of them rendered for a prompt.",
+			Annotations: readOnly("Skills"),
+		},
+		Props: map[string]prop{
+			"action": {Desc: "list: every skill with its description; load: the skills named in skills, rendered in format.", Enum: []string{"list", "load"}},
+			"skills": {Desc: "load: skill slugs (folder names under .agent/skills/), e.g. [\"go-testing\"]."},
+			"format": {Desc: "load: full (front matter, whole body, resource files), summary (name, description, outline; about 1,500 characters) or instructions_only (body without Examples/References/Resources sections).",
+				Enum: skills.Formats, Default: skills.FormatSummary},
+		},
+		Required: []string{"action"},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in SkillInput, raw map[string]json.RawMessage) (SkillOutput, string, error) {
+		action, err := enumValue("action", in.Action, []string{"list", "load"})
+		if err != nil {
+			return SkillOutput{}, "", err
+		}
+		lib := skills.NewLibrary(s.ws, s.opts.Getenv)
+		out := SkillOutput{Action: action, Skills: []SkillItem{}, Problems: []SkillProblem{}}
+		var text strings.Builder
+		switch action {
+		case "list":
+			if given(raw, "skills") || given(raw, "format") {
+				return out, "", fieldErrorf(firstGiven(raw, "skills", "format"), "only used with action load; remove it or use action load")
+			}
+			list, probs, err := lib.List(ctx)
+			if err != nil {
+				return out, "", err
+			}
+			for _, sk := range list {
+				out.Skills = append(out.Skills, skillItem(sk))
+				fmt.Fprintf(&text, "%s — %s\n", sk.Slug, sk.Description)
+			}
+			for _, p := range probs {
+				out.Problems = append(out.Problems, SkillProblem{Slug: p.Slug, Path: skills.RelPath(s.ws, p.Path), Line: p.Line, Message: p.Error()})
+				fmt.Fprintf(&text, "problem: %s\n", p.Error())
+			}
+			if len(list) == 0 {
+				text.WriteString("no skills: add .agent/skills/{slug}/SKILL.md\n")
+			}
+		case "load":
+			if len(in.Skills) == 0 {
+				return out, "", fieldErrorf("skills", "required for action load; pass the slugs, e.g. [\"go-testing\"] (action list shows them)")
+			}
+			f := in.Format
+			if f == "" {
+				f = skills.FormatSummary
+			}
+			f, err := enumValue("format", f, skills.Formats)
+			if err != nil {
+				return out, "", err
+			}
+			out.Format = f
+			for i, slug := range in.Skills {
+				sk, err := lib.Load(ctx, slug)
+				if err != nil {
+					return SkillOutput{}, "", fieldErrorf(fmt.Sprintf("skills[%d]", i), "%v", err)
+				}
+				content, err := skills.Render(sk, f)
+				if err != nil {
+					return SkillOutput{}, "", err
+				}
+				it := skillItem(sk)
+				it.Content = content
+				out.Skills = append(out.Skills, it)
+				if i > 0 {
+					text.WriteString("\n")
+				}
+				text.WriteString(content)
+			}
+		}
+		return out, text.String(), nil
+	})
+}
+
+func skillItem(sk skills.Skill) SkillItem {
+	res := sk.Resources
+	if res == nil {
+		res = []string{}
+	}
+	return SkillItem{Slug: sk.Slug, Name: sk.Name, Description: sk.Description, Source: sk.Source,
+		Path: sk.DisplayDir + "/SKILL.md", Resources: res}
+}
+
+func firstGiven(raw map[string]json.RawMessage, keys ...string) string {
+	for _, k := range keys {
+		if given(raw, k) {
+			return k
+		}
+	}
+	return keys[0]
+}
+
+// ---- format_prompt ----
+
+// PromptInput is the input of format_prompt.
+type PromptInput struct {
+	ID           string     `json:"id"`
+	Mode         string     `json:"mode,omitempty"`
+	TaskOverride string     `json:"task_override,omitempty"`
+	ContextFiles StringList `json:"context_files,omitempty"`
+}
+
+// PromptOutput is the result of format_prompt.
+type PromptOutput struct {
+	TaskID        string                `json:"task_id"`
+	Mode          string                `json:"mode"`
+	Bytes         int                   `json:"bytes"`
+	Parts         []dispatch.PromptPart `json:"parts"`
+	Skills        []string              `json:"skills"`
+	MissingSkills []string              `json:"missing_skills"`
+	Text          string                `json:"text"`
+}
+
+func (s *Server) addPromptTool() error {
+	return addTool(s.mcp, toolSpec{
+		Tool: &mcp.Tool{
+			Name: "format_prompt",
+			Description: "Assemble the standard prompt for a task: the mode's system prompt, the task's and mode's " +
+				"skills (summaries), the task (row and README, or task_override), each context file fenced under " +
+				"its path, and the reporting protocol. Deterministic; parts gives the size of each section.",
+			Annotations: readOnly("Format prompt"),
+		},
+		Props: map[string]prop{
+			"id":            {Desc: "Task ID."},
+			"mode":          {Desc: "Agent mode to use instead of the task's (a file .agent/agents/{mode}.md)."},
+			"task_override": {Desc: "Instructions that replace the task README in the prompt."},
+			"context_files": {Desc: "Workspace files to include, fenced under their paths; relative to the workspace root, and must stay inside it."},
+		},
+		Required: []string{"id"},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in PromptInput, _ map[string]json.RawMessage) (PromptOutput, string, error) {
+		t, err := s.task(ctx, in.ID)
+		if err != nil {
+			return PromptOutput{}, "", err
+		}
+		for i, p := range in.ContextFiles {
+			if _, err := s.ws.Resolve(p); err != nil {
+				return PromptOutput{}, "", fieldErrorf(fmt.Sprintf("context_files[%d]", i), "%v; pass a path inside the workspace", err)
+			}
+		}
+		p, err := dispatch.AssemblePrompt(ctx, s.ws, dispatch.PromptInput{
+			Task: t, Mode: strings.TrimSpace(in.Mode), TaskOverride: in.TaskOverride,
+			ContextFiles: in.ContextFiles, Getenv: s.opts.Getenv,
+		})
+		if err != nil {
+			if errors.Is(err, skills.ErrNotFound) && in.Mode != "" && strings.Contains(err.Error(), "mode") {
+				return PromptOutput{}, "", fieldErrorf("mode", "%v", err)
+			}
+			return PromptOutput{}, "", err
+		}
+		out := PromptOutput{TaskID: t.ID, Mode: p.Mode, Bytes: len(p.Text), Parts: nonNil(p.Parts),
+			Skills: nonNil(p.Skills), MissingSkills: nonNil(p.MissingSkills), Text: p.Text}
+		return out, p.Text, nil
+	})
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// task returns the row of id from the cached matrix, or an error naming the id field.
+func (s *Server) task(ctx context.Context, id string) (matrix.Task, error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return matrix.Task{}, fieldErrorf("id", "required; pass a task ID (task with action list shows them)")
+	}
+	d, err := s.doc(ctx)
+	if err != nil {
+		return matrix.Task{}, err
+	}
+	t, ok := d.Task(id)
+	if !ok {
+		msg := fmt.Sprintf("no task %q in the matrix", id)
+		if sug := matrix.Suggest(id, d.IDs()); len(sug) > 0 {
+			msg += "; did you mean " + strings.Join(sug, ", ") + "?"
+		} else {
+			msg += "; use task with action list to see the IDs"
+		}
+		return matrix.Task{}, &fieldError{Field: "id", Msg: msg}
+	}
+	return t, nil
+}
