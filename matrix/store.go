@@ -83,10 +83,28 @@ func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error)
 		}
 		return nil, refusedf("%v: the change would make the matrix invalid (%s); nothing was written", ErrRefused, strings.Join(msgs, "; "))
 	}
+	removeStaleTemps(s.Path)
 	if err := writeAtomic(s.Path, d.src); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// removeStaleTemps deletes the temp files of writers that died before their
+// rename (".NAME" plus digits, renameio's pattern). Only lock holders write
+// temp files, so under the lock every one of them is garbage.
+func removeStaleTemps(path string) {
+	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" && e.Type().IsRegular() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func (s *Store) lock(ctx context.Context) (func(), error) {
