@@ -191,8 +191,8 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	out.Stdin = cmd.Stdin != ""
 	out.Binary = opts.Binary
 	if out.Binary == "" {
-		if p, lerr := LookupCLI(cmd.Argv[0]); lerr == nil {
-			out.Binary = p
+		if p, lerr := LookupCLIEnv(cmd.Argv[0], getenv); lerr == nil {
+			out.Binary, req.Binary = p, p
 		} else if opts.DryRun {
 			out.Warnings = append(out.Warnings, lerr.Error())
 		} else {

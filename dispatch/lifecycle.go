@@ -17,7 +17,7 @@ func renderDispatch(o *Outcome, p Prompt, stamp string) string {
 	fmt.Fprintf(&b, "- Session: %s\n", orDefault(o.Session, "new"))
 	fmt.Fprintf(&b, "- Timeout: %s\n", o.Timeout)
 	fmt.Fprintf(&b, "- Status: %s → %s\n", o.StatusBefore, o.StatusAfter)
-	fmt.Fprintf(&b, "- Command (secrets redacted, prompt below): `%s`\n", strings.ReplaceAll(displayArgv(o.Argv), "`", "'"))
+	fmt.Fprintf(&b, "- Command (secrets redacted, prompt below): `%s`\n", strings.ReplaceAll(DisplayArgv(o.Argv), "`", "'"))
 	if len(o.Env) > 0 {
 		fmt.Fprintf(&b, "- Environment additions: `%s`\n", strings.ReplaceAll(strings.Join(o.Env, " "), "`", "'"))
 	}
@@ -95,9 +95,9 @@ func fenced(text, lang string) string {
 	return fence + lang + "\n" + text + fence + "\n"
 }
 
-// displayArgv renders argv for people, quoting elements a shell would split.
+// DisplayArgv renders argv for people, quoting elements a shell would split.
 // It is never executed.
-func displayArgv(argv []string) string {
+func DisplayArgv(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {

@@ -44,8 +44,11 @@ const (
 
 // LookupCLI finds an agent CLI executable: $AGENTINFRA_TOOLS/node_modules/.bin/NAME
 // when that variable is set, else NAME on $PATH.
-func LookupCLI(name string) (string, error) {
-	if dir := os.Getenv(EnvTools); dir != "" {
+func LookupCLI(name string) (string, error) { return LookupCLIEnv(name, os.Getenv) }
+
+// LookupCLIEnv is LookupCLI reading $AGENTINFRA_TOOLS through getenv.
+func LookupCLIEnv(name string, getenv func(string) string) (string, error) {
+	if dir := getenv(EnvTools); dir != "" {
 		p := filepath.Join(dir, "node_modules", ".bin", name)
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("%s not found in $%s (%s): run scripts/install-tools.sh: %w", name, EnvTools, dir, err)

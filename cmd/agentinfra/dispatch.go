@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/dispatch"
+)
+
+func init() { registerCommand(newCmdDispatch) }
+
+func newCmdDispatch(f *Factory) *cobra.Command {
+	var o dispatch.Options
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "dispatch ID",
+		Short: "Run a task through an agent CLI (gemini, claude, codex) headless and record the outcome",
+		Long: `Dispatch a task: assemble its prompt (see 'agentinfra prompt'), pick the model
+(see 'agentinfra model'), and run an agent CLI headless with JSON output:
+
+  gemini  gemini --prompt=PROMPT -m MODEL -o stream-json --skip-trust --approval-mode MODE [--resume S]
+  claude  claude -p --output-format stream-json --verbose [--model M] [--resume S] -- PROMPT
+  codex   codex exec --json --skip-git-repo-check [-m M] [resume S] -- PROMPT
+
+The CLI runs from an argv, never through a shell, in the workspace root, in its
+own process group. Before it starts, the task's row goes to IN_PROGRESS with the
+mode's @mention, and .agent/tasks/{id}_*/tracking/{timestamp}_dispatch.md gets
+the exact prompt, the command (secrets redacted) and the model with the reason.
+After it ends, the parsed result (response, session id, tokens, tool calls,
+duration, exit code) is appended there and kept as {timestamp}_result.json, and
+the row goes to REVIEW on success or BLOCKED on failure, with the reason.
+
+A DONE or IN_PROGRESS task is refused unless --force. --timeout and Ctrl-C kill
+the whole process group and are recorded as timed out / canceled. --dry-run
+prints what would run (command, environment additions, model and why, prompt
+size) and changes nothing. On a terminal, live progress (tool calls, messages)
+is shown as short lines on stderr.
+
+The CLIs are looked up in $AGENTINFRA_TOOLS/node_modules/.bin when that is set,
+else on $PATH; they use their own credentials (GEMINI_API_KEY, ANTHROPIC_API_KEY,
+codex login ...). gemini needs a model: without --model the tier rule picks one;
+claude and codex use their default model unless --model or the mode names one.`,
+		Example: `  agentinfra dispatch 3f9a1c --dry-run
+  agentinfra dispatch 3f9a1c
+  agentinfra dispatch 3f9a1c --mode reviewer --context-file internal/fetch.go --timeout 10m
+  agentinfra dispatch 3f9a1c --cli claude --model claude-sonnet-4-5 --approval-mode auto_edit
+  agentinfra dispatch 3f9a1c --session 079ac098-406f-49bd-a216-6e346cb9fa20 --task-override "Fix the failing test" --force
+  agentinfra dispatch 3f9a1c --json | jq '.result.response'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ID = args[0]
+			o.CLI = strings.ToLower(strings.TrimSpace(o.CLI))
+			if o.CLI != "" && !slices.Contains(dispatch.CLIs, o.CLI) {
+				return usageErrorf("--cli %q: use one of %s", o.CLI, strings.Join(dispatch.CLIs, ", "))
+			}
+			if o.ApprovalMode != "" && !slices.Contains(dispatch.ApprovalModes, o.ApprovalMode) {
+				return usageErrorf("--approval-mode %q: use one of %s", o.ApprovalMode, strings.Join(dispatch.ApprovalModes, ", "))
+			}
+			if o.Timeout <= 0 {
+				return usageErrorf("--timeout must be positive (e.g. 30m)")
+			}
+			if o.TaskOverride == "-" {
+				b, err := io.ReadAll(f.IO.In)
+				if err != nil {
+					return fmt.Errorf("read --task-override from stdin: %w", err)
+				}
+				o.TaskOverride = string(b)
+			}
+			// Context files are relative to the current folder, like any CLI path.
+			for i, p := range o.ContextFiles {
+				if !filepath.IsAbs(p) {
+					o.ContextFiles[i] = filepath.Join(f.Cwd, p)
+				}
+			}
+			o.Now, o.Getenv = f.Now, f.Getenv
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			var onEvent func(dispatch.Event)
+			if f.IO.IsTTY && !o.DryRun {
+				var mu sync.Mutex
+				width := f.IO.Width
+				if width <= 0 {
+					width = 100
+				}
+				onEvent = func(e dispatch.Event) {
+					mu.Lock()
+					defer mu.Unlock()
+					line := e.String()
+					if r := []rune(line); len(r) > width-3 && width > 20 {
+						line = string(r[:width-4]) + "…"
+					}
+					fmt.Fprintln(f.IO.ErrOut, "· "+line)
+				}
+			}
+			out, runErr := dispatch.Run(cmd.Context(), ws, o, onEvent)
+			if runErr != nil && out.Outcome == "" {
+				return runErr // nothing ran: a plain error
+			}
+			if asJSON {
+				enc := json.NewEncoder(f.IO.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(out); err != nil {
+					return err
+				}
+			} else {
+				printDispatch(f.IO.Out, out)
+			}
+			if runErr != nil {
+				return &exitError{code: 1, msg: dispatchErrorText(runErr)}
+			}
+			for _, w := range out.Warnings {
+				fmt.Fprintln(f.IO.ErrOut, "warning:", w)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Mode, "mode", "", "agent mode to use instead of the task's")
+	fl.StringVar(&o.Model, "model", "", "model name (default: the tier rule for gemini, the CLI's default otherwise)")
+	fl.StringVar(&o.CLI, "cli", dispatch.CLIGemini, "agent CLI: "+strings.Join(dispatch.CLIs, ", "))
+	fl.StringVar(&o.TaskOverride, "task-override", "", "instructions that replace the task README ('-' reads stdin)")
+	fl.StringArrayVar(&o.ContextFiles, "context-file", nil, "file to include in the prompt, fenced under its path (repeatable)")
+	fl.StringVar(&o.Session, "session", "", "continue this session of the CLI (the session id of an earlier result)")
+	fl.StringVar(&o.ApprovalMode, "approval-mode", dispatch.ApprovalDefault, "tool approval: "+strings.Join(dispatch.ApprovalModes, ", "))
+	fl.DurationVar(&o.Timeout, "timeout", dispatch.DefaultTimeout, "kill the agent's process group after this long")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print what would run and change nothing")
+	fl.BoolVar(&o.Force, "force", false, "dispatch a task that is DONE or already IN_PROGRESS")
+	fl.BoolVar(&asJSON, "json", false, "print the outcome as JSON: {id, outcome, cli, model, model_reason, argv, env, prompt_bytes, status_before, status_after, tracking_file, result_file, result: {response, session_id, input_tokens, ...}}")
+	return cmd
+}
+
+// dispatchErrorText keeps the first line and the stderr excerpt of a run error.
+func dispatchErrorText(err error) string {
+	s := err.Error()
+	for _, p := range []error{dispatch.ErrAgentFailed, dispatch.ErrCanceled, dispatch.ErrTimedOut} {
+		if errors.Is(err, p) {
+			s = strings.TrimPrefix(s, p.Error()+": ")
+		}
+	}
+	return s
+}
+
+func printDispatch(w io.Writer, o dispatch.Outcome) {
+	model := o.Model
+	if model == "" {
+		model = "(CLI default)"
+	}
+	if o.DryRun {
+		fmt.Fprintf(w, "dry run: nothing was changed or started\n")
+		fmt.Fprintf(w, "task:    %s (%s)\n", o.ID, o.StatusBefore)
+		bin := o.Binary
+		if bin == "" {
+			bin = "NOT FOUND"
+		}
+		fmt.Fprintf(w, "cli:     %s (%s)\n", o.CLI, bin)
+		fmt.Fprintf(w, "mode:    %s\n", dispatchOrNone(o.Mode))
+		fmt.Fprintf(w, "model:   %s — %s\n", model, o.ModelReason)
+		fmt.Fprintf(w, "command: %s\n", dispatch.DisplayArgv(o.Argv))
+		if len(o.Env) > 0 {
+			fmt.Fprintf(w, "env:     %s\n", strings.Join(o.Env, " "))
+		}
+		var parts []string
+		for _, p := range o.PromptParts {
+			parts = append(parts, fmt.Sprintf("%s %s %d", p.Kind, p.Name, p.Bytes))
+		}
+		where := "as an argument"
+		if o.Stdin {
+			where = "on stdin"
+		}
+		fmt.Fprintf(w, "prompt:  %d bytes %s (%s)\n", o.PromptBytes, where, strings.Join(parts, ", "))
+		fmt.Fprintf(w, "timeout: %s, approval mode %s\n", o.Timeout, o.ApprovalMode)
+		fmt.Fprintf(w, "would set: %s → IN_PROGRESS, then REVIEW or BLOCKED\n", o.StatusBefore)
+		for _, warn := range o.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", warn)
+		}
+		return
+	}
+	fmt.Fprintf(w, "dispatched %s to %s (model %s): %s\n", o.ID, o.CLI, model, o.Outcome)
+	fmt.Fprintf(w, "status:   %s → %s\n", o.StatusBefore, o.StatusAfter)
+	if r := o.Result; r != nil {
+		fmt.Fprintf(w, "session:  %s\n", dispatchOrNone(r.SessionID))
+		fmt.Fprintf(w, "usage:    %d input tokens, %d output tokens, %d tool calls, %s, exit %d\n",
+			r.InputTokens, r.OutputTokens, r.ToolCalls, (time.Duration(r.DurationMS) * time.Millisecond).String(), r.ExitCode)
+	}
+	fmt.Fprintf(w, "tracking: %s\n", o.TrackingFile)
+	fmt.Fprintf(w, "result:   %s\n", o.ResultFile)
+	if r := o.Result; r != nil && r.Response != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(r.Response, "\n"))
+	}
+}
+
+func dispatchOrNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

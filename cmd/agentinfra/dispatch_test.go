@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// dispatchCLISetup makes a workspace and an $AGENTINFRA_TOOLS folder whose
+// gemini is the dispatch package's stub agent CLI (behaviour via STUB_MODE).
+func dispatchCLISetup(t *testing.T) (dir, tools string) {
+	t.Helper()
+	dir = t.TempDir()
+	files := map[string]string{
+		".agent/agents/coder.md":                  "---\ndescription: Writes code\nmodel: fast\n---\nYou are a coder.\n",
+		".agent/tasks/a1b2c3_add-retry/README.md": "# Add retry\n\nRetry three times.\n",
+		".agent/DEVELOPMENT_MATRIX.md": "# Matrix\n\n| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |\n" +
+			"|----|--------|-----|------|------|--------|--------|-------------|---------|---------|\n" +
+			"| a1b2c3 | TODO | P1 | hard | coder | | | Add retry | 2026-11-20 | 2026-11-20 |\n" +
+			"| d4e5f6 | DONE | P2 | med | coder | | | Done already | 2026-11-20 | 2026-11-20 |\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tools = t.TempDir()
+	bin := filepath.Join(tools, "node_modules", ".bin", "gemini")
+	build := exec.Command("go", "build", "-o", bin, "../../dispatch/testdata/stub")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build stub: %v\n%s", err, out)
+	}
+	return dir, tools
+}
+
+func runDispatchCLI(t *testing.T, dir, tools string, tty bool, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	f := &Factory{
+		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb, IsTTY: tty, Width: 80},
+		Cwd:    dir,
+		Now:    func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) },
+		Getenv: func(k string) string { return map[string]string{"AGENTINFRA_TOOLS": tools}[k] },
+	}
+	code := run(context.Background(), append([]string{"dispatch"}, args...), f)
+	return code, out.String(), errb.String()
+}
+
+func TestCLIDispatchDryRun(t *testing.T) {
+	dir, tools := dispatchCLISetup(t)
+	before := matrixOf(t, dir)
+	code, out, errb := runDispatchCLI(t, dir, tools, true, "a1b2c3", "--dry-run", "--session", "s-1", "--approval-mode", "yolo")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	for _, want := range []string{
+		"dry run: nothing was changed", "task:    a1b2c3 (TODO)", "node_modules/.bin/gemini)",
+		"model:   gemini-2.5-flash — mode coder sets model: fast", "command: gemini '--prompt={prompt: ",
+		"--approval-mode yolo --resume s-1", "would set: TODO → IN_PROGRESS",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if matrixOf(t, dir) != before {
+		t.Error("dry run changed the matrix")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".agent/tasks/a1b2c3_add-retry/tracking")); err == nil {
+		t.Error("dry run created tracking/")
+	}
+}
+
+func TestCLIDispatchRunsAndShowsProgress(t *testing.T) {
+	dir, tools := dispatchCLISetup(t)
+	t.Setenv("STUB_MODE", "ok")
+	t.Setenv("STUB_RESPONSE", "Retry added.")
+	code, out, errb := runDispatchCLI(t, dir, tools, true, "a1b2c3", "--timeout", "1m")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	for _, want := range []string{"dispatched a1b2c3 to gemini (model gemini-2.5-flash): success", "status:   TODO → REVIEW",
+		"session:  stub-session-1", "usage:    21 input tokens, 9 output tokens, 1 tool calls",
+		"tracking: .agent/tasks/a1b2c3_add-retry/tracking/20261121T120000Z_dispatch.md", "Retry added."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"· dispatch: a1b2c3: TODO → IN_PROGRESS, @coder", "· tool_use read_file", "· message: Retry added."} {
+		if !strings.Contains(errb, want) {
+			t.Errorf("progress lacks %q:\n%s", want, errb)
+		}
+	}
+	if !strings.Contains(matrixOf(t, dir), "| a1b2c3 | REVIEW | P1 | hard | coder | | @coder | Add retry | 2026-11-20 | 2026-11-21 |") {
+		t.Errorf("matrix row:\n%s", matrixOf(t, dir))
+	}
+}
+
+func TestCLIDispatchJSONAndFailure(t *testing.T) {
+	dir, tools := dispatchCLISetup(t)
+	t.Setenv("STUB_MODE", "crash")
+	code, out, errb := runDispatchCLI(t, dir, tools, false, "a1b2c3", "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errb)
+	}
+	if !strings.Contains(errb, "error: gemini exited with code 3") || !strings.Contains(errb, "stub: fatal: something broke") {
+		t.Errorf("stderr should give the reason and the stderr tail:\n%s", errb)
+	}
+	if strings.Contains(errb, "·") {
+		t.Errorf("progress lines without a terminal:\n%s", errb)
+	}
+	var o struct {
+		Outcome      string `json:"outcome"`
+		StatusAfter  string `json:"status_after"`
+		TrackingFile string `json:"tracking_file"`
+		Argv         []string
+		Env          []string
+		Warnings     []string
+		Result       struct {
+			ExitCode int    `json:"exit_code"`
+			Error    string `json:"error"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &o); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if o.Outcome != "failed" || o.StatusAfter != "BLOCKED" || o.Result.ExitCode != 3 || o.Env == nil || o.Warnings == nil {
+		t.Errorf("json outcome %+v", o)
+	}
+	note, err := os.ReadFile(filepath.Join(dir, o.TrackingFile))
+	if err != nil || !strings.Contains(string(note), "- Reason: gemini exited with code 3") {
+		t.Errorf("tracking note (%v):\n%s", err, note)
+	}
+}
+
+func TestCLIDispatchRefusalsAndUsage(t *testing.T) {
+	dir, tools := dispatchCLISetup(t)
+	before := matrixOf(t, dir)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"d4e5f6"}, 1, "task d4e5f6 is DONE; pass --force"},
+		{[]string{"a1b2c3", "--cli", "cursor"}, 2, "use one of gemini, claude, codex"},
+		{[]string{"a1b2c3", "--approval-mode", "always"}, 2, "use one of default, auto_edit, yolo"},
+		{[]string{"a1b2c3", "--timeout", "0s"}, 2, "--timeout must be positive"},
+		{[]string{"zzzzzz"}, 1, "no task"},
+		{[]string{}, 2, "accepts 1 arg"},
+	} {
+		code, _, errb := runDispatchCLI(t, dir, tools, false, tc.args...)
+		if code != tc.code || !strings.Contains(errb, tc.want) {
+			t.Errorf("%v: exit %d stderr %q; want exit %d and %q", tc.args, code, errb, tc.code, tc.want)
+		}
+	}
+	if matrixOf(t, dir) != before {
+		t.Error("a refused dispatch changed the matrix")
+	}
+}
