@@ -349,3 +349,24 @@ func TestMetaAlwaysEncodesAsJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestGlobalFolderFromHome(t *testing.T) {
+	home := t.TempDir()
+	d := filepath.Join(home, ".agent", "global_skills", "writing")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(d, "SKILL.md"), []byte("---\ndescription: Clear prose.\n---\n"), 0o644)
+	lib := NewLibrary(nil, func(k string) string { return map[string]string{"HOME": home}[k] })
+	s, err := lib.Load(context.Background(), "writing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Source != SourceGlobal || s.DisplayDir != "~/.agent/global_skills/writing" {
+		t.Errorf("source %s display %s", s.Source, s.DisplayDir)
+	}
+	// Without HOME or AGENTINFRA_GLOBAL_SKILLS there is no global folder.
+	if dirs := NewLibrary(nil, func(string) string { return "" }).Dirs(); len(dirs) != 0 {
+		t.Errorf("dirs = %v", dirs)
+	}
+}
