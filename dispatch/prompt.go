@@ -101,7 +101,11 @@ func AssemblePrompt(ctx context.Context, ws *workspace.Workspace, in PromptInput
 	}
 
 	// 1. The mode's system prompt.
-	add(PartMode, modeName, fmt.Sprintf("# Agent mode: %s\n\n%s\n", modeName, promptTrimBlank(mode.Body)))
+	modeText := fmt.Sprintf("# Agent mode: %s\n", modeName)
+	if body := promptTrimBlank(mode.Body); body != "" {
+		modeText += "\n" + body + "\n"
+	}
+	add(PartMode, modeName, modeText)
 
 	// 2. Skills.
 	lib := skills.NewLibrary(ws, in.Getenv)
