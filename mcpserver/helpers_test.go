@@ -24,11 +24,13 @@ import (
 var fixedNow = time.Date(2026, 11, 21, 10, 30, 0, 0, time.UTC)
 
 func testGetenv(k string) string {
-	switch k {
-	case "AGENTINFRA_GLOBAL_SKILLS":
+	switch {
+	case k == "AGENTINFRA_GLOBAL_SKILLS":
 		return "/nonexistent-global-skills"
+	case strings.HasPrefix(k, "GEMINI_MODEL_"):
+		return "" // the documented defaults
 	}
-	return ""
+	return os.Getenv(k)
 }
 
 const testSkill = `---

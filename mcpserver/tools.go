@@ -17,6 +17,7 @@ func (s *Server) registerTools() error {
 		s.addPromptTool,
 		s.addModelTool,
 		s.addHandoffTool,
+		s.addDispatchTool,
 	} {
 		if err := add(); err != nil {
 			return err

@@ -48,9 +48,9 @@ func TestToolsListContract(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"format_prompt", "handoff_generate", "select_model", "skill", "task", "task_get_context"}
+	want := []string{"dispatch_task", "format_prompt", "handoff_generate", "select_model", "skill", "task", "task_get_context"}
 	if !slices.Equal(names, want) {
-		t.Errorf("tools = %v, want %v (dispatch_task only once the dispatcher exists)", names, want)
+		t.Errorf("tools = %v, want %v", names, want)
 	}
 
 	// Enums and defaults are in the schemas.
@@ -102,7 +102,7 @@ func TestToolsListContract(t *testing.T) {
 			t.Errorf("%s: readOnlyHint false", name)
 		}
 	}
-	for _, name := range []string{"task", "handoff_generate"} {
+	for _, name := range []string{"task", "handoff_generate", "dispatch_task"} {
 		a := findTool(t, cs, name).Annotations
 		if a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint {
 			t.Errorf("%s: want readOnlyHint false and destructiveHint false, got %+v", name, a)
