@@ -376,7 +376,9 @@ func handoffGit(ctx context.Context, root string, opts HandoffOptions) HandoffGi
 	git := func(args ...string) (string, error) {
 		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(cctx, bin, append([]string{"-C", root}, args...)...)
+		// -c settings keep user configuration from changing the output we parse.
+		argv := append([]string{"-C", root, "-c", "log.showSignature=false", "-c", "core.quotePath=false", "-c", "color.ui=never"}, args...)
+		cmd := exec.CommandContext(cctx, bin, argv...)
 		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -327,3 +327,18 @@ func TestHandoffTrackingSymlinkedOutside(t *testing.T) {
 		t.Error("the context shows a note from outside the workspace")
 	}
 }
+
+func TestHandoffDirSymlinkedOutside(t *testing.T) {
+	ws := handoffFixture(t, false)
+	outside := t.TempDir()
+	if err := os.Symlink(outside, ws.HandoffsDir()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Handoff(context.Background(), ws, handoffNow, HandoffOptions{})
+	if err == nil || !strings.Contains(err.Error(), "outside the workspace") {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("wrote outside the workspace: %v", ents)
+	}
+}

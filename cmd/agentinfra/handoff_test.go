@@ -77,6 +77,11 @@ func TestCLIHandoffOut(t *testing.T) {
 	if code != 0 || out != "HANDOFF.md\n" {
 		t.Errorf("--out HANDOFF.md: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// A relative --out is relative to the current folder, like other path flags.
+	code, out, errOut = runCtxCLI(t, filepath.Join(root, "src"), "handoff", "--out", "h.md")
+	if code != 0 || out != "src/h.md\n" {
+		t.Errorf("--out from src/: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	if code, _, _ := runCtxCLI(t, root, "handoff", "extra-arg"); code != 2 {
 		t.Errorf("extra argument: exit %d, want 2", code)
 	}
