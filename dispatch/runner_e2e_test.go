@@ -313,30 +313,6 @@ func TestGeminiRealCLISuccessAndResume(t *testing.T) {
 	}
 }
 
-func TestGeminiRealCLIAPIErrors(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		status int
-		want   []string
-	}{
-		{401, []string{"401", "API key not valid (fake)"}},
-		{500, []string{"500", "fake internal failure"}},
-	} {
-		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
-			fake := newGeminiFake(t, tc.status)
-			req, _ := geminiRequest(t, fake.URL, "hello")
-			res, err := Exec(context.Background(), GeminiRunner{}, req, nil)
-			mustFail(t, res, err, tc.want...)
-			if res.ExitCode != tc.status%256 {
-				t.Errorf("exit code = %d, want %d (HTTP status mod 256)", res.ExitCode, tc.status%256)
-			}
-			if n := len(fake.requests(":streamGenerateContent")); n != 1 {
-				t.Errorf("fake saw %d calls; general.maxAttempts=1 should stop retries", n)
-			}
-		})
-	}
-}
-
 // --- claude ---------------------------------------------------------------
 
 func newClaudeFake(t *testing.T, status int) *fakeServer {
