@@ -103,11 +103,10 @@ func normalizeValue(col, v string) (string, error) {
 // UpdateTask applies u to the row of id, sets Updated to now's date, and
 // rewrites only the cells that change; the rest of the line keeps its bytes.
 func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
-	rs := d.byID[id]
-	if len(rs) == 0 {
+	r := d.rowWithID(id)
+	if r == nil {
 		return Task{}, d.notFound(id)
 	}
-	r := rs[0]
 	if r.bad {
 		return Task{}, refusedf("%v: task %s on line %d has errors; fix that row first (run `agentinfra validate`)", ErrRefused, id, r.line)
 	}
@@ -301,8 +300,8 @@ func (d *Doc) AddTask(t Task) error {
 	if !ValidID(t.ID) {
 		return fmt.Errorf("%w: ID %q is not 6 lowercase hex characters", ErrInvalid, t.ID)
 	}
-	if len(d.byID[t.ID]) > 0 {
-		return fmt.Errorf("%w: ID %s is already used on line %d", ErrInvalid, t.ID, d.byID[t.ID][0].line)
+	if r := d.rowWithID(t.ID); r != nil {
+		return fmt.Errorf("%w: ID %s is already used on line %d", ErrInvalid, t.ID, r.line)
 	}
 	tbl := d.tableFor(t.Priority)
 	if tbl == nil {

@@ -408,3 +408,29 @@ func TestParseDiagnosticPositions(t *testing.T) {
 		t.Errorf("column points at %q", string(got))
 	}
 }
+
+// A row broken across lines is no task, but its ID is taken and it is a row
+// with errors: updating it is refused (not "not found"), and neither an
+// explicit nor a random new ID may reuse it.
+func TestBrokenRowKeepsItsID(t *testing.T) {
+	ctx := context.Background()
+	const src = "| ID | Status | Description | Created |\n|---|---|---|---|\n| 0000f1 | TODO | split\nhere | 2026-01-01 |\n| 0000f2 | TODO | fine | |\n"
+	if d := Parse([]byte(src)); len(d.Tasks()) != 1 || len(d.Diagnostics()) != 1 {
+		t.Fatalf("fixture: %v %v", d.Tasks(), d.Diagnostics())
+	}
+	s := writeMatrix(t, src)
+	_, _, err := s.UpdateTask(ctx, "0000f1", Update{Status: Str("DONE")}, goldenNow)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "line 3 has errors") {
+		t.Errorf("update of a broken row: %v, want ErrRefused naming line 3", err)
+	}
+	_, err = s.Create(ctx, Task{ID: "0000f1", Description: "x"}, goldenNow)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "already used on line 3") {
+		t.Errorf("create with a broken row's ID: %v", err)
+	}
+	restore, calls := fakeRand(t, "0000f1", "0000f3")
+	defer restore()
+	tk, err := s.Create(ctx, Task{Description: "x"}, goldenNow)
+	if err != nil || tk.ID != "0000f3" || *calls != 2 {
+		t.Errorf("random ID: %+v, %v after %d draws; want 0000f3 after 2", tk, err, *calls)
+	}
+}

@@ -19,7 +19,7 @@ func (d *Doc) newID() (string, error) {
 			return "", fmt.Errorf("read random bytes for a task ID: %w", err)
 		}
 		id := hex.EncodeToString(b[:])
-		if len(d.byID[id]) == 0 {
+		if d.rowWithID(id) == nil {
 			return id, nil
 		}
 	}

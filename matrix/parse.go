@@ -73,6 +73,7 @@ type Doc struct {
 	tables []*table
 	rows   []*row // task rows in file order
 	byID   map[string][]*row
+	broken map[string]*row // rows broken across lines, by the ID in their first line
 	diags  []Diagnostic
 	lines  *lineIndex
 }
@@ -144,6 +145,7 @@ func (li *lineIndex) line(off int) int {
 }
 
 // Parse reads a matrix file. It never fails: problems become diagnostics.
+// The Doc keeps src without copying it: do not modify src afterwards.
 func Parse(src []byte) *Doc {
 	li := newLineIndex(src)
 	d := &Doc{src: src, str: bytesToString(src), byID: make(map[string][]*row, len(li.starts)), lines: li}
@@ -276,6 +278,7 @@ func (d *Doc) scanRows(t *table, lines []span) {
 			}
 			if total == want && j > i {
 				d.rowError(r, lines[i].start, "row is broken across lines %d-%d (a line break inside a cell); join them into one line", r.line, r.line+(j-i))
+				d.noteBroken(r)
 				for k := i + 1; k <= j; k++ {
 					rows[k] = row{tbl: t, line: first + k, span: lines[k], cells: cells[k], bad: true}
 					t.rows = append(t.rows, &rows[k])
@@ -487,4 +490,33 @@ func (d *Doc) Columns() []string {
 		}
 	}
 	return out
+}
+
+// noteBroken remembers the ID of a row broken across lines: it is no task, but
+// its ID is taken, and edits to it must be refused as edits of a bad row.
+func (d *Doc) noteBroken(r *row) {
+	idx, ok := r.tbl.colIndex[ColID]
+	if !ok || idx >= len(r.cells) {
+		return
+	}
+	c := r.cells[idx]
+	r.id = unescapeCell(d.str[c.text.start:c.text.end])
+	if r.id == "" {
+		return
+	}
+	if d.broken == nil {
+		d.broken = map[string]*row{}
+	}
+	if _, dup := d.broken[r.id]; !dup {
+		d.broken[r.id] = r
+	}
+}
+
+// rowWithID returns the first row holding id: a task row, else a row broken
+// across lines; nil if none.
+func (d *Doc) rowWithID(id string) *row {
+	if rs := d.byID[id]; len(rs) > 0 {
+		return rs[0]
+	}
+	return d.broken[id]
 }

@@ -223,10 +223,7 @@ func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 // UpdateTask changes one task under the lock and returns it before and after.
 func (s *Store) UpdateTask(ctx context.Context, id string, u Update, now time.Time) (before, after Task, err error) {
 	_, err = s.Modify(ctx, func(d *Doc) error {
-		var ok bool
-		if before, ok = d.Task(id); !ok {
-			return d.notFound(id)
-		}
+		before, _ = d.Task(id) // d.UpdateTask refuses unknown IDs and bad rows
 		after, err = d.UpdateTask(id, u, now)
 		return err
 	})
