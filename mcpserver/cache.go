@@ -47,28 +47,41 @@ type docCache struct {
 	mu    sync.Mutex
 	key   fileKey
 	doc   *matrix.Doc
-	loads int // how many times the file was parsed (for tests)
+	tasks []matrix.Task // doc.Tasks(), extracted once per version; never modified
+	loads int           // how many times the file was parsed (for tests)
 }
 
 func newDocCache(store *matrix.Store) *docCache { return &docCache{store: store} }
 
 // Get returns the current matrix, parsing it only if it changed.
 func (c *docCache) Get(ctx context.Context) (*matrix.Doc, error) {
+	d, _, err := c.get(ctx)
+	return d, err
+}
+
+// Tasks returns the rows of the current matrix in file order. The slice is
+// shared: callers must not modify it or its tasks.
+func (c *docCache) Tasks(ctx context.Context) ([]matrix.Task, error) {
+	_, ts, err := c.get(ctx)
+	return ts, err
+}
+
+func (c *docCache) get(ctx context.Context) (*matrix.Doc, []matrix.Task, error) {
 	k, err := statKey(c.store.Path)
 	if err != nil {
-		return nil, fmt.Errorf("read the matrix: %w", err)
+		return nil, nil, fmt.Errorf("read the matrix: %w", err)
 	}
 	if !k.exists {
-		return nil, fmt.Errorf("no matrix at %s: run `agentinfra init` in the workspace root", c.store.Path)
+		return nil, nil, fmt.Errorf("no matrix at %s: run `agentinfra init` in the workspace root", c.store.Path)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.doc != nil && c.key == k {
-		return c.doc, nil
+		return c.doc, c.tasks, nil
 	}
 	d, err := c.store.Load(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Stat again: if the file changed while we read, keep the key of what we
 	// may have read so the next Get re-reads.
@@ -76,9 +89,9 @@ func (c *docCache) Get(ctx context.Context) (*matrix.Doc, error) {
 	if k2 != k {
 		k2 = fileKey{}
 	}
-	c.doc, c.key = d, k2
+	c.doc, c.tasks, c.key = d, d.Tasks(), k2
 	c.loads++
-	return d, nil
+	return d, c.tasks, nil
 }
 
 // Loads reports how many times the matrix was parsed.

@@ -153,11 +153,11 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	if err != nil {
 		return out, "", fieldErrorf(queryField(err), "%v", err)
 	}
-	d, err := s.doc(ctx)
+	tasks, err := s.cache.Tasks(ctx)
 	if err != nil {
 		return out, "", err
 	}
-	all := q.Apply(d.Tasks())
+	all := q.Apply(tasks)
 	out.Total = len(all)
 	if limit > 0 && len(all) > limit {
 		all = all[:limit]
