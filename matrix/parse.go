@@ -266,13 +266,18 @@ func (d *Doc) scanRows(t *table, lines []span) {
 		*r = row{tbl: t, line: first + i, span: lines[i], cells: cells[i]}
 		t.rows = append(t.rows, r)
 		n := len(cells[i])
-		if n < want {
+		// A break in the last cell of a table with outer pipes leaves a row
+		// with all its cells but no closing pipe, followed by lines that
+		// do not open with a pipe.
+		open := n == want && t.pipes && i+1 < len(lines) && !d.closesWithPipe(lines[i]) && !d.opensWithPipe(lines[i+1])
+		if n < want || open {
 			// A cell that held a line break leaves a short row followed by rows
 			// that carry the rest: the counts add up once the joins are counted.
 			// A continuation line holds at least one cell and is short itself,
 			// so a complete row (e.g. one just added) is never swallowed.
 			total, j := n, i
-			for total < want && j+1 < len(lines) && len(cells[j+1]) >= 1 && len(cells[j+1]) < want {
+			for (total < want || j == i || open && !d.closesWithPipe(lines[j])) && j+1 < len(lines) &&
+				len(cells[j+1]) >= 1 && len(cells[j+1]) < want && !(open && d.opensWithPipe(lines[j+1])) {
 				j++
 				total += len(cells[j]) - 1
 			}
@@ -519,4 +524,21 @@ func (d *Doc) rowWithID(id string) *row {
 		return rs[0]
 	}
 	return d.broken[id]
+}
+
+// opensWithPipe and closesWithPipe tell whether a table line has its outer pipes.
+func (d *Doc) opensWithPipe(l span) bool {
+	i := l.start
+	for i < l.end && isSpace(d.src[i]) {
+		i++
+	}
+	return i < l.end && d.src[i] == '|'
+}
+
+func (d *Doc) closesWithPipe(l span) bool {
+	i := l.end
+	for i > l.start && isSpace(d.src[i-1]) {
+		i--
+	}
+	return i > l.start && d.src[i-1] == '|'
 }
