@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
+	"io/fs"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -39,8 +41,6 @@ first); prefix - to reverse.`,
   agentinfra task list --status DONE | cut -f1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// A short-lived process: trade memory for time on big matrices.
-			debug.SetGCPercent(400)
 			nq, err := q.Normalize()
 			if err != nil {
 				return &usageError{err}
@@ -49,14 +49,16 @@ first); prefix - to reverse.`,
 			if err != nil {
 				return err
 			}
-			d, err := matrix.NewStore(ws.MatrixPath()).Load(cmd.Context())
+			src, err := os.ReadFile(ws.MatrixPath())
 			if err != nil {
-				return err
+				if errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("read matrix: %w; run `agentinfra init` to create one", err)
+				}
+				return fmt.Errorf("read matrix: %w", err)
 			}
-			if n := countErrors(d.Diagnostics()); n > 0 {
-				fmt.Fprintf(f.IO.ErrOut, "warning: the matrix has %d error(s); rows with errors may be missing or incomplete; run `agentinfra validate`\n", n)
-			}
-			tasks := nq.Apply(d.Tasks())
+			// Select parses only the rows that can match: the same result as
+			// Apply(Parse(src).Tasks()) in a fraction of the time on big files.
+			tasks := nq.Select(src)
 			w := bufio.NewWriterSize(f.IO.Out, 64<<10)
 			switch {
 			case asJSON:
@@ -86,16 +88,6 @@ first); prefix - to reverse.`,
 	fl.IntVarP(&q.Limit, "limit", "n", 0, "print at most N tasks (0: all)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON array of tasks")
 	return cmd
-}
-
-func countErrors(ds []matrix.Diagnostic) int {
-	n := 0
-	for _, d := range ds {
-		if d.Severity == matrix.SeverityError {
-			n++
-		}
-	}
-	return n
 }
 
 func writeTSV(w io.Writer, tasks []matrix.Task) {

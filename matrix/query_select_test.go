@@ -1,0 +1,102 @@
+package matrix
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentinfra/agentinfra/internal/testmatrix"
+)
+
+// selectDocs are matrices whose structure could fool a line-level prefilter.
+var selectDocs = []string{
+	querySrc,
+	string(testmatrix.Generate(300, 7)),
+	// Rows in code, quotes and lists are not tasks, before or after dropping lines.
+	"# M\n\n```\n\n| ID | Status |\n|----|--------|\n| aaaaaa | TODO |\n| bbbbbb | DONE |\n```\n\n| ID | Status |\n|---|---|\n| cccccc | TODO |\n| dddddd | DONE |\n",
+	"> | ID | Status |\n> |---|---|\n> | aaaaaa | TODO |\n| bbbbbb | DONE |\n\n| ID | Status |\n|---|---|\n| cccccc | DONE |\n",
+	"- item\n\n  | ID | Status |\n  |---|---|\n  | aaaaaa | TODO |\n  | bbbbbb | DONE |\n\n| ID | Status |\n|---|---|\n| cccccc | TODO |\n",
+	"<!--\n\n| ID | Status |\n|---|---|\n| aaaaaa | DONE |\n-->\n\n| ID | Status |\n|---|---|\n| bbbbbb | TODO |\n",
+	// A table right after prose (no blank line), and one right after another table.
+	"Prose line\n| ID | Status |\n|---|---|\n| aaaaaa | TODO |\n| bbbbbb | DONE |\n",
+	"| ID | Status |\n|---|---|\n| aaaaaa | TODO |\n| ID | Status | Pri |\n|---|---|---|\n| bbbbbb | DONE | P1 |\n| cccccc | TODO | P2 |\n",
+	// Broken rows (a line break inside a cell), short and long rows, duplicates.
+	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | DONE | one\ntwo |\n| bbbbbb | TODO | x |\n| cccccc | DONE | y |\n",
+	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | DONE |\n| bbbbbb | TODO | x |\n| cccccc | DONE | y | z |\n| dddddd | DONE | w |\n",
+	"| ID | Status |\n|---|---|\n| aaaaaa | DONE |\n| aaaaaa | TODO |\n| bbbbbb | todo |\n| cccccc | in progress |\n| dddddd | WIP |\n",
+	// Escaped pipes, CRLF, tabs, indentation, rows after the table, no final newline.
+	"| ID | Status | Description |\r\n|---|---|---|\r\n| aaaaaa | DONE | a \\| b |\r\n| bbbbbb | TODO | c \\| TODO |\r\n",
+	"| ID | Status |\n|---|---|\n\t| aaaaaa | TODO |\n| bbbbbb | DONE |\n   | cccccc | TODO |\n    | dddddd | TODO |\n| eeeeee | DONE |",
+	"| ID | Status |\n|---|---|\n| aaaaaa | DONE |\ntrailing prose\n| bbbbbb | TODO |\n---\n| cccccc | TODO |\n",
+	"ID | Status\n--- | ---\naaaaaa | TODO\nbbbbbb | DONE\n",
+	// Non-ASCII that case-folds onto ASCII (Kelvin sign, long s).
+	"| ID | Status | Mode |\n|---|---|---|\n| aaaaaa | BLOC\u212aED | coder |\n| bbbbbb | IN_PROGREſS | ſcout |\n| cccccc | DONE | Ünï |\n",
+	"",
+	"no tables at all\n",
+}
+
+var selectQueries = []Query{
+	{Status: []string{"TODO"}},
+	{Status: []string{"DONE", "in progress"}},
+	{Status: []string{"BLOCKED"}},
+	{Status: []string{"WIP"}},
+	{Priority: []string{"P1"}},
+	{Mode: "coder"},
+	{Mode: "scout"},
+	{Agent: "reviewer"},
+	{Skill: "go-testing"},
+	{Text: "todo"},
+	{Text: "a | b"},
+	{Status: []string{"TODO"}, Sort: "priority", Limit: 3},
+	{},
+}
+
+func TestQuerySelectMatchesApply(t *testing.T) {
+	for di, src := range selectDocs {
+		for _, q := range selectQueries {
+			want := q.Apply(Parse([]byte(src)).Tasks())
+			got := q.Select([]byte(src))
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("doc %d, query %+v:\nSelect: %+v\nApply:  %+v", di, q, got, want)
+			}
+		}
+	}
+}
+
+// The prefilter must actually drop rows on a typical matrix, or it is useless.
+func TestQuerySelectReduces(t *testing.T) {
+	src := testmatrix.Generate(1000, 3)
+	q := Query{Status: []string{"TODO"}}.lenient()
+	reduced, lineOf, dropped := q.reduce(src)
+	if dropped < 600 || len(reduced) > len(src)/2 || len(lineOf) != strings.Count(string(reduced), "\n") {
+		t.Errorf("dropped %d lines, %d of %d bytes left", dropped, len(reduced), len(src))
+	}
+}
+
+func FuzzQuerySelect(f *testing.F) {
+	for _, d := range selectDocs[2:] {
+		f.Add(d, "TODO", "")
+		f.Add(d, "DONE", "a")
+	}
+	f.Fuzz(func(t *testing.T, src, status, text string) {
+		q := Query{Status: []string{status}, Text: text}
+		want := q.Apply(Parse([]byte(src)).Tasks())
+		got := q.Select([]byte(src))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Select differs from Apply for %q (status %q, text %q):\n%+v\n%+v", src, status, text, got, want)
+		}
+	})
+}
+
+func BenchmarkQuerySelect(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		src := testmatrix.Generate(n, 1)
+		q := Query{Status: []string{"TODO"}}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				q.Select(src)
+			}
+		})
+	}
+}
