@@ -57,7 +57,7 @@ func (s *Server) addContextTool() error {
 // idError names the id field on unknown-ID errors.
 func idError(err error) error {
 	if errors.Is(err, matrix.ErrNotFound) {
-		return &fieldError{Field: "id", Msg: err.Error() + " (use task with action list to see the IDs)"}
+		return &fieldError{Field: "id", Msg: err.Error()}
 	}
 	return err
 }
@@ -240,7 +240,7 @@ func (s *Server) addPromptTool() error {
 		}
 		for i, p := range in.ContextFiles {
 			if _, err := s.ws.Resolve(p); err != nil {
-				return PromptOutput{}, "", fieldErrorf(fmt.Sprintf("context_files[%d]", i), "%v; pass a path inside the workspace", err)
+				return PromptOutput{}, "", fieldErrorf(fmt.Sprintf("context_files[%d]", i), "%v", insideHint(err))
 			}
 		}
 		p, err := dispatch.AssemblePrompt(ctx, s.ws, dispatch.PromptInput{
@@ -257,6 +257,15 @@ func (s *Server) addPromptTool() error {
 			Skills: nonNil(p.Skills), MissingSkills: nonNil(p.MissingSkills), Text: p.Text}
 		return out, p.Text, nil
 	})
+}
+
+// insideHint makes sure a refused path error says what to do.
+func insideHint(err error) string {
+	msg := err.Error()
+	if !strings.Contains(msg, "inside the workspace") {
+		msg += "; pass a path inside the workspace"
+	}
+	return msg
 }
 
 func nonNil[T any](s []T) []T {

@@ -54,7 +54,7 @@ func (s *Server) dispatchTool(ctx context.Context, req *mcp.CallToolRequest, in 
 	}
 	for i, p := range in.ContextFiles {
 		if _, err := s.ws.Resolve(p); err != nil {
-			return dispatch.Outcome{}, "", fieldErrorf(fmt.Sprintf("context_files[%d]", i), "%v; pass a path inside the workspace", err)
+			return dispatch.Outcome{}, "", fieldErrorf(fmt.Sprintf("context_files[%d]", i), "%v", insideHint(err))
 		}
 	}
 	if m := strings.TrimSpace(in.Mode); m != "" {

@@ -128,7 +128,8 @@ func fieldHint(action, k string) string {
 	if action == "update" {
 		switch k {
 		case "mode", "difficulty", "description", "skills":
-			return fmt.Sprintf(", or set it with set_fields {%q: ...}", k)
+			col := map[string]string{"mode": "Mode", "difficulty": "Diff", "description": "Description", "skills": "Skills"}[k]
+			return fmt.Sprintf(", or set it with set_fields {%q: ...}", col)
 		}
 	}
 	return ""

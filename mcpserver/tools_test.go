@@ -243,6 +243,7 @@ func TestToolErrors(t *testing.T) {
 	for _, c := range cases {
 		res := call(t, cs, c.tool, c.args)
 		msg := text(res)
+		t.Logf("%s %v → %s", c.tool, c.args, msg)
 		if !res.IsError {
 			t.Errorf("%s %v: no error; result %s", c.tool, c.args, msg)
 			continue
