@@ -434,3 +434,49 @@ func TestBrokenRowKeepsItsID(t *testing.T) {
 		t.Errorf("random ID: %+v, %v after %d draws; want 0000f3 after 2", tk, err, *calls)
 	}
 }
+
+func TestStoreKeepsModeAndSymlink(t *testing.T) {
+	ctx := context.Background()
+	const src = "| ID | Status | Description |\n|---|---|---|\n| 0000a9 | TODO | x |\n"
+
+	t.Run("permissions", func(t *testing.T) {
+		s := writeMatrix(t, src)
+		if err := os.Chmod(s.Path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.UpdateTask(ctx, "0000a9", Update{Status: Str("DONE")}, goldenNow); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(s.Path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode after the update: %v %v, want 0600", fi.Mode(), err)
+		}
+	})
+
+	t.Run("symlink", func(t *testing.T) {
+		dir := t.TempDir()
+		target := filepath.Join(dir, "shared", "matrix.md")
+		link := filepath.Join(dir, "repo", "DEVELOPMENT_MATRIX.md")
+		for _, p := range []string{target, link} {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(target, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../shared/matrix.md", link); err != nil {
+			t.Fatal(err)
+		}
+		s := NewStore(link)
+		if _, _, err := s.UpdateTask(ctx, "0000a9", Update{Status: Str("DONE")}, goldenNow); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("the matrix symlink was replaced by a file: %v %v", fi.Mode(), err)
+		}
+		got, _ := os.ReadFile(target)
+		if tk, _ := Parse(got).Task("0000a9"); tk.Status != "DONE" {
+			t.Errorf("the symlink's target was not updated:\n%s", got)
+		}
+	})
+}

@@ -85,8 +85,12 @@ func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error)
 		}
 		return nil, refusedf("%v: the change would make the matrix invalid (%s); nothing was written", ErrRefused, strings.Join(msgs, "; "))
 	}
-	removeStaleTemps(s.Path)
-	if err := writeAtomic(s.Path, d.src); err != nil {
+	target := s.Path
+	if p, err := filepath.EvalSymlinks(s.Path); err == nil {
+		target = p // replace a symlinked matrix's target, not the link
+	}
+	removeStaleTemps(target)
+	if err := writeAtomic(target, d.src); err != nil {
 		return nil, err
 	}
 	return d, nil
