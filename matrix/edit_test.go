@@ -480,3 +480,21 @@ func TestStoreKeepsModeAndSymlink(t *testing.T) {
 		}
 	})
 }
+
+// With a column named twice, only the first is read and written, so what an
+// update returns is what the file says.
+func TestDuplicateColumnUpdateReadsBack(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "corpus", "invalid_duplicate_columns.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Parse(src)
+	after, err := d.UpdateTask("0d0d01", Update{Priority: Str("P3")}, goldenNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, _ := Parse(d.Bytes()).Task("0d0d01")
+	if after.Priority != "P3" || re.Priority != "P3" || re.Extra["Priority"] != "P2" {
+		t.Errorf("returned %+v, re-parsed %+v", after, re)
+	}
+}

@@ -219,11 +219,17 @@ func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) {
 	if headerLine.end < len(d.src) && d.src[headerLine.end] == '\r' {
 		t.eol = "\r\n"
 	}
-	for _, c := range header {
+	var dups []int // header cells naming a column a second time
+	for i, c := range header {
 		name := strings.TrimSpace(unescapeCell(d.str[c.text.start:c.text.end]))
 		col := column{name: name, canonical: CanonicalColumn(name)}
 		if col.canonical != "" {
-			if _, dup := t.colIndex[col.canonical]; !dup {
+			if _, dup := t.colIndex[col.canonical]; dup {
+				// Only the first one is read and written; the other is kept
+				// as an extra column, and reported below.
+				dups = append(dups, i)
+				col.canonical = ""
+			} else {
 				t.colIndex[col.canonical] = len(t.cols)
 			}
 		}
@@ -243,6 +249,10 @@ func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) {
 			d.errorAt(headerLine.start, "task table header has no %s column; a task table needs both ID and Status", missing)
 		}
 		return
+	}
+	for _, i := range dups {
+		first := t.cols[t.colIndex[CanonicalColumn(t.cols[i].name)]].name
+		d.errorAt(int(header[i].text.start), "column %q repeats column %q (%s); a task table has each column once", t.cols[i].name, first, CanonicalColumn(first))
 	}
 	d.scanRows(t, rest[1:])
 }
