@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,6 +240,22 @@ func TestCreateTask(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(dir, "README.md")); got != "000002 my-slug reviewer - {{unknown}}\n" {
 		t.Errorf("custom template README = %q", got)
+	}
+}
+
+// Without .agent/templates/unified_task.md the embedded template is used.
+func TestCreateTaskEmbeddedTemplate(t *testing.T) {
+	seqIDs(t)
+	ws := newWS(t)
+	if err := os.RemoveAll(ws.TemplatesDir()); err != nil {
+		t.Fatal(err)
+	}
+	task, dir, err := CreateTask(context.Background(), ws, CreateOptions{Description: "No template here", Mode: "oracle"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFile(t, filepath.Join(dir, "README.md")), RenderReadme(DefaultTemplate(), task, "no_template_here"); got != want {
+		t.Errorf("README:\n%s\nwant:\n%s", got, want)
 	}
 }
 
@@ -598,5 +616,54 @@ func TestRenderReadmeEmbeddedTemplateHasLogSection(t *testing.T) {
 	out := RenderReadme(DefaultTemplate(), matrix.Task{ID: "abcdef", Description: "d", Status: "TODO", Priority: "P2", Difficulty: "med", Created: "2026-01-02"}, "d")
 	if _, ok := AppendStatusLine([]byte(out), "- x"); !ok {
 		t.Error("the embedded template has no status/log section")
+	}
+}
+
+// Goroutines creating and updating at once (run with -race): nothing lost.
+func TestConcurrentCreateUpdate(t *testing.T) {
+	ctx := context.Background()
+	ws := newWS(t)
+	const n = 20
+	var ids []string
+	for i := 0; i < n; i++ {
+		tk, _, err := CreateTask(ctx, ws, CreateOptions{Description: "existing " + strconv.Itoa(i), Mode: "coder"}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, tk.ID)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for i := 0; i < n; i++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, _, err := CreateTask(ctx, ws, CreateOptions{Description: "new " + strconv.Itoa(i), Mode: "coder"}, now)
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := UpdateTask(ctx, ws, ids[i], matrix.Update{Status: matrix.Str("REVIEW")}, now, UpdateOptions{})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	d := matrix.Parse([]byte(readFile(t, ws.MatrixPath())))
+	if len(d.Tasks()) != 2*n || len(d.Diagnostics()) != 0 {
+		t.Fatalf("%d rows, diagnostics %v", len(d.Tasks()), d.Diagnostics())
+	}
+	for _, id := range ids {
+		if tk, _ := d.Task(id); tk.Status != "REVIEW" {
+			t.Errorf("update of %s lost", id)
+		}
+	}
+	if entries, _ := os.ReadDir(ws.TasksDir()); len(entries) != 2*n {
+		t.Errorf("%d folders, want %d", len(entries), 2*n)
 	}
 }
