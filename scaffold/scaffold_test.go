@@ -667,3 +667,29 @@ func TestConcurrentCreateUpdate(t *testing.T) {
 		t.Errorf("%d folders, want %d", len(entries), 2*n)
 	}
 }
+
+func TestListAndShowTask(t *testing.T) {
+	seqIDs(t)
+	ctx := context.Background()
+	ws := newWS(t)
+	a, dirA, _ := CreateTask(ctx, ws, CreateOptions{Description: "alpha", Mode: "coder", Priority: "P3"}, now)
+	b, _, _ := CreateTask(ctx, ws, CreateOptions{Description: "beta", Mode: "reviewer", Priority: "P1"}, now)
+	got, err := ListTasks(ctx, ws, matrix.Query{Sort: "priority"})
+	if err != nil || len(got) != 2 || got[0].ID != b.ID || got[1].ID != a.ID {
+		t.Errorf("ListTasks sorted by priority = %+v, %v", got, err)
+	}
+	if _, err := ListTasks(ctx, ws, matrix.Query{Status: []string{"WIP"}}); !errors.Is(err, matrix.ErrInvalid) {
+		t.Errorf("bad status: %v", err)
+	}
+	info, err := ShowTask(ctx, ws, a.ID)
+	if err != nil || info.Task.Description != "alpha" || info.Dir != dirA || info.Archived || info.Readme != readFile(t, filepath.Join(dirA, "README.md")) {
+		t.Errorf("ShowTask = %+v, %v", info, err)
+	}
+	if _, err := ShowTask(ctx, ws, "000003"); !errors.Is(err, matrix.ErrNotFound) || !strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("unknown ID: %v", err)
+	}
+	os.Remove(ws.MatrixPath())
+	if _, err := ListTasks(ctx, ws, matrix.Query{}); err == nil || !strings.Contains(err.Error(), "agentinfra init") {
+		t.Errorf("missing matrix: %v", err)
+	}
+}

@@ -2,17 +2,15 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/scaffold"
 )
 
 func newCmdTaskList(f *Factory) *cobra.Command {
@@ -41,24 +39,17 @@ first); prefix - to reverse.`,
   agentinfra task list --status DONE | cut -f1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			nq, err := q.Normalize()
-			if err != nil {
+			if _, err := q.Normalize(); err != nil {
 				return &usageError{err}
 			}
 			ws, err := f.Workspace()
 			if err != nil {
 				return err
 			}
-			src, err := os.ReadFile(ws.MatrixPath())
+			tasks, err := scaffold.ListTasks(cmd.Context(), ws, q)
 			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("read matrix: %w; run `agentinfra init` to create one", err)
-				}
-				return fmt.Errorf("read matrix: %w", err)
+				return taskErr(err)
 			}
-			// Select parses only the rows that can match: the same result as
-			// Apply(Parse(src).Tasks()) in a fraction of the time on big files.
-			tasks := nq.Select(src)
 			w := bufio.NewWriterSize(f.IO.Out, 64<<10)
 			switch {
 			case asJSON:

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/scaffold"
 )
 
 func newCmdTaskShow(f *Factory) *cobra.Command {
@@ -28,29 +26,11 @@ func newCmdTaskShow(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := matrix.NewStore(ws.MatrixPath()).Load(cmd.Context())
+			info, err := scaffold.ShowTask(cmd.Context(), ws, id)
 			if err != nil {
 				return err
 			}
-			t, ok := d.Task(id)
-			if !ok {
-				msg := fmt.Sprintf("%v: no task with ID %q", matrix.ErrNotFound, id)
-				if s := matrix.Suggest(id, d.IDs()); len(s) > 0 {
-					msg += "; did you mean " + strings.Join(s, ", ") + "?"
-				} else {
-					msg += "; run `agentinfra task list` to see the IDs"
-				}
-				return errors.New(msg)
-			}
-			dir, archived := ws.FindTaskDir(id)
-			readme := ""
-			if dir != "" {
-				b, err := os.ReadFile(filepath.Join(dir, "README.md"))
-				if err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("read task README: %w", err)
-				}
-				readme = string(b)
-			}
+			t, dir, archived, readme := info.Task, info.Dir, info.Archived, info.Readme
 			if asJSON {
 				return writeJSON(f.IO.Out, struct {
 					Task     matrix.Task `json:"task"`

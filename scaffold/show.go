@@ -1,0 +1,76 @@
+package scaffold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// ListTasks reads the matrix and returns the tasks q selects (q is
+// normalized first: refused values wrap matrix.ErrInvalid). It takes no
+// lock; the store's atomic writes mean it never sees a torn file.
+func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, error) {
+	nq, err := q.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	src, err := readMatrix(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	return nq.Select(src), nil
+}
+
+// TaskInfo is a task's row with its folder and README.
+type TaskInfo struct {
+	Task matrix.Task `json:"task"`
+	// Dir is the task folder (absolute), "" when it has none.
+	Dir      string `json:"dir"`
+	Archived bool   `json:"archived"`
+	// Readme is Dir/README.md, "" when missing.
+	Readme string `json:"readme"`
+}
+
+// ShowTask returns a task's row, folder (in tasks/ or archive/) and README.
+// An unknown ID wraps matrix.ErrNotFound and suggests close matches.
+func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo, error) {
+	src, err := readMatrix(ctx, ws)
+	if err != nil {
+		return TaskInfo{}, err
+	}
+	d := matrix.Parse(src)
+	t, ok := d.Task(id)
+	if !ok {
+		return TaskInfo{}, notFound(d, id)
+	}
+	info := TaskInfo{Task: t}
+	info.Dir, info.Archived = ws.FindTaskDir(id)
+	if info.Dir != "" {
+		b, err := os.ReadFile(filepath.Join(info.Dir, "README.md"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return TaskInfo{}, fmt.Errorf("read task README: %w", err)
+		}
+		info.Readme = string(b)
+	}
+	return info, nil
+}
+
+func readMatrix(ctx context.Context, ws *workspace.Workspace) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	src, err := os.ReadFile(ws.MatrixPath())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read matrix: %w; run `agentinfra init` to create one", err)
+		}
+		return nil, fmt.Errorf("read matrix: %w", err)
+	}
+	return src, nil
+}
