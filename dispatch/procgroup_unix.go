@@ -31,11 +31,6 @@ func signalGroup(pid int, sig syscall.Signal) error {
 	return err
 }
 
-// groupAlive reports whether any process of the group still exists.
-func groupAlive(pid int) bool {
-	return pid > 0 && syscall.Kill(-pid, 0) == nil
-}
-
 // exitInfo extracts the exit code (128+signal for a signal death, like a shell).
 func exitInfo(state interface{ Sys() any }) (code int, signaled bool, sig string) {
 	ws, ok := state.Sys().(syscall.WaitStatus)

@@ -126,6 +126,15 @@ func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (res 
 		}
 	}
 
+	if err := ctx.Err(); err != nil { // never start what is already canceled
+		res.Canceled = errors.Is(err, context.Canceled)
+		res.TimedOut = !res.Canceled
+		res.Error = fmt.Sprintf("%s was not started: %v", r.Name(), err)
+		if res.TimedOut {
+			return res, fmt.Errorf("%w: %s", ErrTimedOut, res.Error)
+		}
+		return res, fmt.Errorf("%w: %s", ErrCanceled, res.Error)
+	}
 	cmd := exec.Command(bin, c.Argv[1:]...)
 	cmd.Dir = req.Dir
 	cmd.Env = mergeEnv(req.CleanEnv, req.Env, c.Env)
