@@ -87,7 +87,7 @@ func TestTaskList1000Latency(t *testing.T) {
 	srv, durs := listLatencies(t, 300, map[string]any{"action": "list"})
 	p50, p99 := pct(durs, 0.5), pct(durs, 0.99)
 	t.Logf("tools/call task list, 1,000 rows, in-memory transport: p50 %v, p99 %v over %d calls", p50, p99, len(durs))
-	if p50 > 2*time.Millisecond {
+	if p50 > 2*time.Millisecond && !raceEnabled {
 		t.Errorf("p50 %v, want under 2ms", p50)
 	}
 	if n := srv.MatrixLoads(); n != 1 {
