@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -267,6 +268,22 @@ func TestServeHTTPBinary(t *testing.T) {
 	res := callOK(t, cs, "task", map[string]any{"action": "list"}, nil)
 	if !strings.Contains(text(res), "1 of 1") {
 		t.Errorf("list over HTTP: %s", text(res))
+	}
+
+	// --token-file: created 0600 with a random token; requests without it get 401.
+	tokFile := filepath.Join(t.TempDir(), "token")
+	url2, stop2 := startHTTPServe(t, bin, ws.Root, "--token-file", tokFile)
+	defer stop2()
+	fi, err := os.Stat(tokFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+	tok, _ := os.ReadFile(tokFile)
+	if r := post(t, url2, "", ""); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: %s, want 401", r.Status)
+	}
+	if r := post(t, url2, "", "Bearer "+strings.TrimSpace(string(tok))); r.StatusCode != http.StatusOK {
+		t.Errorf("with the token: %s", r.Status)
 	}
 }
 
