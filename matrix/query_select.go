@@ -10,8 +10,8 @@ import (
 // with a Status, Priority, Mode, Agent, Skill or Text filter, the complete
 // rows of well-formed task tables that cannot match are dropped from the
 // source before it is parsed. Only rows that cannot change how anything else
-// parses are dropped: plain `|`-led rows with exactly one cell per column, in
-// tables that start a paragraph and hold no short or long row.
+// parses are dropped: `|`-led, `|`-closed rows with exactly one cell per
+// column, in tables that start a paragraph and whose every row is like that.
 func (q Query) Select(src []byte) []Task {
 	n := q.lenient()
 	if len(n.Status) == 0 && len(n.Priority) == 0 && n.Mode == "" && n.Agent == "" && n.Skill == "" && n.Text == "" {
@@ -92,8 +92,10 @@ func (n Query) reduce(src []byte) ([]byte, []int, int) {
 		regular := true
 		for k := i + 2; k < j; k++ {
 			cells = appendCells(cells[:0], src, lines[k].start, lines[k].end)
-			if len(cells) != ncols {
-				regular = false // a short or long row may join others: keep the table whole
+			if len(cells) != ncols || !d.closesWithPipe(span{lines[k].start, lines[k].end}) {
+				// A short or long row, or one without its closing pipe, may
+				// join the lines after it: keep the table whole.
+				regular = false
 				break
 			}
 			if !n.rowMayMatch(d, tbl, cells) {

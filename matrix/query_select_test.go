@@ -25,6 +25,10 @@ var selectDocs = []string{
 	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | DONE | one\ntwo |\n| bbbbbb | TODO | x |\n| cccccc | DONE | y |\n",
 	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | DONE |\n| bbbbbb | TODO | x |\n| cccccc | DONE | y | z |\n| dddddd | DONE | w |\n",
 	"| ID | Status |\n|---|---|\n| aaaaaa | DONE |\n| aaaaaa | TODO |\n| bbbbbb | todo |\n| cccccc | in progress |\n| dddddd | WIP |\n",
+	// Rows broken in their last cell: no closing pipe, continuation without an opening pipe.
+	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | DONE | one\ntwo |\n| bbbbbb | TODO | x |\n",
+	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | TODO | x |\n| bbbbbb | DONE | one\ntwo |\n| cccccc | TODO | y |\n",
+	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | TODO | x |\n| bbbbbb | DONE | y |\nlazy | tail |\n| cccccc | TODO | z |\n",
 	// Escaped pipes, CRLF, tabs, indentation, rows after the table, no final newline.
 	"| ID | Status | Description |\r\n|---|---|---|\r\n| aaaaaa | DONE | a \\| b |\r\n| bbbbbb | TODO | c \\| TODO |\r\n",
 	"| ID | Status |\n|---|---|\n\t| aaaaaa | TODO |\n| bbbbbb | DONE |\n   | cccccc | TODO |\n    | dddddd | TODO |\n| eeeeee | DONE |",
@@ -48,6 +52,8 @@ var selectQueries = []Query{
 	{Skill: "go-testing"},
 	{Text: "todo"},
 	{Text: "a | b"},
+	{Text: "two"},
+	{Text: "tail"},
 	{Status: []string{"TODO"}, Sort: "priority", Limit: 3},
 	{},
 }
@@ -99,4 +105,22 @@ func BenchmarkQuerySelect(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzQuerySelectTable fuzzes the lines of a task table, where the prefilter
+// does its work, and compares Select with Apply(Parse).
+func FuzzQuerySelectTable(f *testing.F) {
+	f.Add("| aaaaaa | DONE | one\ntwo |\n| bbbbbb | TODO | x |\n", "TODO", "two")
+	f.Add("| aaaaaa | TODO | x |\n| bbbbbb | DONE | y |\nlazy | tail |\n| cccccc | TODO | z |\n", "DONE", "")
+	f.Add("| aaaaaa | DONE |\n| bbbbbb | TODO | x |\n| cccccc | DONE | y | z |\n", "done", "y")
+	f.Add("| aaaaaa | in progress | a \\| b |\n\n| ID | Status |\n|---|---|\n| bbbbbb | TODO |\n", "IN_PROGRESS", "a | b")
+	f.Fuzz(func(t *testing.T, rows, status, text string) {
+		src := "# M\n\n| ID | Status | Description |\n|---|---|---|\n" + rows
+		q := Query{Status: []string{status}, Text: text}
+		want := q.Apply(Parse([]byte(src)).Tasks())
+		got := q.Select([]byte(src))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Select differs from Apply for %q (status %q, text %q):\n%+v\n%+v", src, status, text, got, want)
+		}
+	})
 }
