@@ -307,6 +307,25 @@ func (d *Doc) AddTask(t Task) error {
 	if tbl == nil {
 		return fmt.Errorf("%w: the matrix has no task table (a table whose header has ID and Status columns); run `agentinfra init` or add the header:\n%s", ErrRefused, CanonicalHeader)
 	}
+	// A value the table has no column for would be dropped: refuse instead.
+	given := []string{}
+	for _, c := range []struct{ name, v string }{{ColDescription, t.Description}, {ColMode, t.Mode},
+		{ColSkills, strings.Join(t.Skills, "")}, {ColAgents, strings.Join(t.Agents, "")}} {
+		if strings.TrimSpace(c.v) != "" {
+			given = append(given, c.name)
+		}
+	}
+	for k, v := range t.Extra {
+		if strings.TrimSpace(v) != "" {
+			given = append(given, k)
+		}
+	}
+	sort.Strings(given)
+	for _, name := range given {
+		if _, _, err := tbl.resolveColumn(name); err != nil {
+			return err
+		}
+	}
 	cells := make([]string, len(tbl.cols))
 	for i, col := range tbl.cols {
 		var v string

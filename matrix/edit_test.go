@@ -251,6 +251,10 @@ func TestStoreRefusals(t *testing.T) {
 			_, err := s.Create(ctx, Task{Status: "NOPE", Description: "x"}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"TODO, IN_PROGRESS"}},
+		{"create with a value the table has no column for", func(s *Store) error {
+			_, err := s.Create(ctx, Task{Description: "x", Agents: []string{"@ann"}, Extra: map[string]string{"Owner": "ann"}}, goldenNow)
+			return err
+		}, ErrInvalid, []string{`no column "Agents"`, "add the column to the header"}},
 		{"create without description", func(s *Store) error {
 			_, err := s.Create(ctx, Task{}, goldenNow)
 			return err

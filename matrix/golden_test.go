@@ -182,7 +182,7 @@ var editGoldens = []editGolden{
 				t.Errorf("after update: %+v", after)
 			}
 		},
-		add: Task{ID: "e0e0e2", Priority: "P1", Difficulty: "hard", Description: "Goes into the P1 table", Extra: map[string]string{"Owner": "nobody"}},
+		add: Task{ID: "e0e0e2", Priority: "P1", Difficulty: "hard", Description: "Goes into the P1 table"},
 	},
 	{
 		file:   "nopipes.md",
