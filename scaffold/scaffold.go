@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -76,7 +77,18 @@ func notFound(d *matrix.Doc, id string) error {
 	return fmt.Errorf("%w: %s", matrix.ErrNotFound, msg)
 }
 
-func store(ws *workspace.Workspace) *matrix.Store { return matrix.NewStore(ws.MatrixPath()) }
+// EnvLockTimeout names the environment variable that sets how long a writer
+// waits for the matrix lock, as a Go duration ("30s"); the default is
+// matrix.DefaultLockTimeout.
+const EnvLockTimeout = "AGENTINFRA_LOCK_TIMEOUT"
+
+func store(ws *workspace.Workspace) *matrix.Store {
+	s := matrix.NewStore(ws.MatrixPath())
+	if d, err := time.ParseDuration(os.Getenv(EnvLockTimeout)); err == nil && d > 0 {
+		s.LockTimeout = d
+	}
+	return s
+}
 
 func exists(p string) bool {
 	_, err := os.Lstat(p)

@@ -97,7 +97,9 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(cctx, bin, args...)
 			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1")
+			// A loaded CI machine can make 100 serialized fsyncs outlast the
+			// default 10 s lock wait; waiting longer is what a user would do.
+			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1", scaffold.EnvLockTimeout+"=60s")
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()

@@ -1,0 +1,42 @@
+//go:build unix
+
+package scaffold
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/matrix"
+)
+
+func TestLockTimeoutFromEnv(t *testing.T) {
+	ws := newWS(t)
+	if got := store(ws).LockTimeout; got != matrix.DefaultLockTimeout {
+		t.Errorf("default lock timeout %v", got)
+	}
+	t.Setenv(EnvLockTimeout, "250ms")
+	if got := store(ws).LockTimeout; got != 250*time.Millisecond {
+		t.Errorf("lock timeout from env = %v", got)
+	}
+	// A held lock makes a writer give up after the configured wait, changing nothing.
+	lock, err := os.OpenFile(store(ws).LockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Skip("flock unavailable:", err)
+	}
+	check := treehash.Guard(t, ws.Root)
+	start := time.Now()
+	_, _, err = CreateTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now)
+	if !errors.Is(err, matrix.ErrLockTimeout) || time.Since(start) > 5*time.Second {
+		t.Errorf("create under a held lock: %v after %v", err, time.Since(start))
+	}
+	check()
+}
