@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -164,5 +167,62 @@ func TestCLIDispatchRefusalsAndUsage(t *testing.T) {
 	}
 	if matrixOf(t, dir) != before {
 		t.Error("a refused dispatch changed the matrix")
+	}
+}
+
+// TestCLIDispatchCtrlC runs the real binary, interrupts it like Ctrl-C while
+// the agent hangs, and checks that the agent's process group is gone and the
+// cancellation is recorded (row BLOCKED, outcome canceled).
+func TestCLIDispatchCtrlC(t *testing.T) {
+	bin := taskBinary(t)
+	dir, tools := dispatchCLISetup(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command(bin, "dispatch", "a1b2c3", "--json")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTINFRA_TOOLS="+tools, "STUB_MODE=hang", "STUB_PIDFILE="+pidFile, "AGENTINFRA_ROOT=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var grandchild int
+	deadline := time.Now().Add(20 * time.Second)
+	for grandchild == 0 {
+		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+			fmt.Sscan(string(b), &grandchild)
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the stub agent never started: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v; stderr %s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "gemini was canceled; its process group was killed") {
+		t.Errorf("stderr: %s", errb.String())
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if err := syscall.Kill(grandchild, 0); errors.Is(err, syscall.ESRCH) {
+			break
+		}
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", grandchild)); err != nil || strings.Contains(string(st), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(grandchild, syscall.SIGKILL)
+			t.Fatalf("the agent's child %d survived Ctrl-C", grandchild)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var o struct {
+		Outcome, StatusAfter string
+	}
+	json.Unmarshal(out.Bytes(), &o)
+	if o.Outcome != "canceled" || !strings.Contains(matrixOf(t, dir), "| a1b2c3 | BLOCKED |") {
+		t.Errorf("outcome %q, matrix:\n%s", o.Outcome, matrixOf(t, dir))
 	}
 }
