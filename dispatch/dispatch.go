@@ -262,12 +262,28 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	}
 
 	// After: the row first (so the files can say where it went), then the files.
+	// The agent (or a person) may have moved the row itself during the run, as
+	// the prompt's reporting protocol asks: such a status is kept.
 	var bookErrs []error
-	if _, _, err := store.UpdateTask(bookCtx, id, matrix.Update{Status: matrix.Str(status)}, now()); err != nil {
+	_, err = store.Modify(bookCtx, func(d *matrix.Doc) error {
+		t, ok := d.Task(id)
+		if !ok {
+			return fmt.Errorf("%w: task %s disappeared from the matrix during the run", matrix.ErrNotFound, id)
+		}
+		if t.Status != "IN_PROGRESS" {
+			out.StatusAfter = t.Status
+			out.Warnings = append(out.Warnings, fmt.Sprintf("the status was changed to %s during the run; kept it instead of %s", t.Status, status))
+			return nil
+		}
+		_, err := d.UpdateTask(id, matrix.Update{Status: matrix.Str(status)}, now())
+		if err == nil {
+			out.StatusAfter = status
+		}
+		return err
+	})
+	if err != nil {
 		bookErrs = append(bookErrs, fmt.Errorf("move task %s to %s: %w", id, status, err))
 		out.Warnings = append(out.Warnings, bookErrs[0].Error())
-	} else {
-		out.StatusAfter = status
 	}
 	resultPath := filepath.Join(filepath.Dir(tracking), stamp+"_result.json")
 	out.ResultFile = scaffold.RelPath(ws, resultPath)
@@ -278,7 +294,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	if err := os.WriteFile(resultPath, append(js, '\n'), 0o644); err != nil {
 		bookErrs = append(bookErrs, fmt.Errorf("write %s: %w", out.ResultFile, err))
 	}
-	emit(Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s, IN_PROGRESS → %s", id, out.Outcome, out.StatusAfter)})
+	emit(Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s, now %s", id, out.Outcome, out.StatusAfter)})
 	if runErr != nil {
 		return out, errors.Join(append([]error{runErr}, bookErrs...)...)
 	}

@@ -416,3 +416,27 @@ func TestRunClaudeAndCodexModelChoice(t *testing.T) {
 		}
 	}
 }
+
+func TestRunKeepsAStatusTheAgentSetDuringTheRun(t *testing.T) {
+	bin := buildStub(t)
+	ws := dispatchWorkspace(t)
+	before := readMatrix(t, ws)
+	store := matrix.NewStore(ws.MatrixPath())
+	out, err := Run(context.Background(), ws, stubOptions(bin, "a1a1a1", "STUB_MODE=ok"), func(e Event) {
+		if e.Kind == "init" { // the agent reports BLOCKED itself, as the protocol asks
+			if _, _, err := store.UpdateTask(context.Background(), "a1a1a1", matrix.Update{Status: matrix.Str("BLOCKED")}, fixedNow); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatrix(t, before, readMatrix(t, ws), "a1a1a1")
+	if st := taskOf(t, ws, "a1a1a1").Status; st != "BLOCKED" || out.StatusAfter != "BLOCKED" || out.Outcome != OutcomeSuccess {
+		t.Errorf("status %s / %s, outcome %s", st, out.StatusAfter, out.Outcome)
+	}
+	if note := readRel(t, ws, out.TrackingFile); !strings.Contains(note, "changed to BLOCKED during the run; kept it instead of REVIEW") {
+		t.Errorf("tracking note:\n%s", note)
+	}
+}

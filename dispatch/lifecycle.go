@@ -43,7 +43,7 @@ func renderResult(o *Outcome) string {
 	var b strings.Builder
 	b.WriteString("\n## Result\n\n")
 	fmt.Fprintf(&b, "- Outcome: %s\n", o.Outcome)
-	fmt.Fprintf(&b, "- Status: IN_PROGRESS → %s\n", o.StatusAfter)
+	fmt.Fprintf(&b, "- Status: IN_PROGRESS → %s\n", orDefault(o.StatusAfter, "IN_PROGRESS (could not be changed)"))
 	if r != nil {
 		if r.Error != "" {
 			fmt.Fprintf(&b, "- Reason: %s\n", oneLine(r.Error, 2000))

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // EnvTools names the folder holding the npm-installed agent CLIs
@@ -36,6 +37,7 @@ const (
 	maxLine       = 8 << 20  // a longer stdout line is cut (and cannot parse)
 	stderrTailOut = 4 << 10  // Result.StderrTail size
 	maxResponse   = 4 << 20  // Result.Response is cut beyond this
+	maxEventText  = 2000     // Event.Text is cut beyond this (tool inputs can be whole files)
 	defaultGrace  = 5 * time.Second
 	// pipeDrain bounds the wait for EOF once the process group is gone: a
 	// grandchild that escaped the group (setsid) may still hold the pipes.
@@ -180,6 +182,7 @@ func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (res 
 		readLines(io.TeeReader(outR, stdout), maxLine, func(line []byte) {
 			for _, ev := range parser.Line(line) {
 				if onEvent != nil {
+					ev.Text = clip(ev.Text, maxEventText)
 					onEvent(ev)
 				}
 			}
@@ -279,6 +282,18 @@ func timeoutText(d time.Duration, ctx context.Context) string {
 		return "the deadline " + dl.Format(time.RFC3339)
 	}
 	return "the deadline"
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("…[%d bytes cut]", len(s)-cut)
 }
 
 // stderrExcerpt renders the last few stderr lines for an error message.

@@ -264,3 +264,12 @@ func TestCommandArgv(t *testing.T) {
 		t.Error("gemini without a model should be refused")
 	}
 }
+
+func TestClipKeepsRunesWhole(t *testing.T) {
+	if got := clip("héllo", 2); got != "h…[5 bytes cut]" {
+		t.Errorf("clip = %q", got)
+	}
+	if got := clip("short", 10); got != "short" {
+		t.Errorf("clip = %q", got)
+	}
+}
