@@ -247,7 +247,7 @@ func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 	}
 	minKills, budget := 100, 30*time.Second
 	if os.Getenv("AGENTINFRA_STRESS") == "1" {
-		minKills, budget = 1000, 5*time.Minute
+		minKills, budget = 1000, 3*time.Minute
 	}
 	s := writeMatrix(t, crashSeed)
 	vs := &versions{v: [][]byte{[]byte(crashSeed)}}
@@ -282,7 +282,7 @@ func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	deadline := time.Now().Add(budget)
 	gen, kills, advanced := 0, 0, 0
-	for kills < minKills || (os.Getenv("AGENTINFRA_STRESS") == "1" && time.Now().Before(deadline)) {
+	for kills < minKills {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d kills within %v", kills, budget)
 		}
