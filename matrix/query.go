@@ -156,7 +156,12 @@ func (q Query) match(t Task) bool {
 // Apply returns the tasks that match, sorted and limited. It never modifies
 // tasks and returns a non-nil slice. Call Normalize first to refuse bad values.
 func (q Query) Apply(tasks []Task) []Task {
-	out := make([]Task, 0, len(tasks)/4)
+	return q.filter(tasks, make([]Task, 0, len(tasks)/4))
+}
+
+// filter appends the selected tasks to out (which may share tasks' array when
+// the caller owns it), then sorts and limits.
+func (q Query) filter(tasks, out []Task) []Task {
 	n := q.lenient()
 	for _, t := range tasks {
 		if n.match(t) {

@@ -19,13 +19,14 @@ func (q Query) Select(src []byte) []Task {
 	}
 	reduced, lineOf, dropped := n.reduce(src)
 	if dropped == 0 {
-		return q.Apply(Parse(src).Tasks())
+		tasks := Parse(src).Tasks()
+		return q.filter(tasks, tasks[:0])
 	}
 	tasks := Parse(reduced).Tasks()
 	for i := range tasks {
 		tasks[i].Line = lineOf[tasks[i].Line-1]
 	}
-	return q.Apply(tasks)
+	return q.filter(tasks, tasks[:0]) // tasks is ours: filter in place
 }
 
 type srcLine struct{ start, end, next int } // content [start,end) without EOL; next line's start
@@ -113,7 +114,13 @@ func (n Query) reduce(src []byte) ([]byte, []int, int) {
 	if dropped == 0 {
 		return src, nil, 0
 	}
-	out := make([]byte, 0, len(src))
+	size := 0
+	for i, l := range lines {
+		if !drop[i] {
+			size += l.next - l.start
+		}
+	}
+	out := make([]byte, 0, size)
 	lineOf := make([]int, 0, len(lines)-dropped)
 	for i, l := range lines {
 		if !drop[i] {

@@ -81,11 +81,40 @@ first); prefix - to reverse.`,
 	return cmd
 }
 
-func writeTSV(w io.Writer, tasks []matrix.Task) {
+func writeTSV(w *bufio.Writer, tasks []matrix.Task) {
 	clean := strings.NewReplacer("\t", " ", "\n", " ")
 	for _, t := range tasks {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Priority, t.Difficulty, t.Mode,
-			strings.Join(t.Skills, ","), strings.Join(t.Agents, " "), clean.Replace(t.Description), t.Created, t.Updated)
+		for i, v := range [...]string{t.ID, t.Status, t.Priority, t.Difficulty, t.Mode} {
+			if i > 0 {
+				w.WriteByte('\t')
+			}
+			w.WriteString(v)
+		}
+		w.WriteByte('\t')
+		for i, s := range t.Skills {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString(s)
+		}
+		w.WriteByte('\t')
+		for i, a := range t.Agents {
+			if i > 0 {
+				w.WriteByte(' ')
+			}
+			w.WriteString(a)
+		}
+		w.WriteByte('\t')
+		if strings.ContainsAny(t.Description, "\t\n") {
+			w.WriteString(clean.Replace(t.Description))
+		} else {
+			w.WriteString(t.Description)
+		}
+		w.WriteByte('\t')
+		w.WriteString(t.Created)
+		w.WriteByte('\t')
+		w.WriteString(t.Updated)
+		w.WriteByte('\n')
 	}
 }
 

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Whole-process timings of the task CLI on a 10,000-row matrix (hyperfine -N):
+#   task list --status TODO  vs  grep '| TODO |' on the same file (target: within 5x)
+#   task create, task update (target: < 50 ms each)
+# Usage: scripts/bench-task-cli.sh [rows]   (needs hyperfine; writes under a temp dir)
+set -euo pipefail
+rows="${1:-10000}"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+bin="$work/agentinfra"
+ws="$work/ws"
+(cd "$repo" && go build -o "$bin" ./cmd/agentinfra)
+(cd "$repo" && AGENTINFRA_BENCH_WS="$ws" AGENTINFRA_BENCH_ROWS="$rows" go test ./cmd/agentinfra -run TestWriteBenchWorkspace -count=1 >/dev/null)
+id="$(printf '%06x' $(( (rows / 2 * 7919 + 1) % 0xffffff )))" # testmatrix.ID(rows/2)
+cd "$ws"
+echo "== $rows rows, $(wc -c < .agent/DEVELOPMENT_MATRIX.md) bytes; load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)"
+hyperfine -N --warmup 5 --runs 100 \
+  "grep '| TODO |' .agent/DEVELOPMENT_MATRIX.md" \
+  "$bin task list --status TODO"
+hyperfine -N --warmup 3 --runs 50 \
+  --prepare "$bin task update $id --status TODO" \
+  "$bin task update $id --status IN_PROGRESS"
+hyperfine -N --warmup 3 --runs 50 \
+  "$bin task create --description 'Benchmark task' --mode coder"
