@@ -53,6 +53,7 @@ func TestHelperProcess(t *testing.T) {
 	case "concurrent":
 		err = concurrentWriter(ctx, s, os.Getenv("MATRIX_N"))
 	case "crash":
+		fmt.Println("ready")
 		for err == nil {
 			_, err = s.Modify(ctx, func(d *Doc) error { return crashStep(d) })
 		}
@@ -281,7 +282,7 @@ func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	deadline := time.Now().Add(budget)
-	gen, kills, advanced := 0, 0, 0
+	gen, kills, advanced, midWrite := 0, 0, 0, 0
 	for kills < minKills {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d kills within %v", kills, budget)
@@ -289,19 +290,29 @@ func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 		cmd := helperCmd(ctx, "crash", s.Path)
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Process start-up takes a few ms; spread the kills over start-up
-		// and the first dozens of writes.
-		time.Sleep(time.Duration(rng.IntN(40_000)) * time.Microsecond)
+		// Wait until the writer runs (start-up time varies with the load),
+		// then kill it anywhere in its first dozens of writes.
+		if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+			t.Fatalf("writer: %q %v\n%s", line, err, errb.String())
+		}
+		time.Sleep(time.Duration(rng.IntN(30_000)) * time.Microsecond)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
+		err = cmd.Wait()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("writer did not die by SIGKILL: %v\n%s", err, errb.String())
 		}
 		kills++
+		if entries, _ := os.ReadDir(filepath.Dir(s.Path)); len(entries) > 2 {
+			midWrite++ // the writer died between creating its temp file and the rename
+		}
 		src, err := os.ReadFile(s.Path)
 		if err != nil {
 			t.Fatal(err)
@@ -338,8 +349,8 @@ func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 	if len(entries) != 2 {
 		t.Errorf("%d files next to the matrix after a clean write, want the matrix and its lock: the temp files of killed writers must be cleaned up", len(entries))
 	}
-	t.Logf("%d kills, %d of them after at least one new write, final generation %d; %d lock-free reads all saw a whole version; %d files in the folder after a clean write",
-		kills, advanced, gen, reads.Load(), len(entries))
+	t.Logf("%d kills, %d of them after at least one new write, %d in the middle of a write (temp file left); final generation %d; %d lock-free reads all saw a whole version; %d files in the folder after a clean write",
+		kills, advanced, midWrite, gen, reads.Load(), len(entries))
 	if advanced < kills/10 {
 		t.Errorf("only %d of %d kills came after a write: the kills are not exercising the writer", advanced, kills)
 	}
