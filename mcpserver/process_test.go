@@ -76,6 +76,7 @@ func serveEnv() []string {
 // The raw-pipe test: the built binary, a pipe, JSON-RPC written by hand. Every
 // line on stdout must be a JSON-RPC 2.0 message, even with debug logging on.
 func TestStdioRawPipe(t *testing.T) {
+	installStubGemini(t, "ok") // dispatch_task's agent prints to its own stdout; none of it may leak
 	ws := newWorkspace(t, 3)
 	bin := agentinfraBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -160,6 +161,12 @@ func TestStdioRawPipe(t *testing.T) {
 	}
 	send(`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"agentinfra://matrix"}}`)
 	await(5)
+	id := loadTasks(t, ws)[0].ID
+	send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"dispatch_task","arguments":{"id":"` + id + `"},"_meta":{"progressToken":"tok"}}}`)
+	disp := await(6)
+	if res, _ := disp["result"].(map[string]any); res["isError"] == true || !strings.Contains(fmt.Sprint(res), "REVIEW") {
+		t.Errorf("dispatch over stdio: %v", disp)
+	}
 	stdin.Close()
 	for l := range lines { // the rest, until the server exits on EOF
 		all = append(all, l)
