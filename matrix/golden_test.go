@@ -207,6 +207,17 @@ var editGoldens = []editGolden{
 		add: Task{ID: "e0e0e4", Description: "Still no final newline"},
 	},
 	{
+		file:   "bom_crlf.md",
+		id:     "b0b0b0",
+		update: Update{Status: Str("DONE")},
+		check: func(t *testing.T, after Task) {
+			if after.Status != "DONE" {
+				t.Errorf("after update: %+v", after)
+			}
+		},
+		add: Task{ID: "e0e0e7", Priority: "P3", Description: "Second row"},
+	},
+	{
 		file: "other_tables.md",
 		add:  Task{ID: "e0e0e5", Description: "First row of a header-only table", Mode: "coder"},
 	},

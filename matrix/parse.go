@@ -26,6 +26,8 @@ var blockParser = parser.NewParser(
 
 var foundTablesKey = parser.NewContextKey()
 
+var utf8BOM = []byte("\ufeff")
+
 // foundTable is a table as tableFinder saw it in a paragraph.
 type foundTable struct {
 	header     []cellSpan
@@ -47,6 +49,9 @@ func (tableFinder) Transform(p *ast.Paragraph, reader text.Reader, pc parser.Con
 	lines := make([]span, segs.Len())
 	for i := 0; i < segs.Len(); i++ {
 		s, e := lineBounds(src, segs.At(i).Start)
+		if s == 0 && bytes.HasPrefix(src, utf8BOM) {
+			s = len(utf8BOM) // a BOM (Windows editors) is not part of the first cell
+		}
 		lines[i] = span{s, e}
 	}
 	for i := 1; i < len(lines); i++ {
