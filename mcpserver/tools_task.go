@@ -67,7 +67,7 @@ type TaskOutput struct {
 }
 
 func (s *Server) addTaskTool() error {
-	statusDesc := "update: the new status; list: only tasks with this status (several: comma-separated)."
+	statusDesc := "update: the new status; list: only tasks with this status."
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "task",
