@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -212,5 +213,45 @@ func TestSubscribeRefusesUnknownURI(t *testing.T) {
 	_, cs := connectProto(t, ws, nil, legacyProtocol)
 	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "file:///etc/passwd"}); err == nil {
 		t.Errorf("subscribe to a foreign URI: no error")
+	}
+}
+
+// The CLI, as a separate process, changes a task: subscribers of the matrix
+// and of the task hear about it within 500 ms of the command's exit.
+func TestSubscribeCLIProcessEdit(t *testing.T) {
+	bin := agentinfraBin(t)
+	ws := newWorkspace(t, 2)
+	u := make(updates, 64)
+	_, cs := connectProto(t, ws, u.opts(), legacyProtocol)
+	ctx := context.Background()
+	id := loadTasks(t, ws)[1].ID
+	for _, uri := range []string{MatrixURI, TaskURIPrefix + id} {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "--root", ws.Root, "task", "update", id, "--status", "BLOCKED")
+	cmd.Env = serveEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("agentinfra task update: %v\n%s", err, out)
+	}
+	exited := time.Now()
+	got := map[string]time.Duration{}
+	deadline := time.After(2 * time.Second)
+	for len(got) < 2 {
+		select {
+		case uri := <-u:
+			if _, ok := got[uri]; !ok {
+				got[uri] = time.Since(exited)
+			}
+		case <-deadline:
+			t.Fatalf("notifications after the CLI edit: %v; want %s and %s", got, MatrixURI, TaskURIPrefix+id)
+		}
+	}
+	t.Logf("CLI process edit → notifications: %v", got)
+	for uri, d := range got {
+		if d > notifyWithin {
+			t.Errorf("%s notified %v after the CLI exited", uri, d)
+		}
 	}
 }
