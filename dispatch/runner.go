@@ -56,6 +56,10 @@ type Request struct {
 	Binary string
 	// ExtraArgs are appended before the prompt (e.g. codex -c overrides).
 	ExtraArgs []string
+	// Wrap runs the CLI under another program: Wrap[0] is executed with
+	// Wrap[1:], then the CLI's path and arguments (e.g. a sandbox, or strace
+	// in the tests). Records still show the CLI's own argv.
+	Wrap []string
 	// Timeout bounds the run (0 = none besides ctx).
 	Timeout time.Duration
 	// KillGrace is how long the process group gets between SIGTERM and SIGKILL

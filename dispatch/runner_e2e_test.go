@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -67,9 +68,9 @@ func realCLI(t *testing.T, name string) string {
 }
 
 type seenRequest struct {
-	Method, Path, Query string
-	Header              http.Header
-	Body                []byte
+	Method, Host, Path, Query string
+	Header                    http.Header
+	Body                      []byte
 }
 
 // fakeServer records every request and answers with handle.
@@ -84,7 +85,7 @@ func newFake(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, b
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
-		f.reqs = append(f.reqs, seenRequest{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), body})
+		f.reqs = append(f.reqs, seenRequest{r.Method, r.Host, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), body})
 		f.mu.Unlock()
 		handle(w, r, body)
 	}))
@@ -114,7 +115,7 @@ func proxyTrap(t *testing.T) []string {
 		trap.mu.Lock()
 		defer trap.mu.Unlock()
 		for _, r := range trap.reqs {
-			t.Errorf("a CLI tried to reach the outside through the proxy: %s %s (host %s)", r.Method, r.Path, r.Header.Get("Host"))
+			t.Errorf("a CLI tried to reach the outside through the proxy: %s %s%s", r.Method, r.Host, r.Path)
 		}
 	})
 	return []string{
@@ -510,4 +511,76 @@ func TestCodexRealCLIAPIErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealCLIsConnectOnlyToLoopback runs each real CLI under strace and fails
+// on any connect() to an address off the loopback (a DNS query to the
+// resolver counts). It needs strace and skips without it.
+func TestRealCLIsConnectOnlyToLoopback(t *testing.T) {
+	t.Parallel()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed")
+	}
+	cases := []struct {
+		cli  string
+		make func(t *testing.T) (Runner, Request, *fakeServer)
+	}{
+		{CLIGemini, func(t *testing.T) (Runner, Request, *fakeServer) {
+			f := newGeminiFake(t, 0)
+			req, _ := geminiRequest(t, f.URL, "hello")
+			return GeminiRunner{}, req, f.fakeServer
+		}},
+		{CLIClaude, func(t *testing.T) (Runner, Request, *fakeServer) {
+			f := newClaudeFake(t, 0)
+			return ClaudeRunner{}, claudeRequest(t, f.URL, "hello"), f
+		}},
+		{CLICodex, func(t *testing.T) (Runner, Request, *fakeServer) {
+			f := newCodexFake(t, 0)
+			return CodexRunner{}, codexRequest(t, f.URL, "hello"), f
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cli, func(t *testing.T) {
+			t.Parallel()
+			r, req, fake := tc.make(t)
+			logFile := filepath.Join(t.TempDir(), "strace.log")
+			req.Wrap = []string{strace, "-f", "-qq", "-e", "trace=connect", "-o", logFile}
+			res, err := Exec(context.Background(), r, req, nil)
+			mustOK(t, res, err)
+			log, err := os.ReadFile(logFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := fake.URL[strings.LastIndexByte(fake.URL, ':')+1:]
+			if !strings.Contains(string(log), "htons("+port+")") {
+				t.Fatalf("strace saw no connect to the fake server on port %s: tracing did not work", port)
+			}
+			for _, addr := range connectAddrs(string(log)) {
+				if !strings.HasPrefix(addr, "127.") && addr != "::1" && !strings.HasPrefix(addr, "::ffff:127.") {
+					t.Errorf("%s connected to %s (off the loopback)", tc.cli, addr)
+				}
+			}
+		})
+	}
+}
+
+// connectAddrs extracts the IPv4/IPv6 addresses of connect() calls from an
+// strace log.
+func connectAddrs(log string) []string {
+	var out []string
+	for line := range strings.Lines(log) {
+		if !strings.Contains(line, "connect(") {
+			continue
+		}
+		for _, marker := range []string{`inet_addr("`, `inet_pton(AF_INET6, "`} {
+			if i := strings.Index(line, marker); i >= 0 {
+				rest := line[i+len(marker):]
+				if j := strings.IndexByte(rest, '"'); j >= 0 {
+					out = append(out, rest[:j])
+				}
+			}
+		}
+	}
+	return out
 }

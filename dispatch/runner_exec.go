@@ -137,7 +137,11 @@ func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (res 
 		}
 		return res, fmt.Errorf("%w: %s", ErrCanceled, res.Error)
 	}
-	cmd := exec.Command(bin, c.Argv[1:]...)
+	args := append([]string{bin}, c.Argv[1:]...)
+	if len(req.Wrap) > 0 {
+		args = append(append([]string{}, req.Wrap...), args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = req.Dir
 	cmd.Env = mergeEnv(req.CleanEnv, req.Env, c.Env)
 	if c.Stdin != "" {
