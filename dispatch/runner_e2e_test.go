@@ -6,9 +6,9 @@ package dispatch
 // Nothing may leave the machine: each CLI gets a fresh HOME/config dir with
 // telemetry, usage statistics, update checks and plugin syncs turned off, and
 // HTTP(S)_PROXY point at a trap server that fails the test if anything reaches
-// it. The tests also assert that the model call arrived at the fake server.
-// (With these settings, `strace -f -e trace=connect` of each CLI shows no
-// connection except to the fake server: checked by hand with the pinned versions.)
+// it. The tests also assert that the model call arrived at the fake server, and
+// TestRealCLIsConnectOnlyToLoopback runs each CLI under strace and fails on any
+// connect() off the loopback (DNS lookups included).
 
 import (
 	"context"
