@@ -97,7 +97,7 @@ func TestWrittenValuesNeverSplitARow(t *testing.T) {
 
 // checkEscaped re-parses d's bytes and checks that task id holds value v in a
 // row with the right cell count, and that no other task was lost.
-func checkEscaped(t *testing.T, d *Doc, id, v string) {
+func checkEscaped(t testing.TB, d *Doc, id, v string) {
 	t.Helper()
 	re := Parse(d.Bytes())
 	if diags := re.Diagnostics(); len(diags) != 0 {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzParseWrite checks the writer's promises on any input: Parse never
@@ -141,4 +143,39 @@ func assertOneLineChangedF(t testing.TB, before, after []byte, n int) {
 	if !strings.HasSuffix(a[n-1], "\n") && strings.HasSuffix(b[n-1], "\n") {
 		t.Fatalf("line %d lost its line ending", n)
 	}
+}
+
+// FuzzWriteValue writes any string as a description, by update and by add,
+// into each of the escapeTables: the row must stay one row with the right
+// cells, no task may be lost, and the value must read back.
+//
+//	go test ./matrix -run x -fuzz FuzzWriteValue -fuzztime 1m
+func FuzzWriteValue(f *testing.F) {
+	for i, v := range nastyValues {
+		f.Add(uint8(i), v)
+	}
+	names := make([]string, 0, len(escapeTables))
+	for name := range escapeTables {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	f.Fuzz(func(t *testing.T, which uint8, v string) {
+		if !utf8.ValidString(v) {
+			t.Skip("descriptions are text")
+		}
+		d := Parse([]byte(escapeTables[names[int(which)%len(names)]]))
+		before := append([]byte{}, d.Bytes()...)
+		if _, err := d.UpdateTask("0000a1", Update{Description: Str(v)}, goldenNow); err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		assertOneLineChangedF(t, before, d.Bytes(), 3)
+		checkEscaped(t, d, "0000a1", v)
+		if wantValue("x"+v) == "x" {
+			return
+		}
+		if _, err := d.CreateTask(Task{ID: "0000b1", Description: "x" + v}, goldenNow); err != nil {
+			t.Fatalf("add: %v", err)
+		}
+		checkEscaped(t, d, "0000b1", "x"+v)
+	})
 }
