@@ -60,6 +60,7 @@ type geminiParser struct {
 	status      string
 	errMsg      string
 	response    strings.Builder
+	pending     strings.Builder // assistant text not yet reported as an event
 	preTool     string
 	sessionID   string
 	model       string
@@ -106,18 +107,30 @@ func (p *geminiParser) Line(line []byte) []Event {
 		return nil
 	}
 	p.sawStream = true
+	if ev.Type == "message" && ev.Role == "assistant" {
+		if p.response.Len() < maxResponse {
+			p.response.WriteString(ev.Content)
+		}
+		if p.pending.Len() < maxEventText {
+			p.pending.WriteString(ev.Content)
+		}
+		return nil
+	}
+	// Assistant text streams as many small deltas: it is reported as one
+	// message event when the next other event arrives.
+	var evs []Event
+	if p.pending.Len() > 0 {
+		evs = append(evs, Event{Kind: "message", Text: p.pending.String()})
+		p.pending.Reset()
+	}
+	return append(evs, p.event(ev)...)
+}
+
+func (p *geminiParser) event(ev geminiStreamEvent) []Event {
 	switch ev.Type {
 	case "init":
 		p.sessionID, p.model = ev.SessionID, ev.Model
 		return []Event{{Kind: "init", SessionID: ev.SessionID, Text: ev.Model}}
-	case "message":
-		if ev.Role != "assistant" {
-			return nil
-		}
-		if p.response.Len() < maxResponse {
-			p.response.WriteString(ev.Content)
-		}
-		return []Event{{Kind: "message", Text: ev.Content}}
 	case "tool_use":
 		p.toolCalls++
 		// Like gemini's json output: the response is the text after the last tool call.

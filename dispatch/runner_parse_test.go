@@ -132,6 +132,35 @@ func TestParseStreamEvents(t *testing.T) {
 	}
 }
 
+func TestGeminiDeltasBecomeOneMessageEvent(t *testing.T) {
+	stream := `{"type":"init","session_id":"s","model":"m"}
+{"type":"message","role":"user","content":"hi"}
+{"type":"message","role":"assistant","content":"Hel","delta":true}
+{"type":"message","role":"assistant","content":"lo, ","delta":true}
+{"type":"message","role":"assistant","content":"world.","delta":true}
+{"type":"tool_use","tool_name":"ls","tool_id":"1","parameters":{}}
+{"type":"tool_result","tool_id":"1","status":"success","output":"a"}
+{"type":"message","role":"assistant","content":"Done","delta":true}
+{"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":2}}
+`
+	p := GeminiRunner{}.NewParser(Request{})
+	var got []string
+	for line := range strings.Lines(stream) {
+		for _, e := range p.Line([]byte(strings.TrimSpace(line))) {
+			got = append(got, e.String())
+		}
+	}
+	want := []string{"init: m", "message: Hello, world.", "tool_use ls: {}", "tool_result 1: success a", "message: Done", "result: success"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("events\n got %q\nwant %q", got, want)
+	}
+	res := Result{}
+	p.Finish(&res, []byte(stream), nil)
+	if res.Response != "Done" || res.ToolCalls != 1 {
+		t.Errorf("response %q (the text after the last tool call), tools %d", res.Response, res.ToolCalls)
+	}
+}
+
 // FuzzParsers: no input makes a parser panic, and output without a result is
 // always an error.
 func FuzzParsers(f *testing.F) {
