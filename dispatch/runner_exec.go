@@ -261,6 +261,13 @@ func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (res 
 	if preErr != "" && res.Error != preErr {
 		res.Error = preErr + "; " + res.Error
 	}
+	// A CLI may echo a credential it was given (e.g. in an auth error): keep
+	// the values of secret-named variables out of everything recorded.
+	if secrets := secretValues(cmd.Env); len(secrets) > 0 {
+		res.Error = scrub(res.Error, secrets)
+		res.StderrTail = scrub(res.StderrTail, secrets)
+		res.Response = scrub(res.Response, secrets)
+	}
 
 	switch {
 	case res.TimedOut:

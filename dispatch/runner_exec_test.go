@@ -259,6 +259,12 @@ func TestExecCrashAndSignalDeath(t *testing.T) {
 		t.Errorf("crash error should give the exit code and the stderr tail: %v", err)
 	}
 
+	// A credential the CLI echoes never reaches the result or the error.
+	res, err = Exec(context.Background(), GeminiRunner{}, stubRequest(bin, "STUB_MODE=crash", "STUB_ECHO_ENV=GEMINI_API_KEY", "GEMINI_API_KEY=AIzaSecretValue123"), nil)
+	if strings.Contains(err.Error()+res.StderrTail+res.Error, "AIzaSecretValue123") || !strings.Contains(res.StderrTail, "GEMINI_API_KEY=[REDACTED]") {
+		t.Errorf("secret leaked or not redacted: %v\n%s", err, res.StderrTail)
+	}
+
 	res, err = Exec(context.Background(), CodexRunner{}, stubRequest(bin, "STUB_MODE=signal"), nil)
 	if !errors.Is(err, ErrAgentFailed) || res.ExitCode != 128+int(syscall.SIGKILL) {
 		t.Fatalf("signal: err = %v, exit %d", err, res.ExitCode)

@@ -61,3 +61,26 @@ func RedactArgv(argv []string, promptArg int) []string {
 	}
 	return out
 }
+
+// secretValues returns the values of secret-named entries of env that are long
+// enough to be recognised in output (short values would redact ordinary text).
+func secretValues(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && len(v) >= 8 && secretName(k) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// scrub replaces every occurrence of the given secret values in s.
+func scrub(s string, secrets []string) string {
+	for _, v := range secrets {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Redacted)
+		}
+	}
+	return s
+}

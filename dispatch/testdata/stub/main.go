@@ -10,7 +10,7 @@
 //	empty    print nothing and exit 0
 //	huge     print STUB_MB megabytes (default 50) of noise lines, one very long
 //	         line, then a valid gemini session
-//	crash    write to stderr and exit STUB_EXIT (default 3)
+//	crash    write to stderr (and the value of $STUB_ECHO_ENV) and exit STUB_EXIT (default 3)
 //	stdin    count stdin bytes, report them as a codex thread id
 //	signal   kill itself with SIGKILL after printing an init event
 package main
@@ -88,6 +88,9 @@ func main() {
 	case "crash":
 		fmt.Fprintln(w, `{"type":"init","session_id":"crash-1","model":"stub"}`)
 		fmt.Fprintln(os.Stderr, "stub: fatal: something broke")
+		if name := os.Getenv("STUB_ECHO_ENV"); name != "" {
+			fmt.Fprintf(os.Stderr, "stub: invalid credential %s=%s\n", name, os.Getenv(name))
+		}
 		w.Flush()
 		code, _ := strconv.Atoi(os.Getenv("STUB_EXIT"))
 		if code == 0 {
