@@ -20,11 +20,10 @@ const maxDelay = 250 * time.Millisecond
 // It watches directories, not files: the matrix is replaced by rename on every
 // write (by this server, the CLI or an editor), which a file watch would lose.
 type watcher struct {
-	s     *Server
-	fw    *fsnotify.Watcher
-	kickc chan struct{}
-	done  chan struct{}
-	stop  context.CancelFunc
+	s    *Server
+	fw   *fsnotify.Watcher
+	done chan struct{}
+	stop context.CancelFunc
 
 	mu        sync.Mutex
 	matrixKey fileKey
@@ -53,7 +52,6 @@ func newWatcher(ctx context.Context, s *Server) (*watcher, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &watcher{
 		s: s, fw: fw, stop: cancel,
-		kickc:  make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		taskFP: map[string]string{},
 		dirs:   map[string]bool{},
@@ -87,14 +85,6 @@ func (w *watcher) Close() error {
 	w.stop()
 	<-w.done
 	return nil
-}
-
-// kick asks for a check as if a file event had arrived.
-func (w *watcher) kick() {
-	select {
-	case w.kickc <- struct{}{}:
-	default:
-	}
 }
 
 func (w *watcher) loop(ctx context.Context) {
@@ -147,8 +137,6 @@ func (w *watcher) loop(ctx context.Context) {
 				return
 			}
 			w.s.log.Warn("watcher error; re-checking", "error", err)
-			schedule()
-		case <-w.kickc:
 			schedule()
 		case <-timerC:
 			timer, timerC = nil, nil
