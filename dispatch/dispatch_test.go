@@ -440,3 +440,39 @@ func TestRunKeepsAStatusTheAgentSetDuringTheRun(t *testing.T) {
 		t.Errorf("tracking note:\n%s", note)
 	}
 }
+
+func TestRunConcurrentDispatchesOfOneTaskOnlyOneRuns(t *testing.T) {
+	bin := buildStub(t)
+	ws := dispatchWorkspace(t)
+	before := readMatrix(t, ws)
+	const n = 4
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = Run(context.Background(), ws, stubOptions(bin, "a1a1a1", "STUB_MODE=ok", "STUB_SLEEP_MS=800"), nil)
+		}()
+	}
+	wg.Wait()
+	ran, refused := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ran++
+		case errors.Is(err, ErrRefused):
+			refused++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ran != 1 || refused != n-1 {
+		t.Errorf("%d ran, %d refused; want exactly one run", ran, refused)
+	}
+	checkMatrix(t, before, readMatrix(t, ws), "a1a1a1")
+	notes, _ := filepath.Glob(filepath.Join(ws.TasksDir(), "a1a1a1_*", "tracking", "*_dispatch.md"))
+	if len(notes) != 1 {
+		t.Errorf("%d dispatch notes, want 1", len(notes))
+	}
+}

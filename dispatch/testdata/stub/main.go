@@ -1,7 +1,8 @@
 // Command stub stands in for an agent CLI in the dispatch tests. STUB_MODE
 // selects what it does; it ignores its arguments except for recording them.
 //
-//	ok       print a gemini stream-json session that succeeds (STUB_RESPONSE)
+//	ok       print a gemini stream-json session that succeeds (STUB_RESPONSE),
+//	         after STUB_SLEEP_MS milliseconds
 //	hang     start a grandchild in the same process group (pid to STUB_PIDFILE),
 //	         print one event, then sleep forever; both ignore SIGTERM when
 //	         STUB_IGNORE_TERM=1
@@ -40,6 +41,9 @@ func main() {
 	defer w.Flush()
 	switch os.Getenv("STUB_MODE") {
 	case "ok":
+		if ms, _ := strconv.Atoi(os.Getenv("STUB_SLEEP_MS")); ms > 0 {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+		}
 		session(w)
 	case "hang":
 		gc := exec.Command(os.Args[0])
