@@ -197,10 +197,15 @@ func mustFail(t *testing.T, res Result, err error, want ...string) {
 type geminiFake struct {
 	*fakeServer
 	status int // 0 = answer
+	// toolFile, when set, makes the first answer a read_file call for it; the
+	// answer after the tool result is text.
+	toolFile string
 }
 
-func newGeminiFake(t *testing.T, status int) *geminiFake {
-	g := &geminiFake{status: status}
+func newGeminiFake(t *testing.T, status int) *geminiFake { return newGeminiFakeTool(t, status, "") }
+
+func newGeminiFakeTool(t *testing.T, status int, toolFile string) *geminiFake {
+	g := &geminiFake{status: status, toolFile: toolFile}
 	g.fakeServer = newFake(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		if !strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
 			http.NotFound(w, r)
@@ -231,6 +236,10 @@ func newGeminiFake(t *testing.T, status int) *geminiFake {
 			}
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
+		if g.toolFile != "" && !strings.Contains(string(body), `"functionResponse"`) {
+			sse(w, "", fmt.Sprintf(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"read_file","args":{"file_path":%q}}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":3,"totalTokenCount":13}}`, g.toolFile))
+			return
+		}
 		sse(w, "", `{"candidates":[{"content":{"role":"model","parts":[{"text":"Hello from the fake "}]}}]}`)
 		sse(w, "", fmt.Sprintf(`{"candidates":[{"content":{"role":"model","parts":[{"text":"gemini, turn %d."}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":123,"candidatesTokenCount":45,"totalTokenCount":168}}`, turns+1))
 	})
@@ -296,6 +305,32 @@ func TestGeminiRealCLISuccessAndUnknownSession(t *testing.T) {
 	mustFail(t, res3, err, "exited with code 42")
 	if !strings.Contains(err.Error(), "Invalid session identifier") {
 		t.Errorf("error lacks gemini's reason: %v", err)
+	}
+}
+
+func TestGeminiRealCLIToolCall(t *testing.T) {
+	t.Parallel()
+	fake := newGeminiFakeTool(t, 0, "notes.txt")
+	req, _ := geminiRequest(t, fake.URL, "read notes.txt")
+	writeFile(t, filepath.Join(req.Dir, "notes.txt"), "MARKER-7f3a the notes\n")
+	var events []Event
+	res, err := Exec(context.Background(), GeminiRunner{}, req, func(e Event) { events = append(events, e) })
+	mustOK(t, res, err)
+	if res.ToolCalls != 1 || res.Response != "Hello from the fake gemini, turn 2." {
+		t.Errorf("tool calls %d, response %q", res.ToolCalls, res.Response)
+	}
+	var seen []string
+	for _, e := range events {
+		if e.Kind == "tool_use" || e.Kind == "tool_result" {
+			seen = append(seen, e.Kind+" "+e.Tool)
+		}
+	}
+	if len(seen) != 2 || seen[0] != "tool_use read_file" || !strings.HasPrefix(seen[1], "tool_result") {
+		t.Errorf("tool events %q", seen)
+	}
+	calls := fake.requests(":streamGenerateContent")
+	if len(calls) != 2 || !strings.Contains(string(calls[1].Body), "MARKER-7f3a") {
+		t.Errorf("the file content did not come back to the model (%d calls)", len(calls))
 	}
 }
 
