@@ -259,6 +259,20 @@ func TestCreateTaskEmbeddedTemplate(t *testing.T) {
 	}
 }
 
+// A temporary folder left by a killed writer is removed by the next create.
+func TestCreateTaskRemovesStaleTempFolders(t *testing.T) {
+	seqIDs(t)
+	ws := newWS(t)
+	stale := filepath.Join(ws.TasksDir(), tmpPrefix+"123456")
+	writeFile(t, filepath.Join(stale, "README.md"), "half-built")
+	if _, _, err := CreateTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if exists(stale) {
+		t.Error("stale temporary folder left in place")
+	}
+}
+
 func TestCreateTaskMakesTasksFolder(t *testing.T) {
 	seqIDs(t)
 	ws := newWS(t)

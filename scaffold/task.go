@@ -92,6 +92,13 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 			}
 			madeTasks = true
 		}
+		// Temporary folders exist only while their writer holds the lock, so
+		// any found now belong to a writer that was killed: remove them.
+		if stale, _ := filepath.Glob(filepath.Join(tasksDir, tmpPrefix+"*")); len(stale) > 0 {
+			for _, p := range stale {
+				_ = os.RemoveAll(p)
+			}
+		}
 		final := filepath.Join(tasksDir, t.ID+"_"+slug)
 		if err := buildTaskDir(tasksDir, final, RenderReadme(tmpl, t, slug)); err != nil {
 			return err
@@ -114,12 +121,15 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 	return task, dir, nil
 }
 
+// tmpPrefix names task folders under construction (hidden, never a task ID).
+const tmpPrefix = ".creating-"
+
 // buildTaskDir writes the folder under a temporary name and renames it to final.
 func buildTaskDir(parent, final, readme string) (err error) {
 	if exists(final) {
 		return fmt.Errorf("%w: %s; pick another --slug or remove it", ErrExists, final)
 	}
-	tmp, err := os.MkdirTemp(parent, ".creating-")
+	tmp, err := os.MkdirTemp(parent, tmpPrefix)
 	if err != nil {
 		return fmt.Errorf("create task folder in %s: %w", parent, err)
 	}

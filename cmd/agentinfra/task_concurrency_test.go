@@ -47,11 +47,12 @@ func taskBinary(t *testing.T) string {
 // TestCLIConcurrentCreateAndUpdate runs N `task create` and N `task update`
 // processes at once against one workspace: every create lands with a unique
 // ID and a folder, every update lands, and the file stays valid.
-// AGENTINFRA_STRESS=1 runs 200+200 processes on a 2,000-row matrix.
+// AGENTINFRA_STRESS=1 runs 200+200 processes on a 1,000-row matrix.
 func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
-	n, extraRows := 50, 0
+	n, extraRows, wait := 50, 0, 60*time.Second
 	if os.Getenv("AGENTINFRA_STRESS") == "1" {
-		n, extraRows = 200, 2000
+		// Every write is serialized: 400 of them on a loaded machine can take minutes.
+		n, extraRows, wait = 200, 1000, 5*time.Minute
 	}
 	bin := taskBinary(t)
 	root := t.TempDir()
@@ -93,13 +94,13 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			cctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(cctx, bin, args...)
 			cmd.Dir = root
 			// A loaded CI machine can make 100 serialized fsyncs outlast the
 			// default 10 s lock wait; waiting longer is what a user would do.
-			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1", scaffold.EnvLockTimeout+"=60s")
+			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1", scaffold.EnvLockTimeout+"="+wait.String())
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
