@@ -27,7 +27,7 @@ import (
 	"time"
 )
 
-const e2eTimeout = 90 * time.Second
+const e2eTimeout = 120 * time.Second
 
 // toolsDir is $AGENTINFRA_TOOLS or <repo root>/.tools/npm.
 func toolsDir(t *testing.T) string {
