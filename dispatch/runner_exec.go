@@ -146,6 +146,9 @@ func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (res 
 	cmd.Env = mergeEnv(req.CleanEnv, req.Env, c.Env)
 	if c.Stdin != "" {
 		cmd.Stdin = strings.NewReader(c.Stdin)
+		// Wait also waits for the stdin copy: bound it, in case something left
+		// in the group holds stdin open without reading.
+		cmd.WaitDelay = pipeDrain
 	}
 	startInGroup(cmd)
 	outR, outW, err := os.Pipe()
