@@ -1,3 +1,8 @@
+// Package dispatch turns a matrix task into an agent run: it assembles the
+// prompt (AssemblePrompt), picks the model (SelectModel), runs an agent CLI
+// headless (Runner, Exec: gemini, claude, codex) and records the outcome in the
+// matrix and the task folder (Run). It also builds task context (TaskContext)
+// and session handoffs (Handoff).
 package dispatch
 
 import (
