@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,15 +16,30 @@ import (
 	"time"
 )
 
-// buildStub compiles testdata/stub (a stand-in agent CLI) into a temp dir.
+var (
+	stubOnce sync.Once
+	stubPath string
+	stubErr  error
+)
+
+// buildStub compiles testdata/stub (a stand-in agent CLI) once per test run.
 func buildStub(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "stub")
-	cmd := exec.Command("go", "build", "-o", bin, "./testdata/stub")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build stub: %v\n%s", err, out)
+	stubOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentinfra-dispatch-stub")
+		if err != nil {
+			stubErr = err
+			return
+		}
+		stubPath = filepath.Join(dir, "stub")
+		if out, err := exec.Command("go", "build", "-o", stubPath, "./testdata/stub").CombinedOutput(); err != nil {
+			stubErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if stubErr != nil {
+		t.Fatalf("build stub: %v", stubErr)
 	}
-	return bin
+	return stubPath
 }
 
 func stubRequest(bin string, env ...string) Request {
