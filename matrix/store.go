@@ -118,20 +118,38 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	lctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	// A blocking flock lets the kernel queue the waiters and wake one as soon
+	// as the lock is free; polling with TryLock starves writers when many
+	// processes contend. The wait runs in a goroutine so it can time out: if
+	// it does, the goroutine releases the lock as soon as it gets it.
 	fl := flock.New(s.LockPath())
-	ok, err := fl.TryLockContext(lctx, 5*time.Millisecond)
-	if err != nil || !ok {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	got := make(chan error) // unbuffered: a send succeeds only while lock() still waits
+	abandoned := make(chan struct{})
+	go func() {
+		err := fl.Lock()
+		select {
+		case got <- err:
+		case <-abandoned:
+			if err == nil {
+				_ = fl.Unlock()
+			}
 		}
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err := <-got:
+		if err != nil {
 			return nil, fmt.Errorf("lock %s: %w", s.LockPath(), err)
 		}
+		return func() { _ = fl.Unlock() }, nil
+	case <-ctx.Done():
+		close(abandoned)
+		return nil, ctx.Err()
+	case <-timer.C:
+		close(abandoned)
 		return nil, fmt.Errorf("%w after %s: %s is held by another agentinfra process; wait for it to finish, or remove the lock file if no agentinfra is running", ErrLockTimeout, timeout, s.LockPath())
 	}
-	return func() { _ = fl.Unlock() }, nil
 }
 
 // writeAtomic replaces path with data: temp file in the same folder, fsync,
