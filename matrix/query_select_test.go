@@ -124,3 +124,22 @@ func FuzzQuerySelectTable(f *testing.F) {
 		}
 	})
 }
+
+func FuzzFastCells(f *testing.F) {
+	for _, s := range []string{"| a | b |", "|", "||", "a|b", `| a \| b |`, `\|`, " | x \\|", "|a||b|", "", "  \t| a |\t "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		src := []byte("x\n" + line + "\n")
+		start, end := 2, 2+len(line)
+		want := appendCells(nil, src, start, end)
+		got := fastCells(nil, src, start, end)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("fastCells(%q) = %v, appendCells = %v", line, got, want)
+		}
+		// At offset 0 too (the "no byte before the pipe" case).
+		if got, want := fastCells(nil, []byte(line), 0, len(line)), appendCells(nil, []byte(line), 0, len(line)); !reflect.DeepEqual(got, want) {
+			t.Errorf("at 0: fastCells(%q) = %v, appendCells = %v", line, got, want)
+		}
+	})
+}
