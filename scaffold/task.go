@@ -164,17 +164,13 @@ var randRead = rand.Read
 
 // newID picks a random ID used neither by a row nor by a folder in tasks/ or archive/.
 func newID(ws *workspace.Workspace, d *matrix.Doc) (string, error) {
-	used := map[string]bool{}
-	for _, id := range d.IDs() {
-		used[id] = true
-	}
 	var b [3]byte
 	for range 64 {
 		if _, err := randRead(b[:]); err != nil {
 			return "", fmt.Errorf("read random bytes for a task ID: %w", err)
 		}
 		id := hex.EncodeToString(b[:])
-		if used[id] {
+		if _, used := d.Task(id); used {
 			continue
 		}
 		if dir, _ := ws.FindTaskDir(id); dir != "" {
