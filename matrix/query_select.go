@@ -35,6 +35,9 @@ type srcLine struct{ start, end, next int } // content [start,end) without EOL; 
 // remaining source, the original 1-based line number of each remaining line,
 // and how many lines were dropped.
 func (n Query) reduce(src []byte) ([]byte, []int, int) {
+	if hasLoneCR(src) {
+		return src, nil, 0 // a lone CR ends a Markdown line: leave such files to Parse
+	}
 	lines := make([]srcLine, 0, bytes.Count(src, []byte{'\n'})+1)
 	for off := 0; off < len(src); {
 		next := len(src)
@@ -221,4 +224,18 @@ func fastCells(dst []cellSpan, src []byte, start, end int) []cellSpan {
 		pos = closure + 1
 	}
 	return dst
+}
+
+// hasLoneCR reports whether src holds a '\r' not followed by '\n'.
+func hasLoneCR(src []byte) bool {
+	for off := 0; ; {
+		i := bytes.IndexByte(src[off:], '\r')
+		if i < 0 {
+			return false
+		}
+		off += i + 1
+		if off == len(src) || src[off] != '\n' {
+			return true
+		}
+	}
 }

@@ -29,6 +29,9 @@ var selectDocs = []string{
 	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | DONE | one\ntwo |\n| bbbbbb | TODO | x |\n",
 	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | TODO | x |\n| bbbbbb | DONE | one\ntwo |\n| cccccc | TODO | y |\n",
 	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | TODO | x |\n| bbbbbb | DONE | y |\nlazy | tail |\n| cccccc | TODO | z |\n",
+	// Lone CRs end lines too.
+	"| ID | Status | Description |\n|---|---|---|\n| x |\r| y |\n| aaaaaa | TODO | z |\n",
+	"| ID | Status | Description |\r|---|---|---|\r| aaaaaa | DONE | y |\r| bbbbbb | TODO | z |\r",
 	// Escaped pipes, CRLF, tabs, indentation, rows after the table, no final newline.
 	"| ID | Status | Description |\r\n|---|---|---|\r\n| aaaaaa | DONE | a \\| b |\r\n| bbbbbb | TODO | c \\| TODO |\r\n",
 	"| ID | Status |\n|---|---|\n\t| aaaaaa | TODO |\n| bbbbbb | DONE |\n   | cccccc | TODO |\n    | dddddd | TODO |\n| eeeeee | DONE |",
@@ -54,6 +57,7 @@ var selectQueries = []Query{
 	{Text: "a | b"},
 	{Text: "two"},
 	{Text: "tail"},
+	{Text: "y"},
 	{Status: []string{"TODO"}, Sort: "priority", Limit: 3},
 	{},
 }
@@ -113,6 +117,7 @@ func FuzzQuerySelectTable(f *testing.F) {
 	f.Add("| aaaaaa | DONE | one\ntwo |\n| bbbbbb | TODO | x |\n", "TODO", "two")
 	f.Add("| aaaaaa | TODO | x |\n| bbbbbb | DONE | y |\nlazy | tail |\n| cccccc | TODO | z |\n", "DONE", "")
 	f.Add("| aaaaaa | DONE |\n| bbbbbb | TODO | x |\n| cccccc | DONE | y | z |\n", "done", "y")
+	f.Add("| x |\r| y |\n| aaaaaa | TODO | z |\n", "TODO", "y")
 	f.Add("| aaaaaa | in progress | a \\| b |\n\n| ID | Status |\n|---|---|\n| bbbbbb | TODO |\n", "IN_PROGRESS", "a | b")
 	f.Fuzz(func(t *testing.T, rows, status, text string) {
 		src := "# M\n\n| ID | Status | Description |\n|---|---|---|\n" + rows
