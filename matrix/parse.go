@@ -24,7 +24,10 @@ var blockParser = parser.NewParser(
 	parser.WithParagraphTransformers(util.Prioritized(tableFinder{}, 100)),
 )
 
-var foundTablesKey = parser.NewContextKey()
+var (
+	foundTablesKey = parser.NewContextKey()
+	collapsedKey   = parser.NewContextKey() // *collapsed, when Parse cut long runs
+)
 
 var utf8BOM = []byte("\ufeff")
 
@@ -42,17 +45,31 @@ func (tableFinder) Transform(p *ast.Paragraph, reader text.Reader, pc parser.Con
 		return
 	}
 	segs := p.Lines()
-	if segs.Len() < 2 {
-		return
-	}
 	src := reader.Source()
-	lines := make([]span, segs.Len())
+	col, _ := pc.Get(collapsedKey).(*collapsed)
+	if col != nil {
+		src = col.src
+	}
+	lines := make([]span, 0, segs.Len())
 	for i := 0; i < segs.Len(); i++ {
-		s, e := lineBounds(src, segs.At(i).Start)
+		off := segs.At(i).Start
+		if col != nil {
+			off = col.toOrig(off)
+		}
+		s, e := lineBounds(src, off)
+		if col != nil {
+			var expanded bool
+			if lines, expanded = col.expand(lines, s); expanded {
+				continue
+			}
+		}
 		if s == 0 && bytes.HasPrefix(src, utf8BOM) {
 			s = len(utf8BOM) // a BOM (Windows editors) is not part of the first cell
 		}
-		lines[i] = span{s, e}
+		lines = append(lines, span{s, e})
+	}
+	if len(lines) < 2 {
+		return
 	}
 	for i := 1; i < len(lines); i++ {
 		ncols, ok := delimiterColumns(src[lines[i].start:lines[i].end])
@@ -155,7 +172,12 @@ func Parse(src []byte) *Doc {
 	li := newLineIndex(src)
 	d := &Doc{src: src, str: bytesToString(src), byID: make(map[string][]*row, len(li.starts)), lines: li}
 	pc := parser.NewContext()
-	blockParser.Parse(text.NewReader(src), parser.WithContext(pc))
+	input := src
+	if c := collapseRuns(src); c != nil {
+		pc.Set(collapsedKey, c)
+		input = c.red
+	}
+	blockParser.Parse(text.NewReader(input), parser.WithContext(pc))
 	found, _ := pc.Get(foundTablesKey).([]foundTable)
 	for _, ft := range found {
 		d.addTable(ft.header, ft.headerLine, ft.rest)
