@@ -355,23 +355,30 @@ func promptListOrNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// LoadTask reads the workspace matrix and returns the row of id. An unknown ID
-// wraps matrix.ErrNotFound and names close matches.
+// LoadTask reads the workspace matrix and returns the row of id (the first,
+// if the ID is duplicated). An unknown ID wraps matrix.ErrNotFound and names
+// close matches.
 func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.Task, error) {
 	id = strings.TrimSpace(id)
-	doc, err := matrix.NewStore(ws.MatrixPath()).Load(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return matrix.Task{}, err
 	}
-	t, ok := doc.Task(id)
-	if !ok {
-		msg := fmt.Sprintf("no task %q in %s", id, skills.RelPath(ws, ws.MatrixPath()))
-		if s := matrix.Suggest(id, doc.IDs()); len(s) > 0 {
-			msg += "; did you mean " + strings.Join(s, ", ") + "?"
-		} else {
-			msg += "; run `agentinfra task list` to see the IDs"
+	src, err := os.ReadFile(ws.MatrixPath())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return matrix.Task{}, fmt.Errorf("no matrix at %s; run `agentinfra init` to create one: %w", skills.RelPath(ws, ws.MatrixPath()), err)
 		}
-		return matrix.Task{}, fmt.Errorf("%w: %s", matrix.ErrNotFound, msg)
+		return matrix.Task{}, fmt.Errorf("read the matrix: %w", err)
 	}
-	return t, nil
+	doc := matrix.Parse(src)
+	if t, ok := doc.Task(id); ok {
+		return t, nil
+	}
+	msg := fmt.Sprintf("no task %q in %s", id, skills.RelPath(ws, ws.MatrixPath()))
+	if s := matrix.Suggest(id, doc.IDs()); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, ", ") + "?"
+	} else {
+		msg += "; run `agentinfra task list` to see the IDs"
+	}
+	return matrix.Task{}, fmt.Errorf("%w: %s", matrix.ErrNotFound, msg)
 }

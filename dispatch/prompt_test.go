@@ -210,20 +210,16 @@ func TestAssemblePromptSkipMissingSkill(t *testing.T) {
 }
 
 // BenchmarkAssemblePrompt measures what `agentinfra prompt ID` does on a
-// 10,000-row matrix with 10 skills: load the matrix, find the row, assemble
+// 10,000-row matrix with 10 skills: find the row with LoadTask and assemble
 // (load_and_assemble), and the assembly alone (assemble).
 func BenchmarkAssemblePrompt(b *testing.B) {
 	ws := benchWorkspace(b, b.TempDir())
 	ctx := context.Background()
 	id := testmatrix.ID(5000)
 	load := func(b *testing.B) matrix.Task {
-		doc, err := matrix.NewStore(ws.MatrixPath()).Load(ctx)
+		task, err := LoadTask(ctx, ws, id)
 		if err != nil {
 			b.Fatal(err)
-		}
-		task, ok := doc.Task(id)
-		if !ok {
-			b.Fatal("no task")
 		}
 		return task
 	}
@@ -301,4 +297,33 @@ func TestWriteBenchWorkspace(t *testing.T) {
 	}
 	benchWorkspace(t, dir)
 	t.Logf("wrote %s; task %s is row 5000", dir, testmatrix.ID(5000))
+}
+
+// LoadTask returns the row with that exact ID even when its ID appears in an
+// earlier row's text, and names close matches for an unknown ID.
+func TestLoadTask(t *testing.T) {
+	dir := t.TempDir()
+	ws, _ := workspace.New(dir)
+	os.MkdirAll(ws.AgentDir(), 0o755)
+	src := testmatrix.Generate(300, 7)
+	// A row whose description mentions another row's ID, before that row.
+	extra := fmt.Sprintf("| ffff01 | TODO | P1 | easy | coder | | | mentions %s and %s | 2026-01-01 | 2026-01-01 |\n", testmatrix.ID(5), testmatrix.ID(200))
+	s := strings.Replace(string(src), "|---------|\n", "|---------|\n"+extra, 1)
+	os.WriteFile(ws.MatrixPath(), []byte(s), 0o644)
+	doc := matrix.Parse([]byte(s))
+	ctx := context.Background()
+	for _, i := range []int{0, 5, 200} {
+		want, _ := doc.Task(testmatrix.ID(i))
+		got, err := LoadTask(ctx, ws, want.ID)
+		if err != nil {
+			t.Fatalf("%s: %v", want.ID, err)
+		}
+		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+			t.Fatalf("LoadTask(%s) = %+v\nfull parse  %+v", want.ID, got, want)
+		}
+	}
+	_, err := LoadTask(ctx, ws, testmatrix.ID(5)[:5]+"z")
+	if !errors.Is(err, matrix.ErrNotFound) || !strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("unknown ID error = %v", err)
+	}
 }
