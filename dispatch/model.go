@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -96,7 +97,8 @@ type ModelChoice struct {
 	Reason string `json:"reason"`
 }
 
-// NormalizeDifficulty maps easy|med|medium|hard (any case; "" = med) to easy|med|hard.
+// NormalizeDifficulty maps easy|med|medium|hard (any case; "" = med) to
+// easy|med|hard; anything else wraps matrix.ErrInvalid.
 func NormalizeDifficulty(d string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(d)) {
 	case "easy":
@@ -106,7 +108,7 @@ func NormalizeDifficulty(d string) (string, error) {
 	case "hard":
 		return "hard", nil
 	}
-	return "", fmt.Errorf("unknown difficulty %q; use easy, med or hard", d)
+	return "", fmt.Errorf("%w: unknown difficulty %q; use easy, med or hard", matrix.ErrInvalid, d)
 }
 
 // SelectModel picks the model: the mode's front matter `model:` wins, then

@@ -1,11 +1,13 @@
 package dispatch
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -63,7 +65,7 @@ func TestSelectModelRule(t *testing.T) {
 			}
 		})
 	}
-	if _, err := SelectModel(ModelInput{Mode: "coder", Difficulty: "extreme"}); err == nil || !strings.Contains(err.Error(), "easy, med or hard") {
+	if _, err := SelectModel(ModelInput{Mode: "coder", Difficulty: "extreme"}); !errors.Is(err, matrix.ErrInvalid) || !strings.Contains(err.Error(), "easy, med or hard") {
 		t.Errorf("bad difficulty error = %v", err)
 	}
 }
