@@ -635,6 +635,7 @@ func TestRenderReadmeEmbeddedTemplateHasLogSection(t *testing.T) {
 
 // Goroutines creating and updating at once (run with -race): nothing lost.
 func TestConcurrentCreateUpdate(t *testing.T) {
+	t.Setenv(EnvLockTimeout, "2m") // 40 serialized fsyncs on a loaded machine
 	ctx := context.Background()
 	ws := newWS(t)
 	const n = 20
