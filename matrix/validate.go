@@ -48,18 +48,22 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 		d2 := d.diagAt(off, SeverityWarning, format, a...)
 		out = append(out, d2)
 	}
+	// Read the three cells straight from the row: building every Task would
+	// cost more than the checks on a large matrix.
 	for _, r := range d.rows {
-		t := d.taskOf(r)
-		if t.Mode != "" && !modes[t.Mode] {
-			warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", t.Mode, t.Mode)
+		if mode := d.cell(r, ColMode); mode != "" && !modes[mode] {
+			warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", mode, mode)
 		}
-		for _, s := range t.Skills {
-			if !skillSet[s] {
+		for rest := d.cell(r, ColSkills); rest != ""; {
+			s, tail, _ := strings.Cut(rest, ",")
+			rest = tail
+			if s = strings.TrimSpace(s); s != "" && !skillSet[s] {
 				warn(r, ColSkills, "skill %q has no .agent/skills/%s/SKILL.md (nor a global one); create it or fix the Skills", s, s)
 			}
 		}
-		if (t.Status == "IN_PROGRESS" || t.Status == "REVIEW") && ValidID(t.ID) && len(taskDirs[t.ID]) == 0 && len(archived[t.ID]) == 0 {
-			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; create it with `agentinfra task create` or restore it", t.ID, t.Status, t.ID)
+		status, _ := NormalizeStatus(d.cell(r, ColStatus))
+		if (status == "IN_PROGRESS" || status == "REVIEW") && ValidID(r.id) && len(taskDirs[r.id]) == 0 && len(archived[r.id]) == 0 {
+			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; create it with `agentinfra task create` or restore it", r.id, status, r.id)
 		}
 	}
 	ids := make([]string, 0, len(taskDirs))
@@ -109,4 +113,14 @@ func dirsByID(dir string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// cell returns the trimmed raw text of a row's column, or "" when absent.
+func (d *Doc) cell(r *row, col string) string {
+	i, ok := r.tbl.colIndex[col]
+	if !ok || i >= len(r.cells) {
+		return ""
+	}
+	c := r.cells[i]
+	return d.str[c.text.start:c.text.end]
 }

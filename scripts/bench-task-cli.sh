@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Whole-process timings of the task CLI on a 10,000-row matrix (hyperfine -N):
+# Whole-process timings of the CLI on a 10,000-row matrix (hyperfine -N):
+#   validate                 vs  grep -c '| TODO |' on the same file (target: within 5x)
 #   task list --status TODO  vs  grep '| TODO |' on the same file (target: within 5x)
 #   task create, task update (target: < 50 ms each)
 # Usage: scripts/bench-task-cli.sh [rows]   (needs hyperfine; writes under a temp dir)
@@ -15,7 +16,11 @@ ws="$work/ws"
 id="$(printf '%06x' $(( (rows / 2 * 7919 + 1) % 0xffffff )))" # testmatrix.ID(rows/2)
 cd "$ws"
 echo "== $rows rows, $(wc -c < .agent/DEVELOPMENT_MATRIX.md) bytes; load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || true)"
-hyperfine -N --warmup 5 --runs 100 \
+hyperfine -N --warmup 5 --runs 200 \
+  "grep -c '| TODO |' .agent/DEVELOPMENT_MATRIX.md" \
+  "$bin validate" \
+  "$bin --help"
+hyperfine -N --warmup 5 --runs 200 \
   "grep '| TODO |' .agent/DEVELOPMENT_MATRIX.md" \
   "$bin task list --status TODO"
 hyperfine -N --warmup 3 --runs 50 \

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/scaffold"
 )
 
@@ -59,8 +60,28 @@ func TestWriteBenchWorkspace(t *testing.T) {
 	if _, err := scaffold.Init(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".agent", "DEVELOPMENT_MATRIX.md"), testmatrix.Generate(n, 1), 0o644); err != nil {
+	src := testmatrix.Generate(n, 1)
+	if err := os.WriteFile(filepath.Join(dir, ".agent", "DEVELOPMENT_MATRIX.md"), src, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// A clean workspace, so validate's figures measure checking, not printing
+	// thousands of warnings: the skills the rows name, and a folder for every
+	// task that is IN_PROGRESS or REVIEW.
+	for _, slug := range testmatrix.Skills {
+		sd := filepath.Join(dir, ".agent", "skills", slug)
+		if err := os.MkdirAll(sd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sd, "SKILL.md"), []byte("---\nname: "+slug+"\ndescription: bench\n---\nBody\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, task := range matrix.Parse(src).Tasks() {
+		if task.Status == "IN_PROGRESS" || task.Status == "REVIEW" {
+			if err := os.MkdirAll(filepath.Join(dir, ".agent", "tasks", task.ID+"_bench"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	t.Logf("wrote %s with %d rows; a row ID to update: %s", dir, n, testmatrix.ID(n/2))
 }

@@ -11,7 +11,9 @@ var (
 	statuses = []string{"TODO", "IN_PROGRESS", "BLOCKED", "REVIEW", "DONE"}
 	modes    = []string{"coder", "reviewer", "oracle", "explorer"}
 	skills   = []string{"go-testing", "code-review", "matrix-editing", "", "go-testing, code-review"}
-	words    = strings.Fields("add fix refactor parser store lock retry fetcher cache index matrix cli server prompt model skill handoff archive docs bench")
+	// Skills are the skill slugs the generated rows name.
+	Skills = []string{"go-testing", "code-review", "matrix-editing"}
+	words  = strings.Fields("add fix refactor parser store lock retry fetcher cache index matrix cli server prompt model skill handoff archive docs bench")
 )
 
 // Generate returns a matrix with n task rows (about 170 bytes each: 10,000
