@@ -233,7 +233,7 @@ func TestCLIModel(t *testing.T) {
 		want string
 	}{
 		{[]string{"model"}, 2, "pass a task ID"},
-		{[]string{"model", "ffffff"}, 1, `no task "ffffff"`},
+		{[]string{"model", "ffffff"}, 1, `"ffffff"`},
 		{[]string{"model", "--mode", "x", "--difficulty", "extreme"}, 2, "easy, med or hard"},
 	} {
 		code, _, errs := runPromptCLI(t, dir, nil, tc.args...)
