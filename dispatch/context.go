@@ -179,7 +179,7 @@ func TaskContext(ctx context.Context, ws *workspace.Workspace, id string, opts C
 	id = strings.TrimSpace(id)
 	t, ok := doc.Task(id)
 	if !ok {
-		return Context{}, ctxTaskNotFound(doc, id)
+		return Context{}, doc.NotFound(id)
 	}
 	c := Context{
 		Task:      t,
@@ -247,15 +247,6 @@ func TaskContext(ctx context.Context, ws *workspace.Workspace, id string, opts C
 		c.Skills = append(c.Skills, cs)
 	}
 	return c, nil
-}
-
-// ctxTaskNotFound is the matrix's not-found error: it wraps matrix.ErrNotFound
-// and names close matches.
-func ctxTaskNotFound(doc *matrix.Doc, id string) error {
-	if s := matrix.Suggest(id, doc.IDs()); len(s) > 0 {
-		return fmt.Errorf("%w: no task with ID %q; did you mean %s?", matrix.ErrNotFound, id, strings.Join(s, ", "))
-	}
-	return fmt.Errorf("%w: no task with ID %q; run `agentinfra task list` to see the IDs", matrix.ErrNotFound, id)
 }
 
 func ctxOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -370,15 +370,5 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 		}
 		return matrix.Task{}, fmt.Errorf("read the matrix: %w", err)
 	}
-	doc := matrix.Parse(src)
-	if t, ok := doc.Task(id); ok {
-		return t, nil
-	}
-	msg := fmt.Sprintf("no task %q in %s", id, skills.RelPath(ws, ws.MatrixPath()))
-	if s := matrix.Suggest(id, doc.IDs()); len(s) > 0 {
-		msg += "; did you mean " + strings.Join(s, ", ") + "?"
-	} else {
-		msg += "; run `agentinfra task list` to see the IDs"
-	}
-	return matrix.Task{}, fmt.Errorf("%w: %s", matrix.ErrNotFound, msg)
+	return matrix.Parse(src).Lookup(id)
 }

@@ -30,7 +30,9 @@ func (d *Doc) splice(sp span, repl string) {
 	*d = *Parse(buf)
 }
 
-func (d *Doc) notFound(id string) error {
+// NotFound is the error for an unknown ID: it wraps ErrNotFound and names
+// close matches, or says how to see the IDs.
+func (d *Doc) NotFound(id string) error {
 	msg := fmt.Sprintf("%v: no task with ID %q", ErrNotFound, id)
 	if s := Suggest(id, d.IDs()); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
@@ -38,6 +40,14 @@ func (d *Doc) notFound(id string) error {
 		msg += "; run `agentinfra task list` to see the IDs"
 	}
 	return &wrapped{msg: msg, err: ErrNotFound}
+}
+
+// Lookup returns the task with the given ID, or NotFound's error.
+func (d *Doc) Lookup(id string) (Task, error) {
+	if t, ok := d.Task(id); ok {
+		return t, nil
+	}
+	return Task{}, d.NotFound(id)
 }
 
 type wrapped struct {
@@ -105,7 +115,7 @@ func normalizeValue(col, v string) (string, error) {
 func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	r := d.rowWithID(id)
 	if r == nil {
-		return Task{}, d.notFound(id)
+		return Task{}, d.NotFound(id)
 	}
 	if r.bad {
 		return Task{}, refusedf("%v: task %s on line %d has errors; fix that row first (run `agentinfra validate`)", ErrRefused, id, r.line)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentinfra/agentinfra/matrix"
 	"io"
 	"reflect"
 	"slices"
@@ -300,35 +301,12 @@ func jsonTypeName(t reflect.Type) string {
 	return t.String()
 }
 
-// closest returns the candidate with the smallest edit distance to s, if close.
+// closest returns the candidate nearest to s (matrix.Suggest's rule), if any.
 func closest(s string, cands []string) string {
-	best, bestD := "", 3
-	for _, c := range cands {
-		if d := editDistance(strings.ToLower(s), c); d < bestD {
-			best, bestD = c, d
-		}
+	if hits := matrix.Suggest(strings.ToLower(s), cands); len(hits) > 0 {
+		return hits[0]
 	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // given reports whether the client passed field k.

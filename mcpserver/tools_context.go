@@ -285,15 +285,9 @@ func (s *Server) task(ctx context.Context, id string) (matrix.Task, error) {
 	if err != nil {
 		return matrix.Task{}, err
 	}
-	t, ok := d.Task(id)
-	if !ok {
-		msg := fmt.Sprintf("no task %q in the matrix", id)
-		if sug := matrix.Suggest(id, d.IDs()); len(sug) > 0 {
-			msg += "; did you mean " + strings.Join(sug, ", ") + "?"
-		} else {
-			msg += "; use task with action list to see the IDs"
-		}
-		return matrix.Task{}, &fieldError{Field: "id", Msg: msg}
+	t, err := d.Lookup(id)
+	if err != nil {
+		return matrix.Task{}, &fieldError{Field: "id", Msg: cliToMCP.Replace(err.Error())}
 	}
 	return t, nil
 }

@@ -27,7 +27,7 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 	_, err := store(ws).Modify(ctx, func(d *matrix.Doc) error {
 		t, ok := d.Task(id)
 		if !ok {
-			return notFound(d, id)
+			return d.NotFound(id)
 		}
 		if t.Status != "DONE" {
 			return fmt.Errorf("%w: task %s is %s; only DONE tasks are archived: run `agentinfra task update %s --status DONE` first", ErrNotDone, id, t.Status, id)

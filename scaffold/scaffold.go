@@ -11,7 +11,6 @@ package scaffold
 import (
 	"embed"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,17 +63,6 @@ func RelPath(ws *workspace.Workspace, p string) string {
 		return filepath.ToSlash(p)
 	}
 	return filepath.ToSlash(rel)
-}
-
-// notFound builds the matrix's "unknown ID" error, suggesting close matches.
-func notFound(d *matrix.Doc, id string) error {
-	msg := fmt.Sprintf("no task with ID %q", id)
-	if s := matrix.Suggest(id, d.IDs()); len(s) > 0 {
-		msg += "; did you mean " + strings.Join(s, ", ") + "?"
-	} else {
-		msg += "; run `agentinfra task list` to see the IDs"
-	}
-	return fmt.Errorf("%w: %s", matrix.ErrNotFound, msg)
 }
 
 // EnvLockTimeout names the environment variable that sets how long a writer

@@ -47,7 +47,7 @@ func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo
 	d := matrix.Parse(src)
 	t, ok := d.Task(id)
 	if !ok {
-		return TaskInfo{}, notFound(d, id)
+		return TaskInfo{}, d.NotFound(id)
 	}
 	info := TaskInfo{Task: t}
 	info.Dir, info.Archived = ws.FindTaskDir(id)

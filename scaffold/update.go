@@ -69,7 +69,7 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 	_, err := store(ws).Modify(ctx, func(d *matrix.Doc) error {
 		before, ok := d.Task(id)
 		if !ok {
-			return notFound(d, id)
+			return d.NotFound(id)
 		}
 		after, err := d.UpdateTask(id, u, now)
 		if err != nil {
