@@ -207,3 +207,49 @@ func ChooseModel(ctx context.Context, ws *workspace.Workspace, mode, difficulty 
 	in.Config = cfg
 	return SelectModel(in)
 }
+
+// ModelQuery asks for the model of a task (ID), of a mode and difficulty, or of
+// a task with its mode or difficulty overridden.
+type ModelQuery struct {
+	ID, Mode, Difficulty string
+}
+
+// ModelAnswer is a resolved ModelQuery and its choice: the shape of both
+// `agentinfra model --json` and the MCP select_model result.
+type ModelAnswer struct {
+	TaskID     string `json:"task_id"`
+	Mode       string `json:"mode"`
+	Difficulty string `json:"difficulty"`
+	Model      string `json:"model"`
+	Tier       string `json:"tier"`
+	Reason     string `json:"reason"`
+}
+
+// ModelFor answers q: the task's mode and difficulty fill what q leaves
+// empty, difficulty defaults to med, and ChooseModel decides. lookup reads a
+// task (LoadTask, or a caller's cache).
+func ModelFor(ctx context.Context, ws *workspace.Workspace, q ModelQuery, lookup func(context.Context, string) (matrix.Task, error), getenv func(string) string) (ModelAnswer, error) {
+	out := ModelAnswer{Mode: strings.TrimSpace(q.Mode), Difficulty: q.Difficulty}
+	if id := strings.TrimSpace(q.ID); id != "" {
+		t, err := lookup(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		out.TaskID = t.ID
+		if out.Mode == "" {
+			out.Mode = t.Mode
+		}
+		if out.Difficulty == "" {
+			out.Difficulty = t.Difficulty
+		}
+	}
+	if out.Difficulty == "" {
+		out.Difficulty = "med"
+	}
+	choice, err := ChooseModel(ctx, ws, out.Mode, out.Difficulty, getenv)
+	if err != nil {
+		return out, err
+	}
+	out.Model, out.Tier, out.Reason = choice.Model, choice.Tier, choice.Reason
+	return out, nil
+}

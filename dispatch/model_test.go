@@ -1,7 +1,9 @@
 package dispatch
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +91,39 @@ func TestLoadModelConfig(t *testing.T) {
 	os.WriteFile(path, []byte("models: [\n"), 0o644)
 	if _, err := LoadModelConfig(ws); err == nil || !strings.Contains(err.Error(), "config.yaml") {
 		t.Errorf("broken config error = %v", err)
+	}
+}
+
+func TestModelForMergesTaskAndOverrides(t *testing.T) {
+	ws, err := workspace.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := matrix.Task{ID: "a1b2c3", Mode: "oracle", Difficulty: "easy"}
+	lookup := func(_ context.Context, id string) (matrix.Task, error) {
+		if id != task.ID {
+			return matrix.Task{}, fmt.Errorf("%w: %s", matrix.ErrNotFound, id)
+		}
+		return task, nil
+	}
+	for _, c := range []struct {
+		q               ModelQuery
+		mode, diff, mdl string
+	}{
+		{ModelQuery{ID: "a1b2c3"}, "oracle", "easy", "gemini-2.5-flash"},                 // the task's own values
+		{ModelQuery{ID: "a1b2c3", Difficulty: "med"}, "oracle", "med", "gemini-2.5-pro"}, // difficulty overridden
+		{ModelQuery{ID: "a1b2c3", Mode: "coder", Difficulty: "med"}, "coder", "med", "gemini-2.5-flash"},
+		{ModelQuery{Mode: "oracle"}, "oracle", "med", "gemini-2.5-pro"}, // no task: med by default
+	} {
+		got, err := ModelFor(context.Background(), ws, c.q, lookup, noEnv)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.q, err)
+		}
+		if got.Mode != c.mode || got.Difficulty != c.diff || got.Model != c.mdl || got.Reason == "" {
+			t.Errorf("%+v → %+v; want mode %s, difficulty %s, model %s, a reason", c.q, got, c.mode, c.diff, c.mdl)
+		}
+	}
+	if _, err := ModelFor(context.Background(), ws, ModelQuery{ID: "ffffff"}, lookup, noEnv); !errors.Is(err, matrix.ErrNotFound) {
+		t.Errorf("unknown ID: err = %v, want ErrNotFound", err)
 	}
 }

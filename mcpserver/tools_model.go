@@ -20,14 +20,7 @@ type ModelInput struct {
 }
 
 // ModelOutput is the result of select_model (the same fields as `agentinfra model --json`).
-type ModelOutput struct {
-	TaskID     string `json:"task_id"`
-	Mode       string `json:"mode"`
-	Difficulty string `json:"difficulty"`
-	Model      string `json:"model"`
-	Tier       string `json:"tier"`
-	Reason     string `json:"reason"`
-}
+type ModelOutput = dispatch.ModelAnswer
 
 func (s *Server) addModelTool() error {
 	return addTool(s.mcp, toolSpec{
@@ -44,46 +37,25 @@ func (s *Server) addModelTool() error {
 			"difficulty": {Desc: "Task difficulty (overrides the task's); med when neither is given.", Enum: matrix.Difficulties},
 		},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ModelInput, raw map[string]json.RawMessage) (ModelOutput, string, error) {
-		out := ModelOutput{Mode: strings.TrimSpace(in.Mode)}
-		if strings.TrimSpace(in.ID) == "" && out.Mode == "" && in.Difficulty == "" {
-			return out, "", fieldErrorf("id", "pass id, or mode and difficulty")
+		q := dispatch.ModelQuery{ID: in.ID, Mode: in.Mode}
+		if strings.TrimSpace(in.ID) == "" && strings.TrimSpace(in.Mode) == "" && in.Difficulty == "" {
+			return ModelOutput{}, "", fieldErrorf("id", "pass id, or mode and difficulty")
 		}
 		if in.Difficulty != "" {
 			d, err := dispatch.NormalizeDifficulty(in.Difficulty)
 			if err != nil {
-				return out, "", fieldErrorf("difficulty", "%v", err)
+				return ModelOutput{}, "", fieldErrorf("difficulty", "%v", err)
 			}
-			out.Difficulty = d
+			q.Difficulty = d
 		}
-		if strings.TrimSpace(in.ID) != "" {
-			t, err := s.task(ctx, in.ID)
-			if err != nil {
-				return out, "", err
-			}
-			out.TaskID = t.ID
-			if out.Mode == "" {
-				out.Mode = t.Mode
-			}
-			if out.Difficulty == "" {
-				out.Difficulty = t.Difficulty
-			}
+		out, err := dispatch.ModelFor(ctx, s.ws, q, s.task, s.opts.Getenv)
+		var fe *fieldError
+		if err != nil && !errors.As(err, &fe) && out.Mode != "" && !errors.Is(err, matrix.ErrInvalid) {
+			err = fieldErrorf("mode", "%v", err)
 		}
-		if out.Difficulty == "" {
-			out.Difficulty = "med"
-		}
-		choice, err := s.selectModel(ctx, out.Mode, out.Difficulty)
 		if err != nil {
 			return out, "", err
 		}
-		out.Model, out.Tier, out.Reason = choice.Model, choice.Tier, choice.Reason
 		return out, out.Model + "\nreason: " + out.Reason, nil
 	})
-}
-
-func (s *Server) selectModel(ctx context.Context, mode, difficulty string) (dispatch.ModelChoice, error) {
-	c, err := dispatch.ChooseModel(ctx, s.ws, mode, difficulty, s.opts.Getenv)
-	if err != nil && mode != "" && !errors.Is(err, matrix.ErrInvalid) {
-		return c, fieldErrorf("mode", "%v", err)
-	}
-	return c, err
 }

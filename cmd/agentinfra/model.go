@@ -1,23 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/matrix"
 )
 
 func init() { registerCommand(newCmdModel) }
 
-type modelJSON struct {
-	TaskID     string `json:"task_id"`
-	Mode       string `json:"mode"`
-	Difficulty string `json:"difficulty"`
-	Model      string `json:"model"`
-	Tier       string `json:"tier"`
-	Reason     string `json:"reason"`
-}
+// modelJSON is the --json shape, shared with the MCP select_model result.
+type modelJSON = dispatch.ModelAnswer
 
 func newCmdModel(f *Factory) *cobra.Command {
 	var asJSON bool
@@ -61,28 +57,11 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 			if err != nil {
 				return err
 			}
-			out := modelJSON{Mode: mode, Difficulty: difficulty}
-			if len(args) == 1 {
-				t, err := dispatch.LoadTask(cmd.Context(), ws, args[0])
-				if err != nil {
-					return err
-				}
-				out.TaskID = t.ID
-				if out.Mode == "" {
-					out.Mode = t.Mode
-				}
-				if out.Difficulty == "" {
-					out.Difficulty = t.Difficulty
-				}
-			}
-			if out.Difficulty == "" {
-				out.Difficulty = "med"
-			}
-			choice, err := dispatch.ChooseModel(cmd.Context(), ws, out.Mode, out.Difficulty, f.Getenv)
+			out, err := dispatch.ModelFor(cmd.Context(), ws, dispatch.ModelQuery{ID: firstArg(args), Mode: mode, Difficulty: difficulty},
+				func(ctx context.Context, id string) (matrix.Task, error) { return dispatch.LoadTask(ctx, ws, id) }, f.Getenv)
 			if err != nil {
 				return err
 			}
-			out.Model, out.Tier, out.Reason = choice.Model, choice.Tier, choice.Reason
 			if asJSON {
 				return skillsWriteJSON(f.IO.Out, out)
 			}
@@ -95,4 +74,11 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 	cmd.Flags().StringVar(&difficulty, "difficulty", "", "easy, med or hard (overrides the task's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {task_id, mode, difficulty, model, tier, reason}")
 	return cmd
+}
+
+func firstArg(args []string) string {
+	if len(args) > 0 {
+		return args[0]
+	}
+	return ""
 }
