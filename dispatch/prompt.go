@@ -370,5 +370,5 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 		}
 		return matrix.Task{}, fmt.Errorf("read the matrix: %w", err)
 	}
-	return matrix.Parse(src).Lookup(id)
+	return matrix.FindTask(src, id)
 }

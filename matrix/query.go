@@ -15,6 +15,7 @@ var Sorts = []string{"file", "priority", "created", "updated"}
 // Query selects and orders tasks, as `agentinfra task list` and the MCP task
 // tool do. Zero fields match everything. Matching is case-insensitive.
 type Query struct {
+	ID       string   `json:"id,omitempty"`       // exactly this task ID
 	Status   []string `json:"status,omitempty"`   // any of these statuses
 	Priority []string `json:"priority,omitempty"` // any of these priorities
 	Mode     string   `json:"mode,omitempty"`
@@ -104,6 +105,7 @@ func (q Query) lenient() Query {
 		}
 		n.Priority = append(n.Priority, p)
 	}
+	n.ID = strings.TrimSpace(q.ID)
 	n.Mode = strings.TrimSpace(q.Mode)
 	n.Skill = strings.TrimSpace(q.Skill)
 	if a := strings.TrimSpace(q.Agent); a != "" {
@@ -124,6 +126,9 @@ func containsFoldList(list []string, s string) bool {
 
 // match assumes q went through lenient.
 func (q Query) match(t Task) bool {
+	if q.ID != "" && t.ID != q.ID {
+		return false
+	}
 	if len(q.Status) > 0 && !containsFoldList(q.Status, t.Status) {
 		return false
 	}

@@ -14,7 +14,7 @@ import (
 // column, in tables that start a paragraph and whose every row is like that.
 func (q Query) Select(src []byte) []Task {
 	n := q.lenient()
-	if len(n.Status) == 0 && len(n.Priority) == 0 && n.Mode == "" && n.Agent == "" && n.Skill == "" && n.Text == "" {
+	if n.ID == "" && len(n.Status) == 0 && len(n.Priority) == 0 && n.Mode == "" && n.Agent == "" && n.Skill == "" && n.Text == "" {
 		return q.Apply(Parse(src).Tasks())
 	}
 	reduced, lineOf, dropped := n.reduce(src)
@@ -144,6 +144,11 @@ func (n Query) rowMayMatch(d *Doc, tbl *table, cells []cellSpan) bool {
 			return "", false
 		}
 		return unescapeCell(d.str[cells[i].text.start:cells[i].text.end]), true
+	}
+	if n.ID != "" {
+		if v, ok := cell(ColID); ok && v != n.ID {
+			return false
+		}
 	}
 	if len(n.Status) > 0 {
 		if v, ok := cell(ColStatus); ok && !containsFoldList(n.Status, normalizedOr(NormalizeStatus, v)) {

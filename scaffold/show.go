@@ -44,10 +44,9 @@ func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo
 	if err != nil {
 		return TaskInfo{}, err
 	}
-	d := matrix.Parse(src)
-	t, ok := d.Task(id)
-	if !ok {
-		return TaskInfo{}, d.NotFound(id)
+	t, err := matrix.FindTask(src, id)
+	if err != nil {
+		return TaskInfo{}, err
 	}
 	info := TaskInfo{Task: t}
 	info.Dir, info.Archived = ws.FindTaskDir(id)
