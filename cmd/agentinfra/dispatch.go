@@ -172,7 +172,11 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 		}
 		var parts []string
 		for _, p := range o.PromptParts {
-			parts = append(parts, fmt.Sprintf("%s %s %d", p.Kind, p.Name, p.Bytes))
+			label := p.Kind + " " + p.Name
+			if p.Name == p.Kind {
+				label = p.Kind
+			}
+			parts = append(parts, fmt.Sprintf("%s %d", label, p.Bytes))
 		}
 		where := "as an argument"
 		if o.Stdin {
@@ -181,10 +185,7 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 		fmt.Fprintf(w, "prompt:  %d bytes %s (%s)\n", o.PromptBytes, where, strings.Join(parts, ", "))
 		fmt.Fprintf(w, "timeout: %s, approval mode %s\n", o.Timeout, o.ApprovalMode)
 		fmt.Fprintf(w, "would set: %s → IN_PROGRESS, then REVIEW or BLOCKED\n", o.StatusBefore)
-		for _, warn := range o.Warnings {
-			fmt.Fprintf(w, "warning: %s\n", warn)
-		}
-		return
+		return // warnings follow on stderr
 	}
 	fmt.Fprintf(w, "dispatched %s to %s (model %s): %s\n", o.ID, o.CLI, model, o.Outcome)
 	fmt.Fprintf(w, "status:   %s → %s\n", o.StatusBefore, o.StatusAfter)
