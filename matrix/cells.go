@@ -5,11 +5,11 @@ import "strings"
 // span is a half-open byte range [start, end) of the source.
 type span struct{ start, end int }
 
-// cellSpan is one cell of a row: raw is between the pipes, text is raw without
-// surrounding white space. Offsets are int32 to halve the memory of the cell
-// slab of a large matrix (a matrix is far below 2 GiB).
+// cellSpan is one cell of a row: its text, without the white space around it.
+// An all-blank cell has an empty text at the pipe that closes it. Offsets are
+// int32 and the padding is not stored: the cell slab of a large matrix is most
+// of its parse's memory (a matrix is far below 2 GiB).
 type cellSpan struct {
-	raw  span32
 	text span32
 }
 
@@ -62,7 +62,7 @@ func makeCell(src []byte, start, end int) cellSpan {
 	for te > ts && isSpace(src[te-1]) {
 		te--
 	}
-	return cellSpan{raw: span32{int32(start), int32(end)}, text: span32{int32(ts), int32(te)}}
+	return cellSpan{text: span32{int32(ts), int32(te)}}
 }
 
 // unescapeCell turns a cell's raw text into its value: `\|` becomes `|`;

@@ -258,10 +258,15 @@ func (d *Doc) rewriteRow(r *row, values map[int]string) string {
 		}
 		v = escapeCell(v)
 		if c.text.start == c.text.end {
-			// Empty cell: write " v " in place of its raw white space.
-			b.Write(d.src[pos:c.raw.start])
+			// Blank cell: write " v " in place of its white space, which
+			// runs back from the closing pipe to the opening one.
+			rawStart := int(c.text.start)
+			for rawStart > pos && isSpace(d.src[rawStart-1]) {
+				rawStart--
+			}
+			b.Write(d.src[pos:rawStart])
 			b.WriteString(" " + v + " ")
-			pos = int(c.raw.end)
+			pos = int(c.text.end)
 			continue
 		}
 		b.Write(d.src[pos:c.text.start])

@@ -3,6 +3,7 @@
 #   validate                 vs  grep -c '| TODO |' on the same file (target: within 5x)
 #   task list --status TODO  vs  grep '| TODO |' on the same file (target: within 5x)
 #   task create, task update (target: < 50 ms each)
+#   prompt ID with 10 skills (target: < 20 ms)
 # Usage: scripts/bench-task-cli.sh [rows]   (needs hyperfine; writes under a temp dir)
 set -euo pipefail
 rows="${1:-10000}"
@@ -28,3 +29,11 @@ hyperfine -N --warmup 3 --runs 50 \
   "$bin task update $id --status IN_PROGRESS"
 hyperfine -N --warmup 3 --runs 50 \
   "$bin task create --description 'Benchmark task' --mode coder"
+# prompt: the task's mode (coder) plus 10 skills.
+for i in $(seq 1 10); do
+  mkdir -p ".agent/skills/bench-skill-$i"
+  printf -- '---\nname: Bench skill %s\ndescription: A skill for the prompt benchmark.\n---\n# Skill %s\n\n## Rules\n\nDo the thing well.\n' "$i" "$i" > ".agent/skills/bench-skill-$i/SKILL.md"
+done
+skills=$(seq -s, -f 'bench-skill-%g' 1 10)
+"$bin" task update "$id" --skills "$skills" --status TODO >/dev/null
+hyperfine -N --warmup 5 --runs 100 "$bin prompt $id"
