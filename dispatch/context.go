@@ -570,29 +570,8 @@ func RenderContext(c Context) string {
 	var b strings.Builder
 	t := c.Task
 	fmt.Fprintf(&b, "# Task %s: %s\n\n", t.ID, ctxOneLine(t.Description))
-	field := func(k, v string) {
-		v = ctxOneLine(v)
-		if v == "" {
-			v = "-"
-		}
-		fmt.Fprintf(&b, "- %s: %s\n", k, v)
-	}
-	field("Status", t.Status)
-	field("Priority", t.Priority)
-	field("Difficulty", t.Difficulty)
-	field("Mode", t.Mode)
-	field("Skills", strings.Join(t.Skills, ", "))
-	field("Agents", strings.Join(t.Agents, ", "))
-	field("Created", t.Created)
-	field("Updated", t.Updated)
-	extra := make([]string, 0, len(t.Extra))
-	for k := range t.Extra {
-		extra = append(extra, k)
-	}
-	sort.Strings(extra)
-	for _, k := range extra {
-		field(k, t.Extra[k])
-	}
+	field := func(k, v string) { writeField(&b, k, v) }
+	writeTaskFields(&b, t, false)
 	switch {
 	case c.TaskDir == "":
 		field("Task folder", "none yet")

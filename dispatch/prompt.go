@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/agentinfra/agentinfra/matrix"
@@ -209,31 +208,8 @@ func promptOneLineErr(err error) string { return strings.Join(strings.Fields(err
 func promptTask(ws *workspace.Workspace, t matrix.Task, taskDir, override string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Task %s\n\n", t.ID)
-	field := func(k, v string) {
-		v = strings.Join(strings.Fields(v), " ")
-		if v == "" {
-			v = "-"
-		}
-		fmt.Fprintf(&b, "- %s: %s\n", k, v)
-	}
-	field("ID", t.ID)
-	field("Status", t.Status)
-	field("Priority", t.Priority)
-	field("Difficulty", t.Difficulty)
-	field("Mode", t.Mode)
-	field("Skills", strings.Join(t.Skills, ", "))
-	field("Agents", strings.Join(t.Agents, ", "))
-	field("Description", t.Description)
-	field("Created", t.Created)
-	field("Updated", t.Updated)
-	extra := make([]string, 0, len(t.Extra))
-	for k := range t.Extra {
-		extra = append(extra, k)
-	}
-	sort.Strings(extra)
-	for _, k := range extra {
-		field(k, t.Extra[k])
-	}
+	field := func(k, v string) { writeField(&b, k, v) }
+	writeTaskFields(&b, t, true)
 	relDir := ""
 	if taskDir != "" {
 		relDir = skills.RelPath(ws, taskDir) + "/"
