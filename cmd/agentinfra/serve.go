@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,7 @@ server, the CLI or an editor) are notified within 500 ms. See docs/mcp.md.`,
   claude mcp add agentinfra -- agentinfra serve`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			debug.SetGCPercent(100) // a long-lived server: main's one-shot setting does not fit
 			if addr == "" && (allowRemote || tokenFile != "") {
 				return usageErrorf("--allow-remote and --token-file apply to --http only")
 			}
