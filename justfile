@@ -8,9 +8,13 @@ test:
 ci:
     bash .ci/run
 
+# Whole-process figures on a 10,000-row matrix (needs hyperfine).
+bench-cli:
+    bash scripts/bench-task-cli.sh
+
 # Benchmarks behind the README's figures.
 bench:
-    go test ./matrix ./mcpserver ./dispatch -run '^$' -bench . -benchmem
+    go test ./matrix ./scaffold ./mcpserver ./dispatch -run '^$' -bench . -benchmem
 
 # Fuzz the matrix parser and writer (default 2 minutes).
 fuzz time="2m":
