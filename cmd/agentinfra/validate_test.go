@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -134,34 +133,6 @@ func TestValidateUsageAndMissingFile(t *testing.T) {
 	}
 }
 
-var (
-	hookBinOnce sync.Once
-	hookBinPath string
-	hookBinErr  error
-)
-
-// hookTestBinary builds agentinfra once for tests that need a real process.
-func hookTestBinary(t *testing.T) string {
-	t.Helper()
-	hookBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentinfra-hook-bin")
-		if err != nil {
-			hookBinErr = err
-			return
-		}
-		hookBinPath = filepath.Join(dir, "agentinfra")
-		out, err := exec.Command("go", "build", "-o", hookBinPath, ".").CombinedOutput()
-		if err != nil {
-			hookBinErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if hookBinErr != nil {
-		t.Fatalf("build agentinfra: %v", hookBinErr)
-	}
-	return hookBinPath
-}
-
 func git(t *testing.T, dir string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
@@ -171,7 +142,7 @@ func git(t *testing.T, dir string, args ...string) (string, error) {
 }
 
 func TestHookInstallRefusesInvalidStagedMatrix(t *testing.T) {
-	bin := hookTestBinary(t)
+	bin := taskBinary(t)
 	root := newValidateWorkspace(t, validMatrix)
 	if out, err := git(t, root, "init", "-q"); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
