@@ -62,3 +62,13 @@ func TestValidateWorkspaceWarnings(t *testing.T) {
 		t.Error("HasErrors = false")
 	}
 }
+
+func TestValidateWarnsWithoutTaskTable(t *testing.T) {
+	got := Validate(nil, Parse([]byte("# Notes\n\n| Term | Meaning |\n|---|---|\n| P1 | urgent |\n")), "m.md", nil)
+	if len(got) != 1 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].String(), "m.md:1:1: warning: no task table found") {
+		t.Fatalf("diagnostics = %v; want one warning that there is no task table", got)
+	}
+	if got := Validate(nil, Parse([]byte(CanonicalHeader)), "m.md", nil); len(got) != 0 {
+		t.Fatalf("an empty task table is fine; got %v", got)
+	}
+}

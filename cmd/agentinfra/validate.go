@@ -156,10 +156,6 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 	doc := matrix.Parse(src)
 	shown := displayPath(f.Cwd, path)
 	diags := matrix.Validate(ws, doc, shown, f.Getenv)
-	if !doc.HasTaskTable() {
-		diags = append(diags, matrix.Diagnostic{File: shown, Line: 1, Col: 1, Severity: matrix.SeverityWarning,
-			Message: "no task table found (a table whose header has ID and Status columns)"})
-	}
 	r := validationResult{File: shown, Tasks: len(doc.IDs()), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
 	for _, d := range diags {
 		if d.Severity == matrix.SeverityError {
