@@ -25,47 +25,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/internal/e2etools"
 )
 
 const e2eTimeout = 120 * time.Second
 
-// toolsDir is $AGENTINFRA_TOOLS or <repo root>/.tools/npm.
-func toolsDir(t *testing.T) string {
-	if d := os.Getenv(EnvTools); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".tools", "npm")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// realCLI returns the installed CLI, skipping (or with AGENTINFRA_E2E=1 failing)
-// when it is missing.
-func realCLI(t *testing.T, name string) string {
-	t.Helper()
-	if testing.Short() && os.Getenv("AGENTINFRA_E2E") != "1" {
-		t.Skip("real agent CLI test skipped in -short mode")
-	}
-	p := filepath.Join(toolsDir(t), "node_modules", ".bin", name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("AGENTINFRA_E2E") == "1" {
-			t.Fatalf("%s not installed at %s (AGENTINFRA_E2E=1): run scripts/install-tools.sh", name, p)
-		}
-		t.Skipf("%s not installed at %s; run scripts/install-tools.sh (AGENTINFRA_E2E=1 makes this a failure)", name, p)
-	}
-	return p
-}
+// realCLI returns the installed CLI (see e2etools.Bin).
+func realCLI(t *testing.T, name string) string { return e2etools.Bin(t, name) }
 
 type seenRequest struct {
 	Method, Host, Path, Query string

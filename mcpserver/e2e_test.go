@@ -3,36 +3,18 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/internal/e2etools"
 )
 
 // inspectorBin finds the MCP Inspector installed by scripts/install-tools.sh
 // (@modelcontextprotocol/inspector, pinned). Without it the test skips, unless
 // AGENTINFRA_E2E=1 (CI), where a missing tool fails.
-func inspectorBin(t *testing.T) string {
-	t.Helper()
-	tools := os.Getenv("AGENTINFRA_TOOLS")
-	if tools == "" {
-		tools = filepath.Join(repoRoot(), ".tools", "npm")
-	}
-	bin := filepath.Join(tools, "node_modules", ".bin", "mcp-inspector")
-	_, err := os.Stat(bin)
-	if err == nil {
-		_, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("AGENTINFRA_E2E") == "1" {
-			t.Fatalf("MCP Inspector not runnable (%v): run scripts/install-tools.sh", err)
-		}
-		t.Skipf("MCP Inspector not installed (%v); run scripts/install-tools.sh (AGENTINFRA_E2E=1 makes this a failure)", err)
-	}
-	return bin
-}
+func inspectorBin(t *testing.T) string { return e2etools.Bin(t, "mcp-inspector") }
 
 // inspect runs `mcp-inspector --cli TARGET... ARGS...` and decodes its JSON output.
 func inspect(t *testing.T, bin string, env []string, target []string, args ...string) map[string]any {

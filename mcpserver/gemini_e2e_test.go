@@ -14,29 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/internal/e2etools"
 )
 
-// toolsBin finds an npm tool installed by scripts/install-tools.sh; it skips
-// the test when missing, unless AGENTINFRA_E2E=1.
-func toolsBin(t *testing.T, name string) string {
-	t.Helper()
-	tools := os.Getenv("AGENTINFRA_TOOLS")
-	if tools == "" {
-		tools = filepath.Join(repoRoot(), ".tools", "npm")
-	}
-	bin := filepath.Join(tools, "node_modules", ".bin", name)
-	_, err := os.Stat(bin)
-	if err == nil {
-		_, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("AGENTINFRA_E2E") == "1" {
-			t.Fatalf("%s not runnable (%v): run scripts/install-tools.sh", name, err)
-		}
-		t.Skipf("%s not installed (%v); run scripts/install-tools.sh (AGENTINFRA_E2E=1 makes this a failure)", name, err)
-	}
-	return bin
-}
+// toolsBin finds an npm tool installed by scripts/install-tools.sh (see e2etools.Bin).
+func toolsBin(t *testing.T, name string) string { return e2etools.Bin(t, name) }
 
 // fakeGeminiAPI plays the model: it asks for a call of the MCP task tool
 // (list, status TODO), then answers with what the tool returned.

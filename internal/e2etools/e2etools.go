@@ -1,0 +1,55 @@
+// Package e2etools finds the pinned npm tools (agent CLIs, MCP Inspector) that
+// scripts/install-tools.sh installs, for end-to-end tests.
+package e2etools
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// EnvE2E set to 1 (as CI does) turns a missing tool from a skip into a failure.
+const EnvE2E = "AGENTINFRA_E2E"
+
+// Dir is $AGENTINFRA_TOOLS, else <repo root>/.tools/npm (the folder above the
+// working directory that holds go.mod).
+func Dir() string {
+	if d := os.Getenv("AGENTINFRA_TOOLS"); d != "" {
+		return d
+	}
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, ".tools", "npm")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join(".tools", "npm")
+		}
+		dir = parent
+	}
+}
+
+// Bin returns node_modules/.bin/NAME from Dir. When it (or node) is missing,
+// the test skips — or fails when AGENTINFRA_E2E=1. In -short mode it skips
+// unless AGENTINFRA_E2E=1: these tests start real CLIs and take seconds.
+func Bin(t testing.TB, name string) string {
+	t.Helper()
+	e2e := os.Getenv(EnvE2E) == "1"
+	if testing.Short() && !e2e {
+		t.Skipf("%s end-to-end test skipped in -short mode", name)
+	}
+	bin := filepath.Join(Dir(), "node_modules", ".bin", name)
+	_, err := os.Stat(bin)
+	if err == nil {
+		_, err = exec.LookPath("node")
+	}
+	if err != nil {
+		if e2e {
+			t.Fatalf("%s is not runnable (%v) and %s=1: run scripts/install-tools.sh", name, err, EnvE2E)
+		}
+		t.Skipf("%s is not installed (%v); run scripts/install-tools.sh (%s=1 makes this a failure)", name, err, EnvE2E)
+	}
+	return bin
+}
