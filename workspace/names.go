@@ -17,4 +17,6 @@ func ModeName(fileName string) (string, bool) {
 // names starting with '_' or '.' are drafts, templates or hidden folders.
 func IsSkillFolder(name string) bool { return !hiddenName(name) && ValidSlug(name) == nil }
 
-func hiddenName(name string) bool { return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") }
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".")
+}
