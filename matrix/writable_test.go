@@ -94,10 +94,24 @@ func TestAsUserHelper(t *testing.T) {
 
 // As a user who may not write the file (0644, owned by someone else), or the
 // folder (0555), the change is refused with ErrReadOnly and nothing changes.
-// Tests run as root here, so the writer runs as nobody.
+// As root (root passes every access check), the writer runs as nobody.
 func TestReadOnlyForAnotherUser(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the writer as another user")
+		// Not root: this process is the other user; only the folder case applies.
+		dir := openDir(t)
+		s := NewStore(filepath.Join(dir, "DEVELOPMENT_MATRIX.md"))
+		if err := os.WriteFile(s.Path, []byte(readOnlySrc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		check := treehash.Guard(t, dir)
+		if _, err := s.Create(context.Background(), Task{Description: "y"}, goldenNow); !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "folder") {
+			t.Errorf("read-only folder: %v, want ErrReadOnly naming the folder", err)
+		}
+		check()
+		return
 	}
 	const nobody = 65534
 	// The test binary lives in a 0700 build folder: copy it where nobody can run it.

@@ -29,6 +29,7 @@ func newHookRepo(t *testing.T, matrixSrc string) *hookRepo {
 	if out, err := exec.Command(bin, "--root", root, "hook", "install").CombinedOutput(); err != nil {
 		t.Fatalf("hook install: %v %s", err, out)
 	}
+	t.Setenv("AGENTINFRA_ROOT", "") // the hook finds the workspace from the repository
 	// The hook finds this binary first on PATH.
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return r
