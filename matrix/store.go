@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 )
 
@@ -50,8 +49,12 @@ func (s *Store) Load(ctx context.Context) (*Doc, error) {
 
 // Modify runs fn on the current matrix under the lock and, if fn changed it,
 // verifies and atomically replaces the file. If fn fails, or the result has
-// more errors than before, nothing is written.
+// more errors than before, nothing is written. A matrix that cannot be
+// written is refused with ErrReadOnly before the lock is taken.
 func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error) {
+	if err := s.checkWritable(); err != nil {
+		return nil, err
+	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, err
@@ -118,21 +121,28 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	// A blocking flock lets the kernel queue the waiters and wake one as soon
+	// A caller that has already given up touches nothing, not even the lock file.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// A blocking lock lets the kernel queue the waiters and wake one as soon
 	// as the lock is free; polling with TryLock starves writers when many
 	// processes contend. The wait runs in a goroutine so it can time out: if
-	// it does, the goroutine releases the lock as soon as it gets it.
-	fl := flock.New(s.LockPath())
+	// it does, the goroutine releases the lock as soon as it gets it. The file
+	// is opened here, not in the goroutine, so an abandoned wait never creates
+	// it after this function has returned.
+	lf, err := openLockFile(s.LockPath())
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", s.LockPath(), err)
+	}
 	got := make(chan error) // unbuffered: a send succeeds only while lock() still waits
 	abandoned := make(chan struct{})
 	go func() {
-		err := fl.Lock()
+		err := lf.lock()
 		select {
 		case got <- err:
 		case <-abandoned:
-			if err == nil {
-				_ = fl.Unlock()
-			}
+			lf.release()
 		}
 	}()
 	timer := time.NewTimer(timeout)
@@ -140,9 +150,10 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	select {
 	case err := <-got:
 		if err != nil {
+			lf.release()
 			return nil, fmt.Errorf("lock %s: %w", s.LockPath(), err)
 		}
-		return func() { _ = fl.Unlock() }, nil
+		return lf.release, nil
 	case <-ctx.Done():
 		close(abandoned)
 		return nil, ctx.Err()

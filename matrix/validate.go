@@ -31,12 +31,13 @@ func Validate(ws *workspace.Workspace, d *Doc, file string, getenv func(string) 
 func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) string) []Diagnostic {
 	var out []Diagnostic
 	modes := namesIn(ws.AgentsDir(), func(e os.DirEntry) (string, bool) {
-		return strings.TrimSuffix(e.Name(), ".md"), !e.IsDir() && strings.HasSuffix(e.Name(), ".md")
+		name, ok := workspace.ModeName(e.Name())
+		return name, ok && !e.IsDir()
 	})
 	skillDirs := []string{ws.SkillsDir(), workspace.GlobalSkillsDir(getenv)}
 	skillSet := map[string]bool{}
 	for _, dir := range skillDirs {
-		for s := range namesIn(dir, func(e os.DirEntry) (string, bool) { return e.Name(), true }) {
+		for s := range namesIn(dir, func(e os.DirEntry) (string, bool) { return e.Name(), workspace.IsSkillFolder(e.Name()) }) {
 			if _, err := os.Stat(filepath.Join(dir, s, "SKILL.md")); err == nil {
 				skillSet[s] = true
 			}
@@ -56,7 +57,11 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 	// cost more than the checks on a large matrix.
 	for _, r := range d.rows {
 		if mode := d.cell(r, ColMode); mode != "" && !modes[mode] {
-			warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", mode, mode)
+			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
+				warn(r, ColMode, "mode %q is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode", mode)
+			} else {
+				warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", mode, mode)
+			}
 		}
 		for rest := d.cell(r, ColSkills); rest != ""; {
 			s, tail, _ := strings.Cut(rest, ",")
@@ -67,7 +72,7 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 		}
 		status, _ := NormalizeStatus(d.cell(r, ColStatus))
 		if (status == "IN_PROGRESS" || status == "REVIEW") && ValidID(r.id) && len(taskDirs[r.id]) == 0 && len(archived[r.id]) == 0 {
-			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; create it with `agentinfra task create` or restore it", r.id, status, r.id)
+			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; run `agentinfra task scaffold %s` to create it, or restore it", r.id, status, r.id, r.id)
 		}
 	}
 	ids := make([]string, 0, len(taskDirs))
@@ -75,9 +80,13 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	hasRow := func(id string) bool { return len(d.byID[id]) > 0 }
 	for _, id := range ids {
-		if len(d.byID[id]) == 0 {
+		if !hasRow(id) {
 			for _, name := range taskDirs[id] {
+				if IsBatchFolder(name, hasRow) {
+					continue // a folder of dated work, not a task's folder
+				}
 				out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning,
 					Message: "task folder .agent/tasks/" + name + " has no row in the matrix; add a row for " + id + " or archive the folder"})
 			}

@@ -23,6 +23,14 @@ func TestValidateWorkspaceWarnings(t *testing.T) {
 	}
 	agent := filepath.Join(root, ".agent")
 	mk(filepath.Join(agent, "agents", "coder.md"), "# coder\n")
+	// Notes and drafts next to the modes are not modes: a row naming one is warned about.
+	mk(filepath.Join(agent, "agents", "README.md"), "# Our modes\n")
+	mk(filepath.Join(agent, "agents", "_draft.md"), "# draft\n")
+	mk(filepath.Join(agent, "skills", "_template", "SKILL.md"), "---\nname: template\n---\n")
+	// Folders of dated work are not task folders, unless a row has their prefix as ID.
+	mk(filepath.Join(agent, "tasks", "260116_bug_fixes", "notes.md"), "x\n")
+	mk(filepath.Join(agent, "tasks", "261301_not_a_date", "notes.md"), "x\n")
+	mk(filepath.Join(agent, "tasks", "260117_fix-login", "README.md"), "x\n")
 	mk(filepath.Join(agent, "skills", "go-testing", "SKILL.md"), "---\nname: go-testing\n---\n")
 	mk(filepath.Join(global, "global-skill", "SKILL.md"), "---\nname: global-skill\n---\n")
 	mk(filepath.Join(agent, "skills", "no-skill-md", "README.md"), "not a skill\n")
@@ -32,7 +40,10 @@ func TestValidateWorkspaceWarnings(t *testing.T) {
 		"| a00001 | IN_PROGRESS | coder | go-testing, global-skill | fine |\n" +
 		"| a00002 | REVIEW | ghost | no-skill-md | no folder, unknown mode and skill |\n" +
 		"| a00003 | TODO | | | fine without folder |\n" +
-		"| a00004 | NOPE | coder | | an error too |\n"
+		"| a00004 | NOPE | coder | | an error too |\n" +
+		"| a00005 | TODO | README | _template | not a mode, not a skill |\n" +
+		"| a00006 | TODO | _draft | | not a mode |\n" +
+		"| 260117 | IN_PROGRESS | | | a row whose ID looks like a date owns its folder |\n"
 	mk(filepath.Join(agent, "DEVELOPMENT_MATRIX.md"), src)
 	ws, err := workspace.New(root)
 	if err != nil {
@@ -49,11 +60,15 @@ func TestValidateWorkspaceWarnings(t *testing.T) {
 		got = append(got, d.String())
 	}
 	want := []string{
+		`M.md:1:1: warning: task folder .agent/tasks/261301_not_a_date has no row in the matrix; add a row for 261301 or archive the folder`,
 		`M.md:1:1: warning: task folder .agent/tasks/a0ffff_orphan has no row in the matrix; add a row for a0ffff or archive the folder`,
-		`M.md:4:12: warning: task a00002 is REVIEW but has no folder .agent/tasks/a00002_*; create it with ` + "`agentinfra task create`" + ` or restore it`,
+		`M.md:4:12: warning: task a00002 is REVIEW but has no folder .agent/tasks/a00002_*; run ` + "`agentinfra task scaffold a00002`" + ` to create it, or restore it`,
 		`M.md:4:21: warning: mode "ghost" has no .agent/agents/ghost.md; create it or fix the Mode`,
 		`M.md:4:29: warning: skill "no-skill-md" has no .agent/skills/no-skill-md/SKILL.md (nor a global one); create it or fix the Skills`,
 		`M.md:6:12: error: unknown status "NOPE"; valid: TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE`,
+		`M.md:7:19: warning: mode "README" is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode`,
+		`M.md:7:28: warning: skill "_template" has no .agent/skills/_template/SKILL.md (nor a global one); create it or fix the Skills`,
+		`M.md:8:19: warning: mode "_draft" is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -70,5 +85,34 @@ func TestValidateWarnsWithoutTaskTable(t *testing.T) {
 	}
 	if got := Validate(nil, Parse([]byte(CanonicalHeader)), "m.md", nil); len(got) != 0 {
 		t.Fatalf("an empty task table is fine; got %v", got)
+	}
+}
+
+func TestIsBatchFolder(t *testing.T) {
+	rows := map[string]bool{"260116": true, "260120204151": true, "TASK-12": true, "bd_a1": true}
+	hasRow := func(id string) bool { return rows[id] }
+	for name, want := range map[string]bool{
+		"260115_bug_fixes":          true,
+		"2026-01-16_bug_fixes":      true,
+		"20260116_release":          true,
+		"260116_bug_fixes":          false, // a row has ID 260116: its folder
+		"260120204151_fix-login":    false, // a timestamp ID, not a date: an orphan task folder
+		"261301_x":                  false, // no month 13
+		"260230_x":                  false, // no 30 February
+		"a0ffff_orphan":             false,
+		"260115":                    false, // no slug: not a folder name of either kind
+		"TASK-12_refactor":          false,
+		"2026-01-16":                false,
+		"bd_a1_x":                   false,
+		"2026-01-16_2026-01-17_gap": true,
+	} {
+		if got := IsBatchFolder(name, hasRow); got != want {
+			t.Errorf("IsBatchFolder(%q) = %v, want %v", name, got, want)
+		}
+	}
+	// A row whose ID has an '_' and starts with the date owns the folder.
+	rows["260115_a"] = true
+	if IsBatchFolder("260115_a_slug", hasRow) {
+		t.Error("260115_a_slug belongs to row 260115_a")
 	}
 }

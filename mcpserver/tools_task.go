@@ -15,7 +15,7 @@ import (
 )
 
 // Task actions.
-var taskActions = []string{"create", "update", "list", "archive"}
+var taskActions = []string{"create", "update", "list", "archive", "scaffold"}
 
 // DefaultListLimit is the list action's default limit.
 const DefaultListLimit = 10
@@ -30,7 +30,7 @@ type TaskInput struct {
 	Difficulty  string     `json:"difficulty,omitempty"`
 	Skills      StringList `json:"skills,omitempty"`
 	Slug        string     `json:"slug,omitempty"`
-	// update, archive
+	// update, archive, scaffold
 	ID        string            `json:"id,omitempty"`
 	Status    string            `json:"status,omitempty"`
 	Agent     string            `json:"agent,omitempty"`
@@ -43,10 +43,11 @@ type TaskInput struct {
 
 // taskFields are the fields each action accepts (besides action).
 var taskFields = map[string][]string{
-	"create":  {"description", "mode", "priority", "difficulty", "skills", "slug"},
-	"update":  {"id", "status", "agent", "priority", "set_fields"},
-	"list":    {"status", "priority", "mode", "agent", "skill", "query", "limit"},
-	"archive": {"id"},
+	"create":   {"description", "mode", "priority", "difficulty", "skills", "slug"},
+	"update":   {"id", "status", "agent", "priority", "set_fields"},
+	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit"},
+	"archive":  {"id"},
+	"scaffold": {"id", "slug"},
 }
 
 // TaskOutput is the result of the task tool.
@@ -58,7 +59,7 @@ type TaskOutput struct {
 	Before *matrix.Task `json:"before,omitempty"`
 	// Changed names the fields an update changed (Updated not counted).
 	Changed []string `json:"changed"`
-	// Dir is the task folder (workspace-relative): created, or where archive moved it.
+	// Dir is the task folder (workspace-relative): created, scaffolded, or where archive moved it.
 	Dir string `json:"dir,omitempty"`
 	// Tasks are the rows a list matched, at most limit; [] for other actions.
 	Tasks []matrix.Task `json:"tasks"`
@@ -76,19 +77,20 @@ func (s *Server) addTaskTool() error {
 				"action create {description, mode, priority=P2, difficulty=med, skills[], slug?}: adds a TODO row and its folder .agent/tasks/{id}_{slug}/. " +
 				"action update {id, status?, agent?, priority?, set_fields{}}: changes only what is given and sets Updated. " +
 				"action archive {id}: moves a DONE task's folder to .agent/archive/ (the row stays). " +
+				"action scaffold {id, slug?}: creates the missing folder of an existing row (the row stays). " +
 				"Writes take the same lock as the agentinfra CLI.",
 			Annotations: &mcp.ToolAnnotations{Title: "Tasks", ReadOnlyHint: false, DestructiveHint: ptr(false),
 				IdempotentHint: false, OpenWorldHint: ptr(false)},
 		},
 		Props: map[string]prop{
-			"action":      {Desc: "What to do: list, create, update or archive.", Enum: taskActions},
+			"action":      {Desc: "What to do: list, create, update, archive or scaffold.", Enum: taskActions},
 			"description": {Desc: "create: what the task is about (one line; becomes the Description column)."},
 			"mode":        {Desc: "create: the agent mode (a file .agent/agents/{mode}.md), e.g. coder; list: only tasks of this mode."},
 			"priority":    {Desc: "create: priority (default P2); update: the new priority; list: only tasks with this priority (no default).", Enum: matrix.Priorities, Default: "P2"},
 			"difficulty":  {Desc: "create: difficulty (default med).", Enum: matrix.Difficulties, Default: "med"},
 			"skills":      {Desc: "create: skill slugs (folders under .agent/skills/), e.g. [\"go-testing\"]."},
-			"slug":        {Desc: "create: folder name suffix {id}_{slug}; default: a snake_case form of the description. No '/', '..' or leading dot."},
-			"id":          {Desc: "update, archive: the task ID (the ID column)."},
+			"slug":        {Desc: "create, scaffold: folder name suffix {id}_{slug}; default: a snake_case form of the description. No '/', '..' or leading dot."},
+			"id":          {Desc: "update, archive, scaffold: the task ID (the ID column)."},
 			"status":      {Desc: statusDesc, Enum: matrix.Statuses},
 			"agent":       {Desc: "update: add this @mention to Agents (once); list: only tasks mentioning it. E.g. @coder."},
 			"set_fields":  {Desc: "update: other columns to set, by header name, e.g. {\"Diff\": \"hard\", \"Mode\": \"reviewer\", \"Description\": \"...\"}."},
@@ -119,6 +121,8 @@ func (s *Server) taskTool(ctx context.Context, _ *mcp.CallToolRequest, in TaskIn
 		return s.taskCreate(ctx, in, out)
 	case "update":
 		return s.taskUpdate(ctx, in, out)
+	case "scaffold":
+		return s.taskScaffold(ctx, in, out)
 	default:
 		return s.taskArchive(ctx, in, out)
 	}
@@ -304,4 +308,25 @@ func (s *Server) taskArchive(ctx context.Context, in TaskInput, out TaskOutput) 
 		fmt.Fprintf(&b, "archived task %s: %s → %s\n", m.ID, s.rel(m.From), s.rel(m.To))
 	}
 	return out, b.String(), nil
+}
+
+func (s *Server) taskScaffold(ctx context.Context, in TaskInput, out TaskOutput) (TaskOutput, string, error) {
+	id := strings.TrimSpace(in.ID)
+	if id == "" {
+		return out, "", fieldErrorf("id", "required for action scaffold; pass the ID of a row that has no folder yet")
+	}
+	if in.Slug != "" {
+		if err := scaffold.ValidateSlug(in.Slug); err != nil {
+			return out, "", fieldErrorf("slug", "%v", err)
+		}
+	}
+	t, dir, err := scaffold.ScaffoldTask(ctx, s.ws, id, scaffold.ScaffoldOptions{Slug: in.Slug}, s.opts.Now())
+	if err != nil {
+		if errors.Is(err, matrix.ErrNotFound) || errors.Is(err, scaffold.ErrExists) || errors.Is(err, matrix.ErrInvalid) {
+			return out, "", &fieldError{Field: "id", Msg: err.Error()}
+		}
+		return out, "", err
+	}
+	out.Task, out.Dir = &t, s.rel(dir)
+	return out, fmt.Sprintf("scaffolded task %s in %s\n", t.ID, out.Dir), nil
 }

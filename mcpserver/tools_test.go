@@ -68,7 +68,7 @@ func TestToolsListContract(t *testing.T) {
 		enum       []any
 		def        any
 	}{
-		{"task", "action", []any{"create", "update", "list", "archive"}, nil},
+		{"task", "action", []any{"create", "update", "list", "archive", "scaffold"}, nil},
 		{"task", "status", []any{"TODO", "IN_PROGRESS", "BLOCKED", "REVIEW", "DONE"}, nil},
 		{"task", "priority", []any{"P1", "P2", "P3", "P4"}, "P2"},
 		{"task", "difficulty", []any{"easy", "med", "hard"}, "med"},
@@ -205,7 +205,7 @@ func TestToolErrors(t *testing.T) {
 		fix   string // a hint of the fix that must appear too
 	}{
 		{"task", map[string]any{}, "action", "action"},
-		{"task", map[string]any{"action": "delete"}, "action", "create, update, list, archive"},
+		{"task", map[string]any{"action": "delete"}, "action", "create, update, list, archive, scaffold"},
 		{"task", map[string]any{"action": "update", "id": "zzzzzz", "status": "DONE"}, "id", "list"},
 		{"task", map[string]any{"action": "update", "id": id[:5] + "x", "status": "DONE"}, "id", id},
 		{"task", map[string]any{"action": "update", "id": id, "status": "DOING"}, "status", "IN_PROGRESS"},
@@ -226,6 +226,11 @@ func TestToolErrors(t *testing.T) {
 		{"task", map[string]any{"action": "list", "description": "x"}, "description", "remove it"},
 		{"task", map[string]any{"action": "archive", "id": id}, "id", "DONE"},
 		{"task", map[string]any{"action": "archive"}, "id", "required"},
+		{"task", map[string]any{"action": "scaffold"}, "id", "required"},
+		{"task", map[string]any{"action": "scaffold", "id": id}, "id", "already has a folder"},
+		{"task", map[string]any{"action": "scaffold", "id": "nosuch"}, "id", "list"},
+		{"task", map[string]any{"action": "scaffold", "id": id, "slug": "../x"}, "slug", ""},
+		{"task", map[string]any{"action": "scaffold", "id": id, "status": "DONE"}, "status", "remove it"},
 		{"task_get_context", map[string]any{"id": "nosuch"}, "id", "list"},
 		{"task_get_context", map[string]any{}, "id", "required"},
 		{"skill", map[string]any{"action": "load"}, "skills", "list"},
@@ -412,5 +417,35 @@ func TestMatrixCache(t *testing.T) {
 	}
 	if n := srv.MatrixLoads(); n != 2 {
 		t.Errorf("after one external change: %d parses, want 2", n)
+	}
+}
+
+// scaffold creates the folder of a row someone added by hand.
+func TestTaskScaffoldAction(t *testing.T) {
+	ws := newWorkspace(t, 1)
+	b, err := os.ReadFile(ws.MatrixPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := "| a1b2c3 | IN_PROGRESS | P1 | hard | coder | | @me | Row added by hand<br>with a second line | 2026-01-10 | 2026-01-11 |\n"
+	if err := os.WriteFile(ws.MatrixPath(), append(b, row...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, ws, nil)
+	var out TaskOutput
+	callOK(t, cs, "task", map[string]any{"action": "scaffold", "id": "a1b2c3"}, &out)
+	if out.Dir != ".agent/tasks/a1b2c3_row_added_by_hand" {
+		t.Errorf("dir = %q", out.Dir)
+	}
+	if out.Task == nil || out.Task.Status != "IN_PROGRESS" {
+		t.Errorf("task = %+v", out.Task)
+	}
+	readme, err := os.ReadFile(filepath.Join(ws.Root, filepath.FromSlash(out.Dir), "README.md"))
+	if err != nil || !strings.Contains(string(readme), "a1b2c3") {
+		t.Errorf("README: %v\n%s", err, readme)
+	}
+	after, _ := os.ReadFile(ws.MatrixPath())
+	if string(after) != string(b)+row {
+		t.Errorf("scaffold changed the matrix")
 	}
 }

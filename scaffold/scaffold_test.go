@@ -708,3 +708,71 @@ func TestListAndShowTask(t *testing.T) {
 		t.Errorf("missing matrix: %v", err)
 	}
 }
+
+// People's own templates use [ID] and [Task Name]; create fills them too,
+// and leaves placeholders it does not know as written.
+func TestCreateFillsBracketTemplate(t *testing.T) {
+	seqIDs(t)
+	ws := newWS(t)
+	tmpl := "# [ID] - [Task Name]\n\n**Status:** [Status] · **Date:** [Date] · {{date}}\n\n## Description\n\n[Description]\n\n[Assignee] {{unknown}} [ ] [id]\n"
+	writeFile(t, filepath.Join(ws.TemplatesDir(), "unified_task.md"), tmpl)
+	task, dir, err := CreateTask(context.Background(), ws, CreateOptions{Description: "Fix the login<br>Users are logged out after 5 minutes.", Mode: "coder"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# " + task.ID + " - Fix the login\n\n**Status:** TODO · **Date:** " + matrix.Today(now) + " · " + matrix.Today(now) +
+		"\n\n## Description\n\nFix the login<br>Users are logged out after 5 minutes.\n\n[Assignee] {{unknown}} [ ] [id]\n"
+	if got := readFile(t, filepath.Join(dir, "README.md")); got != want {
+		t.Errorf("README:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestScaffoldTaskAllOrNothing(t *testing.T) {
+	seqIDs(t)
+	ctx := context.Background()
+	ws := newWS(t)
+	task, dir, err := CreateTask(ctx, ws, CreateOptions{Description: "Has a folder", Mode: "coder"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No tasks/ folder at all: scaffold creates it, and a failure removes it again.
+	if err := os.RemoveAll(ws.TasksDir()); err != nil {
+		t.Fatal(err)
+	}
+	check := treehash.Guard(t, ws.Root)
+	testHookPlaced = func() error { return errors.New("disk full") }
+	_, _, err = ScaffoldTask(ctx, ws, task.ID, ScaffoldOptions{}, now)
+	testHookPlaced = nil
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("failed scaffold: %v", err)
+	}
+	check()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := ScaffoldTask(cctx, ws, task.ID, ScaffoldOptions{}, now); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	if _, _, err := ScaffoldTask(ctx, ws, "../"+task.ID, ScaffoldOptions{}, now); !errors.Is(err, matrix.ErrInvalid) {
+		t.Errorf("path in the ID: %v", err)
+	}
+	if _, _, err := ScaffoldTask(ctx, ws, task.ID, ScaffoldOptions{Slug: "../up"}, now); !errors.Is(err, matrix.ErrInvalid) {
+		t.Errorf("path in the slug: %v", err)
+	}
+	check()
+	got, gotDir, err := ScaffoldTask(ctx, ws, task.ID, ScaffoldOptions{}, now)
+	if err != nil || gotDir != dir || got.ID != task.ID {
+		t.Fatalf("scaffold = %s, %v; want %s", gotDir, err, dir)
+	}
+	// An archived folder counts as the task's folder.
+	if _, err := UpdateTask(ctx, ws, task.ID, matrix.Update{Status: matrix.Str("DONE")}, now, UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Archive(ctx, ws, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	check = treehash.Guard(t, ws.Root)
+	if _, _, err := ScaffoldTask(ctx, ws, task.ID, ScaffoldOptions{}, now); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "archived in .agent/archive/"+task.ID+"_has_a_folder") {
+		t.Errorf("archived task: %v", err)
+	}
+	check()
+}

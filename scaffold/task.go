@@ -86,21 +86,8 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !exists(tasksDir) {
-			if err := os.MkdirAll(tasksDir, 0o755); err != nil {
-				return fmt.Errorf("create %s: %w", tasksDir, err)
-			}
-			madeTasks = true
-		}
-		// Temporary folders exist only while their writer holds the lock, so
-		// any found now belong to a writer that was killed: remove them.
-		if stale, _ := filepath.Glob(filepath.Join(tasksDir, tmpPrefix+"*")); len(stale) > 0 {
-			for _, p := range stale {
-				_ = os.RemoveAll(p)
-			}
-		}
 		final := filepath.Join(tasksDir, t.ID+"_"+slug)
-		if err := buildTaskDir(tasksDir, final, RenderReadme(tmpl, t, slug)); err != nil {
+		if madeTasks, err = placeTaskDir(tasksDir, final, renderReadme(tmpl, t, slug, matrix.Today(now))); err != nil {
 			return err
 		}
 		task, dir = t, final
@@ -193,31 +180,6 @@ func LoadTemplate(ws *workspace.Workspace) (string, error) {
 		return DefaultTemplate(), nil
 	}
 	return "", fmt.Errorf("read task template: %w", err)
-}
-
-// RenderReadme fills a task template. Placeholders: {{id}}, {{description}},
-// {{status}}, {{mode}}, {{skills}}, {{agents}}, {{priority}}, {{difficulty}},
-// {{created}}, {{updated}}, {{slug}}. Others are left as written.
-func RenderReadme(tmpl string, t matrix.Task, slug string) string {
-	orDash := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		return s
-	}
-	return strings.NewReplacer(
-		"{{id}}", t.ID,
-		"{{description}}", t.Description,
-		"{{status}}", t.Status,
-		"{{mode}}", orDash(t.Mode),
-		"{{skills}}", orDash(strings.Join(t.Skills, ", ")),
-		"{{agents}}", orDash(strings.Join(t.Agents, " ")),
-		"{{priority}}", t.Priority,
-		"{{difficulty}}", t.Difficulty,
-		"{{created}}", t.Created,
-		"{{updated}}", t.Updated,
-		"{{slug}}", slug,
-	).Replace(tmpl)
 }
 
 // CheckRefs refuses a mode with no .agent/agents/{mode}.md and skills with no

@@ -52,7 +52,9 @@ func ListModes(ctx context.Context, ws *workspace.Workspace) ([]Mode, []Problem,
 	return modes, problems, nil
 }
 
-// ModeNames returns the names of every .agent/agents/*.md file, sorted.
+// ModeNames returns the names of the modes in .agent/agents/, sorted: every
+// *.md file except README.md and names starting with '_' or '.' (see
+// workspace.ModeName).
 func ModeNames(ws *workspace.Workspace) []string {
 	n, _ := modeNames(ws)
 	return n
@@ -68,8 +70,8 @@ func modeNames(ws *workspace.Workspace) ([]string, error) {
 	}
 	names := []string{}
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".md")
-		if !ok || e.IsDir() || workspace.ValidSlug(name) != nil {
+		name, ok := workspace.ModeName(e.Name())
+		if !ok || e.IsDir() {
 			continue
 		}
 		names = append(names, name)
@@ -86,7 +88,11 @@ func LoadMode(ctx context.Context, ws *workspace.Workspace, name string) (Mode, 
 	if err := workspace.ValidSlug(name); err != nil {
 		return Mode{}, fmt.Errorf("mode %q: %w: %v", name, ErrInvalidSlug, err)
 	}
-	m, err := readMode(ws, name)
+	var m Mode
+	err := fs.ErrNotExist // README.md, _draft.md: files next to the modes, not modes
+	if _, isMode := workspace.ModeName(name + ".md"); isMode {
+		m, err = readMode(ws, name)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		names := ModeNames(ws)
 		msg := fmt.Sprintf("mode %q: %v: no .agent/agents/%s.md", name, ErrNotFound, name)

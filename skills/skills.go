@@ -181,7 +181,7 @@ func skillSlugs(dir string) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		name := e.Name()
-		if workspace.ValidSlug(name) != nil {
+		if !workspace.IsSkillFolder(name) {
 			continue
 		}
 		if fi, err := os.Stat(filepath.Join(dir, name, "SKILL.md")); err == nil && fi.Mode().IsRegular() {
@@ -202,7 +202,7 @@ func (l *Library) Load(ctx context.Context, slug string) (Skill, error) {
 	}
 	for _, r := range l.roots {
 		p := filepath.Join(r.dir, slug, "SKILL.md")
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && workspace.IsSkillFolder(slug) {
 			return loadFrom(r, slug)
 		}
 	}

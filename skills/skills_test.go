@@ -373,3 +373,51 @@ func TestGlobalFolderFromHome(t *testing.T) {
 		t.Errorf("dirs = %v", dirs)
 	}
 }
+
+// README.md and files or folders starting with '_' or '.' are notes, drafts
+// and templates that people keep next to their modes and skills.
+func TestNotesNextToModesAndSkillsAreNotModesOrSkills(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(root, ".agent", filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("agents/coder.md", "You code.\n")
+	write("agents/README.md", "# Modes\n\nOne file per mode.\n")
+	write("agents/readme.md", "# lower-case notes\n")
+	write("agents/_template.md", "---\ndescription: [fill in]\n---\n")
+	write("agents/.hidden.md", "x\n")
+	write("skills/go-testing/SKILL.md", "---\nname: go-testing\n---\nTest.\n")
+	write("skills/_template/SKILL.md", "---\nname: template\n---\n")
+	write("skills/.cache/SKILL.md", "---\nname: cache\n---\n")
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	modes, problems, err := ListModes(ctx, ws)
+	if err != nil || len(problems) != 0 || len(modes) != 1 || modes[0].Name != "coder" {
+		t.Fatalf("ListModes = %+v, %v, %v; want only coder", modes, problems, err)
+	}
+	if got := strings.Join(ModeNames(ws), ","); got != "coder" {
+		t.Errorf("ModeNames = %s, want coder", got)
+	}
+	for _, name := range []string{"README", "readme", "_template"} {
+		if _, err := LoadMode(ctx, ws, name); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "existing modes: coder") {
+			t.Errorf("LoadMode(%s) = %v, want not found listing coder", name, err)
+		}
+	}
+	lib := NewLibrary(ws, func(string) string { return "" })
+	if got := strings.Join(lib.Slugs(), ","); got != "go-testing" {
+		t.Errorf("skills = %s, want go-testing", got)
+	}
+	if _, err := lib.Load(ctx, "_template"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Load(_template) = %v, want not found", err)
+	}
+}

@@ -22,20 +22,29 @@ const (
 )
 
 // hookBlock refuses a commit whose staged matrix has errors. It prefers the
-// agentinfra on PATH and falls back to the binary that installed the hook.
+// agentinfra on PATH and falls back to the binary that installed the hook;
+// with neither it fails closed, saying how to install agentinfra or bypass.
 func hookBlock(self string) string {
 	return hookBegin + `
-# Refuses a commit whose staged .agent/DEVELOPMENT_MATRIX.md has errors.
+# Refuses a commit whose staged .agent/DEVELOPMENT_MATRIX.md has errors, is
+# empty or has no task table (agentinfra validate --staged). Passes when no
+# matrix is staged or tracked.
 agentinfra_bin=$(command -v agentinfra || true)
 [ -n "$agentinfra_bin" ] || agentinfra_bin=` + shellQuote(self) + `
-if [ -x "$agentinfra_bin" ]; then
-  "$agentinfra_bin" validate --staged || {
-    echo "agentinfra: the staged matrix has errors (above); fix them, git add, and commit again" >&2
-    exit 1
-  }
-else
-  echo "agentinfra: not found; skipping the matrix check (install it: go install github.com/agentinfra/agentinfra/cmd/agentinfra@latest)" >&2
+if [ ! -x "$agentinfra_bin" ]; then
+  {
+    echo "agentinfra pre-commit: agentinfra is not on PATH (nor at $agentinfra_bin), so the matrix cannot be checked; the commit is refused."
+    echo "  Install it from a clone of https://github.com/agentinfra/agentinfra (no release is published yet):"
+    echo "    go install ./cmd/agentinfra     # into \$(go env GOPATH)/bin; put that folder on PATH"
+    echo "    go build -o /usr/local/bin/agentinfra ./cmd/agentinfra"
+    echo "  Or commit without the check: git commit --no-verify"
+  } >&2
+  exit 1
 fi
+"$agentinfra_bin" validate --staged || {
+  echo "agentinfra pre-commit: the staged matrix has errors (above); fix them, git add, and commit again (or skip the check: git commit --no-verify)" >&2
+  exit 1
+}
 ` + hookEnd + "\n"
 }
 
@@ -53,9 +62,23 @@ func newCmdHook(f *Factory) *cobra.Command {
 replacing what it holds). Running it again changes nothing. The hook runs
 'agentinfra validate --staged' and refuses the commit when it reports errors.
 
-With the pre-commit framework, use .pre-commit-hooks.yaml instead:
-  - repo: https://github.com/agentinfra/agentinfra
-    hooks: [{id: agentinfra-validate}]`,
+The hook passes when no matrix is staged or tracked (a repository whose .agent/
+is not committed yet, or is gitignored). Without agentinfra on PATH (or at the
+path that installed the hook) it refuses the commit and says how to install it;
+'git commit --no-verify' skips it.
+
+With the pre-commit framework (https://pre-commit.com), no release is
+published yet: use a local hook in .pre-commit-config.yaml, with agentinfra
+on PATH:
+  repos:
+    - repo: local
+      hooks:
+        - id: agentinfra-validate
+          name: agentinfra validate --staged
+          entry: agentinfra validate --staged
+          language: system
+          pass_filenames: false
+          always_run: true`,
 		Example: `  agentinfra hook install`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,8 +123,26 @@ func installPreCommit(ctx context.Context, root, self string) (path, action stri
 	case err != nil:
 		return "", "", fmt.Errorf("read hook: %w", err)
 	}
-	if bytes.Contains(old, []byte(hookBegin)) {
-		return path, "already installed in", nil
+	if i := bytes.Index(old, []byte(hookBegin)); i >= 0 {
+		// Replace an older agentinfra block (it failed open without the binary).
+		j := bytes.Index(old[i:], []byte(hookEnd+"\n"))
+		if j < 0 {
+			return "", "", fmt.Errorf("%s has %q but not %q: fix or remove the agentinfra block by hand, then run `agentinfra hook install` again", path, hookBegin, hookEnd)
+		}
+		block := hookBlock(self)
+		cur := old[i : i+j+len(hookEnd)+1]
+		if string(cur) == block {
+			return path, "already installed in", nil
+		}
+		content := append(append(append([]byte{}, old[:i]...), block...), old[i+len(cur):]...)
+		fi, err := os.Stat(path)
+		if err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(path, content, fi.Mode().Perm()|0o111); err != nil {
+			return "", "", fmt.Errorf("update hook: %w", err)
+		}
+		return path, "updated", nil
 	}
 	content := append([]byte{}, old...)
 	if len(content) > 0 && content[len(content)-1] != '\n' {

@@ -28,11 +28,12 @@ Exit codes: 0 success, 1 failure, 2 usage error (unknown flag or refused value).
   agentinfra task list --status TODO,IN_PROGRESS --sort priority
   agentinfra task update 3f9a2c --status IN_PROGRESS --agent @coder
   agentinfra task show 3f9a2c
+  agentinfra task scaffold 3f9a2c
   agentinfra task archive --all-done`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newCmdTaskCreate(f), newCmdTaskUpdate(f), newCmdTaskList(f), newCmdTaskShow(f), newCmdTaskArchive(f), newCmdTaskContext(f))
+	cmd.AddCommand(newCmdTaskCreate(f), newCmdTaskUpdate(f), newCmdTaskList(f), newCmdTaskShow(f), newCmdTaskArchive(f), newCmdTaskContext(f), newCmdTaskScaffold(f))
 	return cmd
 }
 

@@ -21,7 +21,10 @@ func newCmdTaskCreate(f *Factory) *cobra.Command {
 		Long: `create adds a TODO row (Created = Updated = today) with a fresh random ID and
 creates .agent/tasks/{id}_{slug}/ holding README.md (from .agent/templates/unified_task.md,
 else the built-in template), tracking/ and artifacts/. The row and the folder are
-created together or not at all.
+created together or not at all. The template's placeholders are filled: {{id}} or
+[ID], {{title}}/{{name}} or [Task Name] (the description's first line),
+{{description}}, {{status}}, {{date}}, {{mode}}, {{priority}}, ... (see
+scaffold.RenderReadme); others are left as written.
 
 The slug defaults to a snake_case ASCII form of the description (at most 40
 characters). The mode must exist in .agent/agents/ and each skill in .agent/skills/

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,7 +35,10 @@ dates. Warnings (only when a workspace is found): modes and skills that do not
 exist, task folders with no row, IN_PROGRESS/REVIEW tasks with no folder.
 
 With --staged it checks the version of the matrix staged in git's index, as the
-pre-commit hook does (see 'agentinfra hook install').
+pre-commit hook does (see 'agentinfra hook install'): a staged matrix that is
+empty or has no task table is an error, rows that HEAD has and the staged file
+lacks are a warning naming their IDs, and when no matrix is staged or tracked
+(no .agent/ committed yet, or .agent/ gitignored) it passes without a word.
 
 Exit status: 1 if there is any error, 0 otherwise (warnings alone pass).`,
 		Example: `  agentinfra validate
@@ -74,19 +74,11 @@ func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
 	var results []validationResult
 	switch {
 	case opts.Staged:
-		ws, err := f.Workspace()
-		if err != nil {
-			return err
+		r, err := validateStaged(ctx, f)
+		if err != nil || r == nil {
+			return err // nil: no matrix staged or tracked, nothing to check
 		}
-		src, tracked, err := stagedFile(ctx, ws.Root, ws.MatrixPath())
-		if err != nil {
-			return err
-		}
-		if !tracked {
-			fmt.Fprintln(f.IO.ErrOut, "the matrix is not staged or tracked in git; nothing to check")
-			return nil
-		}
-		results = append(results, validateBytes(f, ws, src, ws.MatrixPath()))
+		results = append(results, *r)
 	case len(opts.Files) == 0:
 		ws, err := f.Workspace()
 		if err != nil {
@@ -165,26 +157,6 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 		}
 	}
 	return r
-}
-
-// stagedFile reads path as staged in git's index (git show :path).
-func stagedFile(ctx context.Context, root, path string) ([]byte, bool, error) {
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return nil, false, err
-	}
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "show", ":"+filepath.ToSlash(rel))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := stderr.String()
-		if strings.Contains(msg, "does not exist") || strings.Contains(msg, "not in the index") || strings.Contains(msg, "exists on disk, but not in") {
-			return nil, false, nil
-		}
-		return nil, false, fmt.Errorf("read staged matrix with git: %w: %s", err, strings.TrimSpace(msg))
-	}
-	return out, true, nil
 }
 
 // displayPath shows path relative to the current directory when it is below it.

@@ -1,0 +1,115 @@
+package scaffold
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// ScaffoldOptions tunes ScaffoldTask.
+type ScaffoldOptions struct {
+	// Slug names the folder {id}_{slug}; "" derives it from the description.
+	Slug string
+}
+
+// ScaffoldTask creates the folder .agent/tasks/{id}_{slug}/ of an existing
+// row (README.md from the template, tracking/, artifacts/), for rows added by
+// hand or by another tool. It changes no row. It refuses, writing nothing, an
+// unknown ID (matrix.ErrNotFound) and a task that already has a folder in
+// tasks/ or archive/ (ErrExists, naming it). Like CreateTask it works under
+// the matrix lock and builds the folder under a temporary name.
+func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o ScaffoldOptions, now time.Time) (matrix.Task, string, error) {
+	if err := workspace.ValidSlug(id); err != nil {
+		return matrix.Task{}, "", fmt.Errorf("%w: task ID %q %v", matrix.ErrInvalid, id, err)
+	}
+	if o.Slug != "" {
+		if err := ValidateSlug(o.Slug); err != nil {
+			return matrix.Task{}, "", err
+		}
+	}
+	tmpl, err := LoadTemplate(ws)
+	if err != nil {
+		return matrix.Task{}, "", err
+	}
+	var (
+		task      matrix.Task
+		dir       string
+		madeTasks bool
+		tasksDir  = ws.TasksDir()
+	)
+	// Modify holds the lock while fn runs and writes nothing: fn leaves the
+	// matrix as it is.
+	_, err = store(ws).Modify(ctx, func(d *matrix.Doc) error {
+		t, ok := d.Task(id)
+		if !ok {
+			return d.NotFound(id)
+		}
+		if existing, archived := ws.FindTaskDir(id); existing != "" {
+			if archived {
+				return fmt.Errorf("%w: task %s is archived in %s; nothing was written", ErrExists, id, RelPath(ws, existing))
+			}
+			return fmt.Errorf("%w: task %s already has a folder, %s; nothing was written", ErrExists, id, RelPath(ws, existing))
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		slug := o.Slug
+		if slug == "" {
+			slug = Slugify(taskTitle(t.Description)) // the first line: "<br>" makes no slug
+		}
+		final := filepath.Join(tasksDir, t.ID+"_"+slug)
+		var err error
+		if madeTasks, err = placeTaskDir(tasksDir, final, renderReadme(tmpl, t, slug, matrix.Today(now))); err != nil {
+			return err
+		}
+		task, dir = t, final
+		if testHookPlaced != nil {
+			return testHookPlaced()
+		}
+		return nil
+	})
+	if err != nil {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
+		if madeTasks {
+			_ = os.Remove(tasksDir) // only if still empty
+		}
+		return matrix.Task{}, "", err
+	}
+	return task, dir, nil
+}
+
+// testHookPlaced, when set, runs after ScaffoldTask placed the folder; an
+// error simulates a failure after it.
+var testHookPlaced func() error
+
+// placeTaskDir builds the task folder final under tasksDir (creating
+// tasksDir when missing, then madeTasks is true). Call it under the lock.
+func placeTaskDir(tasksDir, final, readme string) (madeTasks bool, err error) {
+	if !exists(tasksDir) {
+		if err := os.MkdirAll(tasksDir, 0o755); err != nil {
+			return false, fmt.Errorf("create %s: %w", tasksDir, err)
+		}
+		madeTasks = true
+	}
+	// Temporary folders exist only while their writer holds the lock, so
+	// any found now belong to a writer that was killed: remove them.
+	if stale, _ := filepath.Glob(filepath.Join(tasksDir, tmpPrefix+"*")); len(stale) > 0 {
+		for _, p := range stale {
+			_ = os.RemoveAll(p)
+		}
+	}
+	if err := buildTaskDir(tasksDir, final, readme); err != nil {
+		if madeTasks {
+			_ = os.Remove(tasksDir)
+		}
+		return false, err
+	}
+	return madeTasks, nil
+}
