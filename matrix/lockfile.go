@@ -1,5 +1,3 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
-
 package matrix
 
 import (
@@ -8,13 +6,13 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// lockFile is the sidecar lock, held through gofrs/flock where flock(2) is
-// missing (Windows: LockFileEx; others: fcntl).
+// lockFile is the sidecar lock, held through gofrs/flock (flock(2) on Unix,
+// LockFileEx on Windows).
 type lockFile struct{ fl *flock.Flock }
 
-// openLockFile creates the lock file in the caller's goroutine, so that a wait
-// abandoned later does not create it after the caller has returned (unless
-// someone removes it in between).
+// openLockFile creates the lock file in the caller's goroutine: flock.Lock
+// opens (and would create) the file only when the waiting goroutine runs, and
+// a wait abandoned before then must not create it after the caller returned.
 func openLockFile(path string) (*lockFile, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
