@@ -23,6 +23,9 @@ const DefaultLockTimeout = 10 * time.Second
 type Store struct {
 	Path        string
 	LockTimeout time.Duration
+	// Vocab is the workspace's vocabulary for Status, Pri and Diff (nil: the
+	// default); OpenStore reads it from .agent/config.yaml.
+	Vocab *Vocabulary
 }
 
 // NewStore returns a store for the matrix at path.
@@ -45,7 +48,7 @@ func (s *Store) Load(ctx context.Context) (*Doc, error) {
 		}
 		return nil, fmt.Errorf("read matrix: %w", err)
 	}
-	return Parse(src), nil
+	return ParseWith(src, s.Vocab), nil
 }
 
 // Modify runs fn on the current matrix under the lock and, if fn changed it,
@@ -64,7 +67,7 @@ func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error)
 		}
 		return nil, fmt.Errorf("read matrix: %w", err)
 	}
-	d := Parse(src)
+	d := ParseWith(src, s.Vocab)
 	before := countErrors(d.diags)
 	if err := fn(d); err != nil {
 		return nil, err
@@ -194,7 +197,7 @@ func (s *Store) Create(ctx context.Context, t Task, now time.Time) (Task, error)
 func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 	t = t.clone()
 	if t.ID == "" {
-		id, err := d.newID()
+		id, err := d.NewID(now, nil, nil)
 		if err != nil {
 			return Task{}, err
 		}
@@ -222,7 +225,7 @@ func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 		col string
 		v   *string
 	}{{ColStatus, &t.Status}, {ColPri, &t.Priority}, {ColDiff, &t.Difficulty}, {ColMode, &t.Mode}} {
-		nv, err := normalizeValue(a.col, *a.v)
+		nv, err := d.normalizeValue(a.col, *a.v)
 		if err != nil {
 			return Task{}, err
 		}
