@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -54,7 +53,7 @@ type ModelConfig struct {
 }
 
 // ConfigPath is the workspace config file.
-func ConfigPath(ws *workspace.Workspace) string { return filepath.Join(ws.AgentDir(), "config.yaml") }
+func ConfigPath(ws *workspace.Workspace) string { return matrix.ConfigPath(ws) }
 
 // LoadModelConfig reads the models section of .agent/config.yaml. A missing
 // file is an empty config; other keys of the file are ignored.
