@@ -215,7 +215,10 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	if mode == "" {
 		mention = "@" + runner.Name()
 	}
-	store := matrix.NewStore(ws.MatrixPath())
+	store, err := matrix.OpenStore(ws)
+	if err != nil {
+		return out, err
+	}
 	started := now()
 	_, err = store.Modify(ctx, func(d *matrix.Doc) error {
 		t, ok := d.Task(id)

@@ -107,6 +107,9 @@ func NormalizeDifficulty(d string) (string, error) {
 	case "hard":
 		return "hard", nil
 	}
+	if v, err := matrix.NormalizeDifficulty(d); err == nil { // M, trivial, XL, ...
+		return v, nil
+	}
 	return "", fmt.Errorf("%w: unknown difficulty %q; use easy, med or hard", matrix.ErrInvalid, d)
 }
 

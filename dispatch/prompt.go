@@ -339,6 +339,10 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 	if err := ctx.Err(); err != nil {
 		return matrix.Task{}, err
 	}
+	vocab, err := matrix.LoadVocabulary(ws)
+	if err != nil {
+		return matrix.Task{}, err
+	}
 	src, err := os.ReadFile(ws.MatrixPath())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -346,5 +350,14 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 		}
 		return matrix.Task{}, fmt.Errorf("read the matrix: %w", err)
 	}
-	return matrix.FindTask(src, id)
+	return matrix.FindTaskWith(src, id, vocab)
+}
+
+// loadDoc reads the workspace matrix with the workspace's vocabulary.
+func loadDoc(ctx context.Context, ws *workspace.Workspace) (*matrix.Doc, error) {
+	store, err := matrix.OpenStore(ws)
+	if err != nil {
+		return nil, err
+	}
+	return store.Load(ctx)
 }

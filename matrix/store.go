@@ -182,7 +182,9 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // Create adds a task: a fresh unique ID unless t.ID is set, status TODO,
-// priority P2 and difficulty med unless given, Created = Updated = today.
+// priority P2 and difficulty med unless given (with a vocabulary that lacks
+// them: its first status, and its middle priority and difficulty),
+// Created = Updated = today.
 func (s *Store) Create(ctx context.Context, t Task, now time.Time) (Task, error) {
 	var out Task
 	_, err := s.Modify(ctx, func(d *Doc) error {
@@ -204,13 +206,13 @@ func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 		t.ID = id
 	}
 	if t.Status == "" {
-		t.Status = "TODO"
+		t.Status = d.defaultValue(ColStatus, "TODO")
 	}
 	if t.Priority == "" {
-		t.Priority = "P2"
+		t.Priority = d.defaultValue(ColPri, "P2")
 	}
 	if t.Difficulty == "" {
-		t.Difficulty = "med"
+		t.Difficulty = d.defaultValue(ColDiff, "med")
 	}
 	if t.Created == "" {
 		t.Created = Today(now)
@@ -253,4 +255,18 @@ func (s *Store) UpdateTask(ctx context.Context, id string, u Update, now time.Ti
 		return err
 	})
 	return before, after, err
+}
+
+// defaultValue is preferred when the vocabulary allows it; else the first
+// status, or the middle priority or difficulty (rounding to the higher one).
+func (d *Doc) defaultValue(col, preferred string) string {
+	v := d.vocab.orDefault()
+	if c, ok := v.canonicalFor(col, preferred); ok {
+		return c
+	}
+	vals := v.values[col]
+	if col == ColStatus {
+		return vals[0]
+	}
+	return vals[(len(vals)-1)/2]
 }

@@ -86,7 +86,11 @@ func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
 			fmt.Fprintln(f.IO.ErrOut, "the matrix is not staged or tracked in git; nothing to check")
 			return nil
 		}
-		results = append(results, validateBytes(f, ws, src, ws.MatrixPath()))
+		r, err := validateBytes(f, ws, src, ws.MatrixPath())
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
 	case len(opts.Files) == 0:
 		ws, err := f.Workspace()
 		if err != nil {
@@ -149,11 +153,19 @@ func validateFile(f *Factory, ws *workspace.Workspace, path string) (validationR
 	if err != nil {
 		return validationResult{}, fmt.Errorf("read matrix: %w; pass the path of a DEVELOPMENT_MATRIX.md or run `agentinfra init`", err)
 	}
-	return validateBytes(f, ws, src, path), nil
+	return validateBytes(f, ws, src, path)
 }
 
-func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string) validationResult {
-	doc := matrix.Parse(src)
+// validateBytes checks a matrix; inside a workspace, with its vocabulary.
+func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string) (validationResult, error) {
+	var vocab *matrix.Vocabulary
+	if ws != nil {
+		var err error
+		if vocab, err = matrix.LoadVocabulary(ws); err != nil {
+			return validationResult{}, err
+		}
+	}
+	doc := matrix.ParseWith(src, vocab)
 	shown := displayPath(f.Cwd, path)
 	diags := matrix.Validate(ws, doc, shown, f.Getenv)
 	r := validationResult{File: shown, Tasks: len(doc.IDs()), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
@@ -164,7 +176,7 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 			r.Warnings++
 		}
 	}
-	return r
+	return r, nil
 }
 
 // stagedFile reads path as staged in git's index (git show :path).
