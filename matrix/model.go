@@ -206,7 +206,10 @@ func validDate(s string) bool {
 func dateLayoutOf(s string) (string, bool) {
 	switch {
 	case len(s) == 6:
-		return layoutCompactDate, digits(s, 0, 2) >= 0 && realDate(2000+digits(s, 0, 2), digits(s, 2, 4), digits(s, 4, 6))
+		if digits(s, 0, 2) >= 0 && realDate(2000+digits(s, 0, 2), digits(s, 2, 4), digits(s, 4, 6)) {
+			return layoutCompactDate, true
+		}
+		return "", false
 	case len(s) < 10 || !validDate(s[:10]):
 		return "", false
 	case len(s) == 10:

@@ -113,10 +113,10 @@ func NewVocabulary(s VocabularySpec) (*Vocabulary, error) {
 			val = strings.TrimSpace(val)
 			k := vocabKey(val)
 			if k == "" || k == "-" || strings.ContainsAny(val, "|\n") {
-				return nil, fmt.Errorf("%w: %s value %q cannot be used in a cell", ErrInvalid, strings.ToLower(c.col), val)
+				return nil, fmt.Errorf("%w: %s value %q cannot be used in a cell", ErrInvalid, vocabNoun(c.col), val)
 			}
 			if prev, dup := m[k]; dup {
-				return nil, fmt.Errorf("%w: %s values %q and %q are the same value", ErrInvalid, strings.ToLower(c.col), prev, val)
+				return nil, fmt.Errorf("%w: %s values %q and %q are the same value", ErrInvalid, vocabNoun(c.col), prev, val)
 			}
 			m[k] = val
 			vals = append(vals, val)
@@ -150,14 +150,14 @@ func NewVocabulary(s VocabularySpec) (*Vocabulary, error) {
 			target := s.Aliases[name][alias]
 			canon, ok := v.canonicalFor(col, target)
 			if !ok {
-				return nil, fmt.Errorf("%w: %s alias %q → %q: %q is not one of %s", ErrInvalid, strings.ToLower(col), alias, target, target, strings.Join(v.values[col], ", "))
+				return nil, fmt.Errorf("%w: %s alias %q → %q: %q is not one of %s", ErrInvalid, vocabNoun(col), alias, target, target, strings.Join(v.values[col], ", "))
 			}
 			k := vocabKey(alias)
 			if k == "" || k == "-" {
-				return nil, fmt.Errorf("%w: %s alias %q cannot be used in a cell", ErrInvalid, strings.ToLower(col), alias)
+				return nil, fmt.Errorf("%w: %s alias %q cannot be used in a cell", ErrInvalid, vocabNoun(col), alias)
 			}
 			if slices.ContainsFunc(v.values[col], func(x string) bool { return vocabKey(x) == k }) && !strings.EqualFold(vocabKey(canon), k) {
-				return nil, fmt.Errorf("%w: %s alias %q → %q: %q is itself a %s value", ErrInvalid, strings.ToLower(col), alias, target, alias, strings.ToLower(col))
+				return nil, fmt.Errorf("%w: %s alias %q → %q: %q is itself a %s value", ErrInvalid, vocabNoun(col), alias, target, alias, vocabNoun(col))
 			}
 			v.lookup[col][k] = canon
 		}
