@@ -87,7 +87,8 @@ func AssemblePrompt(ctx context.Context, ws *workspace.Workspace, in PromptInput
 		// The task's own mode names no file (people write `code`, `agent`):
 		// the prompt goes without a mode prompt rather than not at all. A
 		// --mode that names no file stays an error: that is a typo.
-		warnings = append(warnings, fmt.Sprintf("task %s: %v; the prompt has no mode prompt", t.ID, err))
+		warnings = append(warnings, fmt.Sprintf("mode %q of task %s has no .agent/agents/%s.md; the prompt goes on without a mode prompt (existing modes: %s)",
+			modeName, t.ID, modeName, promptListOrNone(skills.ModeNames(ws))))
 		mode, err = skills.Mode{Name: modeName}, nil
 	}
 	if err != nil {
