@@ -42,11 +42,11 @@ func LoadVocabulary(ws *workspace.Workspace) (*Vocabulary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read workspace config: %w", err)
 	}
-	return ParseVocabularyConfig(RelConfigName(ws, path), src)
+	return ParseVocabularyConfig(relConfigName(ws, path), src)
 }
 
-// RelConfigName is path relative to the workspace root, for messages.
-func RelConfigName(ws *workspace.Workspace, path string) string {
+// relConfigName is path relative to the workspace root, for messages.
+func relConfigName(ws *workspace.Workspace, path string) string {
 	if rel, err := filepath.Rel(ws.Root, path); err == nil && !strings.HasPrefix(rel, "..") {
 		return filepath.ToSlash(rel)
 	}
