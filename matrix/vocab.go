@@ -41,7 +41,7 @@ var DefaultAliases = map[string]map[string]string{
 		"wip": "IN_PROGRESS", "doing": "IN_PROGRESS", "started": "IN_PROGRESS", "active": "IN_PROGRESS",
 		"in review": "REVIEW", "reviewing": "REVIEW", "needs review": "REVIEW",
 		"done": "DONE", "complete": "DONE", "completed": "DONE", "finished": "DONE", "closed": "DONE",
-		"blocker": "BLOCKED", "on hold": "BLOCKED",
+		"on hold": "BLOCKED", "waiting": "BLOCKED",
 	},
 	ColPri: {
 		"1": "P1", "2": "P2", "3": "P3", "4": "P4", "p0": "P1", "0": "P1",

@@ -444,3 +444,29 @@ func TestValidateFindsFoldersOfAnyID(t *testing.T) {
 		t.Errorf("want 2 warnings (none for dashes or 260120204151), got:\n%s", got)
 	}
 }
+
+// Every default alias is documented in docs/matrix-format.md, on its column's line.
+func TestDefaultAliasesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/matrix-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(string(doc), "\n") {
+		for _, col := range []string{ColStatus, ColPri, ColDiff} {
+			if strings.HasPrefix(l, "| "+col+" | ") && strings.Contains(l, "→") {
+				lines[col] = strings.ToLower(l)
+			}
+		}
+	}
+	for col, aliases := range DefaultAliases {
+		for alias := range aliases {
+			if col == ColPri && len(alias) == 1 && alias[0] >= '1' && alias[0] <= '4' {
+				continue // documented as the range `1`–`4`
+			}
+			if !strings.Contains(lines[col], "`"+alias+"`") {
+				t.Errorf("%s alias %q is not in the docs' alias table", col, alias)
+			}
+		}
+	}
+}
