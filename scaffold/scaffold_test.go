@@ -708,3 +708,26 @@ func TestListAndShowTask(t *testing.T) {
 		t.Errorf("missing matrix: %v", err)
 	}
 }
+
+// A mode with no file that rows already use is no typo: create and update
+// take it; a new unknown mode is still refused.
+func TestModeInUseNeedsNoFile(t *testing.T) {
+	ctx := context.Background()
+	ws := newWS(t)
+	seqIDs(t)
+	task, _, err := CreateTask(ctx, ws, CreateOptions{Description: "first", Mode: "code", Force: true}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "second", Mode: "code"}, now); err != nil {
+		t.Errorf("create with a mode rows use: %v", err)
+	}
+	if _, err := UpdateTask(ctx, ws, task.ID, matrix.Update{Mode: matrix.Str("code")}, now, UpdateOptions{}); err != nil {
+		t.Errorf("update with a mode rows use: %v", err)
+	}
+	unchanged := treehash.Guard(t, ws.Root)
+	if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "third", Mode: "cdoe"}, now); !errors.Is(err, matrix.ErrInvalid) {
+		t.Errorf("create with a new unknown mode: %v", err)
+	}
+	unchanged()
+}

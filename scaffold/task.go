@@ -215,11 +215,13 @@ func RenderReadme(tmpl string, t matrix.Task, slug string) string {
 
 // CheckRefs refuses a mode with no .agent/agents/{mode}.md and skills with no
 // SKILL.md in the workspace or global skills folder, listing the valid ones.
-// Empty mode and skills are fine.
+// Empty mode and skills are fine, and so is a mode without a file that rows
+// of the matrix already use (real files name modes `code` or `agent`, and
+// validate warns about them): the check is there to catch typos.
 func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string, skillList []string) error {
 	if mode = strings.TrimSpace(mode); mode != "" {
 		modes := skills.ModeNames(ws)
-		if !slices.Contains(modes, mode) {
+		if !slices.Contains(modes, mode) && !modeInUse(ws, mode) {
 			return unknownRef("mode", mode, modes, "create .agent/agents/"+mode+".md")
 		}
 	}
@@ -259,4 +261,13 @@ func cleanList(in []string) []string {
 		}
 	}
 	return out
+}
+
+// modeInUse reports whether a row of the workspace's matrix has this Mode.
+func modeInUse(ws *workspace.Workspace, mode string) bool {
+	src, err := os.ReadFile(ws.MatrixPath())
+	if err != nil {
+		return false
+	}
+	return len(matrix.Query{Mode: mode, Limit: 1}.Select(src)) > 0
 }
