@@ -92,7 +92,7 @@ func TestCLIRealWorldValues(t *testing.T) {
 	}
 
 	// A new row gets the next timestamp ID.
-	code, out, errs = runTask(t, dir, cliOpts{}, "task", "create", "-d", "Third thing", "-m", "code", "--force", "--difficulty", "S")
+	code, out, errs = runTask(t, dir, cliOpts{}, "task", "create", "-d", "Third thing", "-m", "code", "--difficulty", "S") // rows use mode code: no --force needed
 	if code != 0 || !strings.Contains(out, "261121140500") {
 		t.Fatalf("create: exit %d: %s%s", code, out, errs)
 	}
