@@ -171,7 +171,7 @@ func TaskContext(ctx context.Context, ws *workspace.Workspace, id string, opts C
 	doc := opts.Doc
 	if doc == nil {
 		var err error
-		doc, err = matrix.NewStore(ws.MatrixPath()).Load(ctx)
+		doc, err = loadDoc(ctx, ws)
 		if err != nil {
 			return Context{}, fmt.Errorf("load the task matrix: %w", err)
 		}

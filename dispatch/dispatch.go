@@ -168,7 +168,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 		return out, err
 	}
 	prompt, err := AssemblePrompt(ctx, ws, PromptInput{
-		Task: task, TaskDir: taskDir, Mode: mode, TaskOverride: opts.TaskOverride,
+		// The task's own mode is left to AssemblePrompt, which goes on
+		// without a mode file that does not exist (with a warning).
+		Task: task, TaskDir: taskDir, Mode: strings.TrimSpace(opts.Mode), TaskOverride: opts.TaskOverride,
 		ContextFiles: opts.ContextFiles, SkipMissingSkills: true, Getenv: getenv,
 	})
 	if err != nil {
@@ -178,6 +180,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	if prompt.Parts != nil {
 		out.PromptParts = prompt.Parts
 	}
+	out.Warnings = append(out.Warnings, prompt.Warnings...)
 	for _, s := range prompt.MissingSkills {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("skill %s could not be loaded; the prompt says so", s))
 	}
@@ -215,7 +218,10 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	if mode == "" {
 		mention = "@" + runner.Name()
 	}
-	store := matrix.NewStore(ws.MatrixPath())
+	store, err := matrix.OpenStore(ws)
+	if err != nil {
+		return out, err
+	}
 	started := now()
 	_, err = store.Modify(ctx, func(d *matrix.Doc) error {
 		t, ok := d.Task(id)

@@ -243,7 +243,7 @@ func BuildHandoff(ctx context.Context, ws *workspace.Workspace, now time.Time, o
 	doc := opts.Doc
 	if doc == nil {
 		var err error
-		doc, err = matrix.NewStore(ws.MatrixPath()).Load(ctx)
+		doc, err = loadDoc(ctx, ws)
 		if err != nil {
 			return HandoffReport{}, fmt.Errorf("load the task matrix: %w", err)
 		}

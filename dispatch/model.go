@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -54,7 +53,7 @@ type ModelConfig struct {
 }
 
 // ConfigPath is the workspace config file.
-func ConfigPath(ws *workspace.Workspace) string { return filepath.Join(ws.AgentDir(), "config.yaml") }
+func ConfigPath(ws *workspace.Workspace) string { return matrix.ConfigPath(ws) }
 
 // LoadModelConfig reads the models section of .agent/config.yaml. A missing
 // file is an empty config; other keys of the file are ignored.
@@ -107,6 +106,9 @@ func NormalizeDifficulty(d string) (string, error) {
 		return "med", nil
 	case "hard":
 		return "hard", nil
+	}
+	if v, err := matrix.NormalizeDifficulty(d); err == nil { // M, trivial, XL, ...
+		return v, nil
 	}
 	return "", fmt.Errorf("%w: unknown difficulty %q; use easy, med or hard", matrix.ErrInvalid, d)
 }

@@ -63,6 +63,8 @@ type Prompt struct {
 	Skills []string `json:"skills"`
 	// MissingSkills are skills that could not be loaded (only with SkipMissingSkills).
 	MissingSkills []string `json:"missing_skills"`
+	// Warnings say what the prompt lacks, e.g. the task's mode has no file.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AssemblePrompt builds the standard prompt for a task: the mode's system
@@ -79,7 +81,16 @@ func AssemblePrompt(ctx context.Context, ws *workspace.Workspace, in PromptInput
 		names := skills.ModeNames(ws)
 		return Prompt{}, fmt.Errorf("task %s has no mode; pass one with --mode (existing modes: %s)", t.ID, promptListOrNone(names))
 	}
+	var warnings []string
 	mode, err := skills.LoadMode(ctx, ws, modeName)
+	if errors.Is(err, skills.ErrNotFound) && strings.TrimSpace(in.Mode) == "" {
+		// The task's own mode names no file (people write `code`, `agent`):
+		// the prompt goes without a mode prompt rather than not at all. A
+		// --mode that names no file stays an error: that is a typo.
+		warnings = append(warnings, fmt.Sprintf("mode %q of task %s has no .agent/agents/%s.md; the prompt goes on without a mode prompt (existing modes: %s)",
+			modeName, t.ID, modeName, promptListOrNone(skills.ModeNames(ws))))
+		mode, err = skills.Mode{Name: modeName}, nil
+	}
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -92,7 +103,7 @@ func AssemblePrompt(ctx context.Context, ws *workspace.Workspace, in PromptInput
 		taskDir, _ = ws.FindTaskDir(t.ID)
 	}
 
-	p := Prompt{Mode: modeName, Skills: []string{}, MissingSkills: []string{}}
+	p := Prompt{Mode: modeName, Skills: []string{}, MissingSkills: []string{}, Warnings: warnings}
 	var sections []string
 	add := func(kind, name, text string) {
 		sections = append(sections, text)
@@ -339,6 +350,10 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 	if err := ctx.Err(); err != nil {
 		return matrix.Task{}, err
 	}
+	vocab, err := matrix.LoadVocabulary(ws)
+	if err != nil {
+		return matrix.Task{}, err
+	}
 	src, err := os.ReadFile(ws.MatrixPath())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -346,5 +361,14 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 		}
 		return matrix.Task{}, fmt.Errorf("read the matrix: %w", err)
 	}
-	return matrix.FindTask(src, id)
+	return matrix.FindTaskWith(src, id, vocab)
+}
+
+// loadDoc reads the workspace matrix with the workspace's vocabulary.
+func loadDoc(ctx context.Context, ws *workspace.Workspace) (*matrix.Doc, error) {
+	store, err := matrix.OpenStore(ws)
+	if err != nil {
+		return nil, err
+	}
+	return store.Load(ctx)
 }

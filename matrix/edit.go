@@ -27,7 +27,7 @@ func (d *Doc) splice(sp span, repl string) {
 	buf = append(buf, d.src[:sp.start]...)
 	buf = append(buf, repl...)
 	buf = append(buf, d.src[sp.end:]...)
-	*d = *Parse(buf)
+	*d = *ParseWith(buf, d.vocab)
 }
 
 // NotFound is the error for an unknown ID: it wraps ErrNotFound and names
@@ -45,11 +45,14 @@ func (d *Doc) NotFound(id string) error {
 // FindTask reads one task from a matrix's bytes. On a large matrix it is
 // faster than Parse(src).Lookup(id): rows with another ID are dropped before
 // parsing (Query.Select). src is kept: do not modify it afterwards.
-func FindTask(src []byte, id string) (Task, error) {
-	if tasks := (Query{ID: id}).Select(src); len(tasks) > 0 {
+func FindTask(src []byte, id string) (Task, error) { return FindTaskWith(src, id, nil) }
+
+// FindTaskWith is FindTask for a matrix with its own vocabulary (nil: the default).
+func FindTaskWith(src []byte, id string, v *Vocabulary) (Task, error) {
+	if tasks := (Query{ID: id}).SelectWith(src, v); len(tasks) > 0 {
 		return tasks[0], nil
 	}
-	return Parse(src).Lookup(id) // the error, with close matches
+	return ParseWith(src, v).Lookup(id) // the error, with close matches
 }
 
 // Lookup returns the task with the given ID, or NotFound's error.
@@ -72,20 +75,17 @@ func refusedf(format string, a ...any) error {
 	return &wrapped{msg: fmt.Sprintf(format, a...), err: ErrRefused}
 }
 
-// normalizeValue checks a value for a canonical column and returns it as written.
-func normalizeValue(col, v string) (string, error) {
+// normalizeValue checks a value for a canonical column and returns it as
+// written: Status, Pri and Diff take aliases and get their canonical value.
+func (d *Doc) normalizeValue(col, v string) (string, error) {
 	v = strings.TrimSpace(v)
 	switch col {
 	case ColID:
 		if !ValidID(v) {
-			return "", fmt.Errorf("%w: ID %q is not 6 lowercase hex characters", ErrInvalid, v)
+			return "", fmt.Errorf("%w: malformed ID %q: %s", ErrInvalid, v, idRule)
 		}
-	case ColStatus:
-		return NormalizeStatus(v)
-	case ColPri:
-		return NormalizePriority(v)
-	case ColDiff:
-		return NormalizeDifficulty(v)
+	case ColStatus, ColPri, ColDiff:
+		return d.vocab.Normalize(col, v)
 	case ColMode:
 		if v != "" && !ValidName(v) {
 			return "", fmt.Errorf("%w: mode %q must be a file name (letters, digits, '-', '_', '.')", ErrInvalid, v)
@@ -108,20 +108,18 @@ func normalizeValue(col, v string) (string, error) {
 			out = append(out, m)
 		}
 		return strings.Join(out, " "), nil
-	case ColCreated:
-		if !validDate(v) {
-			return "", fmt.Errorf("%w: Created %q must be YYYY-MM-DD", ErrInvalid, v)
-		}
-	case ColUpdated:
+	case ColCreated, ColUpdated:
 		if !validDateTime(v) {
-			return "", fmt.Errorf("%w: Updated %q must be YYYY-MM-DD or YYYY-MM-DD HH:MM", ErrInvalid, v)
+			return "", fmt.Errorf("%w: %s %q is not a date; write %s", ErrInvalid, col, v, acceptedDateForms)
 		}
 	}
 	return v, nil
 }
 
-// UpdateTask applies u to the row of id, sets Updated to now's date, and
-// rewrites only the cells that change; the rest of the line keeps its bytes.
+// UpdateTask applies u to the row of id, sets Updated to now in the style
+// the cell had (a date; a date and time to the minute or second; YYMMDD),
+// and rewrites only the cells that change; the rest of the line keeps its
+// bytes. A cell that holds a dash for "empty" gets the new value in its place.
 func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	r := d.rowWithID(id)
 	if r == nil {
@@ -137,7 +135,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 			return err
 		}
 		if col != "" {
-			if v, err = normalizeValue(col, v); err != nil {
+			if v, err = d.normalizeValue(col, v); err != nil {
 				return err
 			}
 		}
@@ -199,7 +197,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	}
 	if i, ok := r.tbl.colIndex[ColUpdated]; ok {
 		if _, explicit := values[i]; !explicit {
-			values[i] = Today(now)
+			values[i] = stampLike(d.cell(r, ColUpdated), now)
 		}
 	}
 	line := d.rewriteRow(r, values)
@@ -323,7 +321,7 @@ func needsTrailingPipe(v string) bool { return v == "" || strings.HasSuffix(v, "
 // the last task table. t must have an ID; see Store.Create for defaults.
 func (d *Doc) AddTask(t Task) error {
 	if !ValidID(t.ID) {
-		return fmt.Errorf("%w: ID %q is not 6 lowercase hex characters", ErrInvalid, t.ID)
+		return fmt.Errorf("%w: malformed ID %q: %s", ErrInvalid, t.ID, idRule)
 	}
 	if r := d.rowWithID(t.ID); r != nil {
 		return fmt.Errorf("%w: ID %s is already used on line %d", ErrInvalid, t.ID, r.line)
@@ -357,7 +355,7 @@ func (d *Doc) AddTask(t Task) error {
 		if col.canonical != "" {
 			v, _ = t.Field(col.canonical)
 			if v != "" || col.canonical == ColID || col.canonical == ColStatus {
-				nv, err := normalizeValue(col.canonical, v)
+				nv, err := d.normalizeValue(col.canonical, v)
 				if err != nil {
 					return err
 				}

@@ -191,7 +191,7 @@ func TestStoreRefusals(t *testing.T) {
 	ctx := context.Background()
 	const src = "# M\n\n| ID | Status | Pri | Diff | Description | Created |\n|---|---|---|---|---|---|\n" +
 		"| 3fa9c1 | TODO | P1 | easy | Good row | 2026-01-01 |\n" +
-		"| 3fa9c2 | STARTED | P1 | easy | Row with an error | 2026-01-01 |\n" +
+		"| 3fa9c2 | PAUSED | P1 | easy | Row with an error | 2026-01-01 |\n" +
 		"| 77aa00 | TODO | P2 | med | Another good row | 2026-01-01 |\n"
 	tests := []struct {
 		name    string
@@ -212,15 +212,15 @@ func TestStoreRefusals(t *testing.T) {
 			return err
 		}, ErrNotFound, []string{"agentinfra task list"}},
 		{"invalid status", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Status: Str("STARTED")}, goldenNow)
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Status: Str("PAUSED")}, goldenNow)
 			return err
-		}, ErrInvalid, []string{`"STARTED"`, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"}},
+		}, ErrInvalid, []string{`"PAUSED"`, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"}},
 		{"invalid priority", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Priority: Str("P0")}, goldenNow)
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Priority: Str("P9")}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"P1, P2, P3, P4"}},
 		{"invalid difficulty", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Difficulty: Str("trivial")}, goldenNow)
+			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Difficulty: Str("extreme")}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"easy, med, hard"}},
 		{"invalid date", func(s *Store) error {

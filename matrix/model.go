@@ -120,83 +120,69 @@ func (t Task) Field(name string) (string, bool) {
 	return "", false
 }
 
-// ValidID reports whether s is a task ID: six lowercase hex characters.
+// MaxIDLen is the longest task ID.
+const MaxIDLen = 32
+
+// ValidID reports whether s can be a task ID: 1 to MaxIDLen letters, digits,
+// '-' and '_', starting with a letter or digit. That takes in the IDs other
+// tools write (6 hex as agentinfra does, 12-digit timestamps, TASK-12,
+// bd-a1b2) and keeps IDs usable in folder names and on command lines.
 func ValidID(s string) bool {
-	if len(s) != 6 {
+	if len(s) == 0 || len(s) > MaxIDLen {
 		return false
 	}
-	for i := 0; i < 6; i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case (c == '-' || c == '_') && i > 0:
+		default:
 			return false
 		}
 	}
 	return true
 }
 
-func normalizeEnum(kind, s string, valid []string) (string, error) {
-	for _, c := range valid {
-		if s == c {
-			return c, nil
-		}
-	}
-	v := strings.TrimSpace(s)
-	for _, c := range valid {
-		if strings.EqualFold(v, c) {
-			return c, nil
-		}
-	}
-	return "", fmt.Errorf("%w: unknown %s %q; valid: %s", ErrInvalid, kind, s, strings.Join(valid, ", "))
-}
+// idRule says what ValidID accepts, for messages.
+const idRule = "an ID is 1-32 letters, digits, '-' or '_', starting with a letter or digit, e.g. 3fa9c1, 260120204151 or TASK-12"
 
-// NormalizeStatus accepts a status in any case (and "in progress"/"in-progress").
-func NormalizeStatus(s string) (string, error) {
-	for _, c := range Statuses {
-		if s == c {
-			return c, nil
-		}
-	}
-	v := strings.NewReplacer(" ", "_", "-", "_").Replace(strings.TrimSpace(s))
-	return normalizeEnum("status", v, Statuses)
-}
+// NormalizeStatus accepts a status of the default vocabulary in any case, or
+// one of its aliases ("in progress", "WIP", "done", ...).
+func NormalizeStatus(s string) (string, error) { return defaultVocabulary.Status(s) }
 
-// NormalizePriority accepts P1..P4 in any case, or a bare digit.
-func NormalizePriority(s string) (string, error) {
-	v := strings.TrimSpace(s)
-	if len(v) == 1 && v[0] >= '1' && v[0] <= '4' {
-		v = "P" + v
-	}
-	return normalizeEnum("priority", v, Priorities)
-}
+// NormalizePriority accepts P1..P4 in any case, a bare digit, or an alias.
+func NormalizePriority(s string) (string, error) { return defaultVocabulary.Priority(s) }
 
-// NormalizeDifficulty accepts easy, med (or medium) and hard in any case.
-func NormalizeDifficulty(s string) (string, error) {
-	v := strings.TrimSpace(s)
-	if strings.EqualFold(v, "medium") {
-		v = "med"
-	}
-	return normalizeEnum("difficulty", v, Difficulties)
-}
+// NormalizeDifficulty accepts easy, med and hard in any case, or an alias
+// (medium, M, trivial, S, L, XL, ...).
+func NormalizeDifficulty(s string) (string, error) { return defaultVocabulary.Difficulty(s) }
 
 const dateLayout = "2006-01-02"
 
-var updatedLayouts = []string{dateLayout, "2006-01-02 15:04", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339}
+// Layouts of Created and Updated values, besides RFC 3339: a date, a date
+// with a time (after a space or a 'T'), and the YYMMDD some files use.
+const (
+	layoutDateMinute  = "2006-01-02 15:04"
+	layoutDateSecond  = "2006-01-02 15:04:05"
+	layoutDateTMinute = "2006-01-02T15:04"
+	layoutDateTSecond = "2006-01-02T15:04:05"
+	layoutCompactDate = "060102"
+	acceptedDateForms = "YYYY-MM-DD, YYYY-MM-DD HH:MM, YYYY-MM-DD HH:MM:SS (or T for the space), or YYMMDD"
+)
 
-// validDate checks YYYY-MM-DD by hand: time.Parse dominates parsing otherwise.
-func validDate(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return false
-	}
-	n := func(a, b int) int {
-		v := 0
-		for i := a; i < b; i++ {
-			if s[i] < '0' || s[i] > '9' {
-				return -1
-			}
-			v = v*10 + int(s[i]-'0')
+// digits returns the number written in s[a:b], or -1 if it is not all digits.
+func digits(s string, a, b int) int {
+	v := 0
+	for i := a; i < b; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return -1
 		}
-		return v
+		v = v*10 + int(s[i]-'0')
 	}
-	y, m, d := n(0, 4), n(5, 7), n(8, 10)
+	return v
+}
+
+func realDate(y, m, d int) bool {
 	if y < 0 || m < 1 || m > 12 || d < 1 {
 		return false
 	}
@@ -207,20 +193,81 @@ func validDate(s string) bool {
 	return d <= days
 }
 
-func validDateTime(s string) bool {
-	if validDate(s) {
+// validDate checks YYYY-MM-DD by hand: time.Parse dominates parsing otherwise.
+func validDate(s string) bool {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	return realDate(digits(s, 0, 4), digits(s, 5, 7), digits(s, 8, 10))
+}
+
+// dateLayoutOf returns the layout s is written in ("" and false when s is no
+// date agentinfra reads). Checked by hand for the same reason as validDate.
+func dateLayoutOf(s string) (string, bool) {
+	switch {
+	case len(s) == 6:
+		if digits(s, 0, 2) >= 0 && realDate(2000+digits(s, 0, 2), digits(s, 2, 4), digits(s, 4, 6)) {
+			return layoutCompactDate, true
+		}
+		return "", false
+	case len(s) < 10 || !validDate(s[:10]):
+		return "", false
+	case len(s) == 10:
+		return dateLayout, true
+	}
+	sep := s[10]
+	if sep != ' ' && sep != 'T' {
+		return "", false
+	}
+	clock := func(t string) bool {
+		if len(t) != 5 && len(t) != 8 || t[2] != ':' {
+			return false
+		}
+		h, m := digits(t, 0, 2), digits(t, 3, 5)
+		if h < 0 || h > 23 || m < 0 || m > 59 {
+			return false
+		}
+		if len(t) == 8 {
+			sec := digits(t, 6, 8)
+			return t[5] == ':' && sec >= 0 && sec <= 60
+		}
 		return true
 	}
-	for _, l := range updatedLayouts {
-		if _, err := time.Parse(l, s); err == nil {
-			return true
+	if t := s[11:]; clock(t) {
+		switch {
+		case sep == ' ' && len(t) == 5:
+			return layoutDateMinute, true
+		case sep == ' ':
+			return layoutDateSecond, true
+		case len(t) == 5:
+			return layoutDateTMinute, true
+		default:
+			return layoutDateTSecond, true
 		}
 	}
-	return false
+	if _, err := time.Parse(time.RFC3339, s); err == nil {
+		return time.RFC3339, true
+	}
+	return "", false
+}
+
+// validDateTime reports whether s is a Created or Updated value agentinfra reads.
+func validDateTime(s string) bool {
+	_, ok := dateLayoutOf(s)
+	return ok
 }
 
 // Today formats a time the way Created and Updated are written.
 func Today(now time.Time) string { return now.Format(dateLayout) }
+
+// stampLike formats now in the style of the value a cell held: a date and
+// time at the same precision, YYMMDD, or (empty or unreadable) a date.
+func stampLike(old string, now time.Time) string {
+	if l, ok := dateLayoutOf(strings.TrimSpace(old)); ok {
+		return now.Format(l)
+	}
+	return Today(now)
+}
 
 var slugRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 

@@ -98,6 +98,7 @@ type Doc struct {
 	broken map[string]*row // rows broken across lines, by the ID in their first line
 	diags  []Diagnostic
 	lines  *lineIndex
+	vocab  *Vocabulary // nil: the default vocabulary
 }
 
 type column struct {
@@ -166,11 +167,16 @@ func (li *lineIndex) line(off int) int {
 	return lo + 1
 }
 
-// Parse reads a matrix file. It never fails: problems become diagnostics.
-// The Doc keeps src without copying it: do not modify src afterwards.
-func Parse(src []byte) *Doc {
+// Parse reads a matrix file with the default vocabulary. It never fails:
+// problems become diagnostics. The Doc keeps src without copying it: do not
+// modify src afterwards.
+func Parse(src []byte) *Doc { return ParseWith(src, nil) }
+
+// ParseWith is Parse with a workspace's vocabulary (nil: the default). Edits
+// of the Doc keep using it.
+func ParseWith(src []byte, v *Vocabulary) *Doc {
 	li := newLineIndex(src)
-	d := &Doc{src: src, str: bytesToString(src), byID: make(map[string][]*row, len(li.starts)), lines: li}
+	d := &Doc{src: src, str: bytesToString(src), byID: make(map[string][]*row, len(li.starts)), lines: li, vocab: v}
 	pc := parser.NewContext()
 	input := src
 	if c := collapseRuns(src); c != nil {
@@ -354,7 +360,7 @@ func (d *Doc) readTask(r *row) {
 		if col.canonical == ColID {
 			r.id = v
 		}
-		if msg := checkValue(col.canonical, v); msg != "" {
+		if msg := d.checkValue(col.canonical, v); msg != "" {
 			d.rowError(r, int(c.text.start), "%s", msg)
 		}
 	}
@@ -369,37 +375,35 @@ func (d *Doc) readTask(r *row) {
 }
 
 // checkValue returns what is wrong with a value read from a canonical column.
-func checkValue(col, v string) string {
+// A dash ('-', '—') is an empty Pri, Diff, Created or Updated.
+func (d *Doc) checkValue(col, v string) string {
 	switch col {
 	case ColID:
 		if !ValidID(v) {
-			return fmt.Sprintf("malformed ID %q: an ID is 6 lowercase hex characters, e.g. 3fa9c1", v)
+			return fmt.Sprintf("malformed ID %q: %s", v, idRule)
 		}
 	case ColStatus:
-		if _, err := NormalizeStatus(v); err != nil {
-			return fmt.Sprintf("unknown status %q; valid: %s", v, strings.Join(Statuses, ", "))
+		if _, err := d.vocab.Status(v); err != nil {
+			return fmt.Sprintf("unknown status %q; %s", v, d.vocab.orDefault().validList(ColStatus))
 		}
-	case ColPri:
-		if _, err := NormalizePriority(v); v != "" && err != nil {
-			return fmt.Sprintf("unknown priority %q; valid: %s", v, strings.Join(Priorities, ", "))
+	case ColPri, ColDiff:
+		if v == "" || isEmptyMark(v) {
+			return ""
 		}
-	case ColDiff:
-		if _, err := NormalizeDifficulty(v); v != "" && err != nil {
-			return fmt.Sprintf("unknown difficulty %q; valid: %s", v, strings.Join(Difficulties, ", "))
+		if _, err := d.vocab.Normalize(col, v); err != nil {
+			return fmt.Sprintf("unknown %s %q; %s", vocabNoun(col), v, d.vocab.orDefault().validList(col))
 		}
-	case ColCreated:
-		if v != "" && !validDate(v) {
-			return fmt.Sprintf("bad Created date %q: write YYYY-MM-DD", v)
-		}
-	case ColUpdated:
-		if v != "" && !validDateTime(v) {
-			return fmt.Sprintf("bad Updated date %q: write YYYY-MM-DD or YYYY-MM-DD HH:MM", v)
+	case ColCreated, ColUpdated:
+		if v != "" && !isEmptyMark(v) && !validDateTime(v) {
+			return fmt.Sprintf("bad %s date %q: write %s", col, v, acceptedDateForms)
 		}
 	}
 	return ""
 }
 
-// taskOf builds the Task of a row, with values normalized where they are valid.
+// taskOf builds the Task of a row, with values normalized where they are
+// valid. A dash ('-', '—') reads as an empty cell, except in ID, Status and
+// Description, where it is what was written.
 func (d *Doc) taskOf(r *row) Task {
 	t := Task{Skills: []string{}, Agents: []string{}, Line: r.line}
 	for i, col := range r.tbl.cols {
@@ -412,35 +416,40 @@ func (d *Doc) taskOf(r *row) Task {
 		case ColID:
 			t.ID = v
 		case ColStatus:
-			t.Status = normalizedOr(NormalizeStatus, v)
+			t.Status = d.normalizedOr(ColStatus, v)
 		case ColPri:
-			t.Priority = normalizedOr(NormalizePriority, v)
+			t.Priority = d.normalizedOr(ColPri, blankDash(v))
 		case ColDiff:
-			t.Difficulty = normalizedOr(NormalizeDifficulty, v)
+			t.Difficulty = d.normalizedOr(ColDiff, blankDash(v))
 		case ColMode:
-			t.Mode = v
+			t.Mode = blankDash(v)
 		case ColSkills:
-			t.Skills = splitSkills(v)
+			t.Skills = splitSkills(blankDash(v))
 		case ColAgents:
-			t.Agents = splitAgents(v)
+			t.Agents = splitAgents(blankDash(v))
 		case ColDescription:
 			t.Description = v
 		case ColCreated:
-			t.Created = v
+			t.Created = blankDash(v)
 		case ColUpdated:
-			t.Updated = v
+			t.Updated = blankDash(v)
 		case "":
 			if t.Extra == nil {
 				t.Extra = map[string]string{}
 			}
-			t.Extra[col.name] = v
+			t.Extra[col.name] = blankDash(v)
 		}
 	}
 	return t
 }
 
-func normalizedOr(norm func(string) (string, error), v string) string {
-	if n, err := norm(v); err == nil {
+// normalizedOr normalizes a value of col with the Doc's vocabulary, or
+// returns it as written when it is not valid.
+func (d *Doc) normalizedOr(col, v string) string {
+	if v == "" {
+		return ""
+	}
+	if n, err := d.vocab.Normalize(col, v); err == nil {
 		return n
 	}
 	return v

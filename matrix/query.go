@@ -31,11 +31,14 @@ type Query struct {
 // Normalize checks the query and writes its values the way the matrix does
 // (statuses upper case, priorities P1..P4, mentions with @). Refused values
 // wrap ErrInvalid and list the valid ones.
-func (q Query) Normalize() (Query, error) {
+func (q Query) Normalize() (Query, error) { return q.NormalizeWith(nil) }
+
+// NormalizeWith is Normalize with a workspace's vocabulary (nil: the default).
+func (q Query) NormalizeWith(vocab *Vocabulary) (Query, error) {
 	out := q
 	out.Status = nil
 	for _, s := range splitValues(q.Status) {
-		v, err := NormalizeStatus(s)
+		v, err := vocab.Status(s)
 		if err != nil {
 			return q, err
 		}
@@ -45,7 +48,7 @@ func (q Query) Normalize() (Query, error) {
 	}
 	out.Priority = nil
 	for _, p := range splitValues(q.Priority) {
-		v, err := NormalizePriority(p)
+		v, err := vocab.Priority(p)
 		if err != nil {
 			return q, err
 		}
@@ -87,20 +90,20 @@ func splitValues(in []string) []string {
 
 // Match reports whether t passes the query's filters. Values the query
 // cannot normalize are compared as written.
-func (q Query) Match(t Task) bool { return q.lenient().match(t) }
+func (q Query) Match(t Task) bool { return q.lenientWith(nil).match(t) }
 
-// lenient normalizes what it can and keeps the rest as written.
-func (q Query) lenient() Query {
+// lenientWith normalizes what it can with vocab and keeps the rest as written.
+func (q Query) lenientWith(vocab *Vocabulary) Query {
 	n := q
 	n.Status, n.Priority = nil, nil
 	for _, s := range splitValues(q.Status) {
-		if v, err := NormalizeStatus(s); err == nil {
+		if v, err := vocab.Status(s); err == nil {
 			s = v
 		}
 		n.Status = append(n.Status, s)
 	}
 	for _, p := range splitValues(q.Priority) {
-		if v, err := NormalizePriority(p); err == nil {
+		if v, err := vocab.Priority(p); err == nil {
 			p = v
 		}
 		n.Priority = append(n.Priority, p)
@@ -160,14 +163,16 @@ func (q Query) match(t Task) bool {
 
 // Apply returns the tasks that match, sorted and limited. It never modifies
 // tasks and returns a non-nil slice. Call Normalize first to refuse bad values.
-func (q Query) Apply(tasks []Task) []Task {
-	return q.filter(tasks, make([]Task, 0, len(tasks)/4))
+func (q Query) Apply(tasks []Task) []Task { return q.applyWith(tasks, nil) }
+
+func (q Query) applyWith(tasks []Task, vocab *Vocabulary) []Task {
+	return q.filterWith(tasks, make([]Task, 0, len(tasks)/4), vocab)
 }
 
-// filter appends the selected tasks to out (which may share tasks' array when
-// the caller owns it), then sorts and limits.
-func (q Query) filter(tasks, out []Task) []Task {
-	n := q.lenient()
+// filterWith appends the selected tasks to out (which may share tasks' array
+// when the caller owns it), then sorts and limits.
+func (q Query) filterWith(tasks, out []Task, vocab *Vocabulary) []Task {
+	n := q.lenientWith(vocab)
 	for _, t := range tasks {
 		if n.match(t) {
 			out = append(out, t)

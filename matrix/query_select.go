@@ -12,21 +12,24 @@ import (
 // source before it is parsed. Only rows that cannot change how anything else
 // parses are dropped: `|`-led, `|`-closed rows with exactly one cell per
 // column, in tables that start a paragraph and whose every row is like that.
-func (q Query) Select(src []byte) []Task {
-	n := q.lenient()
+func (q Query) Select(src []byte) []Task { return q.SelectWith(src, nil) }
+
+// SelectWith is Select for a matrix with its own vocabulary (nil: the default).
+func (q Query) SelectWith(src []byte, v *Vocabulary) []Task {
+	n := q.lenientWith(v)
 	if n.ID == "" && len(n.Status) == 0 && len(n.Priority) == 0 && n.Mode == "" && n.Agent == "" && n.Skill == "" && n.Text == "" {
-		return q.Apply(Parse(src).Tasks())
+		return q.applyWith(ParseWith(src, v).Tasks(), v)
 	}
-	reduced, lineOf, dropped := n.reduce(src)
+	reduced, lineOf, dropped := n.reduce(src, v)
 	if dropped == 0 {
-		tasks := Parse(src).Tasks()
-		return q.filter(tasks, tasks[:0])
+		tasks := ParseWith(src, v).Tasks()
+		return q.filterWith(tasks, tasks[:0], v)
 	}
-	tasks := Parse(reduced).Tasks()
+	tasks := ParseWith(reduced, v).Tasks()
 	for i := range tasks {
 		tasks[i].Line = lineOf[tasks[i].Line-1]
 	}
-	return q.filter(tasks, tasks[:0]) // tasks is ours: filter in place
+	return q.filterWith(tasks, tasks[:0], v) // tasks is ours: filter in place
 }
 
 type srcLine struct{ start, end, next int } // content [start,end) without EOL; next line's start
@@ -34,7 +37,7 @@ type srcLine struct{ start, end, next int } // content [start,end) without EOL; 
 // reduce drops the rows that cannot match n (already lenient) and returns the
 // remaining source, the original 1-based line number of each remaining line,
 // and how many lines were dropped.
-func (n Query) reduce(src []byte) ([]byte, []int, int) {
+func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 	if hasLoneCR(src) {
 		return src, nil, 0 // a lone CR ends a Markdown line: leave such files to Parse
 	}
@@ -53,7 +56,7 @@ func (n Query) reduce(src []byte) ([]byte, []int, int) {
 	}
 	drop := make([]bool, len(lines))
 	dropped := 0
-	d := &Doc{src: src, str: bytesToString(src)}
+	d := &Doc{src: src, str: bytesToString(src), vocab: v}
 	var cells []cellSpan
 	for i := 0; i+1 < len(lines); i++ {
 		l := lines[i]
@@ -151,17 +154,17 @@ func (n Query) rowMayMatch(d *Doc, tbl *table, cells []cellSpan) bool {
 		}
 	}
 	if len(n.Status) > 0 {
-		if v, ok := cell(ColStatus); ok && !containsFoldList(n.Status, normalizedOr(NormalizeStatus, v)) {
+		if v, ok := cell(ColStatus); ok && !containsFoldList(n.Status, d.normalizedOr(ColStatus, v)) {
 			return false
 		}
 	}
 	if len(n.Priority) > 0 {
-		if v, ok := cell(ColPri); ok && !containsFoldList(n.Priority, normalizedOr(NormalizePriority, v)) {
+		if v, ok := cell(ColPri); ok && !containsFoldList(n.Priority, d.normalizedOr(ColPri, blankDash(v))) {
 			return false
 		}
 	}
 	if n.Mode != "" {
-		if v, ok := cell(ColMode); ok && !strings.EqualFold(n.Mode, v) {
+		if v, ok := cell(ColMode); ok && !strings.EqualFold(n.Mode, blankDash(v)) {
 			return false
 		}
 	}

@@ -82,8 +82,8 @@ func TestQuerySelectMatchesApply(t *testing.T) {
 // The prefilter must actually drop rows on a typical matrix, or it is useless.
 func TestQuerySelectReduces(t *testing.T) {
 	src := testmatrix.Generate(1000, 3)
-	q := Query{Status: []string{"TODO"}}.lenient()
-	reduced, lineOf, dropped := q.reduce(src)
+	q := Query{Status: []string{"TODO"}}.lenientWith(nil)
+	reduced, lineOf, dropped := q.reduce(src, nil)
 	if dropped < 600 || len(reduced) > len(src)/2 || len(lineOf) != strings.Count(string(reduced), "\n") {
 		t.Errorf("dropped %d lines, %d of %d bytes left", dropped, len(reduced), len(src))
 	}

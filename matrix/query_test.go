@@ -55,7 +55,7 @@ func TestQueryApply(t *testing.T) {
 		{"text matches extra column", Query{Text: "zed"}, "0d"},
 		{"combined", Query{Status: []string{"TODO", "IN_PROGRESS"}, Mode: "coder", Skill: "go-testing"}, "0a,0c"},
 		{"no match", Query{Status: []string{"REVIEW"}}, ""},
-		{"unknown status matches nothing", Query{Status: []string{"WIP"}}, ""},
+		{"unknown status matches nothing", Query{Status: []string{"PAUSED"}}, ""},
 		{"sort priority, ties in file order", Query{Sort: "priority"}, "0b,0d,0a,0c,0e"},
 		{"sort -priority", Query{Sort: "-priority"}, "0e,0c,0a,0b,0d"},
 		{"sort created oldest first", Query{Sort: "created"}, "0e,0b,0c,0a,0d"},
@@ -93,7 +93,7 @@ func TestQueryNormalize(t *testing.T) {
 		q    Query
 		want string
 	}{
-		{Query{Status: []string{"WIP"}}, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"},
+		{Query{Status: []string{"PAUSED"}}, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"},
 		{Query{Priority: []string{"P9"}}, "P1"},
 		{Query{Sort: "size"}, "file, priority, created, updated"},
 		{Query{Limit: -1}, "limit"},

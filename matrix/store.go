@@ -22,6 +22,9 @@ const DefaultLockTimeout = 10 * time.Second
 type Store struct {
 	Path        string
 	LockTimeout time.Duration
+	// Vocab is the workspace's vocabulary for Status, Pri and Diff (nil: the
+	// default); OpenStore reads it from .agent/config.yaml.
+	Vocab *Vocabulary
 }
 
 // NewStore returns a store for the matrix at path.
@@ -44,7 +47,7 @@ func (s *Store) Load(ctx context.Context) (*Doc, error) {
 		}
 		return nil, fmt.Errorf("read matrix: %w", err)
 	}
-	return Parse(src), nil
+	return ParseWith(src, s.Vocab), nil
 }
 
 // Modify runs fn on the current matrix under the lock and, if fn changed it,
@@ -67,7 +70,7 @@ func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error)
 		}
 		return nil, fmt.Errorf("read matrix: %w", err)
 	}
-	d := Parse(src)
+	d := ParseWith(src, s.Vocab)
 	before := countErrors(d.diags)
 	if err := fn(d); err != nil {
 		return nil, err
@@ -190,7 +193,9 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // Create adds a task: a fresh unique ID unless t.ID is set, status TODO,
-// priority P2 and difficulty med unless given, Created = Updated = today.
+// priority P2 and difficulty med unless given (with a vocabulary that lacks
+// them: its first status, and its middle priority and difficulty),
+// Created = Updated = today.
 func (s *Store) Create(ctx context.Context, t Task, now time.Time) (Task, error) {
 	var out Task
 	_, err := s.Modify(ctx, func(d *Doc) error {
@@ -205,20 +210,20 @@ func (s *Store) Create(ctx context.Context, t Task, now time.Time) (Task, error)
 func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 	t = t.clone()
 	if t.ID == "" {
-		id, err := d.newID()
+		id, err := d.NewID(now, nil, nil)
 		if err != nil {
 			return Task{}, err
 		}
 		t.ID = id
 	}
 	if t.Status == "" {
-		t.Status = "TODO"
+		t.Status = d.defaultValue(ColStatus, "TODO")
 	}
 	if t.Priority == "" {
-		t.Priority = "P2"
+		t.Priority = d.defaultValue(ColPri, "P2")
 	}
 	if t.Difficulty == "" {
-		t.Difficulty = "med"
+		t.Difficulty = d.defaultValue(ColDiff, "med")
 	}
 	if t.Created == "" {
 		t.Created = Today(now)
@@ -233,7 +238,7 @@ func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 		col string
 		v   *string
 	}{{ColStatus, &t.Status}, {ColPri, &t.Priority}, {ColDiff, &t.Difficulty}, {ColMode, &t.Mode}} {
-		nv, err := normalizeValue(a.col, *a.v)
+		nv, err := d.normalizeValue(a.col, *a.v)
 		if err != nil {
 			return Task{}, err
 		}
@@ -261,4 +266,18 @@ func (s *Store) UpdateTask(ctx context.Context, id string, u Update, now time.Ti
 		return err
 	})
 	return before, after, err
+}
+
+// defaultValue is preferred when the vocabulary allows it; else the first
+// status, or the middle priority or difficulty (rounding to the higher one).
+func (d *Doc) defaultValue(col, preferred string) string {
+	v := d.vocab.orDefault()
+	if c, ok := v.canonicalFor(col, preferred); ok {
+		return c
+	}
+	vals := v.values[col]
+	if col == ColStatus {
+		return vals[0]
+	}
+	return vals[(len(vals)-1)/2]
 }

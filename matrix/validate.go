@@ -43,8 +43,9 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 			}
 		}
 	}
-	taskDirs := dirsByID(ws.TasksDir())
-	archived := dirsByID(ws.ArchiveDir())
+	hasID := func(id string) bool { return d.rowWithID(id) != nil }
+	taskDirs := dirsByID(ws.TasksDir(), hasID)
+	archived := dirsByID(ws.ArchiveDir(), hasID)
 	warn := func(r *row, col string, format string, a ...any) {
 		off := r.span.start
 		if i, ok := r.tbl.colIndex[col]; ok && i < len(r.cells) {
@@ -56,21 +57,21 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 	// Read the three cells straight from the row: building every Task would
 	// cost more than the checks on a large matrix.
 	for _, r := range d.rows {
-		if mode := d.cell(r, ColMode); mode != "" && !modes[mode] {
+		if mode := blankDash(d.cell(r, ColMode)); mode != "" && !modes[mode] {
 			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
 				warn(r, ColMode, "mode %q is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode", mode)
 			} else {
 				warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", mode, mode)
 			}
 		}
-		for rest := d.cell(r, ColSkills); rest != ""; {
+		for rest := blankDash(d.cell(r, ColSkills)); rest != ""; {
 			s, tail, _ := strings.Cut(rest, ",")
 			rest = tail
 			if s = strings.TrimSpace(s); s != "" && !skillSet[s] {
 				warn(r, ColSkills, "skill %q has no .agent/skills/%s/SKILL.md (nor a global one); create it or fix the Skills", s, s)
 			}
 		}
-		status, _ := NormalizeStatus(d.cell(r, ColStatus))
+		status, _ := d.vocab.Status(d.cell(r, ColStatus))
 		if (status == "IN_PROGRESS" || status == "REVIEW") && ValidID(r.id) && len(taskDirs[r.id]) == 0 && len(archived[r.id]) == 0 {
 			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; run `agentinfra task scaffold %s` to create it, or restore it", r.id, status, r.id, r.id)
 		}
@@ -109,8 +110,9 @@ func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool 
 	return out
 }
 
-// dirsByID maps task IDs to the folder names {id}_{slug} under dir.
-func dirsByID(dir string) map[string][]string {
+// dirsByID maps task IDs to the folder names {id}_{slug} under dir (see
+// TaskFolderID; hasID tells the IDs of the matrix's rows).
+func dirsByID(dir string, hasID func(string) bool) map[string][]string {
 	out := map[string][]string{}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -121,8 +123,8 @@ func dirsByID(dir string) map[string][]string {
 			continue
 		}
 		name := e.Name()
-		if i := strings.IndexByte(name, '_'); i == 6 && ValidID(name[:6]) {
-			out[name[:6]] = append(out[name[:6]], name)
+		if id, _ := TaskFolderID(name, hasID); id != "" {
+			out[id] = append(out[id], name)
 		}
 	}
 	return out
@@ -136,4 +138,23 @@ func (d *Doc) cell(r *row, col string) string {
 	}
 	c := r.cells[i]
 	return d.str[c.text.start:c.text.end]
+}
+
+// TaskFolderID returns the task ID of a folder named {id}_{slug}: the longest
+// prefix before a '_' that is the ID of a row (hasID), so that with rows
+// ISSUE and ISSUE_003 the folder ISSUE_003_login is ISSUE_003's. When no row
+// claims the folder, id is the part before its first '_' if that is a valid
+// ID, and known is false; id is "" when the name has no such prefix.
+func TaskFolderID(name string, hasID func(string) bool) (id string, known bool) {
+	if hasID != nil {
+		for i := min(len(name)-1, MaxIDLen); i > 0; i-- {
+			if name[i] == '_' && ValidID(name[:i]) && hasID(name[:i]) {
+				return name[:i], true
+			}
+		}
+	}
+	if i := strings.IndexByte(name, '_'); i > 0 && ValidID(name[:i]) {
+		return name[:i], false
+	}
+	return "", false
 }

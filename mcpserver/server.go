@@ -81,10 +81,14 @@ func New(opts Options) (*Server, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 50 * time.Millisecond
 	}
+	store, err := matrix.OpenStore(opts.Workspace) // with the config's vocabulary
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		opts:  opts,
 		ws:    opts.Workspace,
-		store: matrix.NewStore(opts.Workspace.MatrixPath()),
+		store: store,
 		log:   opts.Logger,
 		subs:  map[string]int{},
 	}

@@ -214,7 +214,9 @@ type PromptOutput struct {
 	Parts         []dispatch.PromptPart `json:"parts"`
 	Skills        []string              `json:"skills"`
 	MissingSkills []string              `json:"missing_skills"`
-	Text          string                `json:"text"`
+	// Warnings say what the prompt lacks, e.g. the task's mode has no file.
+	Warnings []string `json:"warnings,omitempty"`
+	Text     string   `json:"text"`
 }
 
 func (s *Server) addPromptTool() error {
@@ -254,7 +256,7 @@ func (s *Server) addPromptTool() error {
 			return PromptOutput{}, "", err
 		}
 		out := PromptOutput{TaskID: t.ID, Mode: p.Mode, Bytes: len(p.Text), Parts: nonNil(p.Parts),
-			Skills: nonNil(p.Skills), MissingSkills: nonNil(p.MissingSkills), Text: p.Text}
+			Skills: nonNil(p.Skills), MissingSkills: nonNil(p.MissingSkills), Warnings: p.Warnings, Text: p.Text}
 		return out, p.Text, nil
 	})
 }

@@ -86,12 +86,12 @@ func (s *Server) addTaskTool() error {
 			"action":      {Desc: "What to do: list, create, update, archive or scaffold.", Enum: taskActions},
 			"description": {Desc: "create: what the task is about (one line; becomes the Description column)."},
 			"mode":        {Desc: "create: the agent mode (a file .agent/agents/{mode}.md), e.g. coder; list: only tasks of this mode."},
-			"priority":    {Desc: "create: priority (default P2); update: the new priority; list: only tasks with this priority (no default).", Enum: matrix.Priorities, Default: "P2"},
-			"difficulty":  {Desc: "create: difficulty (default med).", Enum: matrix.Difficulties, Default: "med"},
+			"priority":    {Desc: "create: priority (default P2); update: the new priority; list: only tasks with this priority (no default).", Enum: s.store.Vocab.Priorities(), Default: "P2"},
+			"difficulty":  {Desc: "create: difficulty (default med).", Enum: s.store.Vocab.Difficulties(), Default: "med"},
 			"skills":      {Desc: "create: skill slugs (folders under .agent/skills/), e.g. [\"go-testing\"]."},
 			"slug":        {Desc: "create, scaffold: folder name suffix {id}_{slug}; default: a snake_case form of the description. No '/', '..' or leading dot."},
 			"id":          {Desc: "update, archive, scaffold: the task ID (the ID column)."},
-			"status":      {Desc: statusDesc, Enum: matrix.Statuses},
+			"status":      {Desc: statusDesc, Enum: s.store.Vocab.Statuses()},
 			"agent":       {Desc: "update: add this @mention to Agents (once); list: only tasks mentioning it. E.g. @coder."},
 			"set_fields":  {Desc: "update: other columns to set, by header name, e.g. {\"Diff\": \"hard\", \"Mode\": \"reviewer\", \"Description\": \"...\"}."},
 			"skill":       {Desc: "list: only tasks that name this skill."},
@@ -154,7 +154,7 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	if limit < 0 {
 		return out, "", fieldErrorf("limit", "%d is negative; pass 0 (no limit) or more", limit)
 	}
-	q, err := q.Normalize()
+	q, err := q.NormalizeWith(s.store.Vocab)
 	if err != nil {
 		return out, "", fieldErrorf(queryField(err), "%v", err)
 	}
@@ -201,12 +201,12 @@ func (s *Server) taskCreate(ctx context.Context, in TaskInput, out TaskOutput) (
 		Skills: in.Skills, Slug: in.Slug, Getenv: s.opts.Getenv}
 	var err error
 	if in.Priority != "" {
-		if o.Priority, err = matrix.NormalizePriority(in.Priority); err != nil {
+		if o.Priority, err = s.store.Vocab.Priority(in.Priority); err != nil {
 			return out, "", fieldErrorf("priority", "%v", err)
 		}
 	}
 	if in.Difficulty != "" {
-		if o.Difficulty, err = matrix.NormalizeDifficulty(in.Difficulty); err != nil {
+		if o.Difficulty, err = s.store.Vocab.Difficulty(in.Difficulty); err != nil {
 			return out, "", fieldErrorf("difficulty", "%v", err)
 		}
 	}
@@ -236,14 +236,14 @@ func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (
 	}
 	var u matrix.Update
 	if in.Status != "" {
-		v, err := matrix.NormalizeStatus(in.Status)
+		v, err := s.store.Vocab.Status(in.Status)
 		if err != nil {
 			return out, "", fieldErrorf("status", "%v", err)
 		}
 		u.Status = &v
 	}
 	if in.Priority != "" {
-		v, err := matrix.NormalizePriority(in.Priority)
+		v, err := s.store.Vocab.Priority(in.Priority)
 		if err != nil {
 			return out, "", fieldErrorf("priority", "%v", err)
 		}

@@ -208,7 +208,7 @@ func TestToolErrors(t *testing.T) {
 		{"task", map[string]any{"action": "delete"}, "action", "create, update, list, archive, scaffold"},
 		{"task", map[string]any{"action": "update", "id": "zzzzzz", "status": "DONE"}, "id", "list"},
 		{"task", map[string]any{"action": "update", "id": id[:5] + "x", "status": "DONE"}, "id", id},
-		{"task", map[string]any{"action": "update", "id": id, "status": "DOING"}, "status", "IN_PROGRESS"},
+		{"task", map[string]any{"action": "update", "id": id, "status": "PAUSED"}, "status", "IN_PROGRESS"},
 		{"task", map[string]any{"action": "update", "id": id, "priority": "P9"}, "priority", "P1"},
 		{"task", map[string]any{"action": "update", "id": id}, "status", "set_fields"},
 		{"task", map[string]any{"action": "update", "status": "DONE"}, "id", "task ID"},

@@ -24,7 +24,11 @@ type Archived struct {
 // status), ErrAlreadyArchived, ErrNoTaskDir or ErrExists, changing nothing.
 func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archived, error) {
 	var moved []Archived
-	_, err := store(ws).Modify(ctx, func(d *matrix.Doc) error {
+	s, err := store(ws)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
 		t, ok := d.Task(id)
 		if !ok {
 			return d.NotFound(id)
@@ -32,7 +36,7 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 		if t.Status != "DONE" {
 			return fmt.Errorf("%w: task %s is %s; only DONE tasks are archived: run `agentinfra task update %s --status DONE` first", ErrNotDone, id, t.Status, id)
 		}
-		dirs := taskDirs(ws.TasksDir(), id)
+		dirs := taskDirs(ws.TasksDir(), id, d)
 		if len(dirs) == 0 {
 			if a := ws.TaskDir(id, true); a != "" {
 				return fmt.Errorf("%w: task %s is already in %s", ErrAlreadyArchived, id, RelPath(ws, a))
@@ -53,14 +57,18 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 // .agent/tasks/, in matrix order. All folders move or none do.
 func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, error) {
 	moved := []Archived{}
-	_, err := store(ws).Modify(ctx, func(d *matrix.Doc) error {
+	s, err := store(ws)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
 		byID := map[string][]string{}
 		var order []string
 		for _, t := range d.Tasks() {
 			if t.Status != "DONE" || byID[t.ID] != nil {
 				continue
 			}
-			if dirs := taskDirs(ws.TasksDir(), t.ID); len(dirs) > 0 {
+			if dirs := taskDirs(ws.TasksDir(), t.ID, d); len(dirs) > 0 {
 				byID[t.ID] = dirs
 				order = append(order, t.ID)
 			}
@@ -76,10 +84,14 @@ func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, e
 }
 
 // taskDirs lists the folders {id}_* in dir, sorted.
-func taskDirs(dir, id string) []string {
+func taskDirs(dir, id string, d *matrix.Doc) []string {
 	matches, _ := filepath.Glob(filepath.Join(dir, id+"_*"))
 	var out []string
+	hasID := func(s string) bool { _, ok := d.Task(s); return ok }
 	for _, m := range matches {
+		if owner, _ := matrix.TaskFolderID(filepath.Base(m), hasID); owner != id {
+			continue // the folder of a longer ID that starts with id_
+		}
 		if fi, err := os.Stat(m); err == nil && fi.IsDir() {
 			out = append(out, m)
 		}

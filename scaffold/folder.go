@@ -44,7 +44,11 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 	)
 	// Modify holds the lock while fn runs and writes nothing: fn leaves the
 	// matrix as it is.
-	_, err = store(ws).Modify(ctx, func(d *matrix.Doc) error {
+	st, err := store(ws)
+	if err != nil {
+		return matrix.Task{}, "", err
+	}
+	_, err = st.Modify(ctx, func(d *matrix.Doc) error {
 		t, ok := d.Task(id)
 		if !ok {
 			return d.NotFound(id)

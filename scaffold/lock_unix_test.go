@@ -16,15 +16,18 @@ import (
 
 func TestLockTimeoutFromEnv(t *testing.T) {
 	ws := newWS(t)
-	if got := store(ws).LockTimeout; got != matrix.DefaultLockTimeout {
+	if st, _ := store(ws); st.LockTimeout != matrix.DefaultLockTimeout {
+		got := st.LockTimeout
 		t.Errorf("default lock timeout %v", got)
 	}
 	t.Setenv(EnvLockTimeout, "250ms")
-	if got := store(ws).LockTimeout; got != 250*time.Millisecond {
+	if st, _ := store(ws); st.LockTimeout != 250*time.Millisecond {
+		got := st.LockTimeout
 		t.Errorf("lock timeout from env = %v", got)
 	}
 	// A held lock makes a writer give up after the configured wait, changing nothing.
-	lock, err := os.OpenFile(store(ws).LockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	st, _ := store(ws)
+	lock, err := os.OpenFile(st.LockPath(), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

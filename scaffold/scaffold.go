@@ -70,12 +70,16 @@ func RelPath(ws *workspace.Workspace, p string) string {
 // matrix.DefaultLockTimeout.
 const EnvLockTimeout = "AGENTINFRA_LOCK_TIMEOUT"
 
-func store(ws *workspace.Workspace) *matrix.Store {
-	s := matrix.NewStore(ws.MatrixPath())
+// store opens the workspace's matrix with its vocabulary (.agent/config.yaml).
+func store(ws *workspace.Workspace) (*matrix.Store, error) {
+	s, err := matrix.OpenStore(ws)
+	if err != nil {
+		return nil, err
+	}
 	if d, err := time.ParseDuration(os.Getenv(EnvLockTimeout)); err == nil && d > 0 {
 		s.LockTimeout = d
 	}
-	return s
+	return s, nil
 }
 
 func exists(p string) bool {

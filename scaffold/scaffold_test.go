@@ -447,8 +447,8 @@ func TestUpdateTaskErrorsChangeNothing(t *testing.T) {
 	}{
 		{"unknown id", "000011", matrix.Update{Status: matrix.Str("DONE")}, matrix.ErrNotFound, "did you mean 000001?"},
 		{"unknown id far", "abcdef", matrix.Update{Status: matrix.Str("DONE")}, matrix.ErrNotFound, "agentinfra task list"},
-		{"bad status", task.ID, matrix.Update{Status: matrix.Str("WIP")}, matrix.ErrInvalid, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"},
-		{"bad difficulty", task.ID, matrix.Update{Difficulty: matrix.Str("trivial")}, matrix.ErrInvalid, "easy"},
+		{"bad status", task.ID, matrix.Update{Status: matrix.Str("PAUSED")}, matrix.ErrInvalid, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"},
+		{"bad difficulty", task.ID, matrix.Update{Difficulty: matrix.Str("extreme")}, matrix.ErrInvalid, "easy"},
 		{"unknown mode", task.ID, matrix.Update{Mode: matrix.Str("oracel")}, matrix.ErrInvalid, "did you mean oracle?"},
 		{"unknown mode via set", task.ID, matrix.Update{Set: map[string]string{"mode": "nobody"}}, matrix.ErrInvalid, "valid modes"},
 		{"unknown column", task.ID, matrix.Update{Set: map[string]string{"Owner": "ana"}}, matrix.ErrInvalid, "no column \"Owner\""},
@@ -693,7 +693,7 @@ func TestListAndShowTask(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].ID != b.ID || got[1].ID != a.ID {
 		t.Errorf("ListTasks sorted by priority = %+v, %v", got, err)
 	}
-	if _, err := ListTasks(ctx, ws, matrix.Query{Status: []string{"WIP"}}); !errors.Is(err, matrix.ErrInvalid) {
+	if _, err := ListTasks(ctx, ws, matrix.Query{Status: []string{"PAUSED"}}); !errors.Is(err, matrix.ErrInvalid) {
 		t.Errorf("bad status: %v", err)
 	}
 	info, err := ShowTask(ctx, ws, a.ID)
@@ -775,4 +775,27 @@ func TestScaffoldTaskAllOrNothing(t *testing.T) {
 		t.Errorf("archived task: %v", err)
 	}
 	check()
+}
+
+// A mode with no file that rows already use is no typo: create and update
+// take it; a new unknown mode is still refused.
+func TestModeInUseNeedsNoFile(t *testing.T) {
+	ctx := context.Background()
+	ws := newWS(t)
+	seqIDs(t)
+	task, _, err := CreateTask(ctx, ws, CreateOptions{Description: "first", Mode: "code", Force: true}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "second", Mode: "code"}, now); err != nil {
+		t.Errorf("create with a mode rows use: %v", err)
+	}
+	if _, err := UpdateTask(ctx, ws, task.ID, matrix.Update{Mode: matrix.Str("code")}, now, UpdateOptions{}); err != nil {
+		t.Errorf("update with a mode rows use: %v", err)
+	}
+	unchanged := treehash.Guard(t, ws.Root)
+	if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "third", Mode: "cdoe"}, now); !errors.Is(err, matrix.ErrInvalid) {
+		t.Errorf("create with a new unknown mode: %v", err)
+	}
+	unchanged()
 }

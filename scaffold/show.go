@@ -16,7 +16,11 @@ import (
 // normalized first: refused values wrap matrix.ErrInvalid). It takes no
 // lock; the store's atomic writes mean it never sees a torn file.
 func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, error) {
-	nq, err := q.Normalize()
+	vocab, err := matrix.LoadVocabulary(ws)
+	if err != nil {
+		return nil, err
+	}
+	nq, err := q.NormalizeWith(vocab)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +28,7 @@ func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]
 	if err != nil {
 		return nil, err
 	}
-	return nq.Select(src), nil
+	return nq.SelectWith(src, vocab), nil
 }
 
 // TaskInfo is a task's row with its folder and README.
@@ -40,11 +44,15 @@ type TaskInfo struct {
 // ShowTask returns a task's row, folder (in tasks/ or archive/) and README.
 // An unknown ID wraps matrix.ErrNotFound and suggests close matches.
 func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo, error) {
+	vocab, err := matrix.LoadVocabulary(ws)
+	if err != nil {
+		return TaskInfo{}, err
+	}
 	src, err := readMatrix(ctx, ws)
 	if err != nil {
 		return TaskInfo{}, err
 	}
-	t, err := matrix.FindTask(src, id)
+	t, err := matrix.FindTaskWith(src, id, vocab)
 	if err != nil {
 		return TaskInfo{}, err
 	}

@@ -3,7 +3,6 @@ package scaffold
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -70,8 +69,12 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 		tasksDir   = ws.TasksDir()
 		agentsList = cleanList(o.Agents)
 	)
-	_, err = store(ws).Modify(ctx, func(d *matrix.Doc) error {
-		id, err := newID(ws, d)
+	s, err := store(ws)
+	if err != nil {
+		return matrix.Task{}, "", err
+	}
+	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
+		id, err := newID(ws, d, now)
 		if err != nil {
 			return err
 		}
@@ -149,23 +152,13 @@ var testHookBeforeWrite func() error
 // randRead is swapped in tests.
 var randRead = rand.Read
 
-// newID picks a random ID used neither by a row nor by a folder in tasks/ or archive/.
-func newID(ws *workspace.Workspace, d *matrix.Doc) (string, error) {
-	var b [3]byte
-	for range 64 {
-		if _, err := randRead(b[:]); err != nil {
-			return "", fmt.Errorf("read random bytes for a task ID: %w", err)
-		}
-		id := hex.EncodeToString(b[:])
-		if _, used := d.Task(id); used {
-			continue
-		}
-		if dir, _ := ws.FindTaskDir(id); dir != "" {
-			continue
-		}
-		return id, nil
-	}
-	return "", fmt.Errorf("%w: 64 random task IDs in a row were taken; try again", matrix.ErrRefused)
+// newID picks an ID in the matrix's convention (see matrix.Doc.NewID) used
+// neither by a row nor by a folder in tasks/ or archive/.
+func newID(ws *workspace.Workspace, d *matrix.Doc, now time.Time) (string, error) {
+	return d.NewID(now, func(id string) bool {
+		dir, _ := ws.FindTaskDir(id)
+		return dir != ""
+	}, randRead)
 }
 
 // LoadTemplate returns .agent/templates/unified_task.md, or the embedded
@@ -184,11 +177,13 @@ func LoadTemplate(ws *workspace.Workspace) (string, error) {
 
 // CheckRefs refuses a mode with no .agent/agents/{mode}.md and skills with no
 // SKILL.md in the workspace or global skills folder, listing the valid ones.
-// Empty mode and skills are fine.
+// Empty mode and skills are fine, and so is a mode without a file that rows
+// of the matrix already use (real files name modes `code` or `agent`, and
+// validate warns about them): the check is there to catch typos.
 func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string, skillList []string) error {
 	if mode = strings.TrimSpace(mode); mode != "" {
 		modes := skills.ModeNames(ws)
-		if !slices.Contains(modes, mode) {
+		if !slices.Contains(modes, mode) && !modeInUse(ws, mode) {
 			return unknownRef("mode", mode, modes, "create .agent/agents/"+mode+".md")
 		}
 	}
@@ -228,4 +223,13 @@ func cleanList(in []string) []string {
 		}
 	}
 	return out
+}
+
+// modeInUse reports whether a row of the workspace's matrix has this Mode.
+func modeInUse(ws *workspace.Workspace, mode string) bool {
+	src, err := os.ReadFile(ws.MatrixPath())
+	if err != nil {
+		return false
+	}
+	return len(matrix.Query{Mode: mode, Limit: 1}.Select(src)) > 0
 }

@@ -66,7 +66,11 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 		readme  string // README rewritten in fn
 		oldBody []byte
 	)
-	_, err := store(ws).Modify(ctx, func(d *matrix.Doc) error {
+	s, err := store(ws)
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
 		before, ok := d.Task(id)
 		if !ok {
 			return d.NotFound(id)

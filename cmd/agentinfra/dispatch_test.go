@@ -226,3 +226,22 @@ func TestCLIDispatchCtrlC(t *testing.T) {
 		t.Errorf("outcome %q, matrix:\n%s", o.Outcome, matrixOf(t, dir))
 	}
 }
+
+// A task whose Mode names no file (people write `code`, `agent`) is still
+// dispatched: the prompt goes without a mode prompt, with a warning.
+func TestCLIDispatchUnknownModeWarns(t *testing.T) {
+	dir, tools := dispatchCLISetup(t)
+	p := filepath.Join(dir, ".agent/DEVELOPMENT_MATRIX.md")
+	src := strings.Replace(readText(t, p), "| a1b2c3 | TODO | P1 | hard | coder |", "| a1b2c3 | TODO | P1 | hard | code |", 1)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := runDispatchCLI(t, dir, tools, false, "a1b2c3", "--dry-run")
+	want := `warning: mode "code" of task a1b2c3 has no .agent/agents/code.md; the prompt goes on without a mode prompt (existing modes: coder)`
+	if code != 0 || !strings.Contains(errb, want) || !strings.Contains(out, "would set: TODO → IN_PROGRESS") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errb, out)
+	}
+	if matrixOf(t, dir) != src {
+		t.Error("dry run changed the matrix")
+	}
+}

@@ -21,6 +21,7 @@ type promptJSON struct {
 	Parts         []dispatch.PromptPart `json:"parts"`
 	Skills        []string              `json:"skills"`
 	MissingSkills []string              `json:"missing_skills"`
+	Warnings      []string              `json:"warnings,omitempty"`
 	Text          string                `json:"text"`
 }
 
@@ -82,12 +83,15 @@ leaves a note in its place.`,
 			if err != nil {
 				return err
 			}
+			for _, w := range p.Warnings {
+				fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", w)
+			}
 			for _, m := range p.MissingSkills {
 				fmt.Fprintf(f.IO.ErrOut, "warning: skill %q could not be loaded; the prompt carries a note instead\n", m)
 			}
 			if asJSON {
 				return skillsWriteJSON(f.IO.Out, promptJSON{TaskID: t.ID, Mode: p.Mode, SkillFormat: fm, Bytes: len(p.Text),
-					Parts: p.Parts, Skills: p.Skills, MissingSkills: p.MissingSkills, Text: p.Text})
+					Parts: p.Parts, Skills: p.Skills, MissingSkills: p.MissingSkills, Warnings: p.Warnings, Text: p.Text})
 			}
 			_, err = io.WriteString(f.IO.Out, p.Text)
 			return err

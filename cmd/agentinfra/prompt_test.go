@@ -282,6 +282,18 @@ func TestCLIPrompt(t *testing.T) {
 		t.Errorf("skip missing: exit %d stderr %q\n%s", code, errs, out)
 	}
 
+	// A task whose mode has no file gets a prompt without a mode prompt, and
+	// a warning on stderr (and in --json); an explicit --mode must exist.
+	code, out, errs = runPromptCLI(t, dir, nil, "prompt", "0a0b0c")
+	wantWarn := `warning: mode "explorer" of task 0a0b0c has no .agent/agents/explorer.md; the prompt goes on without a mode prompt (existing modes: coder, oracle)`
+	if code != 0 || !strings.HasPrefix(out, "# Agent mode: explorer\n\n# Task") || strings.TrimSpace(errs) != wantWarn {
+		t.Errorf("unknown mode: exit %d stderr %q\n%s", code, errs, out)
+	}
+	code, out, _ = runPromptCLI(t, dir, nil, "prompt", "0a0b0c", "--json")
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "explorer.md") {
+		t.Errorf("unknown mode --json: exit %d, %v, warnings %q", code, err, got.Warnings)
+	}
+
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -292,7 +304,6 @@ func TestCLIPrompt(t *testing.T) {
 		{[]string{"prompt", "a1b2c3", "--context-file", "/etc/passwd"}, 1, "/etc/passwd"},
 		{[]string{"prompt", "a1b2c3", "--context-file", "../../../../../../../../etc/passwd"}, 1, "outside the workspace"},
 		{[]string{"prompt", "a1b2c3", "--skill-format", "tiny"}, 2, "--skill-format"},
-		{[]string{"prompt", "0a0b0c"}, 1, `mode "explorer"`},
 		{[]string{"prompt"}, 2, "accepts 1 arg"},
 	} {
 		code, _, errs := runPromptCLI(t, dir, nil, tc.args...)

@@ -46,6 +46,14 @@ Prints the new ID; --json prints {task, dir}.`,
 			if err != nil {
 				return err
 			}
+			// Unset, the defaults come from the workspace's vocabulary (P2
+			// and med unless .agent/config.yaml lists other values).
+			if !cmd.Flags().Changed("priority") {
+				o.Priority = ""
+			}
+			if !cmd.Flags().Changed("difficulty") {
+				o.Difficulty = ""
+			}
 			o.Skills = splitCSV(o.Skills)
 			o.Agents = splitCSV(o.Agents)
 			o.Getenv = f.Getenv
@@ -66,8 +74,8 @@ Prints the new ID; --json prints {task, dir}.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&o.Description, "description", "d", "", "what the task is (required)")
 	fl.StringVarP(&o.Mode, "mode", "m", "", "agent mode, a file in .agent/agents/ (required)")
-	fl.StringVarP(&o.Priority, "priority", "p", "P2", "priority: P1, P2, P3 or P4")
-	fl.StringVar(&o.Difficulty, "difficulty", "med", "difficulty: easy, med or hard")
+	fl.StringVarP(&o.Priority, "priority", "p", "P2", "priority: P1, P2, P3 or P4 (or an alias: 1, high, ...)")
+	fl.StringVar(&o.Difficulty, "difficulty", "med", "difficulty: easy, med or hard (or an alias: S, M, L, medium, ...)")
 	fl.StringSliceVar(&o.Skills, "skills", nil, "skills, comma-separated (folders in .agent/skills/)")
 	fl.StringSliceVar(&o.Agents, "agent", nil, "@mention of an agent on the task (repeatable)")
 	fl.StringVar(&o.Slug, "slug", "", "folder name after the ID (default: from the description)")

@@ -39,7 +39,11 @@ first); prefix - to reverse.`,
   agentinfra task list --status DONE | cut -f1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := q.Normalize(); err != nil {
+			// Statuses and priorities are checked against the workspace's
+			// vocabulary (ListTasks); the rest can be checked before.
+			early := q
+			early.Status, early.Priority = nil, nil
+			if _, err := early.Normalize(); err != nil {
 				return &usageError{err}
 			}
 			ws, err := f.Workspace()

@@ -118,9 +118,9 @@ column by header name, including extra columns.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&status, "status", "s", "", "TODO, IN_PROGRESS, BLOCKED, REVIEW or DONE")
-	fl.StringVarP(&priority, "priority", "p", "", "P1, P2, P3 or P4")
-	fl.StringVar(&difficulty, "difficulty", "", "easy, med or hard")
+	fl.StringVarP(&status, "status", "s", "", "TODO, IN_PROGRESS, BLOCKED, REVIEW or DONE, an alias (WIP, done, ...) or a value of .agent/config.yaml")
+	fl.StringVarP(&priority, "priority", "p", "", "P1, P2, P3 or P4 (or an alias: 1, P0, high, ...)")
+	fl.StringVar(&difficulty, "difficulty", "", "easy, med or hard (or an alias: S, M, L, XL, medium, trivial, ...)")
 	fl.StringVarP(&mode, "mode", "m", "", "agent mode (a file in .agent/agents/)")
 	fl.StringVarP(&description, "description", "d", "", "new description")
 	fl.StringSliceVar(&skillsFlag, "skills", nil, "replace the skills, comma-separated")

@@ -141,11 +141,19 @@ func validateFile(f *Factory, ws *workspace.Workspace, path string) (validationR
 	if err != nil {
 		return validationResult{}, fmt.Errorf("read matrix: %w; pass the path of a DEVELOPMENT_MATRIX.md or run `agentinfra init`", err)
 	}
-	return validateBytes(f, ws, src, path), nil
+	return validateBytes(f, ws, src, path)
 }
 
-func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string) validationResult {
-	doc := matrix.Parse(src)
+// validateBytes checks a matrix; inside a workspace, with its vocabulary.
+func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string) (validationResult, error) {
+	var vocab *matrix.Vocabulary
+	if ws != nil {
+		var err error
+		if vocab, err = matrix.LoadVocabulary(ws); err != nil {
+			return validationResult{}, err
+		}
+	}
+	doc := matrix.ParseWith(src, vocab)
 	shown := displayPath(f.Cwd, path)
 	diags := matrix.Validate(ws, doc, shown, f.Getenv)
 	r := validationResult{File: shown, Tasks: len(doc.IDs()), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
@@ -156,7 +164,7 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 			r.Warnings++
 		}
 	}
-	return r
+	return r, nil
 }
 
 // displayPath shows path relative to the current directory when it is below it.

@@ -59,7 +59,10 @@ func validateStaged(ctx context.Context, f *Factory) (*validationResult, error) 
 	if err != nil {
 		return nil, fmt.Errorf("read the staged matrix with git: %w", err)
 	}
-	r := validateBytes(f, ws, []byte(staged), ws.MatrixPath())
+	r, err := validateBytes(f, ws, []byte(staged), ws.MatrixPath())
+	if err != nil {
+		return nil, err
+	}
 	doc := matrix.Parse([]byte(staged))
 	add := func(sev matrix.Severity, format string, a ...any) {
 		r.Diagnostics = append(r.Diagnostics, matrix.Diagnostic{File: r.File, Line: 1, Col: 1, Severity: sev, Message: fmt.Sprintf(format, a...)})

@@ -67,7 +67,7 @@ func TestValidateCleanWorkspace(t *testing.T) {
 func TestValidateReportsErrorsWithLocations(t *testing.T) {
 	src := validMatrix +
 		"| a1b2c3 | DONE | P2 | easy | coder | | | Duplicate | 2026-01-02 | 2026-01-02 |\n" +
-		"| XYZ | WIP | P9 | huge | coder | | | Bad values | 2026-13-01 | yesterday |\n" +
+		"| X.Z | PAUSED | P9 | huge | coder | | | Bad values | 2026-13-01 | yesterday |\n" +
 		"| b2c3d4 | TODO | P1 | med | coder | | | Missing cells |\n"
 	root := newValidateWorkspace(t, src)
 	code, out, _ := runCLI(t, root, "validate")
@@ -76,8 +76,8 @@ func TestValidateReportsErrorsWithLocations(t *testing.T) {
 	}
 	want := []string{
 		".agent/DEVELOPMENT_MATRIX.md:6:3: error: duplicate ID a1b2c3: also on line 5",
-		".agent/DEVELOPMENT_MATRIX.md:7:3: error: malformed ID \"XYZ\"",
-		".agent/DEVELOPMENT_MATRIX.md:7:9: error: unknown status \"WIP\"",
+		".agent/DEVELOPMENT_MATRIX.md:7:3: error: malformed ID \"X.Z\"",
+		".agent/DEVELOPMENT_MATRIX.md:7:9: error: unknown status \"PAUSED\"",
 		"error: unknown priority \"P9\"",
 		"error: unknown difficulty \"huge\"",
 		"error: bad Created date \"2026-13-01\"",
