@@ -45,8 +45,10 @@ var md = goldmark.New(goldmark.WithExtensions(extension.Table))
 
 // Parse returns the tables of src in document order, nested ones (in lists,
 // block quotes) included. Each cell is its raw source text without the
-// surrounding spaces: inline Markdown and `\|` are kept as written.
+// surrounding spaces: inline Markdown and `\|` are kept as written. A leading
+// UTF-8 byte order mark is dropped first, as GitHub does.
 func Parse(src []byte) []Table {
+	src = bytes.TrimPrefix(src, []byte("\ufeff"))
 	doc := md.Parser().Parse(text.NewReader(src))
 	var tables []Table
 	_ = gast.Walk(doc, func(n gast.Node, entering bool) (gast.WalkStatus, error) {

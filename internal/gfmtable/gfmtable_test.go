@@ -99,3 +99,12 @@ func TestParseLegacyCorpus(t *testing.T) {
 		t.Fatalf("got %d tables, %d Item tables, %d items; want 6, 4, 42", len(tables), sections, items)
 	}
 }
+
+// Windows editors write a byte order mark; GitHub ignores it, so the table
+// still starts on line 1.
+func TestParseIgnoresByteOrderMark(t *testing.T) {
+	got := Parse([]byte("\ufeff| ID | Status |\r\n|---|---|\r\n| a1 | TODO |\r\n"))
+	if len(got) != 1 || got[0].Line != 1 || got[0].Header[0] != "ID" || len(got[0].Rows) != 1 || got[0].Rows[0].Cells[1] != "TODO" {
+		t.Fatalf("Parse = %#v, want one table on line 1 with header ID, Status and one row", got)
+	}
+}
