@@ -55,6 +55,9 @@ func Parse(src []byte) []Table {
 		if !entering || n.Kind() != east.KindTable {
 			return gast.WalkContinue, nil
 		}
+		if paddedHeader(n) {
+			return gast.WalkSkipChildren, nil
+		}
 		t := Table{TopLevel: n.Parent() != nil && n.Parent().Kind() == gast.KindDocument}
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 			cells := cellTexts(c, src)
@@ -69,6 +72,24 @@ func Parse(src []byte) []Table {
 		return gast.WalkSkipChildren, nil
 	})
 	return tables
+}
+
+// paddedHeader reports a table whose header has fewer cells than its
+// delimiter row. goldmark pads such a header and makes a table of it; the GFM
+// spec (example 203) and GitHub do not: the lines stay a paragraph. A padded
+// cell is one with no source segment (a written empty cell has an empty one).
+func paddedHeader(table gast.Node) bool {
+	for row := table.FirstChild(); row != nil; row = row.NextSibling() {
+		if row.Kind() != east.KindTableHeader {
+			continue
+		}
+		for c := row.FirstChild(); c != nil; c = c.NextSibling() {
+			if c.Lines().Len() == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func cellTexts(row gast.Node, src []byte) []string {

@@ -108,3 +108,18 @@ func TestParseIgnoresByteOrderMark(t *testing.T) {
 		t.Fatalf("Parse = %#v, want one table on line 1 with header ID, Status and one row", got)
 	}
 }
+
+// A header with fewer cells than the delimiter row makes no table in GFM
+// (spec example 203), though goldmark pads it; a written empty header cell
+// still counts.
+func TestParseRejectsShortHeader(t *testing.T) {
+	for _, src := range []string{"ID|Status\n-|-|-\n0\n", "| ID | Status |\n|---|---|---|\n| 0 | x | y |\n"} {
+		if got := Parse([]byte(src)); len(got) != 0 {
+			t.Errorf("Parse(%q) = %#v, want no table", src, got)
+		}
+	}
+	got := Parse([]byte("| ID | Status | |\n|---|---|---|\n| 0 | x | y |\n"))
+	if len(got) != 1 || !reflect.DeepEqual(got[0].Header, []string{"ID", "Status", ""}) {
+		t.Errorf("a written empty header cell: Parse = %#v, want one table with header [ID Status \"\"]", got)
+	}
+}
