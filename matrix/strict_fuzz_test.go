@@ -1,9 +1,11 @@
 package matrix
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -56,6 +58,23 @@ func strictTaskRows(src []byte) []string {
 	return out
 }
 
+// knownDisagreement names a disagreement between the readers that was found
+// by this fuzz target and reported for issue 9 but not fixed yet (matrix/parse.go
+// is being rewritten), so that fuzzing can look for other ones. Delete each
+// case once the tolerant reader agrees; TestKnownStrictDisagreements holds an
+// example of each.
+func knownDisagreement(src []byte) string {
+	if bytes.Contains(bytes.ReplaceAll(src, []byte("\r\n"), nil), []byte("\r")) {
+		return "known: goldmark counts a \\r inside a line as a space (a delimiter row `-|-\\r ` is one), the tolerant reader does not"
+	}
+	if lonePipeLine.Match(src) {
+		return "known: the tolerant reader takes a line holding only `|` for a delimiter row of 0 columns and gives up the paragraph; GFM skips it and finds the table below"
+	}
+	return ""
+}
+
+var lonePipeLine = regexp.MustCompile(`(?m)^[ \t]*\|[ \t]*\r?$`)
+
 func tolerantTaskRows(d *Doc) []string {
 	var out []string
 	for _, t := range d.Tasks() {
@@ -88,9 +107,32 @@ func FuzzTolerantAgreesWithStrict(f *testing.F) {
 		if !strictComparable(d) {
 			t.Skip("continued rows or cell-count problems: GFM cannot read this file as written")
 		}
+		if reason := knownDisagreement(src); reason != "" {
+			t.Skip(reason)
+		}
 		tolerant, strict := tolerantTaskRows(d), strictTaskRows(src)
 		if !slices.Equal(tolerant, strict) {
 			t.Fatalf("task rows (line:ID) differ\ntolerant: %q\nstrict (GFM): %q\ninput: %q", tolerant, strict, src)
 		}
 	})
+}
+
+// TestKnownStrictDisagreements holds one input of each knownDisagreement: the
+// tolerant reader must find the task rows GFM shows.
+func TestKnownStrictDisagreements(t *testing.T) {
+	t.Skip("disagreements found by FuzzTolerantAgreesWithStrict and reported for issue 9 (matrix/parse.go is being rewritten); remove this skip, and the case from knownDisagreement, once each passes")
+	for name, src := range map[string]string{
+		// delimiterColumns allows only ' ' and '\t' as spaces; goldmark
+		// (util.IsSpace) also a '\r' that is not part of the line ending.
+		"cr inside the delimiter row": "| ID | Status |\n|----|--------|\r \n| a1b2c3 | TODO |\n",
+		// delimiterColumns("|") is (0, true): a 0-column delimiter row.
+		"lone pipe line above the header": "Tasks\n|\n| ID | Status |\n|----|--------|\n| a1b2c3 | TODO |\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tolerant, strict := tolerantTaskRows(Parse([]byte(src))), strictTaskRows([]byte(src))
+			if len(strict) == 0 || !slices.Equal(tolerant, strict) {
+				t.Errorf("task rows (line:ID): tolerant %q, strict (GFM) %q; want the same, non-empty", tolerant, strict)
+			}
+		})
+	}
 }
