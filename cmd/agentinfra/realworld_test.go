@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,53 +58,54 @@ func realworldCases(t *testing.T) []string {
 type realworldCommand struct {
 	golden string // golden file name, without .txt
 	args   []string
+	gfm    bool // also record what GitHub shows of the matrix afterwards
 }
 
 // realworldCommands are the commands recorded for case c: the same for every
 // case, plus show and update of rows that real files make hard to read.
 func realworldCommands(c string) []realworldCommand {
 	cmds := []realworldCommand{
-		{"validate", []string{"validate"}},
-		{"validate_json", []string{"validate", "--format", "json"}},
-		{"list", []string{"task", "list"}},
-		{"list_json", []string{"task", "list", "--json"}},
-		{"list_todo", []string{"task", "list", "--status", "TODO"}},
-		{"create", []string{"task", "create", "--description", "Retry uploads after `ECONNRESET` 🔁", "--mode", "code"}},
-		{"fix_dry_run", []string{"validate", "--fix", "--dry-run"}},
-		{"fix", []string{"validate", "--fix"}},
+		{"validate", []string{"validate"}, false},
+		{"validate_json", []string{"validate", "--format", "json"}, false},
+		{"list", []string{"task", "list"}, false},
+		{"list_json", []string{"task", "list", "--json"}, false},
+		{"list_todo", []string{"task", "list", "--status", "TODO"}, false},
+		{"create", []string{"task", "create", "--description", "Retry uploads after `ECONNRESET` 🔁", "--mode", "code"}, false},
+		{"fix_dry_run", []string{"validate", "--fix", "--dry-run"}, false},
+		{"fix", []string{"validate", "--fix"}, true},
 	}
 	switch c {
 	case "timestamps":
 		cmds = append(cmds,
 			// Its Description holds a fenced bash block with pipes.
-			realworldCommand{"show_continued", []string{"task", "show", "260103114541"}},
+			realworldCommand{"show_continued", []string{"task", "show", "260103114541"}, false},
 			// A row that goes on over lines, ending `see thread | date | date |`.
-			realworldCommand{"update_continued", []string{"task", "update", "260117212207", "--status", "DONE"}},
+			realworldCommand{"update_continued", []string{"task", "update", "260117212207", "--status", "DONE"}, false},
 			// The last row, after 33 continued rows.
-			realworldCommand{"update_last", []string{"task", "update", "260120171931", "--status", "DONE"}},
+			realworldCommand{"update_last", []string{"task", "update", "260120171931", "--status", "DONE"}, false},
 			// Diff `M` (an alias in config.yaml) repaired by writing `med`.
-			realworldCommand{"update_alias", []string{"task", "update", "260101230540", "--difficulty", "med"}},
-			realworldCommand{"fix_move_dry_run", []string{"validate", "--fix=move", "--dry-run"}},
+			realworldCommand{"update_alias", []string{"task", "update", "260101230540", "--difficulty", "med"}, false},
+			realworldCommand{"fix_move_dry_run", []string{"validate", "--fix=move", "--dry-run"}, false},
 		)
 	case "dashes":
 		cmds = append(cmds,
-			realworldCommand{"show_values", []string{"task", "show", "TASK-12"}},
+			realworldCommand{"show_values", []string{"task", "show", "TASK-12"}, false},
 			// Em dashes in every list cell; the update writes Updated only.
-			realworldCommand{"update_status", []string{"task", "update", "TASK-4", "--status", "DONE"}},
+			realworldCommand{"update_status", []string{"task", "update", "TASK-4", "--status", "DONE"}, false},
 			// Writing a value into a `-` cell replaces the dash.
-			realworldCommand{"update_replaces_dash", []string{"task", "update", "TASK-2", "--agent", "@codex", "--skills", "rust-cli", "--set", "Research=research/retry.md"}},
+			realworldCommand{"update_replaces_dash", []string{"task", "update", "TASK-2", "--agent", "@codex", "--skills", "rust-cli", "--set", "Research=research/retry.md"}, false},
 		)
 	case "legacy":
 		cmds = append(cmds,
-			realworldCommand{"migrate_dry_run", []string{"migrate", "--dry-run"}},
-			realworldCommand{"migrate", []string{"migrate"}},
+			realworldCommand{"migrate_dry_run", []string{"migrate", "--dry-run"}, false},
+			realworldCommand{"migrate", []string{"migrate"}, false},
 		)
 	case "cellcounts":
 		cmds = append(cmds,
-			realworldCommand{"show_9_cells", []string{"task", "show", "e7f809"}},
-			realworldCommand{"show_11_cells", []string{"task", "show", "091a2b"}},
-			realworldCommand{"update_9_cells", []string{"task", "update", "3c4d5f", "--status", "DONE"}},
-			realworldCommand{"update_good_row", []string{"task", "update", "b4c5d6", "--status", "DONE"}},
+			realworldCommand{"show_9_cells", []string{"task", "show", "e7f809"}, false},
+			realworldCommand{"show_11_cells", []string{"task", "show", "091a2b"}, false},
+			realworldCommand{"update_9_cells", []string{"task", "update", "3c4d5f", "--status", "DONE"}, false},
+			realworldCommand{"update_good_row", []string{"task", "update", "b4c5d6", "--status", "DONE"}, false},
 		)
 	}
 	return cmds
@@ -149,7 +151,7 @@ func realworldIDs(t *testing.T, c string) []string {
 
 // rwTreeSnapshot maps each workspace-relative path to its content; folders end
 // in "/" and map to "". The lock sidecar is left out: every write creates it.
-func rwTreeSnapshot(t *testing.T, root string) map[string]string {
+func rwTreeSnapshot(t testing.TB, root string) map[string]string {
 	t.Helper()
 	snap := map[string]string{}
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -222,7 +224,8 @@ var rwNewHexID = regexp.MustCompile(`^[0-9a-f]{6}$`)
 // workspace, with the temp path as $WORK and today's date as <TODAY>. A
 // random 6-hex ID from create becomes <NEW-ID>; IDs that follow the file's
 // convention (derived from the pinned clock) are kept, so the golden shows them.
-func runRealworld(t *testing.T, c string, args []string) string {
+func runRealworld(t *testing.T, c string, rc realworldCommand) string {
+	args := rc.args
 	t.Helper()
 	root := realworldWorkspace(t, c)
 	before := rwTreeSnapshot(t, root)
@@ -235,6 +238,9 @@ func runRealworld(t *testing.T, c string, args []string) string {
 	b.WriteString("--- stdout\n" + rwSection(stdout))
 	b.WriteString("--- stderr\n" + rwSection(stderr))
 	b.WriteString("--- workspace changes\n" + rwTreeChanges(before, after))
+	if rc.gfm {
+		b.WriteString("--- what GitHub shows of the matrix (strict GFM tables)\n" + rwGFMView(after[".agent/DEVELOPMENT_MATRIX.md"]))
+	}
 	out := b.String()
 
 	if len(args) > 1 && args[1] == "create" && code == 0 {
@@ -247,6 +253,32 @@ func runRealworld(t *testing.T, c string, args []string) string {
 	}
 	out = strings.ReplaceAll(out, root, "$WORK")
 	return strings.ReplaceAll(out, matrix.Today(taskNow), "<TODAY>")
+}
+
+// rwGFMView lists the tables a GFM renderer finds in src: each header, and
+// for a task table (ID and Status columns) every row's line and ID cell, so
+// the golden shows which rows GitHub loses.
+func rwGFMView(src string) string {
+	tables := gfmtable.Parse([]byte(src))
+	if len(tables) == 0 {
+		return "(no tables)\n"
+	}
+	var b strings.Builder
+	for _, tb := range tables {
+		where := "table"
+		if !tb.TopLevel {
+			where = "nested table"
+		}
+		fmt.Fprintf(&b, "%s at line %d, %d rows: | %s |\n", where, tb.Line, len(tb.Rows), strings.Join(tb.Header, " | "))
+		id := tb.Column("ID")
+		if id < 0 || tb.Column("Status") < 0 {
+			continue
+		}
+		for _, r := range tb.Rows {
+			fmt.Fprintf(&b, "  %d: %s\n", r.Line, r.Cells[id])
+		}
+	}
+	return b.String()
 }
 
 func rwSection(s string) string {
@@ -311,7 +343,7 @@ func TestRealworldGoldens(t *testing.T) {
 	for _, c := range realworldCases(t) {
 		for _, cmd := range realworldCommands(c) {
 			t.Run(c+"/"+cmd.golden, func(t *testing.T) {
-				checkRealworldGolden(t, c, cmd.golden, runRealworld(t, c, cmd.args))
+				checkRealworldGolden(t, c, cmd.golden, runRealworld(t, c, cmd))
 			})
 		}
 	}
@@ -398,7 +430,7 @@ func TestRealworldListReadsEveryRow(t *testing.T) {
 
 // rwFixFlag skips the test while `validate --fix` does not exist, and tells
 // whether it takes a value (--fix=move).
-func rwFixFlag(t *testing.T) (takesValue bool) {
+func rwFixFlag(t testing.TB) (takesValue bool) {
 	t.Helper()
 	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}}
 	cmd, _, err := newRootCmd(f).Find([]string{"validate"})
@@ -478,8 +510,6 @@ func TestRealworldFixKeepsEveryCharacter(t *testing.T) {
 	if rwFixFlag(t) {
 		modes = append(modes, []string{"validate", "--fix=move"})
 	}
-	const matrixRel = ".agent/DEVELOPMENT_MATRIX.md"
-	readme := regexp.MustCompile(`^\.agent/tasks/[^/]+/README\.md$`)
 	for _, c := range realworldCases(t) {
 		for _, args := range modes {
 			t.Run(c+"/"+args[1], func(t *testing.T) {
@@ -487,27 +517,39 @@ func TestRealworldFixKeepsEveryCharacter(t *testing.T) {
 				before := rwTreeSnapshot(t, root)
 				runTask(t, root, cliOpts{}, args...)
 				after := rwTreeSnapshot(t, root)
-				have := rwRuneCounts(after[matrixRel])
-				for p, cur := range after {
-					if readme.MatchString(p) && cur != before[p] {
-						for r, n := range rwRuneCounts(cur) {
-							have[r] += n - rwRuneCounts(before[p])[r]
-						}
-					}
-				}
-				var lost []string
-				for r, n := range rwRuneCounts(before[matrixRel]) {
-					if have[r] < n {
-						lost = append(lost, string(r)+" ×"+rwItoa(n-have[r]))
-					}
-				}
-				sort.Strings(lost)
+				lost := rwLostCharacters(before, after)
 				if len(lost) > 0 {
 					t.Errorf("%s lost characters of the matrix: %v\n%s", strings.Join(args, " "), lost, rwTreeChanges(before, after))
 				}
 			})
 		}
 	}
+}
+
+var rwTaskReadme = regexp.MustCompile(`^\.agent/tasks/[^/]+/README\.md$`)
+
+// rwLostCharacters returns the non-space characters of the matrix in before
+// that are missing from after's matrix plus what after added to task READMEs,
+// as "c ×n", sorted.
+func rwLostCharacters(before, after map[string]string) []string {
+	const matrixRel = ".agent/DEVELOPMENT_MATRIX.md"
+	have := rwRuneCounts(after[matrixRel])
+	for p, cur := range after {
+		if rwTaskReadme.MatchString(p) && cur != before[p] {
+			old := rwRuneCounts(before[p])
+			for r, n := range rwRuneCounts(cur) {
+				have[r] += n - old[r]
+			}
+		}
+	}
+	var lost []string
+	for r, n := range rwRuneCounts(before[matrixRel]) {
+		if have[r] < n {
+			lost = append(lost, fmt.Sprintf("%q ×%d", r, n-have[r]))
+		}
+	}
+	sort.Strings(lost)
+	return lost
 }
 
 func rwRuneCounts(s string) map[rune]int {

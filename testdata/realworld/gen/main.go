@@ -53,7 +53,7 @@ func write(name string, m matrixFile) {
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
 // pad surrounds a cell value the way hands do: mostly one space, sometimes
-// none, two, or a tab-width run.
+// none, two or three, or a tab.
 func pad(r *rand.Rand, v string) string {
 	switch r.IntN(10) {
 	case 0:
@@ -62,6 +62,11 @@ func pad(r *rand.Rand, v string) string {
 		return "  " + v + "   "
 	case 2:
 		return " " + v + "  "
+	case 3:
+		if v != "" {
+			return "\t" + v + " "
+		}
+		return " "
 	default:
 		return " " + v + " "
 	}
@@ -307,7 +312,7 @@ Empty cells are written ` + "`-`" + ` (some older rows use an em dash).
 		}
 		b.WriteString("|" + strings.Join(cells, "|") + "|\n")
 	}
-	b.WriteString("\nQuestions → #fjord-dev on Slack.\n")
+	b.WriteString("\nQuestions → #fjord-dev on Slack.") // no final newline
 	return matrixFile{b.String(), ids}
 }
 
