@@ -383,6 +383,5 @@ Markers: ✅ or [x] = done, ~~struck~~ = dropped, nothing = open.
 		}
 	}
 	b.WriteString("\n_Last updated 2024-06-02 by hand._\n")
-	_ = count
 	return matrixFile{b.String(), nil}
 }
