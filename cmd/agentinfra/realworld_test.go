@@ -399,7 +399,8 @@ func TestRealworldListReadsEveryRow(t *testing.T) {
 			continue // no task table: see the legacy goldens
 		}
 		t.Run(c, func(t *testing.T) {
-			tasks, stderr := rwListIDs(t, realworldWorkspace(t, c))
+			root := realworldWorkspace(t, c)
+			tasks, stderr := rwListIDs(t, root)
 			got := rwTaskIDs(tasks)
 			var unread, silent []string
 			for _, id := range want {
@@ -417,11 +418,29 @@ func TestRealworldListReadsEveryRow(t *testing.T) {
 			if !slices.Equal(got, wantListed) {
 				t.Errorf("listed IDs\n%v\nwant (ids.txt, file order, minus the unread %v)\n%v", got, unread, wantListed)
 			}
+			var wantTODO []string
 			for _, tk := range tasks {
+				if tk.Status == "TODO" {
+					wantTODO = append(wantTODO, tk.ID)
+				}
+			}
+			code, out, errOut := runTask(t, root, cliOpts{}, "task", "list", "--status", "TODO", "--json")
+			var todo []matrix.Task
+			if err := json.Unmarshal([]byte(out), &todo); code != 0 || err != nil {
+				t.Fatalf("task list --status TODO --json: exit %d, %v, stderr %q", code, err, errOut)
+			}
+			if got := rwTaskIDs(todo); !slices.Equal(got, wantTODO) {
+				t.Errorf("task list --status TODO = %v, want the TODO rows of the full list %v", got, wantTODO)
+			}
+			for _, tk := range tasks {
+				// Every case writes an @ before each agent and words in each
+				// description: anything else is a neighbour's cell.
+				agentsOK := !slices.ContainsFunc(tk.Agents, func(a string) bool { return !strings.HasPrefix(a, "@") })
 				if !slices.Contains(matrix.Statuses, tk.Status) || tk.Created != "" && !rwDateCell.MatchString(tk.Created) ||
-					tk.Updated != "" && !rwDateCell.MatchString(tk.Updated) || strings.TrimSpace(tk.Description) == "" {
-					t.Errorf("task %s (line %d) looks like shifted cells: status %q, created %q, updated %q, description %q",
-						tk.ID, tk.Line, tk.Status, tk.Created, tk.Updated, tk.Description)
+					tk.Updated != "" && !rwDateCell.MatchString(tk.Updated) || !agentsOK ||
+					strings.TrimSpace(tk.Description) == "" || rwDateCell.MatchString(tk.Description) {
+					t.Errorf("task %s (line %d) looks like shifted cells (or a `-` read as a value): status %q, agents %q, description %q, created %q, updated %q",
+						tk.ID, tk.Line, tk.Status, tk.Agents, tk.Description, tk.Created, tk.Updated)
 				}
 			}
 		})
