@@ -20,6 +20,14 @@ bench:
 fuzz time="2m":
     go test ./matrix -run '^$' -fuzz '^FuzzParseWrite$' -fuzztime {{time}}
 
+# Fuzz: the matrix reader finds the task rows GitHub shows (default 30 s).
+fuzz-strict time="30s":
+    go test ./matrix -run '^$' -fuzz '^FuzzTolerantAgreesWithStrict$' -fuzztime {{time}}
+
+# Refresh the real-world corpus goldens (review the diff before committing).
+golden-realworld:
+    go test ./cmd/agentinfra -run 'TestRealworldGoldens' -update
+
 # gofmt and go vet.
 lint:
     test -z "$(gofmt -l $(git ls-files '*.go'))"
