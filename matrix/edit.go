@@ -330,7 +330,7 @@ func (d *Doc) AddTask(t Task) error {
 	}
 	tbl := d.tableFor(t.Priority)
 	if tbl == nil {
-		return fmt.Errorf("%w: the matrix has no task table (a table whose header has ID and Status columns); run `agentinfra init` or add the header:\n%s", ErrRefused, CanonicalHeader)
+		return d.RequireTaskTable() // a *NoTaskTableError: says how to convert an older file
 	}
 	// A value the table has no column for would be dropped: refuse instead.
 	given := []string{}

@@ -1,0 +1,294 @@
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Migration is what Migrate did (or, on a copy, would do).
+type Migration struct {
+	// Migrated is how many items became task rows; IDs are their new IDs,
+	// in file order.
+	Migrated int      `json:"migrated"`
+	IDs      []string `json:"ids"`
+	// TableLine is the header line of the new task table.
+	TableLine int `json:"table_line"`
+	// ItemTables are the header lines of the Item tables converted, in the
+	// file as it was.
+	ItemTables []int `json:"item_tables"`
+	Done       int   `json:"done"`
+	Todo       int   `json:"todo"`
+	// KeptColumns are the old columns carried over as extra columns because
+	// they hold more than done markers (e.g. Backlog notes).
+	KeptColumns []string `json:"kept_columns"`
+	// NoPriority counts the items that got no priority: an empty Priority
+	// cell under a heading that names none.
+	NoPriority int `json:"no_priority"`
+}
+
+// Migrate converts the older Item tables of d into one task table, in d; see
+// Doc.Migrate. It holds the matrix lock and replaces the file atomically;
+// nothing is written when it fails.
+func (s *Store) Migrate(ctx context.Context, now time.Time) (Migration, error) {
+	var m Migration
+	_, err := s.Modify(ctx, func(d *Doc) error {
+		var err error
+		m, err = d.Migrate(now)
+		return err
+	})
+	return m, err
+}
+
+// keptColumn is an old column that the task table keeps as an extra column.
+type keptColumn struct {
+	name string
+	key  string // lower-cased old name: the same column in every table
+}
+
+// Migrate converts every Item table of d (see itemTables) into ONE task
+// table with the canonical columns, written where the first Item table was;
+// the other Item tables are removed, and every other byte of the file (prose,
+// headings, legends) is kept. Each item gets a new ID, status DONE when a
+// marker says so (else TODO), a priority from its cell or else its section
+// heading, a difficulty through the legend, Description = Item — Description
+// (done markers stripped, every other character kept), Created = Updated =
+// today. Old columns that hold more than markers are kept as extra columns.
+//
+// Migrate refuses (ErrRefused, d unchanged) when d already has a task table,
+// has no Item table, or holds a value it cannot map or a row it cannot split.
+func (d *Doc) Migrate(now time.Time) (Migration, error) {
+	if d.HasTaskTable() {
+		return Migration{}, refusedf("%v: the matrix already has a task table (line %d); migrate converts only a file that has none, so nothing was written", ErrRefused, d.firstTaskTable().headerLine)
+	}
+	tables := d.itemTables()
+	if len(tables) == 0 {
+		return Migration{}, refusedf("%v: nothing to migrate: the matrix has no task table and no older-format Item table (a table whose header has an Item column, e.g. | Item | Priority | Difficulty | Backlog | Description |); add a task table with this header instead:\n%s", ErrRefused, strings.TrimSuffix(CanonicalHeader, "\n"))
+	}
+	diffLegend, priLegend := d.legends()
+	heads := d.headings()
+	type converted struct {
+		status, pri, diff, desc string
+		extra                   map[string]string // key → raw cell
+	}
+	var (
+		items    []converted
+		kept     []keptColumn
+		keptSet  = map[string]bool{}
+		problems []string
+		m        = Migration{IDs: []string{}, KeptColumns: []string{}}
+	)
+	for _, it := range tables {
+		m.ItemTables = append(m.ItemTables, it.tbl.headerLine)
+		section := ""
+		for _, h := range heads {
+			if h.off < it.start {
+				section = h.text
+			}
+		}
+		for _, r := range it.rows {
+			if r.extra > 0 {
+				problems = append(problems, fmt.Sprintf("line %d has %d cells but its header has %d (an unescaped | in a cell?); write a | inside a cell as \\|", r.line, len(r.cells), len(it.kinds)))
+				continue
+			}
+			if r.blank() {
+				continue
+			}
+			c := converted{extra: map[string]string{}}
+			state := noMarker
+			var title, desc, pri, status string
+			for i, kind := range it.kinds {
+				v := r.cells[i]
+				switch kind {
+				case itemCol:
+					t, s := itemTitle(v)
+					title, state = t, state.merge(s)
+				case itemDescription:
+					desc = v
+				case itemPriority:
+					pri = v
+				case itemDifficulty:
+					diff, ok := legacyDifficulty(v, diffLegend)
+					if !ok {
+						problems = append(problems, fmt.Sprintf("line %d: difficulty %q: not easy, med or hard, not in a Size legend, not a size code (S, M, L, XL)", r.line, v))
+					}
+					c.diff = diff
+				default: // Status, Backlog, Notes, ...
+					s, captured := markerCell(v)
+					if kind == itemStatus {
+						if st, err := NormalizeStatus(cleanValue(v)); err == nil {
+							status, captured = st, true
+						}
+					}
+					state = state.merge(s)
+					name := it.tbl.cols[i].name
+					key := strings.ToLower(name)
+					if !captured {
+						if !keptSet[key] {
+							keptSet[key] = true
+							kept = append(kept, keptColumn{name: name, key: key})
+						}
+					}
+					c.extra[key] = v
+				}
+			}
+			p, ok := legacyPriority(pri, section, priLegend)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("line %d: priority %q: not P1-P4, not in a Priority legend, not a word like critical, high, medium or low", r.line, pri))
+			}
+			c.pri = p
+			switch {
+			case status != "":
+				c.status = status
+			case state == markedDone:
+				c.status = "DONE"
+			default:
+				c.status = "TODO"
+			}
+			switch {
+			case title != "" && desc != "":
+				c.desc = title + " — " + desc
+			default:
+				c.desc = title + desc
+			}
+			items = append(items, c)
+		}
+	}
+	if n := len(problems); n > 0 {
+		const show = 20
+		more := ""
+		if len(problems) > show {
+			more = fmt.Sprintf("; and %d more", len(problems)-show)
+			problems = problems[:show]
+		}
+		return Migration{}, refusedf("%v: migrate cannot read %d item value(s), so nothing was written: %s%s; fix those cells (or add a legend row that says what they mean) and run migrate again", ErrRefused, n, strings.Join(problems, "; "), more)
+	}
+	cols := append([]string{}, CanonicalColumns...)
+	for _, k := range kept {
+		name := k.name
+		if CanonicalColumn(name) != "" {
+			name += " (old)" // e.g. a free-text Status: the task table has its own
+		}
+		cols = append(cols, name)
+		m.KeptColumns = append(m.KeptColumns, name)
+	}
+	used := map[string]bool{}
+	today := Today(now)
+	eol := tables[0].tbl.eol
+	var b strings.Builder
+	b.WriteString(tableLine(cols) + eol)
+	b.WriteString("|")
+	for _, c := range cols {
+		b.WriteString(strings.Repeat("-", utf8.RuneCountInString(c)+2) + "|")
+	}
+	for _, c := range items {
+		id, err := d.freshID(used)
+		if err != nil {
+			return Migration{}, err
+		}
+		m.IDs = append(m.IDs, id)
+		cells := []string{id, c.status, c.pri, c.diff, "", "", "", c.desc, today, today}
+		for _, k := range kept {
+			cells = append(cells, c.extra[k.key])
+		}
+		b.WriteString(eol + tableLine(cells))
+		if c.status == "DONE" {
+			m.Done++
+		} else {
+			m.Todo++
+		}
+		if c.pri == "" {
+			m.NoPriority++
+		}
+	}
+	m.Migrated = len(items)
+	m.TableLine = tables[0].tbl.headerLine
+	out := d.withoutTables(tables, b.String())
+	nd := Parse(out)
+	if got := len(nd.rows); !nd.HasTaskTable() || got != len(items) {
+		return Migration{}, refusedf("%v: the converted table reads back as %d rows, not %d; nothing was written (please report this with the file)", ErrRefused, got, len(items))
+	}
+	*d = *nd
+	return m, nil
+}
+
+// tableLine writes "| a | b |"; an empty cell is two spaces wide, as AddTask
+// writes it.
+func tableLine(cells []string) string { return "| " + strings.Join(cells, " | ") + " |" }
+
+// freshID is a new task ID from the matrix's generator, unused in d and not
+// in used (the IDs given to the rows being built), which it joins.
+func (d *Doc) freshID(used map[string]bool) (string, error) {
+	for range 64 {
+		id, err := d.newID()
+		if err != nil {
+			return "", err
+		}
+		if !used[id] {
+			used[id] = true
+			return id, nil
+		}
+	}
+	return "", refusedf("%v: 64 random task IDs in a row were taken; try again", ErrRefused)
+}
+
+// withoutTables returns d's bytes with the first of tables replaced by
+// table (its last line's ending kept) and the others removed, each with the
+// blank line after it when a blank line (or the file's start) precedes it,
+// so that no run of blank lines grows.
+func (d *Doc) withoutTables(tables []*itemTable, table string) []byte {
+	var b strings.Builder
+	b.Grow(len(d.src) + len(table))
+	pos := 0
+	for i, it := range tables {
+		b.WriteString(d.str[pos:it.start])
+		if i == 0 {
+			b.WriteString(table)
+			pos = it.end
+			continue
+		}
+		end := nextLineStart(d.src, it.end)
+		if blankBefore(d.src, it.start) {
+			if next := nextLineStart(d.src, end); end < len(d.src) && strings.TrimSpace(d.str[end:next]) == "" {
+				end = next
+			}
+		}
+		pos = end
+	}
+	b.WriteString(d.str[pos:])
+	return []byte(b.String())
+}
+
+// nextLineStart returns the start of the line after the one holding off.
+func nextLineStart(src []byte, off int) int {
+	for i := off; i < len(src); i++ {
+		if src[i] == '\n' {
+			return i + 1
+		}
+	}
+	return len(src)
+}
+
+// blankBefore reports whether the line before the one starting at off is
+// blank, or there is none.
+func blankBefore(src []byte, off int) bool {
+	if off == 0 {
+		return true
+	}
+	prevStart := off - 1
+	for prevStart > 0 && src[prevStart-1] != '\n' {
+		prevStart--
+	}
+	return strings.TrimSpace(string(src[prevStart:off])) == ""
+}
+
+func (d *Doc) firstTaskTable() *table {
+	for _, t := range d.tables {
+		if t.isTask {
+			return t
+		}
+	}
+	return nil
+}
