@@ -186,7 +186,7 @@ func difficultyWords(text string, codes bool) string {
 }
 
 var (
-	amountRe = regexp.MustCompile(`(?i)\b(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|few|couple(?: of)?)(?:\s*(?:-|–|to|or)\s*(\d+(?:\.\d+)?|two|three|four|five|six))?\s*(minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)\b`)
+	amountRe  = regexp.MustCompile(`(?i)\b(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|few|couple(?: of)?)(?:\s*(?:-|–|to|or)\s*(\d+(?:\.\d+)?|two|three|four|five|six))?\s*(minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)\b`)
 	halfDayRe = regexp.MustCompile(`(?i)\bhalf(?:\s+a|-a)?[\s-]+day\b`)
 	numWords  = map[string]float64{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3, "couple": 2, "couple of": 2}
 )

@@ -74,11 +74,12 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 		extra                   map[string]string // key → raw cell
 	}
 	var (
-		items    []converted
-		kept     []keptColumn
-		keptSet  = map[string]bool{}
-		problems []string
-		m        = Migration{IDs: []string{}, KeptColumns: []string{}}
+		items      []converted
+		candidates []keptColumn        // columns besides Item, Priority, ...: in header order
+		seenCol    = map[string]bool{} // by key
+		keep       = map[string]bool{} // by key: some cell holds more than markers
+		problems   []string
+		m          = Migration{IDs: []string{}, KeptColumns: []string{}}
 	)
 	for _, it := range tables {
 		m.ItemTables = append(m.ItemTables, it.tbl.headerLine)
@@ -125,12 +126,11 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 					state = state.merge(s)
 					name := it.tbl.cols[i].name
 					key := strings.ToLower(name)
-					if !captured {
-						if !keptSet[key] {
-							keptSet[key] = true
-							kept = append(kept, keptColumn{name: name, key: key})
-						}
+					if !seenCol[key] {
+						seenCol[key] = true
+						candidates = append(candidates, keptColumn{name: name, key: key})
 					}
+					keep[key] = keep[key] || !captured
 					c.extra[key] = v
 				}
 			}
@@ -164,6 +164,12 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 			problems = problems[:show]
 		}
 		return Migration{}, refusedf("%v: migrate cannot read %d item value(s), so nothing was written: %s%s; fix those cells (or add a legend row that says what they mean) and run migrate again", ErrRefused, n, strings.Join(problems, "; "), more)
+	}
+	var kept []keptColumn
+	for _, k := range candidates {
+		if keep[k.key] {
+			kept = append(kept, k)
+		}
 	}
 	cols := append([]string{}, CanonicalColumns...)
 	for _, k := range kept {
