@@ -36,6 +36,8 @@ func (d *Doc) NotFound(id string) error {
 	msg := fmt.Sprintf("%v: no task with ID %q", ErrNotFound, id)
 	if s := Suggest(id, d.IDs()); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
+	} else if nt := d.RequireTaskTable(); nt != nil {
+		msg += ": " + nt.Error() // no IDs at all, e.g. an older-format file
 	} else {
 		msg += "; run `agentinfra task list` to see the IDs"
 	}

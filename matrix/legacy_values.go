@@ -60,7 +60,13 @@ func cutMarker(s string, words bool) (markerState, string) {
 	if i := strings.IndexAny(s, " \t:"); i >= 0 {
 		word = s[:i]
 	}
-	rest := strings.TrimPrefix(strings.TrimLeft(s[len(word):], " \t"), ":")
+	rest := strings.TrimLeft(s[len(word):], " \t")
+	for _, sep := range []string{":", "—", "–", "- "} { // "DONE: x", "DONE — x"
+		if strings.HasPrefix(rest, sep) {
+			rest = rest[len(sep):]
+			break
+		}
+	}
 	if !words && len(word) < len(s) && s[len(word)] != ':' && s[len(word)] != ' ' {
 		return noMarker, s
 	}

@@ -443,6 +443,10 @@ func TestRequireTaskTable(t *testing.T) {
 	if err := Parse([]byte(CanonicalHeader)).RequireTaskTable(); err != nil {
 		t.Errorf("an empty task table: %v", err)
 	}
+	// An ID looked up in such a file is not found, and the message says why.
+	if _, err := Parse(src).Lookup("a1b2c3"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "older format, 154 items") {
+		t.Errorf("Lookup on an older-format file = %v", err)
+	}
 	// create says the same, and writes nothing.
 	d := Parse(src)
 	if _, err := d.CreateTask(Task{Description: "x"}, migrateNow); !errors.As(err, &nt) || nt.Items != 154 {
@@ -495,7 +499,7 @@ func TestLegacyValueRules(t *testing.T) {
 	}{
 		"✅ Fix it": {"Fix it", markedDone}, "Fix it ✅": {"Fix it", markedDone}, "~~Fix it~~": {"Fix it", markedDone},
 		"[x] Fix it": {"Fix it", markedDone}, "[ ] Fix it": {"Fix it", markedTodo}, "⬜ Fix it": {"Fix it", markedTodo},
-		"DONE: Fix it": {"Fix it", markedDone}, "TODO Fix it": {"Fix it", markedTodo}, "✔️ Fix it": {"Fix it", markedDone},
+		"DONE: Fix it": {"Fix it", markedDone}, "DONE — Fix it": {"Fix it", markedDone}, "TODO - Fix it": {"Fix it", markedTodo}, "DONE -x": {"-x", markedDone}, "TODO Fix it": {"Fix it", markedTodo}, "✔️ Fix it": {"Fix it", markedDone},
 		"Done button styling": {"Done button styling", noMarker}, "Fix ~~old~~ new": {"Fix ~~old~~ new", noMarker},
 		"~~a~~ and ~~b~~": {"~~a~~ and ~~b~~", noMarker}, "✅ ~~Fix it~~": {"Fix it", markedDone}, "Xylophone": {"Xylophone", noMarker},
 	} {

@@ -59,6 +59,7 @@ func TestCLIOldFormatSaysNoTaskTable(t *testing.T) {
 	for _, args := range [][]string{
 		{"task", "list"}, {"task", "list", "--status", "TODO"}, {"task", "list", "--json"},
 		{"task", "create", "--description", "New thing", "--mode", "coder"},
+		{"task", "show", "a1b2c3"}, {"task", "update", "a1b2c3", "--status", "DONE"},
 	} {
 		code, out, errOut := runTask(t, root, cliOpts{}, args...)
 		if code != 1 || out != "" {
