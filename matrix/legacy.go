@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -151,8 +152,13 @@ func (d *Doc) itemTables() []*itemTable {
 		}
 		kinds := make([]int, len(t.cols))
 		hasItem, known := false, false
+		taken := map[int]bool{}
 		for i, c := range t.cols {
 			kinds[i] = itemColumnKind(c.name)
+			if kinds[i] != itemExtra && taken[kinds[i]] {
+				kinds[i] = itemExtra // a second Description (say): kept whole as an extra column
+			}
+			taken[kinds[i]] = true
 			hasItem = hasItem || kinds[i] == itemCol
 			known = known || kinds[i] == itemPriority || kinds[i] == itemDifficulty || kinds[i] == itemDescription ||
 				strings.EqualFold(cleanValue(c.name), "backlog")
@@ -270,8 +276,8 @@ func (d *Doc) legends() (difficulty, priority map[string]string) {
 		default:
 			continue
 		}
-		if itemColumnKind(t.cols[1].name) == itemCol {
-			continue // an Item table whose first column is Priority
+		if slices.ContainsFunc(t.cols, func(c column) bool { return itemColumnKind(c.name) == itemCol }) {
+			continue // an Item table, not a legend
 		}
 		meaning := 1
 		for i, c := range t.cols {

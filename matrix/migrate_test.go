@@ -311,6 +311,14 @@ func TestMigrateSmallFiles(t *testing.T) {
 			m: "3 [Status (old) Notes] 0",
 		},
 		{
+			name: "a second column of one kind (Details after Description) is kept whole",
+			src:  "| Priority | Item | Description | Details |\n|---|---|---|---|\n| P2 | Ship | short | long text |\n",
+			want: "| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated | Details |\n" +
+				"|----|--------|-----|------|------|--------|--------|-------------|---------|---------|---------|\n" +
+				"| 100001 | TODO | P2 |  |  |  |  | Ship — short | 2026-11-23 | 2026-11-23 | long text |\n",
+			m: "1 [Details] 0",
+		},
+		{
 			name: "legend by words and by time, P0 heading, no final newline",
 			src: "| Effort | Means |\n|---|---|\n| A | a few hours |\n| B | 4-6 hours |\n| C | quick fix |\n| D | 1 or 2 days |\n\n" +
 				"### P0 fires\n| Item | Difficulty | Backlog |\n|---|---|---|\n| one | A | [x] |\n| two | B | ⬜ |\n| three | C | |\n| four | D | ✔️ |",
