@@ -42,12 +42,6 @@ func (s *Store) Migrate(ctx context.Context, now time.Time) (Migration, error) {
 	return m, err
 }
 
-// keptColumn is an old column that the task table keeps as an extra column.
-type keptColumn struct {
-	name string
-	key  string // lower-cased old name: the same column in every table
-}
-
 // Migrate converts every Item table of d (see itemTables) into ONE task
 // table with the canonical columns, written where the first Item table was;
 // the other Item tables are removed, and every other byte of the file (prose,
@@ -67,118 +61,27 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 	if len(tables) == 0 {
 		return Migration{}, refusedf("%v: nothing to migrate: the matrix has no task table and no older-format Item table (a table whose header has an Item column, e.g. | Item | Priority | Difficulty | Backlog | Description |); add a task table with this header instead:\n%s", ErrRefused, strings.TrimSuffix(CanonicalHeader, "\n"))
 	}
-	diffLegend, priLegend := d.legends()
-	heads := d.headings()
-	type converted struct {
-		status, pri, diff, desc string
-		extra                   map[string]string // key → raw cell
-	}
-	var (
-		items      []converted
-		candidates []keptColumn        // columns besides Item, Priority, ...: in header order
-		seenCol    = map[string]bool{} // by key
-		keep       = map[string]bool{} // by key: some cell holds more than markers
-		problems   []string
-		m          = Migration{IDs: []string{}, KeptColumns: []string{}}
-	)
+	conv := converter{heads: d.headings(), seen: map[string]bool{}, keep: map[string]bool{}}
+	conv.diffLegend, conv.priLegend = d.legends()
+	m := Migration{IDs: []string{}, KeptColumns: []string{}}
+	var items []convertedItem
 	for _, it := range tables {
 		m.ItemTables = append(m.ItemTables, it.tbl.headerLine)
-		section := ""
-		for _, h := range heads {
-			if h.off < it.start {
-				section = h.text
-			}
-		}
-		for _, r := range it.rows {
-			if r.extra > 0 {
-				problems = append(problems, fmt.Sprintf("line %d has %d cells but its header has %d (an unescaped | in a cell?); write a | inside a cell as \\|", r.line, len(r.cells), len(it.kinds)))
-				continue
-			}
-			if r.blank() {
-				continue
-			}
-			c := converted{extra: map[string]string{}}
-			state := noMarker
-			var title, desc, pri, status string
-			for i, kind := range it.kinds {
-				v := r.cells[i]
-				switch kind {
-				case itemCol:
-					t, s := itemTitle(v)
-					title, state = t, state.merge(s)
-				case itemDescription:
-					desc = v
-				case itemPriority:
-					pri = v
-				case itemDifficulty:
-					diff, ok := legacyDifficulty(v, diffLegend)
-					if !ok {
-						problems = append(problems, fmt.Sprintf("line %d: difficulty %q: not easy, med or hard, not in a Size legend, not a size code (S, M, L, XL)", r.line, v))
-					}
-					c.diff = diff
-				default: // Status, Backlog, Notes, ...
-					s, captured := markerCell(v)
-					if kind == itemStatus {
-						if st, err := NormalizeStatus(cleanValue(v)); err == nil {
-							status, captured = st, true
-						}
-					}
-					state = state.merge(s)
-					name := it.tbl.cols[i].name
-					key := strings.ToLower(name)
-					if !seenCol[key] {
-						seenCol[key] = true
-						candidates = append(candidates, keptColumn{name: name, key: key})
-					}
-					keep[key] = keep[key] || !captured
-					c.extra[key] = v
-				}
-			}
-			p, ok := legacyPriority(pri, section, priLegend)
-			if !ok {
-				problems = append(problems, fmt.Sprintf("line %d: priority %q: not P1-P4, not in a Priority legend, not a word like critical, high, medium or low", r.line, pri))
-			}
-			c.pri = p
-			switch {
-			case status != "":
-				c.status = status
-			case state == markedDone:
-				c.status = "DONE"
-			default:
-				c.status = "TODO"
-			}
-			switch {
-			case title != "" && desc != "":
-				c.desc = title + " — " + desc
-			default:
-				c.desc = title + desc
-			}
-			items = append(items, c)
-		}
+		items = append(items, conv.table(it)...)
 	}
-	if n := len(problems); n > 0 {
+	if n := len(conv.problems); n > 0 {
 		const show = 20
-		more := ""
-		if len(problems) > show {
-			more = fmt.Sprintf("; and %d more", len(problems)-show)
-			problems = problems[:show]
+		shown, more := conv.problems, ""
+		if n > show {
+			shown, more = shown[:show], fmt.Sprintf("; and %d more", n-show)
 		}
-		return Migration{}, refusedf("%v: migrate cannot read %d item value(s), so nothing was written: %s%s; fix those cells (or add a legend row that says what they mean) and run migrate again", ErrRefused, n, strings.Join(problems, "; "), more)
+		return Migration{}, refusedf("%v: migrate cannot read %d item value(s), so nothing was written: %s%s; fix those cells (or add a legend row that says what they mean) and run migrate again", ErrRefused, n, strings.Join(shown, "; "), more)
 	}
-	var kept []keptColumn
-	for _, k := range candidates {
-		if keep[k.key] {
-			kept = append(kept, k)
-		}
-	}
+	kept := conv.keptColumns()
 	cols := append([]string{}, CanonicalColumns...)
 	for _, k := range kept {
-		name := k.name
-		if CanonicalColumn(name) != "" {
-			name += " (old)" // e.g. a free-text Status: the task table has its own
-		}
-		cols = append(cols, name)
-		m.KeptColumns = append(m.KeptColumns, name)
+		cols = append(cols, k.header)
+		m.KeptColumns = append(m.KeptColumns, k.header)
 	}
 	used := map[string]bool{}
 	today := Today(now)
@@ -195,7 +98,11 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 			return Migration{}, err
 		}
 		m.IDs = append(m.IDs, id)
-		cells := []string{id, c.status, c.pri, c.diff, "", "", "", c.desc, today, today}
+		vals := map[string]string{ColID: id, ColStatus: c.status, ColPri: c.pri, ColDiff: c.diff, ColDescription: c.desc, ColCreated: today, ColUpdated: today}
+		cells := make([]string, 0, len(cols))
+		for _, col := range CanonicalColumns {
+			cells = append(cells, vals[col])
+		}
 		for _, k := range kept {
 			cells = append(cells, c.extra[k.key])
 		}
@@ -213,8 +120,8 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 	m.TableLine = tables[0].tbl.headerLine
 	out := d.withoutTables(tables, b.String())
 	nd := Parse(out)
-	if got := len(nd.rows); !nd.HasTaskTable() || got != len(items) {
-		return Migration{}, refusedf("%v: the converted table reads back as %d rows, not %d; nothing was written (please report this with the file)", ErrRefused, got, len(items))
+	if got := len(nd.rows); !nd.HasTaskTable() || got != len(items) || countErrors(nd.diags) > countErrors(d.diags) {
+		return Migration{}, refusedf("%v: the converted table reads back as %d rows, not %d, or with errors; nothing was written (please report this with the file)", ErrRefused, got, len(items))
 	}
 	*d = *nd
 	return m, nil
@@ -297,4 +204,123 @@ func (d *Doc) firstTaskTable() *table {
 		}
 	}
 	return nil
+}
+
+// convertedItem is an item as its task row will hold it; cells are raw text.
+type convertedItem struct {
+	status, pri, diff, desc string
+	extra                   map[string]string // old column key → cell
+}
+
+// oldColumn is a column of the Item tables besides Item, Priority,
+// Difficulty and Description (Backlog, Notes, ...), which the task table
+// keeps as an extra column if any of its cells holds more than markers.
+type oldColumn struct {
+	key    string // lower-cased old name: the same column in every table
+	header string // its name in the task table
+}
+
+// converter turns the rows of Item tables into task rows, collecting the
+// cells it cannot read and the old columns to keep.
+type converter struct {
+	heads                 []heading
+	diffLegend, priLegend map[string]string
+	columns               []oldColumn     // in the order the headers name them
+	seen                  map[string]bool // by key
+	keep                  map[string]bool // by key
+	problems              []string
+}
+
+// table converts the rows of one Item table (blank rows hold no item).
+func (c *converter) table(it *itemTable) []convertedItem {
+	section := ""
+	for _, h := range c.heads {
+		if h.off < it.start {
+			section = h.text // the nearest heading above the table
+		}
+	}
+	var out []convertedItem
+	for _, r := range it.rows {
+		if r.extra > 0 {
+			c.problems = append(c.problems, fmt.Sprintf("line %d has %d cells but its header has %d (an unescaped | in a cell?); write a | inside a cell as \\|", r.line, len(r.cells), len(it.kinds)))
+			continue
+		}
+		if !r.blank() {
+			out = append(out, c.row(it, r, section))
+		}
+	}
+	return out
+}
+
+func (c *converter) row(it *itemTable, r itemRow, section string) convertedItem {
+	item := convertedItem{extra: map[string]string{}}
+	state := noMarker
+	var title, desc, pri, status string
+	for i, kind := range it.kinds {
+		v := r.cells[i]
+		switch kind {
+		case itemCol:
+			t, s := itemTitle(v)
+			title, state = t, state.merge(s)
+		case itemDescription:
+			desc = v
+		case itemPriority:
+			pri = v
+		case itemDifficulty:
+			diff, ok := legacyDifficulty(v, c.diffLegend)
+			if !ok {
+				c.problems = append(c.problems, fmt.Sprintf("line %d: difficulty %q: not easy, med or hard, not in a Size legend, not a size code (S, M, L, XL)", r.line, v))
+			}
+			item.diff = diff
+		default: // Status, Backlog, Notes, ...
+			s, captured := markerCell(v)
+			if kind == itemStatus {
+				if st, err := NormalizeStatus(cleanValue(v)); err == nil {
+					status, captured = st, true
+				}
+			}
+			state = state.merge(s)
+			name := it.tbl.cols[i].name
+			key := strings.ToLower(name)
+			if !c.seen[key] {
+				c.seen[key] = true
+				header := name
+				if CanonicalColumn(name) != "" {
+					header += " (old)" // e.g. a free-text Status: the task table has its own
+				}
+				c.columns = append(c.columns, oldColumn{key: key, header: header})
+			}
+			c.keep[key] = c.keep[key] || !captured
+			item.extra[key] = v
+		}
+	}
+	p, ok := legacyPriority(pri, section, c.priLegend)
+	if !ok {
+		c.problems = append(c.problems, fmt.Sprintf("line %d: priority %q: not P1-P4, not in a Priority legend, not a word like critical, high, medium or low", r.line, pri))
+	}
+	item.pri = p
+	switch {
+	case status != "":
+		item.status = status
+	case state == markedDone:
+		item.status = "DONE"
+	default:
+		item.status = "TODO"
+	}
+	item.desc = title + desc
+	if title != "" && desc != "" {
+		item.desc = title + " — " + desc
+	}
+	return item
+}
+
+// keptColumns are the old columns some cell of which holds more than markers.
+func (c *converter) keptColumns() []oldColumn {
+	var out []oldColumn
+	for _, col := range c.columns {
+		if c.keep[col.key] {
+			out = append(out, col)
+		}
+	}
+	return out
 }
