@@ -229,6 +229,19 @@ type converter struct {
 	seen                  map[string]bool // by key
 	keep                  map[string]bool // by key
 	problems              []string
+	sectionDone           bool // the current table is under a "## Done" heading
+}
+
+// sectionSaysDone reports whether a heading files its items as done
+// ("## Done", "## ✅ Completed", "## Shipped in 2025").
+func sectionSaysDone(heading string) bool {
+	if firstWordMatch(heading, []string{"open"}, []string{"not", "open", "todo", "pending", "undone"}) != "" {
+		return false // "Not done yet"
+	}
+	if strings.ContainsAny(heading, "✅✔☑") {
+		return true
+	}
+	return firstWordMatch(heading, []string{"done"}, []string{"done", "completed", "complete", "finished", "shipped", "closed"}) != ""
 }
 
 // table converts the rows of one Item table (blank rows hold no item).
@@ -239,6 +252,7 @@ func (c *converter) table(it *itemTable) []convertedItem {
 			section = h.text // the nearest heading above the table
 		}
 	}
+	c.sectionDone = sectionSaysDone(section)
 	var out []convertedItem
 	for _, r := range it.rows {
 		if r.extra > 0 {
@@ -255,6 +269,9 @@ func (c *converter) table(it *itemTable) []convertedItem {
 func (c *converter) row(it *itemTable, r itemRow, section string) convertedItem {
 	item := convertedItem{extra: map[string]string{}}
 	state := noMarker
+	if c.sectionDone {
+		state = markedDone
+	}
 	var title, desc, pri, status string
 	for i, kind := range it.kinds {
 		v := r.cells[i]

@@ -319,6 +319,15 @@ func TestMigrateSmallFiles(t *testing.T) {
 			m: "1 [Details] 0",
 		},
 		{
+			name: "items under a Done heading are done",
+			src:  "## ✅ Completed (P2)\n\n| Item | Difficulty |\n|---|---|\n| Old work | S |\n\n## Next\n\n| Item | Difficulty |\n|---|---|\n| New work | M |\n",
+			want: "## ✅ Completed (P2)\n\n| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |\n" +
+				"|----|--------|-----|------|------|--------|--------|-------------|---------|---------|\n" +
+				"| 100001 | DONE | P2 | easy |  |  |  | Old work | 2026-11-23 | 2026-11-23 |\n" +
+				"| 100002 | TODO |  | med |  |  |  | New work | 2026-11-23 | 2026-11-23 |\n\n## Next\n\n",
+			m: "2 [] 1",
+		},
+		{
 			name: "legend by words and by time, P0 heading, no final newline",
 			src: "| Effort | Means |\n|---|---|\n| A | a few hours |\n| B | 4-6 hours |\n| C | quick fix |\n| D | 1 or 2 days |\n\n" +
 				"### P0 fires\n| Item | Difficulty | Backlog |\n|---|---|---|\n| one | A | [x] |\n| two | B | ⬜ |\n| three | C | |\n| four | D | ✔️ |",
@@ -513,6 +522,11 @@ func TestLegacyValueRules(t *testing.T) {
 	} {
 		if title, state := itemTitle(raw); title != want.title || state != want.state {
 			t.Errorf("itemTitle(%q) = %q, %d; want %q, %d", raw, title, state, want.title, want.state)
+		}
+	}
+	for heading, want := range map[string]bool{"Done": true, "✅ Completed": true, "Shipped in 2025": true, "P1 — Critical": false, "Not done yet": false, "Backlog": false, "Open ✅ items": false} {
+		if got := sectionSaysDone(heading); got != want {
+			t.Errorf("sectionSaysDone(%q) = %v", heading, got)
 		}
 	}
 	for raw, want := range map[string]struct {

@@ -36,7 +36,8 @@ removed; every other byte of the file (prose, headings, legend tables, code bloc
 is kept. Each item gets:
   ID           a new random ID
   Status       DONE when the Item or another cell is marked done (✅ ✔ [x] DONE done x,
-               or the Item struck through ~~like this~~), else TODO
+               or the Item struck through ~~like this~~, or the table is under a
+               heading such as ## Done or ## ✅ Completed), else TODO
   Pri          the Priority cell, else the section heading above the table (## P1,
                ## High priority); P0 reads as P1; critical P1, high P2, medium P3, low P4
   Diff         the Difficulty cell through the file's Size legend (by its words, or the
