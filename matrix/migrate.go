@@ -33,8 +33,17 @@ type Migration struct {
 // Doc.Migrate. It holds the matrix lock and replaces the file atomically;
 // nothing is written when it fails.
 func (s *Store) Migrate(ctx context.Context, now time.Time) (Migration, error) {
+	// Refuse before locking: the lock file appears with the first write, and
+	// a refused migrate must leave the folder as it was.
+	d, err := s.Load(ctx)
+	if err != nil {
+		return Migration{}, err
+	}
+	if _, err := d.Migrate(now); err != nil {
+		return Migration{}, err
+	}
 	var m Migration
-	_, err := s.Modify(ctx, func(d *Doc) error {
+	_, err = s.Modify(ctx, func(d *Doc) error {
 		var err error
 		m, err = d.Migrate(now)
 		return err

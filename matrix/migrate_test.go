@@ -392,6 +392,17 @@ func TestMigrateRefusesAndChangesNothing(t *testing.T) {
 func TestStoreMigrate(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "DEVELOPMENT_MATRIX.md")
+	// A refusal leaves the folder as it was: not even a lock file.
+	bad := "| Item | Priority |\n|---|---|\n| a | soonish |\n"
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewStore(path).Migrate(context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
+		t.Fatalf("Migrate of an unreadable priority = %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a refused migrate left %d entries in the folder", len(entries))
+	}
 	src := "## P2\n\n| Item | Priority | Difficulty | Backlog | Description |\n|---|---|---|---|---|\n| a | | S | ✅ | first |\n| b | | M | | second |\n"
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
