@@ -37,7 +37,7 @@ const migrateAdvice = "run `agentinfra migrate --dry-run` to see the conversion,
 // convert, the header to copy on the lines after it.
 func (e *NoTaskTableError) Error() string {
 	msg := e.Explain(migrateAdvice)
-	if e.Items == 0 {
+	if e.ItemTables == 0 {
 		msg += ":\n" + strings.TrimSuffix(CanonicalHeader, "\n")
 	}
 	return msg
@@ -48,7 +48,7 @@ func (e *NoTaskTableError) Error() string {
 // adapter that cannot run commands (MCP) can say it its own way.
 func (e *NoTaskTableError) Explain(convert string) string {
 	msg := "the matrix has no task table (a table whose header has ID and Status columns)"
-	if e.Items > 0 {
+	if e.ItemTables > 0 {
 		return msg + fmt.Sprintf("; it looks like the older format, %d items in %d `| Item | Priority | ... |` %s with no ID or Status column: to convert %s into one task table, %s",
 			e.Items, e.ItemTables, plural(e.ItemTables, "table", "tables"), plural(e.ItemTables, "it", "them"), convert)
 	}
