@@ -36,6 +36,8 @@ func (d *Doc) NotFound(id string) error {
 	msg := fmt.Sprintf("%v: no task with ID %q", ErrNotFound, id)
 	if s := Suggest(id, d.IDs()); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
+	} else if nt := d.RequireTaskTable(); nt != nil {
+		msg += ": " + nt.Error() // no IDs at all, e.g. an older-format file
 	} else {
 		msg += "; run `agentinfra task list` to see the IDs"
 	}
@@ -328,7 +330,7 @@ func (d *Doc) AddTask(t Task) error {
 	}
 	tbl := d.tableFor(t.Priority)
 	if tbl == nil {
-		return fmt.Errorf("%w: the matrix has no task table (a table whose header has ID and Status columns); run `agentinfra init` or add the header:\n%s", ErrRefused, CanonicalHeader)
+		return d.RequireTaskTable() // a *NoTaskTableError: says how to convert an older file
 	}
 	// A value the table has no column for would be dropped: refuse instead.
 	given := []string{}

@@ -14,9 +14,8 @@ import (
 // IN_PROGRESS or REVIEW tasks with no folder. file is the name to print.
 func Validate(ws *workspace.Workspace, d *Doc, file string, getenv func(string) string) []Diagnostic {
 	out := d.Diagnostics()
-	if !d.HasTaskTable() {
-		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning,
-			Message: "no task table found (a table whose header has ID and Status columns); add one, e.g. with `agentinfra init`"})
+	if err, ok := d.RequireTaskTable().(*NoTaskTableError); ok {
+		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning, Message: err.Explain(migrateAdvice)})
 	}
 	if ws != nil {
 		out = append(out, workspaceWarnings(ws, d, getenv)...)

@@ -80,7 +80,7 @@ func TestValidateWorkspaceWarnings(t *testing.T) {
 
 func TestValidateWarnsWithoutTaskTable(t *testing.T) {
 	got := Validate(nil, Parse([]byte("# Notes\n\n| Term | Meaning |\n|---|---|\n| P1 | urgent |\n")), "m.md", nil)
-	if len(got) != 1 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].String(), "m.md:1:1: warning: no task table found") {
+	if len(got) != 1 || got[0].Severity != SeverityWarning || !strings.Contains(got[0].String(), "m.md:1:1: warning: the matrix has no task table") {
 		t.Fatalf("diagnostics = %v; want one warning that there is no task table", got)
 	}
 	if got := Validate(nil, Parse([]byte(CanonicalHeader)), "m.md", nil); len(got) != 0 {

@@ -162,6 +162,15 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	if err != nil {
 		return out, "", err
 	}
+	if len(tasks) == 0 {
+		d, err := s.cache.Get(ctx)
+		if err != nil {
+			return out, "", err
+		}
+		if err := d.RequireTaskTable(); err != nil {
+			return out, "", noTaskTable(err) // not an empty list
+		}
+	}
 	all := q.Apply(tasks)
 	out.Total = len(all)
 	if limit > 0 && len(all) > limit {
@@ -223,7 +232,7 @@ func (s *Server) taskCreate(ctx context.Context, in TaskInput, out TaskOutput) (
 	}
 	t, dir, err := scaffold.CreateTask(ctx, s.ws, o, s.opts.Now())
 	if err != nil {
-		return out, "", err
+		return out, "", noTaskTable(err)
 	}
 	out.Task, out.Dir = &t, s.rel(dir)
 	return out, fmt.Sprintf("created task %s (%s) in %s\n", t.ID, t.Description, out.Dir), nil

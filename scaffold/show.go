@@ -13,7 +13,8 @@ import (
 )
 
 // ListTasks reads the matrix and returns the tasks q selects (q is
-// normalized first: refused values wrap matrix.ErrInvalid). It takes no
+// normalized first: refused values wrap matrix.ErrInvalid). A matrix with no
+// task table is a *matrix.NoTaskTableError, not an empty list. It takes no
 // lock; the store's atomic writes mean it never sees a torn file.
 func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, error) {
 	vocab, err := matrix.LoadVocabulary(ws)
@@ -28,7 +29,15 @@ func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]
 	if err != nil {
 		return nil, err
 	}
-	return nq.SelectWith(src, vocab), nil
+	tasks := nq.SelectWith(src, vocab)
+	if len(tasks) == 0 {
+		// No match, or no task table at all: the second must not read as
+		// an empty list (an older-format file would look empty).
+		if err := matrix.ParseWith(src, vocab).RequireTaskTable(); err != nil {
+			return nil, err
+		}
+	}
+	return tasks, nil
 }
 
 // TaskInfo is a task's row with its folder and README.

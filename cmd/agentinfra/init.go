@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/scaffold"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -22,7 +24,11 @@ current folder) with DEVELOPMENT_MATRIX.md, tasks/, archive/, skills/, agents/ h
 starter modes (coder, reviewer, oracle, explorer) and templates/unified_task.md.
 
 It never overwrites a file that exists, so it is safe to run again: it creates only
-what is missing and lists what it created.`,
+what is missing and lists what it created.
+
+An existing matrix with no task table (a table whose header has ID and Status
+columns) is not ready: init says so, and what to run, and exits 1. A matrix in the
+older Item format is converted with 'agentinfra migrate'.`,
 		Example: `  agentinfra init
   agentinfra init --root ~/src/myrepo
   agentinfra init --json`,
@@ -40,22 +46,41 @@ what is missing and lists what it created.`,
 				return err
 			}
 			created, err := scaffold.Init(cmd.Context(), ws.Root)
+			var notReady error // the matrix init found has no task table
+			if err == nil {
+				notReady = unusableMatrix(ws.MatrixPath())
+			}
 			if asJSON {
 				if err != nil {
 					return err
 				}
 				enc := json.NewEncoder(f.IO.Out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
+				out := struct {
 					Root    string   `json:"root"`
 					Created []string `json:"created"`
-				}{ws.Root, created})
+					Ready   bool     `json:"ready"`
+					Problem string   `json:"problem,omitempty"`
+				}{Root: ws.Root, Created: created, Ready: notReady == nil}
+				if notReady != nil {
+					out.Problem = notReady.Error()
+				}
+				if err := enc.Encode(out); err != nil {
+					return err
+				}
+				if notReady != nil {
+					return &exitError{code: 1}
+				}
+				return nil
 			}
 			for _, c := range created {
 				fmt.Fprintln(f.IO.Out, "created", c)
 			}
 			if err != nil {
 				return err
+			}
+			if notReady != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("the workspace in %s is not ready: .agent/DEVELOPMENT_MATRIX.md exists and init never overwrites it, but %v", ws.Root, notReady)}
 			}
 			if len(created) == 0 {
 				fmt.Fprintf(f.IO.Out, "nothing to do: %s/.agent is complete\n", ws.Root)
@@ -67,4 +92,14 @@ what is missing and lists what it created.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {root, created} as JSON")
 	return cmd
+}
+
+// unusableMatrix returns why the matrix at path cannot be used for tasks (a
+// *matrix.NoTaskTableError), or nil.
+func unusableMatrix(path string) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read matrix: %w", err)
+	}
+	return matrix.Parse(src).RequireTaskTable()
 }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/internal/textdiff"
+	"github.com/agentinfra/agentinfra/matrix"
+)
+
+func init() { registerCommand(newCmdMigrate) }
+
+// migrateOutput is the --json shape of migrate.
+type migrateOutput struct {
+	File   string `json:"file"`
+	DryRun bool   `json:"dry_run"`
+	matrix.Migration
+	// Diff is the unified diff of the change (--dry-run only).
+	Diff string `json:"diff,omitempty"`
+}
+
+func newCmdMigrate(f *Factory) *cobra.Command {
+	var dryRun, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "migrate [--dry-run] [--json]",
+		Short: "Convert an older matrix (Item tables, no IDs) into one task table",
+		Long: `migrate converts a matrix in the older hand-written format — legend tables, then one
+table per priority section headed | Item | Priority | Difficulty | Backlog | Description |
+with no ID or Status column — into ONE task table with the canonical columns
+(ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated).
+
+The task table takes the place of the first Item table; the other Item tables are
+removed; every other byte of the file (prose, headings, legend tables, code blocks)
+is kept. Each item gets:
+  ID           a new random ID
+  Status       DONE when the Item or another cell is marked done (✅ ✔ [x] DONE done x,
+               or the Item struck through ~~like this~~, or the table is under a
+               heading such as ## Done or ## ✅ Completed), else TODO
+  Pri          the Priority cell, else the section heading above the table (## P1,
+               ## High priority); P0 reads as P1; critical P1, high P2, medium P3, low P4
+  Diff         the Difficulty cell through the file's Size legend (by its words, or the
+               time it names: under 4 hours easy, under a day med, more hard), else
+               S easy, M med, L and XL hard
+  Description  Item — Description, the done markers stripped and nothing else
+  Created, Updated  today
+A column such as Backlog is kept as an extra column when any of its cells holds more
+than a done marker. See docs/matrix-format.md.
+
+It refuses, writing nothing, when the matrix already has a task table, has no Item
+table, or holds a value it cannot map (the message lists them). It writes under the
+matrix lock with an atomic replace. --dry-run prints the change as a unified diff and
+writes nothing.`,
+		Example: `  agentinfra migrate --dry-run          # see the change first
+  agentinfra migrate --dry-run | less
+  agentinfra migrate                    # convert; then check it:
+  agentinfra validate && agentinfra task list --status TODO
+  agentinfra migrate --json             # {file, migrated, ids, table_line, ...}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			store := matrix.NewStore(ws.MatrixPath())
+			out := migrateOutput{File: rel(ws, ws.MatrixPath()), DryRun: dryRun}
+			if dryRun {
+				// A dry run takes no lock: like any reader, it sees the old or
+				// the new file whole.
+				d, err := store.Load(cmd.Context())
+				if err != nil {
+					return err
+				}
+				old := string(d.Bytes())
+				if out.Migration, err = d.Migrate(f.Now()); err != nil {
+					return err
+				}
+				if out.Diff, err = textdiff.Diff(out.File, old, string(d.Bytes())); err != nil {
+					return err
+				}
+			} else if out.Migration, err = store.Migrate(cmd.Context(), f.Now()); err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(f.IO.Out, out)
+			}
+			if dryRun {
+				fmt.Fprint(f.IO.Out, out.Diff)
+				fmt.Fprintf(f.IO.ErrOut, "dry run: would %s; nothing was written\nrun `agentinfra migrate` to write it\n", summarizeMigration(out))
+				return nil
+			}
+			fmt.Fprintf(f.IO.Out, "%s\nnext: agentinfra validate; agentinfra task list\n", summarizeMigration(out))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the change as a unified diff and write nothing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {file, dry_run, migrated, ids, table_line, item_tables, done, todo, kept_columns, no_priority, diff} as JSON")
+	return cmd
+}
+
+// summarizeMigration says what migrate did, or would do, in one sentence
+// ("migrated ..." / "would migrate ..." after the caller's prefix).
+func summarizeMigration(o migrateOutput) string {
+	m := o.Migration
+	verb := "migrated"
+	if o.DryRun {
+		verb = "migrate"
+	}
+	s := fmt.Sprintf("%s %d items (%d DONE, %d TODO) from %d Item %s into one task table at line %d of %s",
+		verb, m.Migrated, m.Done, m.Todo, len(m.ItemTables), pluralWord(len(m.ItemTables), "table", "tables"), m.TableLine, o.File)
+	if len(m.KeptColumns) > 0 {
+		s += fmt.Sprintf("; kept %s as extra %s", strings.Join(m.KeptColumns, ", "), pluralWord(len(m.KeptColumns), "column", "columns"))
+	}
+	if m.NoPriority > 0 {
+		s += fmt.Sprintf("; %d %s no priority (no Priority cell, no priority in the section heading)", m.NoPriority, pluralWord(m.NoPriority, "item has", "items have"))
+	}
+	return s
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
