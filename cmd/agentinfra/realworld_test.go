@@ -217,7 +217,10 @@ func rwTreeChanges(before, after map[string]string) string {
 	return b.String()
 }
 
-var rwNewHexID = regexp.MustCompile(`^[0-9a-f]{6}$`)
+var (
+	rwNewHexID = regexp.MustCompile(`^[0-9a-f]{6}$`)
+	rwRowHexID = regexp.MustCompile(`\| ([0-9a-f]{6}) \|`)
+)
 
 // runRealworld runs args on a fresh copy of case c and renders what a user
 // sees: the command, exit code, stdout, stderr and every change to the
@@ -247,6 +250,18 @@ func runRealworld(t *testing.T, c string, rc realworldCommand) string {
 		if id := strings.TrimSpace(stdout); rwNewHexID.MatchString(id) && !strings.Contains(before[".agent/DEVELOPMENT_MATRIX.md"], id) {
 			out = strings.ReplaceAll(out, id, "<NEW-ID>")
 		}
+	}
+	// migrate draws a random 6-hex ID per item: number them in order.
+	if len(args) > 0 && args[0] == "migrate" {
+		n := 0
+		out = rwRowHexID.ReplaceAllStringFunc(out, func(m string) string {
+			id := rwRowHexID.FindStringSubmatch(m)[1]
+			if strings.Contains(before[".agent/DEVELOPMENT_MATRIX.md"], id) {
+				return m
+			}
+			n++
+			return strings.Replace(m, id, "<ID-"+rwItoa(n)+">", 1)
+		})
 	}
 	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
 		out = strings.ReplaceAll(out, real, "$WORK")
