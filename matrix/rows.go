@@ -1,0 +1,561 @@
+package matrix
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Logical rows. People break a cell over several lines: a Description goes
+// on with a list, a paragraph, blank lines, a fenced code block, even a
+// heading, until a line such as `| 2026-01-20 | 2026-01-23 14:15:22 |` ends
+// the row. goldmark ends the table's paragraph at the first of those lines, so
+// the rows of a task table with outer pipes are read line by line from the
+// source instead, past the paragraph when a row is still open:
+//
+//   - A row is complete on its line when the line ends with `|`, or when it
+//     has all its cells and the next line is blank, `|`-led or the end.
+//   - A row with all its cells but no closing pipe goes on in its last cell
+//     until a line ends with `|` or the next line is blank or `|`-led.
+//   - A row with fewer cells goes on in its last cell (blank lines, lists,
+//     headings, fences included) until a line holds the missing cells at its
+//     end: the row is anchored at both ends, so a stray `|` in the middle of a
+//     long description shifts nothing. Lines inside a fence opened in the
+//     continuation never end the row.
+//   - A `|`-led line that is a complete row with a plausible ID, or the header
+//     of a new table, starts something new: an open row before it never ended.
+//   - With no row open, the table ends at a blank line or a line that is not
+//     `|`-led (inside goldmark's own table paragraph, such a line is a row, as
+//     in GFM).
+//
+// A continued row is a task, read whole, and an error for validate. A row
+// with the wrong number of cells, or one that never ends, is unreadable: it is
+// no task, and its problem is a read problem (ReadProblems).
+
+// lineAt returns the content [s, e) of the line at off (without its line
+// ending) and the start of the next line.
+func lineAt(src []byte, off int) (s, e, next int) {
+	e, next = len(src), len(src)
+	if i := bytes.IndexByte(src[off:], '\n'); i >= 0 {
+		e, next = off+i, off+i+1
+	}
+	if e > off && src[e-1] == '\r' {
+		e--
+	}
+	return off, e, next
+}
+
+// plausibleID reports whether s could be an ID someone wrote: letters, digits,
+// '-' and '_', at most 32 characters. It decides where rows start, not whether
+// an ID is valid (ValidID does).
+func plausibleID(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// fence tracks a fenced code block opened inside a continued cell.
+type fence struct {
+	char byte // '`' or '~'; 0 when no fence is open
+	n    int  // length of the opening run
+}
+
+// feed updates the fence with one line; it reports whether the line opened
+// or closed a fence, or lies inside one.
+func (f *fence) feed(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t")
+	run := 0
+	for run < len(t) && (t[run] == '`' || t[run] == '~') && t[run] == t[0] {
+		run++
+	}
+	if f.char != 0 {
+		if run >= f.n && t[0] == f.char && isBlankLine(t[run:]) {
+			f.char = 0
+		}
+		return true
+	}
+	if run >= 3 && !(t[0] == '`' && bytes.IndexByte(t[run:], '`') >= 0) {
+		f.char, f.n = t[0], run
+		return true
+	}
+	return false
+}
+
+// rowScanner reads the logical rows of one task table.
+type rowScanner struct {
+	d       *Doc
+	t       *table
+	want    int
+	limit   int // rows are read up to here: the source end, or the paragraph's end for tables without outer pipes
+	paraEnd int // end of goldmark's table paragraph
+	slab    []cellSpan
+	rows    []row
+	cellAt  []int // rows[i]'s cells are slab[cellAt[i]:cellAt[i+1]]
+	scratch []cellSpan
+}
+
+// scanRows reads the rows of t starting at off, the line after the alignment
+// row (line number lineNo). estimate is the number of lines of goldmark's
+// paragraph, to size the slabs once. It returns the end of the table: the end
+// of its last line's content.
+func (d *Doc) scanRows(t *table, off, lineNo, paraEnd, estimate, tableEnd int) int {
+	s := &rowScanner{d: d, t: t, want: len(t.cols), limit: len(d.src), paraEnd: paraEnd}
+	if !t.pipes {
+		s.limit = paraEnd
+	}
+	// One allocation for all cells and one for all rows (unless the table
+	// goes on past its paragraph): a large matrix is one table, and per-row
+	// allocations dominate its parse otherwise.
+	s.slab = make([]cellSpan, 0, estimate*s.want)
+	s.rows = make([]row, 0, estimate)
+	s.cellAt = make([]int, 0, estimate+1)
+	src := d.src
+	for off < s.limit {
+		ls, le, next := lineAt(src, off)
+		if isBlankLine(src[ls:le]) {
+			break
+		}
+		if ls >= paraEnd && !d.opensWithPipe(span{ls, le}) {
+			break
+		}
+		var stop bool
+		off, lineNo, stop = s.row(ls, le, next, lineNo)
+		tableEnd = s.rows[len(s.rows)-1].span.end
+		if stop {
+			break
+		}
+	}
+	s.cellAt = append(s.cellAt, len(s.slab))
+	t.rows = make([]*row, 0, len(s.rows))
+	for i := range s.rows {
+		r := &s.rows[i]
+		r.cells = s.slab[s.cellAt[i]:s.cellAt[i+1]:s.cellAt[i+1]]
+		t.rows = append(t.rows, r)
+		s.finish(r)
+	}
+	if n := len(t.rows); n > 0 && t.rows[n-1].unreadable == neverEnds {
+		t.brokenEnd = t.rows[n-1]
+	}
+	return tableEnd
+}
+
+const (
+	wrongCount = 1 + iota
+	neverEnds
+)
+
+// row reads the row starting on the line [ls, le) and returns where the
+// next one may start; stop means the table ends after it.
+func (s *rowScanner) row(ls, le, next, lineNo int) (int, int, bool) {
+	d, src := s.d, s.d.src
+	s.cellAt = append(s.cellAt, len(s.slab))
+	first := len(s.slab)
+	s.slab = appendCells(s.slab, src, ls, le)
+	n := len(s.slab) - first
+	s.rows = append(s.rows, row{tbl: s.t, line: lineNo, endLine: lineNo, span: span{ls, le}})
+	r := &s.rows[len(s.rows)-1]
+	off, lineNo := next, lineNo+1
+	if d.closesWithPipe(span{ls, le}) || !s.t.pipes && n >= s.want || s.endsBefore(off) {
+		if n != s.want {
+			r.unreadable = wrongCount
+		}
+		return off, lineNo, false
+	}
+	if n >= s.want {
+		return s.lastCell(r, first+n-1, off, lineNo)
+	}
+	return s.midCell(r, first+n-1, off, lineNo)
+}
+
+// endsBefore reports whether the line at off cannot continue a row that has
+// all its cells: it is blank, `|`-led or past the end.
+func (s *rowScanner) endsBefore(off int) bool {
+	if off >= s.limit {
+		return true
+	}
+	ls, le, _ := lineAt(s.d.src, off)
+	return isBlankLine(s.d.src[ls:le]) || s.t.pipes && s.d.opensWithPipe(span{ls, le})
+}
+
+// lastCell continues the last cell (slab[open]) of a row that has its cells
+// but no closing pipe.
+func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
+	src := s.d.src
+	var f fence
+	for off < s.limit {
+		ls, le, next := lineAt(src, off)
+		inFence := f.feed(src[ls:le])
+		r.span.end, r.endLine = le, lineNo
+		off, lineNo = next, lineNo+1
+		if f.char == 0 && (!inFence && s.d.closesWithPipe(span{ls, le}) || s.endsBefore(off)) {
+			break
+		}
+	}
+	end := r.span.end
+	if s.d.closesWithPipe(span{r.span.start, end}) {
+		end = bytes.LastIndexByte(src[:end], '|')
+	}
+	s.slab[open] = multiCell(src, int(s.slab[open].text.start), end)
+	if len(s.slab)-s.cellAt[len(s.cellAt)-1] != s.want {
+		r.unreadable = wrongCount
+	}
+	return off, lineNo, false
+}
+
+// midCell continues a row with fewer cells than the header until a line ends
+// it with the missing cells.
+func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
+	d, src := s.d, s.d.src
+	need := s.want - (open - s.cellAt[len(s.cellAt)-1] + 1)
+	var f fence
+	lastText, lastTextLine := r.span.end, r.endLine
+	for off < s.limit {
+		ls, le, next := lineAt(src, off)
+		if f.char == 0 && (s.t.pipes && d.opensWithPipe(span{ls, le}) || !s.t.pipes) {
+			if s.startsRow(ls, le) {
+				r.span.end, r.endLine = lastText, lastTextLine
+				r.unreadable, r.stoppedBy = neverEnds, lineNo
+				return off, lineNo, false
+			}
+			if s.startsTable(ls, le, next) {
+				r.span.end, r.endLine = lastText, lastTextLine
+				r.unreadable, r.stoppedBy = neverEnds, lineNo
+				return off, lineNo, true
+			}
+		}
+		inFence := f.feed(src[ls:le])
+		r.span.end, r.endLine = le, lineNo
+		if !isBlankLine(src[ls:le]) {
+			lastText, lastTextLine = le, lineNo
+		}
+		off, lineNo = next, lineNo+1
+		if inFence {
+			continue
+		}
+		if !d.closesWithPipe(span{ls, le}) && !s.endsBefore(off) {
+			continue
+		}
+		if multiEnd, ok := s.closingCells(ls, le, need); ok {
+			s.slab[open] = multiCell(src, int(s.slab[open].text.start), multiEnd)
+			return off, lineNo, false
+		}
+	}
+	r.span.end, r.endLine = lastText, lastTextLine
+	r.unreadable = neverEnds
+	return off, lineNo, true
+}
+
+// startsRow reports whether the line is a complete row of its own: exactly
+// one cell per column and a plausible ID.
+func (s *rowScanner) startsRow(ls, le int) bool {
+	s.scratch = appendCells(s.scratch[:0], s.d.src, ls, le)
+	if len(s.scratch) != s.want {
+		return false
+	}
+	i, ok := s.t.colIndex[ColID]
+	return ok && plausibleID(s.d.str[s.scratch[i].text.start:s.scratch[i].text.end])
+}
+
+// startsTable reports whether the line is the header of a new table: the
+// next line is an alignment row with as many columns.
+func (s *rowScanner) startsTable(ls, le, next int) bool {
+	if next >= len(s.d.src) {
+		return false
+	}
+	ds, de, _ := lineAt(s.d.src, next)
+	ncols, ok := delimiterColumns(s.d.src[ds:de])
+	if !ok {
+		return false
+	}
+	s.scratch = appendCells(s.scratch[:0], s.d.src, ls, le)
+	return len(s.scratch) == ncols
+}
+
+// closingCells appends the last need cells of the line [ls, le) to the slab
+// when the line can end the row: it holds need cells after a pipe, and its
+// date cells look like dates (so a Markdown table line inside a description
+// does not end it). It returns where the continued cell ends.
+func (s *rowScanner) closingCells(ls, le, need int) (int, bool) {
+	src := s.d.src
+	end := le
+	for end > ls && isSpace(src[end-1]) {
+		end--
+	}
+	if end > ls && src[end-1] == '|' {
+		end--
+	}
+	pipes := make([]int, 0, 4)
+	for i := end - 1; i >= ls && len(pipes) < need; i-- {
+		if src[i] == '|' && (i == 0 || src[i-1] != '\\') {
+			pipes = append(pipes, i)
+		}
+	}
+	if len(pipes) < need {
+		return 0, false
+	}
+	base := len(s.slab)
+	for k := need - 1; k >= 0; k-- {
+		cellEnd := end
+		if k > 0 {
+			cellEnd = pipes[k-1]
+		}
+		c := makeCell(src, pipes[k]+1, cellEnd)
+		col := s.t.cols[s.want-1-k]
+		if col.canonical == ColCreated || col.canonical == ColUpdated {
+			if v := s.d.str[c.text.start:c.text.end]; !(v == "" || v == "-" || v == "—" || v[0] >= '0' && v[0] <= '9') {
+				s.slab = s.slab[:base]
+				return 0, false
+			}
+		}
+		s.slab = append(s.slab, c)
+	}
+	return pipes[need-1], true
+}
+
+// multiCell is the cell [start, end) of a continued row: trimmed of white
+// space and line breaks at both ends.
+func multiCell(src []byte, start, end int) cellSpan {
+	for start < end && (isSpace(src[start]) || src[start] == '\n' || src[start] == '\r') {
+		start++
+	}
+	for end > start && (isSpace(src[end-1]) || src[end-1] == '\n' || src[end-1] == '\r') {
+		end--
+	}
+	return cellSpan{text: span32{int32(start), int32(end)}}
+}
+
+// finish reports the row's problems and indexes it.
+func (s *rowScanner) finish(r *row) {
+	d := s.d
+	id := ""
+	if i, ok := s.t.colIndex[ColID]; ok && i < len(r.cells) {
+		if v := d.str[r.cells[i].text.start:r.cells[i].text.end]; plausibleID(v) {
+			id = v
+		}
+	}
+	of := "row"
+	if id != "" {
+		of = "row of task " + id
+	}
+	switch r.unreadable {
+	case wrongCount:
+		where := ""
+		if r.endLine > r.line {
+			where = fmt.Sprintf(" (lines %d-%d)", r.line, r.endLine)
+		}
+		d.readProblem(r, id, d.diagAt(r.span.start, SeverityError,
+			"%s%s has %d cells but the table header has %d, so it is not read; escape a | inside a cell as \\|, or give the row exactly one cell per column",
+			of, where, len(r.cells), s.want))
+		return
+	case neverEnds:
+		before := "the end of the file"
+		if r.stoppedBy > 0 {
+			before = fmt.Sprintf("line %d", r.stoppedBy)
+		}
+		d.readProblem(r, id, d.diagAt(r.span.start, SeverityError,
+			"%s starting at line %d never ends: no line before %s ends it with its last cells (%s |), so it is not read; end the row with those cells, or escape a | inside a cell as \\|",
+			of, r.line, before, s.tailColumns(len(r.cells))))
+		return
+	}
+	if r.endLine > r.line {
+		of = "row"
+		if id != "" {
+			of = "task " + id
+		}
+		r.bad = true
+		d.errorAt(nextLine(d.src, r.span.start), "%s goes on over lines %d-%d (%d lines): a line break inside a cell; run `agentinfra validate --fix` to join it into one line",
+			of, r.line, r.endLine, r.endLine-r.line+1)
+	}
+	d.readTask(r)
+}
+
+// tailColumns names the columns after the first n cells.
+func (s *rowScanner) tailColumns(n int) string {
+	names := make([]string, 0, s.want)
+	for _, c := range s.t.cols[min(n, s.want):] {
+		names = append(names, c.name)
+	}
+	if len(names) == 0 {
+		names = append(names, s.t.cols[s.want-1].name)
+	}
+	return "| " + strings.Join(names, " | ")
+}
+
+// readProblem records a row that could not be read.
+func (d *Doc) readProblem(r *row, id string, dg Diagnostic) {
+	r.bad = true
+	r.id = id
+	r.problem = dg.Message
+	d.diags = append(d.diags, dg)
+	d.problems = append(d.problems, dg)
+	if id == "" {
+		return
+	}
+	if d.unread == nil {
+		d.unread = map[string]*row{}
+	}
+	if _, dup := d.unread[id]; !dup {
+		d.unread[id] = r
+	}
+}
+
+// reportStrays warns about the runs of `|`-led lines that no table took in.
+// Both lists are in file order.
+func (d *Doc) reportStrays(runs []lineRun, taken []lineRun) {
+	if len(runs) == 0 {
+		return
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].start < runs[j].start })
+	for _, run := range runs {
+		first, last := d.lines.line(run.start), d.lines.line(run.end)
+		for _, tk := range taken {
+			if tk.end < run.start || tk.start > run.end {
+				continue
+			}
+			tf, tl := d.lines.line(tk.start), d.lines.line(tk.end)
+			if tf <= first {
+				first = max(first, tl+1)
+			} else {
+				d.strayWarning(first, min(last, tf-1))
+				first = tl + 1
+			}
+		}
+		d.strayWarning(first, last)
+	}
+}
+
+func (d *Doc) strayWarning(first, last int) {
+	if first > last {
+		return
+	}
+	var dg Diagnostic
+	if first == last {
+		dg = Diagnostic{Line: first, Col: 1, Severity: SeverityWarning,
+			Message: fmt.Sprintf("line %d looks like a table row but belongs to no table (no header and |---| row above it)", first)}
+	} else {
+		dg = Diagnostic{Line: first, Col: 1, Severity: SeverityWarning,
+			Message: fmt.Sprintf("lines %d-%d look like table rows but belong to no table (no header and |---| row above them)", first, last)}
+	}
+	d.diags = append(d.diags, dg)
+	d.problems = append(d.problems, dg)
+}
+
+// ReadProblems returns the diagnostics of rows a read does not return as
+// data, in line order: rows that could not be read (a wrong number of cells,
+// a row that never ends) are errors, `|`-led lines that belong to no table
+// are warnings. A continued row is read whole and is no read problem.
+func (d *Doc) ReadProblems() []Diagnostic {
+	out := append([]Diagnostic{}, d.problems...)
+	sortDiagnostics(out)
+	return out
+}
+
+// ContinuedRow is a task row that goes on over several lines, as validate
+// --fix needs it to write the row on one line.
+type ContinuedRow struct {
+	ID            string
+	Line, EndLine int
+	Columns       []string // the table's header names
+	// Cells are the raw cell texts, `\|` not unescaped; a continued cell
+	// keeps its line breaks (as in the file: CRLF in a CRLF file).
+	Cells []string
+}
+
+// ContinuedRows returns the task rows that go on over several lines, in
+// file order.
+func (d *Doc) ContinuedRows() []ContinuedRow {
+	var out []ContinuedRow
+	for _, r := range d.rows {
+		if r.endLine <= r.line {
+			continue
+		}
+		cr := ContinuedRow{ID: r.id, Line: r.line, EndLine: r.endLine}
+		for _, c := range r.tbl.cols {
+			cr.Columns = append(cr.Columns, c.name)
+		}
+		for _, c := range r.cells {
+			cr.Cells = append(cr.Cells, d.str[c.text.start:c.text.end])
+		}
+		out = append(out, cr)
+	}
+	return out
+}
+
+// ReplaceRow replaces every line of the task row of id with one row line made
+// of cells, raw cell texts the caller has escaped: no line breaks, no bare
+// `|`. The row keeps the table's pipe style, its indentation and the line
+// ending of its last line. The result must read back as the same row with
+// these cells, or nothing changes.
+func (d *Doc) ReplaceRow(id string, cells []string) error {
+	rs := d.byID[id]
+	if len(rs) == 0 {
+		if r := d.unread[id]; r != nil {
+			return d.unreadableErr(r)
+		}
+		return d.NotFound(id)
+	}
+	if len(rs) > 1 {
+		return fmt.Errorf("%w: ID %s is on lines %d and %d; give one of them a new ID first", ErrRefused, id, rs[0].line, rs[1].line)
+	}
+	r := rs[0]
+	if len(cells) != len(r.tbl.cols) {
+		return fmt.Errorf("%w: %d cells for a table of %d columns (line %d)", ErrInvalid, len(cells), len(r.tbl.cols), r.tbl.headerLine)
+	}
+	for i, c := range cells {
+		if strings.ContainsAny(c, "\r\n") {
+			return fmt.Errorf("%w: cell %d (%s) holds a line break; a row is one line", ErrInvalid, i+1, r.tbl.cols[i].name)
+		}
+		if c != strings.TrimSpace(c) {
+			return fmt.Errorf("%w: cell %d (%s) starts or ends with white space", ErrInvalid, i+1, r.tbl.cols[i].name)
+		}
+		for j := 0; j < len(c); j++ {
+			if c[j] == '|' && (j == 0 || c[j-1] != '\\') {
+				return fmt.Errorf("%w: cell %d (%s) holds an unescaped |; write it as \\|", ErrInvalid, i+1, r.tbl.cols[i].name)
+			}
+		}
+	}
+	first := d.src[r.span.start:nextLine(d.src, r.span.start)]
+	indent := first[:len(first)-len(bytes.TrimLeft(first, " \t"))]
+	line := strings.Join(cells, " | ")
+	if r.tbl.pipes || needsLeadingPipe(cells[0]) || needsTrailingPipe(cells[len(cells)-1]) {
+		line = "| " + line + " |"
+	}
+	line = string(indent) + line
+	old, nrows, errs := *d, len(d.rows), countErrors(d.diags)
+	wasContinued := r.endLine > r.line
+	d.splice(r.span, line)
+	back := d.byID[id]
+	ok := len(back) == 1 && back[0].line == r.line && back[0].endLine == r.line && len(d.rows) == nrows && len(back[0].cells) == len(cells)
+	if ok {
+		for i, c := range back[0].cells {
+			if d.str[c.text.start:c.text.end] != cells[i] {
+				ok = false
+			}
+		}
+	}
+	if wasContinued {
+		errs-- // the continued row's own error is gone
+	}
+	if !ok || countErrors(d.diags) > errs {
+		*d = old
+		return fmt.Errorf("%w: the new line for task %s (line %d) would not read back as the same row with these cells; nothing was changed", ErrRefused, id, r.line)
+	}
+	return nil
+}
+
+// unreadableErr is the error for a lookup or edit of a row that could not be read.
+func (d *Doc) unreadableErr(r *row) error {
+	lines := fmt.Sprintf("line %d", r.line)
+	if r.endLine > r.line {
+		lines = fmt.Sprintf("lines %d-%d", r.line, r.endLine)
+	}
+	return &wrapped{msg: fmt.Sprintf("%v: task %s is on %s but could not be read: %s", ErrInvalid, r.id, lines, r.problem), err: ErrInvalid}
+}
