@@ -358,9 +358,6 @@ func (d *Doc) AddTask(t Task) error {
 	if tbl == nil {
 		return fmt.Errorf("%w: the matrix has no task table (a table whose header has ID and Status columns); run `agentinfra init` or add the header:\n%s", ErrRefused, CanonicalHeader)
 	}
-	if r := tbl.brokenEnd; r != nil {
-		return fmt.Errorf("%w: the task table's last row (line %d) never ends, so a new row after it would become part of it; end that row (%s), or run `agentinfra validate --fix`", ErrRefused, r.line, r.problem)
-	}
 	// A value the table has no column for would be dropped: refuse instead.
 	given := []string{}
 	for _, c := range []struct{ name, v string }{{ColDescription, t.Description}, {ColMode, t.Mode},
@@ -379,6 +376,9 @@ func (d *Doc) AddTask(t Task) error {
 		if _, _, err := tbl.resolveColumn(name); err != nil {
 			return err
 		}
+	}
+	if r := tbl.brokenEnd; r != nil {
+		return fmt.Errorf("%w: the task table's last row (line %d) never ends, so a new row after it would become part of it; end that row by hand (its last line ends with its last cells and a |), then run `agentinfra validate --fix` to join it into one line", ErrRefused, r.line)
 	}
 	cells := make([]string, len(tbl.cols))
 	for i, col := range tbl.cols {

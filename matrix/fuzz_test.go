@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +19,14 @@ import (
 //	go test ./matrix -run x -fuzz FuzzParseWrite -fuzztime 3m
 func FuzzParseWrite(f *testing.F) {
 	for _, file := range corpusFiles(f) {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	rows, _ := filepath.Glob(filepath.Join("testdata", "rows", "*.md"))
+	for _, file := range rows {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)

@@ -163,7 +163,7 @@ func (s *rowScanner) row(ls, le, next, lineNo int) (int, int, bool) {
 	s.rows = append(s.rows, row{tbl: s.t, line: lineNo, endLine: lineNo, span: span{ls, le}})
 	r := &s.rows[len(s.rows)-1]
 	off, lineNo := next, lineNo+1
-	if d.closesWithPipe(span{ls, le}) || !s.t.pipes && n >= s.want || s.endsBefore(off) {
+	if d.closesWithPipe(span{ls, le}) || n >= s.want && (!s.t.pipes || s.endsBefore(off)) {
 		if n != s.want {
 			r.unreadable = wrongCount
 		}
@@ -214,7 +214,14 @@ func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
 // it with the missing cells.
 func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 	d, src := s.d, s.d.src
-	need := s.want - (open - s.cellAt[len(s.cellAt)-1] + 1)
+	rowStart := s.cellAt[len(s.cellAt)-1]
+	if k, ok := s.t.colIndex[ColDescription]; ok && rowStart+k < open {
+		// The open cell lies past the Description: a stray `|` in the
+		// description's first line. The Description is the cell that goes on.
+		open = rowStart + k
+		s.slab = s.slab[:open+1]
+	}
+	need := s.want - (open - rowStart + 1)
 	var f fence
 	lastText, lastTextLine := r.span.end, r.endLine
 	for off < s.limit {
@@ -223,6 +230,9 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 			if s.startsRow(ls, le) {
 				r.span.end, r.endLine = lastText, lastTextLine
 				r.unreadable, r.stoppedBy = neverEnds, lineNo
+				if r.endLine == r.line {
+					r.unreadable = wrongCount // a short row, followed by the next row
+				}
 				return off, lineNo, false
 			}
 			if s.startsTable(ls, le, next) {
