@@ -32,7 +32,7 @@ func (d *Doc) splice(sp span, repl string) {
 
 // NotFound is the error for an unknown ID: it wraps ErrNotFound and names
 // close matches, or says how to see the IDs. For the ID of a row that could
-// not be read it wraps ErrInvalid instead and says where the row is and why.
+// not be read it wraps ErrUnreadable instead and says where the row is and why.
 func (d *Doc) NotFound(id string) error {
 	if r := d.unread[id]; r != nil && len(d.byID[id]) == 0 {
 		return d.unreadableErr(r)

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -561,11 +562,16 @@ func (d *Doc) ReplaceRow(id string, cells []string) error {
 	return nil
 }
 
-// unreadableErr is the error for a lookup or edit of a row that could not be read.
+// ErrUnreadable is the error for the ID of a row that is in the matrix but
+// could not be read (a wrong number of cells, a row that never ends): not
+// "not found", and not the caller's mistake.
+var ErrUnreadable = errors.New("task row could not be read")
+
+// unreadableErr is the error for a lookup of a row that could not be read.
 func (d *Doc) unreadableErr(r *row) error {
 	lines := fmt.Sprintf("line %d", r.line)
 	if r.endLine > r.line {
 		lines = fmt.Sprintf("lines %d-%d", r.line, r.endLine)
 	}
-	return &wrapped{msg: fmt.Sprintf("%v: task %s is on %s but could not be read: %s", ErrInvalid, r.id, lines, r.problem), err: ErrInvalid}
+	return &wrapped{msg: fmt.Sprintf("task %s is on %s of the matrix but could not be read: %s", r.id, lines, r.problem), err: ErrUnreadable}
 }

@@ -104,14 +104,14 @@ func TestReadRealMatrix(t *testing.T) {
 func TestLookupUnreadableRow(t *testing.T) {
 	src := readRows(t, "real.md")
 	for _, c := range []struct{ id, mention string }{
-		{"260121101503", "task 260121101503 is on line 32 but could not be read: row of task 260121101503 has 9 cells but the table header has 10"},
-		{"260121101504", "task 260121101504 is on line 33 but could not be read: row of task 260121101504 has 11 cells"},
+		{"260121101503", "task 260121101503 is on line 32 of the matrix but could not be read: row of task 260121101503 has 9 cells but the table header has 10"},
+		{"260121101504", "task 260121101504 is on line 33 of the matrix but could not be read: row of task 260121101504 has 11 cells"},
 	} {
 		_, err := Parse(src).Lookup(c.id)
 		_, ferr := FindTask(src, c.id)
 		for _, e := range []error{err, ferr} {
-			if !errors.Is(e, ErrInvalid) || errors.Is(e, ErrNotFound) || !strings.Contains(e.Error(), c.mention) {
-				t.Errorf("lookup of %s: %v\nwant ErrInvalid mentioning %q", c.id, e, c.mention)
+			if !errors.Is(e, ErrUnreadable) || errors.Is(e, ErrNotFound) || !strings.Contains(e.Error(), c.mention) {
+				t.Errorf("lookup of %s: %v\nwant ErrUnreadable mentioning %q", c.id, e, c.mention)
 			}
 		}
 	}
@@ -301,7 +301,7 @@ func TestContinuedRowsAndReplaceRow(t *testing.T) {
 			t.Errorf("a refused ReplaceRow changed the doc")
 		}
 	}
-	if err := d.ReplaceRow("260121101503", cr.Cells); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "could not be read") {
+	if err := d.ReplaceRow("260121101503", cr.Cells); !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "could not be read") {
 		t.Errorf("ReplaceRow of an unreadable row: %v", err)
 	}
 

@@ -64,6 +64,10 @@ type TaskOutput struct {
 	Tasks []matrix.Task `json:"tasks"`
 	// Total is how many rows a list matched before the limit.
 	Total int `json:"total"`
+	// Warnings are the matrix rows a list could not read ("line 40: ..."):
+	// rows with a wrong number of cells, rows that never end, `|`-led lines
+	// that belong to no table. Absent when every row was read.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (s *Server) addTaskTool() error {
@@ -154,9 +158,12 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	if err != nil {
 		return out, "", fieldErrorf(queryField(err), "%v", err)
 	}
-	tasks, err := s.cache.Tasks(ctx)
+	d, tasks, err := s.cache.get(ctx)
 	if err != nil {
 		return out, "", err
+	}
+	for _, p := range d.ReadProblems() {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("line %d: %s", p.Line, p.Message))
 	}
 	all := q.Apply(tasks)
 	out.Total = len(all)
@@ -168,6 +175,9 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	fmt.Fprintf(&b, "%d of %d matching tasks\n", len(all), out.Total)
 	for _, t := range all {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Priority, t.Difficulty, t.Mode, t.Description)
+	}
+	for _, w := range out.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	return out, b.String(), nil
 }

@@ -16,15 +16,23 @@ import (
 // normalized first: refused values wrap matrix.ErrInvalid). It takes no
 // lock; the store's atomic writes mean it never sees a torn file.
 func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, error) {
+	tasks, _, err := ListTasksWithProblems(ctx, ws, q)
+	return tasks, err
+}
+
+// ListTasksWithProblems is ListTasks that also returns the matrix's read
+// problems (matrix.Doc.ReadProblems): rows the read could not return.
+func ListTasksWithProblems(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, []matrix.Diagnostic, error) {
 	nq, err := q.Normalize()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	src, err := readMatrix(ctx, ws)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return nq.Select(src), nil
+	tasks, problems := nq.SelectWithProblems(src)
+	return tasks, problems, nil
 }
 
 // TaskInfo is a task's row with its folder and README.
