@@ -352,6 +352,10 @@ func (s *rowScanner) finish(r *row) {
 			id = v
 		}
 	}
+	if r.unreadable == 0 && r.endLine == r.line {
+		d.readTask(r) // the common case: nothing to report here
+		return
+	}
 	of := "row"
 	if id != "" {
 		of = "row of task " + id
