@@ -76,6 +76,42 @@ func FuzzParseWrite(f *testing.F) {
 			}
 		}
 
+		// A continued row: a status change keeps every line outside the
+		// row, adds no error and loses no task.
+		d = Parse(append([]byte{}, orig...))
+		for _, r := range d.rows {
+			if r.endLine <= r.line || len(d.byID[r.id]) != 1 {
+				continue
+			}
+			id, first, last := r.id, r.line, r.endLine
+			before := append([]byte{}, d.Bytes()...)
+			errs, ntasks := countErrors(d.Diagnostics()), len(d.Tasks())
+			after, err := d.UpdateTask(id, Update{Status: Str("REVIEW")}, goldenNow)
+			if err != nil {
+				if errors.Is(err, ErrRefused) && bytes.Equal(before, d.Bytes()) {
+					break // refused as a whole: fine
+				}
+				t.Fatalf("status change of continued row %s (lines %d-%d): %v", id, first, last, err)
+			}
+			if after.Status != "REVIEW" || after.Line != first {
+				t.Fatalf("continued row after the change: %+v", after)
+			}
+			b, a := splitLines(before), splitLines(d.Bytes())
+			if len(a) != len(b) {
+				t.Fatalf("line count changed from %d to %d", len(b), len(a))
+			}
+			for i := range b {
+				if a[i] != b[i] && (i+1 < first || i+1 > last) {
+					t.Fatalf("line %d outside the row (%d-%d) changed: %q → %q", i+1, first, last, b[i], a[i])
+				}
+			}
+			if n := countErrors(d.Diagnostics()); n > errs || len(d.Tasks()) != ntasks {
+				t.Fatalf("the change added errors (%d → %d) or lost tasks (%d → %d)", errs, n, ntasks, len(d.Tasks()))
+			}
+			break
+		}
+		d = Parse(append([]byte{}, orig...))
+
 		if d.HasTaskTable() {
 			errorsBefore = countErrors(d.Diagnostics())
 			id := "f0220f"

@@ -230,6 +230,20 @@ func TestUpdateContinuedRow(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("file after the update differs beyond the two cells:\n%s", got)
 	}
+
+	// A new Description replaces the whole continued cell.
+	_, after, err = s.UpdateTask(context.Background(), "260120204152", Update{Description: Str("Rework the fetcher (see tasks/)")}, goldenNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = os.ReadFile(s.Path)
+	d := Parse(got)
+	if re, _ := d.Task("260120204152"); after.Description != "Rework the fetcher (see tasks/)" || re.Description != after.Description || re.Line != 8 || re.EndLine != 0 || re.Created != "2026-01-23 14:18:12" {
+		t.Errorf("after a new description: returned %+v, re-read %+v", after, re)
+	}
+	if !reflect.DeepEqual(d.IDs(), realIDs) {
+		t.Errorf("IDs after the update: %v", d.IDs())
+	}
 }
 
 // create appends after the last line of the task table's last row, also
