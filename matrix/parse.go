@@ -115,7 +115,7 @@ func noteStrayRuns(src []byte, lines []span, pc parser.Context) {
 		if n := len(runs); n > 0 && i > 0 && runs[n-1].end == lines[i-1].end {
 			runs[n-1].end = l.end
 		} else {
-			runs = append(runs, lineRun{l.start, l.end})
+			runs = append(runs, lineRun(l))
 		}
 	}
 	if len(runs) > 0 {

@@ -216,9 +216,10 @@ func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
 func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 	d, src := s.d, s.d.src
 	rowStart := s.cellAt[len(s.cellAt)-1]
-	if k, ok := s.t.colIndex[ColDescription]; ok && rowStart+k < open {
-		// The open cell lies past the Description: a stray `|` in the
-		// description's first line. The Description is the cell that goes on.
+	if k, ok := s.t.colIndex[ColDescription]; ok && rowStart+k < open && valueColumn(s.t.cols[open-rowStart].canonical) {
+		// The open cell is a date or an enum, which holds no text that goes
+		// on: a stray `|` in the description's first line shifted it. The
+		// Description is the cell that goes on.
 		open = rowStart + k
 		s.slab = s.slab[:open+1]
 	}
@@ -251,7 +252,7 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 		if inFence {
 			continue
 		}
-		if !d.closesWithPipe(span{ls, le}) && !s.endsBefore(off) {
+		if s.t.pipes && !d.closesWithPipe(span{ls, le}) && !s.endsBefore(off) {
 			continue
 		}
 		if multiEnd, ok := s.closingCells(ls, le, need); ok {
@@ -262,6 +263,16 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 	r.span.end, r.endLine = lastText, lastTextLine
 	r.unreadable = neverEnds
 	return off, lineNo, true
+}
+
+// valueColumn reports whether a canonical column holds a short value (an
+// ID, an enum, a date), never text that goes on over several lines.
+func valueColumn(canonical string) bool {
+	switch canonical {
+	case ColID, ColStatus, ColPri, ColDiff, ColCreated, ColUpdated:
+		return true
+	}
+	return false
 }
 
 // startsRow reports whether the line is a complete row of its own: exactly

@@ -368,3 +368,29 @@ func TestStrayPipeLines(t *testing.T) {
 		t.Errorf("problems:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Tables without outer pipes: a continued row ends at the line that holds
+// its last cells, also when more rows follow.
+func TestContinuedRowWithoutOuterPipes(t *testing.T) {
+	const src = "ID | Status | Description | Created\n---|---|---|---\n0000a1 | TODO | starts | 2026-01-01\n0000a2 | TODO | goes\non here | 2026-01-02\n0000a3 | DONE | last | 2026-01-03\n"
+	d := Parse([]byte(src))
+	if got := d.IDs(); !reflect.DeepEqual(got, []string{"0000a1", "0000a2", "0000a3"}) {
+		t.Errorf("IDs = %v", got)
+	}
+	if tk, _ := d.Task("0000a2"); tk.Description != "goes\non here" || tk.Created != "2026-01-02" || tk.EndLine != 5 {
+		t.Errorf("continued row: %+v", tk)
+	}
+	if ps := d.ReadProblems(); len(ps) != 0 {
+		t.Errorf("problems: %v", ps)
+	}
+}
+
+// A free-text column after the Description may go on over several lines
+// itself; only a shifted date or enum cell is taken for a stray pipe.
+func TestContinuedExtraColumn(t *testing.T) {
+	const src = "| ID | Status | Description | Notes | Created |\n|---|---|---|---|---|\n| 0000a1 | TODO | short | notes that\ngo on | 2026-01-01 |\n"
+	tk, ok := Parse([]byte(src)).Task("0000a1")
+	if !ok || tk.Description != "short" || tk.Extra["Notes"] != "notes that\ngo on" || tk.Created != "2026-01-01" {
+		t.Errorf("task: %+v", tk)
+	}
+}
