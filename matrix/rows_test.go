@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -392,5 +393,75 @@ func TestContinuedExtraColumn(t *testing.T) {
 	tk, ok := Parse([]byte(src)).Task("0000a1")
 	if !ok || tk.Description != "short" || tk.Extra["Notes"] != "notes that\ngo on" || tk.Created != "2026-01-01" {
 		t.Errorf("task: %+v", tk)
+	}
+}
+
+// bigRealShaped writes a matrix of n rows the way a busy project keeps one:
+// 12-digit IDs, every third row going on over several lines (a numbered list,
+// a bullet list, a fence, a heading), uneven padding. It returns the file and
+// each row's Description.
+func bigRealShaped(n int) ([]byte, []string, []string) {
+	var b strings.Builder
+	b.WriteString("# Matrix\n\n| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	statuses := []string{"TODO", "IN_PROGRESS", "DONE", "BLOCKED", "REVIEW"}
+	var ids, descs []string
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("2601%02d%02d%02d%02d", 10+i/10000%20, i/100%24, i/10%60, i%60)
+		desc := fmt.Sprintf("Task %d: keep the fetcher honest", i)
+		switch i % 12 {
+		case 1:
+			desc += ":\n1. first step\n2. second step\n\nThen a paragraph."
+		case 4:
+			desc += "\n- a bullet\n- another bullet"
+		case 7:
+			desc += ". Example:\n\n```bash\nagentinfra task list | grep TODO\n| x | y |\n```\nDone."
+		case 10:
+			desc += "\n\n## Notes\n\nA heading inside the cell."
+		}
+		ids, descs = append(ids, id), append(descs, desc)
+		fmt.Fprintf(&b, "| %s |%s| P%d | med | code | - | - | %s", id, statuses[i%5], 1+i%4, desc)
+		if strings.Contains(desc, "\n") && i%2 == 0 {
+			b.WriteString("\n| 2026-01-20 | 2026-01-23 14:15:22 |\n")
+		} else {
+			b.WriteString(" | 2026-01-20 |   2026-01-23 |\n")
+		}
+	}
+	b.WriteString("\n## After the table\n\nProse.\n")
+	return []byte(b.String()), ids, descs
+}
+
+func TestBigRealShapedMatrix(t *testing.T) {
+	src, ids, descs := bigRealShaped(600)
+	if len(src) < collapseMinBytes {
+		t.Fatalf("the fixture (%d bytes) must be large enough for collapse", len(src))
+	}
+	d := Parse(src)
+	if got := d.IDs(); !reflect.DeepEqual(got, ids) {
+		t.Fatalf("read %d IDs, want %d", len(got), len(ids))
+	}
+	continued := 0
+	for i, tk := range d.Tasks() {
+		if tk.Description != descs[i] {
+			t.Fatalf("task %s: description %q, want %q", tk.ID, tk.Description, descs[i])
+		}
+		if tk.EndLine > 0 {
+			continued++
+		}
+	}
+	if continued != 200 || len(d.ContinuedRows()) != 200 || len(d.ReadProblems()) != 0 {
+		t.Errorf("%d continued rows (%d by ContinuedRows), problems %v; want 200 and none", continued, len(d.ContinuedRows()), d.ReadProblems())
+	}
+	parseBothWays(t, src)
+	for _, q := range []Query{{Status: []string{"TODO"}}, {ID: ids[400]}, {Text: "heading"}, {Priority: []string{"P3"}, Sort: "priority"}} {
+		if got, want := q.Select(src), q.Apply(d.Tasks()); !reflect.DeepEqual(got, want) {
+			t.Errorf("Select(%+v) differs from Apply: %d vs %d tasks", q, len(got), len(want))
+		}
+	}
+	// create appends after the last line of the last row.
+	if _, err := d.CreateTask(Task{ID: "0000aa", Description: "new"}, goldenNow); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.IDs(); len(got) != 601 || got[600] != "0000aa" {
+		t.Errorf("after create: %d IDs, last %s", len(got), got[len(got)-1])
 	}
 }
