@@ -465,3 +465,20 @@ func TestBigRealShapedMatrix(t *testing.T) {
 		t.Errorf("after create: %d IDs, last %s", len(got), got[len(got)-1])
 	}
 }
+
+// A table written inside a continued cell without a fence: goldmark sees a
+// table there, but its lines are part of the cell.
+func TestUnfencedTableInsideContinuedCell(t *testing.T) {
+	const src = "| ID | Status | Description | Created |\n|---|---|---|---|\n" +
+		"| 0000a1 | TODO | Compare:\n\nA | B\n--|--\nx | y\n\n| 2026-01-01 |\n| 0000a2 | DONE | after | 2026-01-02 |\n"
+	d := Parse([]byte(src))
+	if got := d.IDs(); !reflect.DeepEqual(got, []string{"0000a1", "0000a2"}) {
+		t.Errorf("IDs = %v", got)
+	}
+	if tk, _ := d.Task("0000a1"); tk.Description != "Compare:\n\nA | B\n--|--\nx | y" || tk.EndLine != 9 {
+		t.Errorf("continued row: %+v", tk)
+	}
+	if len(d.tables) != 1 || len(d.ReadProblems()) != 0 {
+		t.Errorf("%d tables, problems %v; want 1 table and none", len(d.tables), d.ReadProblems())
+	}
+}

@@ -75,6 +75,9 @@ the rows it read, and exits 1.`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
+			if f.IO.IsTTY {
+				noteContinuedRows(f, tasks)
+			}
 			if len(problems) > 0 {
 				// Never less data with exit code 0: a script must see that
 				// rows are missing from what it read.
@@ -211,5 +214,22 @@ func printReadProblems(f *Factory, ws *workspace.Workspace, problems []matrix.Di
 	for _, p := range problems {
 		p.File = name
 		fmt.Fprintln(f.IO.ErrOut, p.String())
+	}
+}
+
+// noteContinuedRows tells a person that some listed rows go on over several
+// lines (read whole, but an error for validate) and how to join them.
+func noteContinuedRows(f *Factory, tasks []matrix.Task) {
+	n := 0
+	for _, t := range tasks {
+		if t.EndLine > 0 {
+			n++
+		}
+	}
+	switch {
+	case n == 1:
+		fmt.Fprintln(f.IO.ErrOut, "note: 1 row goes on over several lines; `agentinfra validate --fix` joins it into one line")
+	case n > 1:
+		fmt.Fprintf(f.IO.ErrOut, "note: %d rows go on over several lines; `agentinfra validate --fix` joins each into one line\n", n)
 	}
 }

@@ -90,8 +90,13 @@ func TestCLITaskListReadProblems(t *testing.T) {
 func TestCLITaskListCleanMatrixExitsZero(t *testing.T) {
 	root := rowsWS(t, []byte("| ID | Status | Description |\n|---|---|---|\n| 260120204151 | TODO | one\nline more |\n| 260120204152 | DONE | two |\n"))
 	code, out, errOut := runTask(t, root, cliOpts{}, "task", "list")
-	if code != 0 || errOut != "" || strings.Count(out, "\n") != 2 {
+	if code != 0 || errOut != "" || out != "260120204151\tTODO\t\t\t\t\t\tone line more\t\t\n260120204152\tDONE\t\t\t\t\t\ttwo\t\t\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// On a terminal, a person is told how to join the continued row.
+	code, out, errOut = runTask(t, root, cliOpts{tty: true, width: 120}, "task", "list")
+	if code != 0 || !strings.Contains(out, "one line more") || errOut != "note: 1 row goes on over several lines; `agentinfra validate --fix` joins it into one line\n" {
+		t.Errorf("tty: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 
