@@ -14,9 +14,11 @@ import (
 // source instead, past the paragraph when a row is still open:
 //
 //   - A row is complete on its line when the line ends with `|`, or when it
-//     has all its cells and the next line is blank, `|`-led or the end.
+//     has all its cells and the next line is `|`-led, the end, or blank (GFM)
+//     with no line ending in `|` after it before the next `|`-led line.
 //   - A row with all its cells but no closing pipe goes on in its last cell
-//     until a line ends with `|` or the next line is blank or `|`-led.
+//     until a line ends with `|` (over blank lines when such a line follows)
+//     or the next line is `|`-led.
 //   - A row with fewer cells goes on in its last cell (blank lines, lists,
 //     headings, fences included) until a line holds the missing cells at its
 //     end: the row is anchored at both ends, so a stray `|` in the middle of a
@@ -162,7 +164,7 @@ func (s *rowScanner) row(ls, le, next, lineNo int) (int, int, bool) {
 	s.rows = append(s.rows, row{tbl: s.t, line: lineNo, endLine: lineNo, span: span{ls, le}})
 	r := &s.rows[len(s.rows)-1]
 	off, lineNo := next, lineNo+1
-	if d.closesWithPipe(span{ls, le}) || n >= s.want && (!s.t.pipes || s.endsBefore(off)) {
+	if d.closesWithPipe(span{ls, le}) || n >= s.want && (!s.t.pipes || s.endsBefore(off) && !s.closesAfterBlank(off)) {
 		if n != s.want {
 			r.unreadable = wrongCount
 		}
@@ -184,6 +186,35 @@ func (s *rowScanner) endsBefore(off int) bool {
 	return isBlankLine(s.d.src[ls:le]) || s.t.pipes && s.d.opensWithPipe(span{ls, le})
 }
 
+// closesAfterBlank reports whether the line at off is blank and a later line
+// ends with `|` before any `|`-led line (outside fences) or the end: the last
+// cell of a row without its closing pipe then goes on over the blank lines,
+// as a cell with a list or paragraphs does.
+func (s *rowScanner) closesAfterBlank(off int) bool {
+	src := s.d.src
+	if off >= s.limit {
+		return false
+	}
+	if ls, le, _ := lineAt(src, off); !isBlankLine(src[ls:le]) {
+		return false
+	}
+	var f fence
+	for off < s.limit {
+		ls, le, next := lineAt(src, off)
+		off = next
+		if f.char == 0 && s.d.opensWithPipe(span{ls, le}) {
+			return false
+		}
+		if f.feed(src[ls:le]) {
+			continue
+		}
+		if s.d.closesWithPipe(span{ls, le}) {
+			return true
+		}
+	}
+	return false
+}
+
 // lastCell continues the last cell (slab[open]) of a row that has its cells
 // but no closing pipe.
 func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
@@ -194,7 +225,7 @@ func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
 		inFence := f.feed(src[ls:le])
 		r.span.end, r.endLine = le, lineNo
 		off, lineNo = next, lineNo+1
-		if f.char == 0 && (!inFence && s.d.closesWithPipe(span{ls, le}) || s.endsBefore(off)) {
+		if f.char == 0 && (!inFence && s.d.closesWithPipe(span{ls, le}) || s.endsBefore(off) && !s.closesAfterBlank(off)) {
 			break
 		}
 	}

@@ -482,3 +482,24 @@ func TestUnfencedTableInsideContinuedCell(t *testing.T) {
 		t.Errorf("%d tables, problems %v; want 1 table and none", len(d.tables), d.ReadProblems())
 	}
 }
+
+// A row whose last cell is the Description goes on over blank lines when a
+// later line ends it with `|`; otherwise a blank line ends it, as in GFM.
+func TestLastCellOverBlankLines(t *testing.T) {
+	const src = "| ID | Status | Description |\n|---|---|---|\n" +
+		"| 0000a1 | TODO | Steps:\n\n1. one\n2. two\n\n```\n| not | a row |\n```\nDone. |\n" +
+		"| 0000a2 | DONE | complete, no closing pipe\n\nProse after the table.\n"
+	d := Parse([]byte(src))
+	if got := d.IDs(); !reflect.DeepEqual(got, []string{"0000a1", "0000a2"}) {
+		t.Errorf("IDs = %v", got)
+	}
+	if tk, _ := d.Task("0000a1"); tk.Description != "Steps:\n\n1. one\n2. two\n\n```\n| not | a row |\n```\nDone." || tk.EndLine != 11 {
+		t.Errorf("continued last cell: %+v", tk)
+	}
+	if tk, _ := d.Task("0000a2"); tk.Description != "complete, no closing pipe" || tk.EndLine != 0 {
+		t.Errorf("row before a blank line: %+v", tk)
+	}
+	if ps := d.ReadProblems(); len(ps) != 0 {
+		t.Errorf("problems: %v", ps)
+	}
+}
