@@ -101,6 +101,8 @@ type rowScanner struct {
 	rows    []row
 	cellAt  []int // rows[i]'s cells are slab[cellAt[i]:cellAt[i+1]]
 	scratch []cellSpan
+	// closerAt is the start of the line that closesAfterBlank found last.
+	closerAt int
 }
 
 // scanRows reads the rows of t starting at off, the line after the alignment
@@ -198,6 +200,9 @@ func (s *rowScanner) closesAfterBlank(off int) bool {
 	if ls, le, _ := lineAt(src, off); !isBlankLine(src[ls:le]) {
 		return false
 	}
+	if off < s.closerAt {
+		return true // found by the last look ahead (no quadratic scans)
+	}
 	var f fence
 	for off < s.limit {
 		ls, le, next := lineAt(src, off)
@@ -209,6 +214,7 @@ func (s *rowScanner) closesAfterBlank(off int) bool {
 			continue
 		}
 		if s.d.closesWithPipe(span{ls, le}) {
+			s.closerAt = ls
 			return true
 		}
 	}
