@@ -51,9 +51,23 @@ func (d *Doc) ReplaceRow(id string, cells []string) error {
 		return d.NotFound(id)
 	}
 	if len(rs) > 1 {
-		return fmt.Errorf("%w: ID %s is on lines %d and %d; give one of them a new ID first", ErrRefused, id, rs[0].line, rs[1].line)
+		return fmt.Errorf("%w: ID %s is on lines %d and %d; give one of them a new ID first (or use ReplaceRowAt)", ErrRefused, id, rs[0].line, rs[1].line)
 	}
-	r := rs[0]
+	return d.replaceRow(rs[0], cells)
+}
+
+// ReplaceRowAt is ReplaceRow for the task row that starts on line: also a
+// row without an ID or with a duplicated one.
+func (d *Doc) ReplaceRowAt(line int, cells []string) error {
+	for _, r := range d.rows {
+		if r.line == line {
+			return d.replaceRow(r, cells)
+		}
+	}
+	return fmt.Errorf("%w: no task row starts on line %d", ErrNotFound, line)
+}
+
+func (d *Doc) replaceRow(r *row, cells []string) error {
 	if len(cells) != len(r.tbl.cols) {
 		return fmt.Errorf("%w: %d cells for a table of %d columns (line %d)", ErrInvalid, len(cells), len(r.tbl.cols), r.tbl.headerLine)
 	}
@@ -80,10 +94,16 @@ func (d *Doc) ReplaceRow(id string, cells []string) error {
 	old, nrows, errs := *d, len(d.rows), countErrors(d.diags)
 	wasContinued := r.endLine > r.line
 	d.splice(r.span, line)
-	back := d.byID[id]
-	ok := len(back) == 1 && back[0].line == r.line && back[0].endLine == r.line && len(d.rows) == nrows && len(back[0].cells) == len(cells)
+	var back *row
+	for _, b := range d.rows {
+		if b.line == r.line {
+			back = b
+			break
+		}
+	}
+	ok := back != nil && back.endLine == r.line && len(d.rows) == nrows && len(back.cells) == len(cells)
 	if ok {
-		for i, c := range back[0].cells {
+		for i, c := range back.cells {
 			if d.str[c.text.start:c.text.end] != cells[i] {
 				ok = false
 			}
@@ -94,7 +114,7 @@ func (d *Doc) ReplaceRow(id string, cells []string) error {
 	}
 	if !ok || countErrors(d.diags) > errs {
 		*d = old
-		return fmt.Errorf("%w: the new line for task %s (line %d) would not read back as the same row with these cells; nothing was changed", ErrRefused, id, r.line)
+		return fmt.Errorf("%w: the new line for the row on line %d would not read back as the same row with these cells; nothing was changed", ErrRefused, r.line)
 	}
 	return nil
 }

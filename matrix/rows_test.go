@@ -503,3 +503,22 @@ func TestLastCellOverBlankLines(t *testing.T) {
 		t.Errorf("problems: %v", ps)
 	}
 }
+
+// ReplaceRowAt reaches the rows ReplaceRow cannot name: a duplicated ID.
+func TestReplaceRowAt(t *testing.T) {
+	const src = "| ID | Status | Description |\n|---|---|---|\n| 0000a1 | TODO | one\ntwo |\n| 0000a1 | DONE | x |\n"
+	d := Parse([]byte(src))
+	cells := []string{"0000a1", "TODO", "one<br>two"}
+	if err := d.ReplaceRow("0000a1", cells); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "lines 3 and 5") {
+		t.Errorf("ReplaceRow of a duplicated ID: %v", err)
+	}
+	if err := d.ReplaceRowAt(4, cells); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReplaceRowAt of a continuation line: %v", err)
+	}
+	if err := d.ReplaceRowAt(3, cells); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| ID | Status | Description |\n|---|---|---|\n| 0000a1 | TODO | one<br>two |\n| 0000a1 | DONE | x |\n"; string(d.Bytes()) != want {
+		t.Errorf("after ReplaceRowAt:\n%s", d.Bytes())
+	}
+}

@@ -76,7 +76,7 @@ func (s *Server) addTaskTool() error {
 		Tool: &mcp.Tool{
 			Name: "task",
 			Description: "Tasks of the development matrix (.agent/DEVELOPMENT_MATRIX.md). " +
-				"action list {status?, priority?, mode?, agent?, skill?, query?, limit=10}: matching rows, file order. " +
+				"action list {status?, priority?, mode?, agent?, skill?, query?, limit=10}: matching rows, file order; warnings names rows of the matrix that could not be read. " +
 				"action create {description, mode, priority=P2, difficulty=med, skills[], slug?}: adds a TODO row and its folder .agent/tasks/{id}_{slug}/. " +
 				"action update {id, status?, agent?, priority?, set_fields{}}: changes only what is given and sets Updated. " +
 				"action archive {id}: moves a DONE task's folder to .agent/archive/ (the row stays). " +
