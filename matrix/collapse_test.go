@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,6 +89,14 @@ func TestLargeMatrixIsCollapsed(t *testing.T) {
 //	go test ./matrix -run x -fuzz FuzzCollapseSameAsFull -fuzztime 2m
 func FuzzCollapseSameAsFull(f *testing.F) {
 	for _, file := range corpusFiles(f) {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	rows, _ := filepath.Glob(filepath.Join("testdata", "rows", "*.md"))
+	for _, file := range rows {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)

@@ -31,8 +31,12 @@ func (d *Doc) splice(sp span, repl string) {
 }
 
 // NotFound is the error for an unknown ID: it wraps ErrNotFound and names
-// close matches, or says how to see the IDs.
+// close matches, or says how to see the IDs. For the ID of a row that could
+// not be read it wraps ErrUnreadable instead and says where the row is and why.
 func (d *Doc) NotFound(id string) error {
+	if r := d.unread[id]; r != nil && len(d.byID[id]) == 0 {
+		return d.unreadableErr(r)
+	}
 	msg := fmt.Sprintf("%v: no task with ID %q", ErrNotFound, id)
 	if s := Suggest(id, d.IDs()); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
@@ -127,8 +131,11 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	if r == nil {
 		return Task{}, d.NotFound(id)
 	}
-	if r.bad {
-		return Task{}, refusedf("%v: task %s on line %d has errors; fix that row first (run `agentinfra validate`)", ErrRefused, id, r.line)
+	if r.unreadable != 0 {
+		return Task{}, &wrapped{msg: fmt.Sprintf("%v: task %s on line %d could not be read, so it cannot be changed: %s", ErrRefused, id, r.line, r.problem), err: ErrRefused}
+	}
+	if rs := d.byID[id]; len(rs) > 1 {
+		return Task{}, refusedf("%v: ID %s is on lines %d and %d; give one of them a new ID first", ErrRefused, id, rs[0].line, rs[1].line)
 	}
 	values := map[int]string{} // cell index → new value
 	set := func(name, v string) error {
@@ -206,16 +213,35 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	if line == string(d.src[r.span.start:r.span.end]) {
 		return d.taskOf(r), nil
 	}
-	old, nrows := *d, len(d.rows)
+	old, nrows, nproblems, errs := *d, len(d.rows), len(d.problems), countErrors(d.diags)
 	d.splice(r.span, line)
 	// A value must never change the table around the row; guardRowEnds
 	// prevents the known ways, this catches any other.
 	t, ok := d.Task(id)
-	if !ok || t.Line != r.line || len(d.rows) != nrows {
+	if !ok || t.Line != r.line || len(d.rows) != nrows || len(d.problems) != nproblems {
 		*d = old
 		return Task{}, refusedf("%v: the new values would change the table structure at line %d (task %s); nothing was changed", ErrRefused, r.line, id)
 	}
+	// A row with errors may be changed, so that the tool can repair it,
+	// as long as the change adds no error.
+	if countErrors(d.diags) > errs {
+		after := d.rowErrors(d.byID[id][0])
+		*d = old
+		return Task{}, refusedf("%v: the change would add errors to task %s (line %d): %s; nothing was changed", ErrRefused, id, r.line, strings.Join(after, "; "))
+	}
 	return t, nil
+}
+
+// rowErrors lists the error diagnostics on the lines of r as "line N: message".
+func (d *Doc) rowErrors(r *row) []string {
+	last := max(r.endLine, r.line)
+	var out []string
+	for _, dg := range d.Diagnostics() {
+		if dg.Severity == SeverityError && dg.Line >= r.line && dg.Line <= last {
+			out = append(out, fmt.Sprintf("line %d: %s", dg.Line, dg.Message))
+		}
+	}
+	return out
 }
 
 func containsFold(list []string, s string) bool {
@@ -351,6 +377,9 @@ func (d *Doc) AddTask(t Task) error {
 			return err
 		}
 	}
+	if r := tbl.brokenEnd; r != nil {
+		return fmt.Errorf("%w: the task table's last row (line %d) never ends, so a new row after it would become part of it; end that row by hand (its last line ends with its last cells and a |), then run `agentinfra validate --fix` to join it into one line", ErrRefused, r.line)
+	}
 	cells := make([]string, len(tbl.cols))
 	for i, col := range tbl.cols {
 		var v string
@@ -408,18 +437,19 @@ func (d *Doc) tableFor(priority string) *table {
 		}
 		taskTables++
 		last = t
-		if len(t.rows) == 0 {
-			continue
-		}
-		p := d.taskOf(t.rows[0]).Priority
-		same := true
+		p, same, seen := "", true, false
 		for _, r := range t.rows {
-			if d.taskOf(r).Priority != p {
+			if r.unreadable != 0 {
+				continue
+			}
+			if !seen {
+				p, seen = d.taskOf(r).Priority, true
+			} else if d.taskOf(r).Priority != p {
 				same = false
 				break
 			}
 		}
-		if same {
+		if seen && same {
 			perPriority++
 			if p == priority && byPri == nil {
 				byPri = t

@@ -192,17 +192,18 @@ func TestStoreRefusals(t *testing.T) {
 	const src = "# M\n\n| ID | Status | Pri | Diff | Description | Created |\n|---|---|---|---|---|---|\n" +
 		"| 3fa9c1 | TODO | P1 | easy | Good row | 2026-01-01 |\n" +
 		"| 3fa9c2 | PAUSED | P1 | easy | Row with an error | 2026-01-01 |\n" +
-		"| 77aa00 | TODO | P2 | med | Another good row | 2026-01-01 |\n"
+		"| 77aa00 | TODO | P2 | med | Another good row | 2026-01-01 |\n" +
+		"| 3fa9c4 | TODO | P2 | med | A | stray pipe | 2026-01-01 |\n"
 	tests := []struct {
 		name    string
 		op      func(s *Store) error
 		is      error
 		mention []string
 	}{
-		{"row with errors", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c2", Update{Status: Str("DONE")}, goldenNow)
+		{"row that could not be read", func(s *Store) error {
+			_, _, err := s.UpdateTask(ctx, "3fa9c4", Update{Status: Str("DONE")}, goldenNow)
 			return err
-		}, ErrRefused, []string{"3fa9c2", "line 6", "agentinfra validate"}},
+		}, ErrRefused, []string{"3fa9c4", "line 8", "could not be read", "7 cells", "header has 6", `escape a | inside a cell as \|`}},
 		{"unknown ID suggests close ones", func(s *Store) error {
 			_, _, err := s.UpdateTask(ctx, "3fa9c3", Update{Status: Str("DONE")}, goldenNow)
 			return err
@@ -413,19 +414,19 @@ func TestParseDiagnosticPositions(t *testing.T) {
 	}
 }
 
-// A row broken across lines is no task, but its ID is taken and it is a row
-// with errors: updating it is refused (not "not found"), and neither an
-// explicit nor a random new ID may reuse it.
-func TestBrokenRowKeepsItsID(t *testing.T) {
+// A row that could not be read is no task, but its ID is taken: updating it
+// is refused (not "not found"), and neither an explicit nor a random new ID
+// may reuse it.
+func TestUnreadableRowKeepsItsID(t *testing.T) {
 	ctx := context.Background()
-	const src = "| ID | Status | Description | Created |\n|---|---|---|---|\n| 0000f1 | TODO | split\nhere | 2026-01-01 |\n| 0000f2 | TODO | fine | |\n"
+	const src = "| ID | Status | Description | Created |\n|---|---|---|---|\n| 0000f1 | TODO | split | here | 2026-01-01 |\n| 0000f2 | TODO | fine | |\n"
 	if d := Parse([]byte(src)); len(d.Tasks()) != 1 || len(d.Diagnostics()) != 1 {
 		t.Fatalf("fixture: %v %v", d.Tasks(), d.Diagnostics())
 	}
 	s := writeMatrix(t, src)
 	_, _, err := s.UpdateTask(ctx, "0000f1", Update{Status: Str("DONE")}, goldenNow)
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "line 3 has errors") {
-		t.Errorf("update of a broken row: %v, want ErrRefused naming line 3", err)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "line 3 could not be read") {
+		t.Errorf("update of an unreadable row: %v, want ErrRefused naming line 3", err)
 	}
 	_, err = s.Create(ctx, Task{ID: "0000f1", Description: "x"}, goldenNow)
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "already used on line 3") {
@@ -436,6 +437,30 @@ func TestBrokenRowKeepsItsID(t *testing.T) {
 	tk, err := s.Create(ctx, Task{Description: "x"}, goldenNow)
 	if err != nil || tk.ID != "0000f3" || *calls != 2 {
 		t.Errorf("random ID: %+v, %v after %d draws; want 0000f3 after 2", tk, err, *calls)
+	}
+}
+
+// A row with errors can be changed when the change adds no error, so that
+// the tool can repair what it reports.
+func TestUpdateRowWithErrors(t *testing.T) {
+	ctx := context.Background()
+	const src = "| ID | Status | Pri | Diff | Description | Created |\n|---|---|---|---|---|---|\n" +
+		"| 3fa9c2 | TODO | P1 | wild | Row with an error | 2026-13-01 |\n"
+	s := writeMatrix(t, src)
+	_, after, err := s.UpdateTask(ctx, "3fa9c2", Update{Status: Str("DONE")}, goldenNow)
+	if err != nil || after.Status != "DONE" {
+		t.Fatalf("status change of a row with errors: %+v, %v", after, err)
+	}
+	_, after, err = s.UpdateTask(ctx, "3fa9c2", Update{Difficulty: Str("hard")}, goldenNow)
+	if err != nil || after.Difficulty != "hard" {
+		t.Fatalf("repair of the difficulty: %+v, %v", after, err)
+	}
+	got, _ := os.ReadFile(s.Path)
+	if want := "| 3fa9c2 | DONE | P1 | hard | Row with an error | 2026-13-01 |\n"; !strings.HasSuffix(string(got), want) {
+		t.Errorf("row after the updates:\n%s\nwant it to end with\n%s", got, want)
+	}
+	if ds := Parse(got).Diagnostics(); len(ds) != 1 || !strings.Contains(ds[0].Message, "Created") {
+		t.Errorf("diagnostics after the repair: %v, want only the bad Created", ds)
 	}
 }
 

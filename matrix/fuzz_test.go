@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +19,14 @@ import (
 //	go test ./matrix -run x -fuzz FuzzParseWrite -fuzztime 3m
 func FuzzParseWrite(f *testing.F) {
 	for _, file := range corpusFiles(f) {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	rows, _ := filepath.Glob(filepath.Join("testdata", "rows", "*.md"))
+	for _, file := range rows {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
@@ -66,6 +75,39 @@ func FuzzParseWrite(f *testing.F) {
 				t.Fatalf("the change made %d tasks %d", tasksBefore, n)
 			}
 		}
+
+		// A continued row: a status change keeps every line outside the
+		// row, adds no error and loses no task.
+		d = Parse(append([]byte{}, orig...))
+		for _, r := range d.rows {
+			if r.endLine <= r.line || len(d.byID[r.id]) != 1 {
+				continue
+			}
+			id, first, last := r.id, r.line, r.endLine
+			before := append([]byte{}, d.Bytes()...)
+			errs, ntasks := countErrors(d.Diagnostics()), len(d.Tasks())
+			after, err := d.UpdateTask(id, Update{Status: Str("REVIEW")}, goldenNow)
+			if err != nil {
+				if errors.Is(err, ErrRefused) && bytes.Equal(before, d.Bytes()) {
+					break // refused as a whole: fine
+				}
+				t.Fatalf("status change of continued row %s (lines %d-%d): %v", id, first, last, err)
+			}
+			if after.Status != "REVIEW" || after.Line != first {
+				t.Fatalf("continued row after the change: %+v", after)
+			}
+			// (The row's own lines may join when the continued cell is
+			// the one that changes.)
+			head, tail := before[:lineStart(before, first)], before[lineStart(before, last+1):]
+			if !bytes.HasPrefix(d.Bytes(), head) || !bytes.HasSuffix(d.Bytes(), tail) || len(d.Bytes()) < len(head)+len(tail) {
+				t.Fatalf("lines outside the row (%d-%d) changed:\n%q\n%q", first, last, before, d.Bytes())
+			}
+			if n := countErrors(d.Diagnostics()); n > errs || len(d.Tasks()) != ntasks {
+				t.Fatalf("the change added errors (%d → %d) or lost tasks (%d → %d)", errs, n, ntasks, len(d.Tasks()))
+			}
+			break
+		}
+		d = Parse(append([]byte{}, orig...))
 
 		if d.HasTaskTable() {
 			errorsBefore = countErrors(d.Diagnostics())

@@ -67,15 +67,15 @@ func (d *Doc) NewID(now time.Time, taken func(string) bool, random func([]byte) 
 	return "", fmt.Errorf("%w: %d random task IDs in a row collided with existing ones; try again", ErrRefused, idAttempts)
 }
 
-// allIDs lists the IDs of every row, broken ones included.
+// allIDs lists the IDs of every row, unreadable ones included.
 func (d *Doc) allIDs() []string {
-	out := make([]string, 0, len(d.rows)+len(d.broken))
+	out := make([]string, 0, len(d.rows)+len(d.unread))
 	for _, r := range d.rows {
 		if r.id != "" {
 			out = append(out, r.id)
 		}
 	}
-	for id := range d.broken {
+	for id := range d.unread {
 		out = append(out, id)
 	}
 	return out

@@ -73,6 +73,9 @@ type Task struct {
 	Updated     string            `json:"updated"`
 	Extra       map[string]string `json:"extra,omitempty"` // nil when the table has no extra columns
 	Line        int               `json:"line"`
+	// EndLine is the last line of a row that goes on over several lines
+	// (a line break inside a cell); 0 for a row on one line.
+	EndLine int `json:"end_line,omitempty"`
 }
 
 func (t Task) clone() Task {

@@ -26,6 +26,7 @@ var blockParser = parser.NewParser(
 
 var (
 	foundTablesKey = parser.NewContextKey()
+	strayRunsKey   = parser.NewContextKey() // []lineRun: `|`-led lines in paragraphs without a table
 	collapsedKey   = parser.NewContextKey() // *collapsed, when Parse cut long runs
 )
 
@@ -35,15 +36,42 @@ var utf8BOM = []byte("\ufeff")
 type foundTable struct {
 	header     []cellSpan
 	headerLine span
-	rest       []span // alignment row, then the rows
+	rest       []span // alignment row, then the rest of the paragraph's lines
 }
+
+// lineRun is a run of consecutive lines: the start of the first, the end of
+// the last one's content.
+type lineRun struct{ start, end int }
 
 type tableFinder struct{}
 
 func (tableFinder) Transform(p *ast.Paragraph, reader text.Reader, pc parser.Context) {
-	if p.Parent() == nil || p.Parent().Kind() != ast.KindDocument {
+	lines, src := paragraphLines(p, reader, pc)
+	if len(lines) == 0 {
 		return
 	}
+	if p.Parent() != nil && p.Parent().Kind() == ast.KindDocument && len(lines) >= 2 {
+		for i := 1; i < len(lines); i++ {
+			ncols, ok := delimiterColumns(src[lines[i].start:lines[i].end])
+			if !ok {
+				continue
+			}
+			header := splitRow(src, lines[i-1].start, lines[i-1].end, ncols)
+			if len(header) != ncols {
+				return // as in goldmark: not a table
+			}
+			found, _ := pc.Get(foundTablesKey).([]foundTable)
+			pc.Set(foundTablesKey, append(found, foundTable{header: header, headerLine: lines[i-1], rest: lines[i:]}))
+			p.Parent().RemoveChild(p.Parent(), p)
+			return
+		}
+	}
+	noteStrayRuns(src, lines, pc)
+}
+
+// paragraphLines returns the source lines of a paragraph (runs cut by
+// collapse put back) and the source.
+func paragraphLines(p *ast.Paragraph, reader text.Reader, pc parser.Context) ([]span, []byte) {
 	segs := p.Lines()
 	src := reader.Source()
 	col, _ := pc.Get(collapsedKey).(*collapsed)
@@ -68,23 +96,37 @@ func (tableFinder) Transform(p *ast.Paragraph, reader text.Reader, pc parser.Con
 		}
 		lines = append(lines, span{s, e})
 	}
-	if len(lines) < 2 {
-		return
-	}
-	for i := 1; i < len(lines); i++ {
-		ncols, ok := delimiterColumns(src[lines[i].start:lines[i].end])
-		if !ok {
+	return lines, src
+}
+
+// noteStrayRuns remembers the runs of `|`-led lines of a paragraph that holds
+// no table (no alignment row): rows that belong to no table, unless a
+// continued row of a task table took them in (Parse decides).
+func noteStrayRuns(src []byte, lines []span, pc parser.Context) {
+	var runs []lineRun
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if _, ok := delimiterColumns(src[l.start:l.end]); ok {
+			return
+		}
+		if !pipeLedAnyIndent(src[l.start:l.end]) {
 			continue
 		}
-		header := splitRow(src, lines[i-1].start, lines[i-1].end, ncols)
-		if len(header) != ncols {
-			return // as in goldmark: not a table
+		if n := len(runs); n > 0 && i > 0 && runs[n-1].end == lines[i-1].end {
+			runs[n-1].end = l.end
+		} else {
+			runs = append(runs, lineRun(l))
 		}
-		found, _ := pc.Get(foundTablesKey).([]foundTable)
-		pc.Set(foundTablesKey, append(found, foundTable{header: header, headerLine: lines[i-1], rest: lines[i:]}))
-		p.Parent().RemoveChild(p.Parent(), p)
-		return
 	}
+	if len(runs) > 0 {
+		prev, _ := pc.Get(strayRunsKey).([]lineRun)
+		pc.Set(strayRunsKey, append(prev, runs...))
+	}
+}
+
+func pipeLedAnyIndent(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t")
+	return len(b) > 0 && b[0] == '|'
 }
 
 // Doc is a parsed matrix file: the original bytes plus the tables and task rows
@@ -95,10 +137,13 @@ type Doc struct {
 	tables []*table
 	rows   []*row // task rows in file order
 	byID   map[string][]*row
-	broken map[string]*row // rows broken across lines, by the ID in their first line
+	unread map[string]*row // rows that could not be read, by the plausible ID in their ID cell
 	diags  []Diagnostic
-	lines  *lineIndex
-	vocab  *Vocabulary // nil: the default vocabulary
+	// problems are the diagnostics of rows a read does not return: rows that
+	// could not be read, `|`-led lines that belong to no table.
+	problems []Diagnostic
+	lines    *lineIndex
+	vocab    *Vocabulary // nil: the default vocabulary
 }
 
 type column struct {
@@ -114,17 +159,25 @@ type table struct {
 	isTask     bool
 	rows       []*row
 	lastEnd    int    // end of the last line's content (before its line ending)
+	brokenEnd  *row   // the last row, when it never ends
 	eol        string // line ending of the header line
 	pipes      bool   // header starts with '|'
 }
 
 type row struct {
-	tbl   *table
-	line  int
-	span  span // line content, without the line ending
-	cells []cellSpan
-	id    string // the ID cell's value
-	bad   bool   // row has errors: edits to it are refused
+	tbl     *table
+	line    int  // first line
+	endLine int  // last line: > line for a row that goes on over several lines
+	span    span // from the first line's start to the last line's content end, without its line ending
+	cells   []cellSpan
+	id      string // the ID cell's value
+	bad     bool   // row has errors
+	// unreadable is wrongCount or neverEnds for a row that is no task;
+	// problem says why, stoppedBy is the line that started something new
+	// before the row ended.
+	unreadable int
+	stoppedBy  int
+	problem    string
 }
 
 // bytesToString shares src's memory: a Doc never modifies its bytes (edits
@@ -185,9 +238,16 @@ func ParseWith(src []byte, v *Vocabulary) *Doc {
 	}
 	blockParser.Parse(text.NewReader(input), parser.WithContext(pc))
 	found, _ := pc.Get(foundTablesKey).([]foundTable)
+	var taken []lineRun // lines of tables, continued rows included
 	for _, ft := range found {
-		d.addTable(ft.header, ft.headerLine, ft.rest)
+		if n := len(taken); n > 0 && ft.headerLine.start <= taken[n-1].end {
+			continue // inside a row of the table before: part of a cell
+		}
+		end := d.addTable(ft.header, ft.headerLine, ft.rest)
+		taken = append(taken, lineRun{ft.headerLine.start, end})
 	}
+	strays, _ := pc.Get(strayRunsKey).([]lineRun)
+	d.reportStrays(strays, taken)
 	return d
 }
 
@@ -216,7 +276,8 @@ func delimiterColumns(b []byte) (int, bool) {
 		if c != '-' {
 			allDash = false
 		}
-		if !(c == ' ' || c == '\t' || c == '-' || c == '|' || c == ':') {
+		// goldmark (util.IsSpace) takes a '\r' inside a line for a space.
+		if !(c == ' ' || c == '\t' || c == '\r' || c == '-' || c == '|' || c == ':') {
 			return 0, false
 		}
 	}
@@ -238,10 +299,12 @@ func delimiterColumns(b []byte) (int, bool) {
 			return 0, false
 		}
 	}
-	return len(cols), true
+	return len(cols), len(cols) > 0 // a line holding only `|` is no delimiter row
 }
 
-func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) {
+// addTable reads a table found by tableFinder and returns the end of its
+// last line's content.
+func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) int {
 	t := &table{
 		headerLine: d.lines.line(headerLine.start),
 		header:     headerLine,
@@ -281,65 +344,15 @@ func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) {
 			}
 			d.errorAt(headerLine.start, "task table header has no %s column; a task table needs both ID and Status", missing)
 		}
-		return
+		return t.lastEnd
 	}
 	for _, i := range dups {
 		first := t.cols[t.colIndex[CanonicalColumn(t.cols[i].name)]].name
 		d.errorAt(int(header[i].text.start), "column %q repeats column %q (%s); a task table has each column once", t.cols[i].name, first, CanonicalColumn(first))
 	}
-	d.scanRows(t, rest[1:])
-}
-
-func (d *Doc) scanRows(t *table, lines []span) {
-	want := len(t.cols)
-	// One allocation for all cells and one for all rows: a large matrix is
-	// one table, and per-row allocations dominate its parse otherwise.
-	slab := make([]cellSpan, 0, len(lines)*want)
-	cells := make([][]cellSpan, len(lines))
-	for i, l := range lines {
-		n := len(slab)
-		slab = appendCells(slab, d.src, l.start, l.end)
-		cells[i] = slab[n:len(slab):len(slab)]
-	}
-	rows := make([]row, len(lines))
-	first := t.headerLine + 2 // table lines are consecutive: header, alignment, rows
-	t.rows = make([]*row, 0, len(lines))
-	for i := 0; i < len(lines); i++ {
-		r := &rows[i]
-		*r = row{tbl: t, line: first + i, span: lines[i], cells: cells[i]}
-		t.rows = append(t.rows, r)
-		n := len(cells[i])
-		// A break in the last cell of a table with outer pipes leaves a row
-		// with all its cells but no closing pipe, followed by lines that
-		// do not open with a pipe.
-		open := n == want && t.pipes && i+1 < len(lines) && !d.closesWithPipe(lines[i]) && !d.opensWithPipe(lines[i+1])
-		if n < want || open {
-			// A cell that held a line break leaves a short row followed by rows
-			// that carry the rest: the counts add up once the joins are counted.
-			// A continuation line holds at least one cell and is short itself,
-			// so a complete row (e.g. one just added) is never swallowed.
-			total, j := n, i
-			for (total < want || j == i || open && !d.closesWithPipe(lines[j])) && j+1 < len(lines) &&
-				len(cells[j+1]) >= 1 && len(cells[j+1]) < want && !(open && d.opensWithPipe(lines[j+1])) {
-				j++
-				total += len(cells[j]) - 1
-			}
-			if total == want && j > i {
-				d.rowError(r, lines[i].start, "row is broken across lines %d-%d (a line break inside a cell); join them into one line", r.line, r.line+(j-i))
-				d.noteBroken(r)
-				for k := i + 1; k <= j; k++ {
-					rows[k] = row{tbl: t, line: first + k, span: lines[k], cells: cells[k], bad: true}
-					t.rows = append(t.rows, &rows[k])
-				}
-				i = j
-				continue
-			}
-		}
-		if n != want {
-			d.rowError(r, lines[i].start, "row has %d cells but the table header has %d; every row needs exactly one cell per column", n, want)
-		}
-		d.readTask(r)
-	}
+	paraEnd := t.lastEnd
+	t.lastEnd = d.scanRows(t, nextLine(d.src, rest[0].start), t.headerLine+2, paraEnd, len(rest)-1, rest[0].end)
+	return t.lastEnd
 }
 
 // readTask checks r's values, reporting bad ones, and indexes it by ID. The
@@ -406,12 +419,18 @@ func (d *Doc) checkValue(col, v string) string {
 // Description, where it is what was written.
 func (d *Doc) taskOf(r *row) Task {
 	t := Task{Skills: []string{}, Agents: []string{}, Line: r.line}
+	if r.endLine > r.line {
+		t.EndLine = r.endLine
+	}
 	for i, col := range r.tbl.cols {
 		if i >= len(r.cells) {
 			break
 		}
 		c := r.cells[i]
 		v := unescapeCell(d.str[c.text.start:c.text.end])
+		if t.EndLine > 0 && strings.IndexByte(v, '\r') >= 0 {
+			v = strings.ReplaceAll(v, "\r\n", "\n") // a continued cell of a CRLF file
+		}
 		switch col.canonical {
 		case ColID:
 			t.ID = v
@@ -543,33 +562,13 @@ func (d *Doc) Columns() []string {
 	return out
 }
 
-// noteBroken remembers the ID of a row broken across lines: it is no task, but
-// its ID is taken, and edits to it must be refused as edits of a bad row.
-func (d *Doc) noteBroken(r *row) {
-	idx, ok := r.tbl.colIndex[ColID]
-	if !ok || idx >= len(r.cells) {
-		return
-	}
-	c := r.cells[idx]
-	r.id = unescapeCell(d.str[c.text.start:c.text.end])
-	if r.id == "" {
-		return
-	}
-	if d.broken == nil {
-		d.broken = map[string]*row{}
-	}
-	if _, dup := d.broken[r.id]; !dup {
-		d.broken[r.id] = r
-	}
-}
-
-// rowWithID returns the first row holding id: a task row, else a row broken
-// across lines; nil if none.
+// rowWithID returns the first row holding id: a task row, else a row that
+// could not be read whose ID cell holds it; nil if none.
 func (d *Doc) rowWithID(id string) *row {
 	if rs := d.byID[id]; len(rs) > 0 {
 		return rs[0]
 	}
-	return d.broken[id]
+	return d.unread[id]
 }
 
 // opensWithPipe and closesWithPipe tell whether a table line has its outer pipes.

@@ -11,25 +11,47 @@ import (
 // rows of well-formed task tables that cannot match are dropped from the
 // source before it is parsed. Only rows that cannot change how anything else
 // parses are dropped: `|`-led, `|`-closed rows with exactly one cell per
-// column, in tables that start a paragraph and whose every row is like that.
+// column, in tables that start a paragraph and whose every row is like that,
+// in a file where no task table has a row that could go on over the lines
+// after it.
 func (q Query) Select(src []byte) []Task { return q.SelectWith(src, nil) }
 
 // SelectWith is Select for a matrix with its own vocabulary (nil: the default).
 func (q Query) SelectWith(src []byte, v *Vocabulary) []Task {
+	tasks, _ := q.SelectWithProblems(src, v)
+	return tasks
+}
+
+// SelectWithProblems is SelectWith that also returns ParseWith(src,
+// v).ReadProblems(): what the read could not return as data. Dropped rows
+// are never a problem.
+func (q Query) SelectWithProblems(src []byte, v *Vocabulary) ([]Task, []Diagnostic) {
 	n := q.lenientWith(v)
 	if n.ID == "" && len(n.Status) == 0 && len(n.Priority) == 0 && n.Mode == "" && n.Agent == "" && n.Skill == "" && n.Text == "" {
-		return q.applyWith(ParseWith(src, v).Tasks(), v)
+		d := ParseWith(src, v)
+		return q.applyWith(d.Tasks(), v), d.ReadProblems()
 	}
 	reduced, lineOf, dropped := n.reduce(src, v)
 	if dropped == 0 {
-		tasks := ParseWith(src, v).Tasks()
-		return q.filterWith(tasks, tasks[:0], v)
+		d := ParseWith(src, v)
+		tasks := d.Tasks()
+		return q.filterWith(tasks, tasks[:0], v), d.ReadProblems()
 	}
-	tasks := ParseWith(reduced, v).Tasks()
+	d := ParseWith(reduced, v)
+	if len(d.problems) > 0 {
+		// Rare, and their messages name lines: read them in the source.
+		d = ParseWith(src, v)
+		tasks := d.Tasks()
+		return q.filterWith(tasks, tasks[:0], v), d.ReadProblems()
+	}
+	tasks := d.Tasks()
 	for i := range tasks {
 		tasks[i].Line = lineOf[tasks[i].Line-1]
+		if tasks[i].EndLine > 0 {
+			tasks[i].EndLine = lineOf[tasks[i].EndLine-1]
+		}
 	}
-	return q.filterWith(tasks, tasks[:0], v) // tasks is ours: filter in place
+	return q.filterWith(tasks, tasks[:0], v), nil // tasks is ours: filter in place
 }
 
 type srcLine struct{ start, end, next int } // content [start,end) without EOL; next line's start
@@ -60,13 +82,10 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 	var cells []cellSpan
 	for i := 0; i+1 < len(lines); i++ {
 		l := lines[i]
-		if !pipeLed(src[l.start:l.end]) || (i > 0 && !isBlankLine(src[lines[i-1].start:lines[i-1].end])) {
+		if !pipeLedAnyIndent(src[l.start:l.end]) {
 			continue
 		}
 		delim := lines[i+1]
-		if !pipeLed(src[delim.start:delim.end]) {
-			continue
-		}
 		ncols, ok := delimiterColumns(src[delim.start:delim.end])
 		if !ok {
 			continue
@@ -96,20 +115,24 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 			continue
 		}
 		var tentative []int
-		regular := true
 		for k := i + 2; k < j; k++ {
 			cells = fastCells(cells[:0], src, lines[k].start, lines[k].end)
 			if len(cells) != ncols || !d.closesWithPipe(span{lines[k].start, lines[k].end}) {
 				// A short or long row, or one without its closing pipe, may
-				// join the lines after it: keep the table whole.
-				regular = false
-				break
+				// go on over the lines after it, past blank lines and into
+				// what looks like other tables here: drop nothing.
+				return src, nil, 0
 			}
 			if !n.rowMayMatch(d, tbl, cells) {
 				tentative = append(tentative, k)
 			}
 		}
-		if regular {
+		if j < len(lines) && !isBlankLine(src[lines[j].start:lines[j].end]) && !headingLine(src[lines[j].start:lines[j].end]) {
+			// A line of the table's paragraph that is not `|`-led is a row
+			// of its own, which may go on over the lines after it.
+			return src, nil, 0
+		}
+		if i == 0 || isBlankLine(src[lines[i-1].start:lines[i-1].end]) {
 			for _, k := range tentative {
 				drop[k] = true
 			}
@@ -246,4 +269,18 @@ func hasLoneCR(src []byte) bool {
 			return true
 		}
 	}
+}
+
+// headingLine reports whether a line is an ATX heading, which ends a paragraph.
+func headingLine(b []byte) bool {
+	for i := 0; i < len(b) && i < 4; i++ {
+		switch b[i] {
+		case '#':
+			return true
+		case ' ':
+		default:
+			return false
+		}
+	}
+	return false
 }

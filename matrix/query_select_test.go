@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -41,6 +43,22 @@ var selectDocs = []string{
 	"| ID | Status | Mode |\n|---|---|---|\n| aaaaaa | BLOC\u212aED | coder |\n| bbbbbb | IN_PROGREſS | ſcout |\n| cccccc | DONE | Ünï |\n",
 	"",
 	"no tables at all\n",
+	// Continued rows (lists, fences, headings, blank lines inside a cell),
+	// unreadable rows, stray lines, tables inside continued cells.
+	"| ID | Status | Description | Created |\n|---|---|---|---|\n| aaaaaa | TODO | x:\n\n```\n\n| ID | Status | Description | Created |\n|---|---|---|---|\n| bbbbbb | DONE | y | 2026-01-01 |\n```\n| 2026-01-01 |\n| cccccc | DONE | z | 2026-01-01 |\n",
+	"Intro\n| ID | Status | Description | Created |\n|---|---|---|---|\n| aaaaaa | TODO | x:\n\n| ID | Status | Description | Created |\n|---|---|---|---|\n| bbbbbb | DONE | y | 2026-01-01 |\n| cccccc | TODO | z | 2026-01-01 |\n",
+	"| ID | Status | Description | Created |\n|---|---|---|---|\n| aaaaaa | TODO | Steps:\n- one\n- two\n| 2026-01-01 |\n| bbbbbb | DONE | after | 2026-01-02 |\n\n| ID | Status |\n|---|---|\n| cccccc | TODO |\n| dddddd | DONE |\n",
+	"| ID | Status | Description | Created |\n|---|---|---|---|\n| aaaaaa | TODO | a | 2026-01-01 |\ntext\n\n| ID | Status | Description | Created |\n|---|---|---|---|\n| bbbbbb | DONE | y | 2026-01-01 |\n| cccccc | TODO | z | 2026-01-01 |\n",
+	"| ID | Status |\n|---|---|\n| aaaaaa | TODO |\n\n| bbbbbb | DONE |\n\n| ID | Status |\n|---|---|\n| cccccc | TODO | x |\n| dddddd | DONE |\n| eeeeee | TODO |\n",
+	"| ID | Status | Description |\n|---|---|---|\n| aaaaaa | TODO | never\n\nends\n\n| ID | Status |\n|---|---|\n| bbbbbb | TODO |\n| cccccc | DONE |\n",
+}
+
+func init() {
+	src, err := os.ReadFile(filepath.Join("testdata", "rows", "real.md"))
+	if err != nil {
+		panic(err)
+	}
+	selectDocs = append(selectDocs, string(src), strings.ReplaceAll(string(src), "\n", "\r\n"))
 }
 
 var selectQueries = []Query{
@@ -49,6 +67,11 @@ var selectQueries = []Query{
 	{ID: "cccccc", Status: []string{"TODO"}},
 	{ID: testmatrix.ID(150)},
 	{ID: "ffffff"},
+	{ID: "260121101505"},
+	{ID: "260121101503"},
+	{Status: []string{"REVIEW"}},
+	{Text: "fence"},
+	{Text: "jitter"},
 	{Status: []string{"TODO"}},
 	{Status: []string{"DONE", "in progress"}},
 	{Status: []string{"BLOCKED"}},

@@ -72,6 +72,12 @@ func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error)
 	}
 	d := ParseWith(src, s.Vocab)
 	before := countErrors(d.diags)
+	beforeMsgs := map[string]int{}
+	for _, dg := range d.diags {
+		if dg.Severity == SeverityError {
+			beforeMsgs[dg.Message]++
+		}
+	}
 	if err := fn(d); err != nil {
 		return nil, err
 	}
@@ -83,10 +89,23 @@ func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error)
 	// time would add ~10 ms to an update of a 10,000-row matrix for nothing.
 	check := d
 	if after := countErrors(check.diags); after > before {
+		// Name the new errors only: a real matrix may have many old ones.
 		var msgs []string
 		for _, dg := range check.Diagnostics() {
-			if dg.Severity == SeverityError {
-				msgs = append(msgs, fmt.Sprintf("line %d: %s", dg.Line, dg.Message))
+			if dg.Severity != SeverityError {
+				continue
+			}
+			if beforeMsgs[dg.Message] > 0 {
+				beforeMsgs[dg.Message]--
+				continue
+			}
+			msgs = append(msgs, fmt.Sprintf("line %d: %s", dg.Line, dg.Message))
+		}
+		if len(msgs) == 0 { // the same messages, more of them
+			for _, dg := range check.Diagnostics() {
+				if dg.Severity == SeverityError {
+					msgs = append(msgs, fmt.Sprintf("line %d: %s", dg.Line, dg.Message))
+				}
 			}
 		}
 		return nil, refusedf("%v: the change would make the matrix invalid (%s); nothing was written", ErrRefused, strings.Join(msgs, "; "))

@@ -1,11 +1,9 @@
 package matrix
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,12 +13,14 @@ import (
 
 // strictComparable tells whether the tolerant reader and a strict GFM reader
 // must agree on d: a file with a row continued over several lines, or a row
-// with the wrong number of cells, is read by the tolerant reader as GFM never
-// could. Today that is only visible in the diagnostics' words.
-// TODO(issue 9): use Doc.ContinuedRows() and the cell-count findings instead.
+// the tolerant reader could not read (wrong cell count, never ends), is read
+// by the tolerant reader as GFM never could.
 func strictComparable(d *Doc) bool {
-	for _, dg := range d.Diagnostics() {
-		if strings.Contains(dg.Message, "broken across lines") || strings.Contains(dg.Message, "cells but the table header has") {
+	if len(d.ContinuedRows()) > 0 {
+		return false
+	}
+	for _, p := range d.ReadProblems() {
+		if p.Severity == SeverityError {
 			return false
 		}
 	}
@@ -58,23 +58,6 @@ func strictTaskRows(src []byte) []string {
 	return out
 }
 
-// knownDisagreement names a disagreement between the readers that was found
-// by this fuzz target and reported for issue 9 but not fixed yet (matrix/parse.go
-// is being rewritten), so that fuzzing can look for other ones. Delete each
-// case once the tolerant reader agrees; TestKnownStrictDisagreements holds an
-// example of each.
-func knownDisagreement(src []byte) string {
-	if bytes.Contains(bytes.ReplaceAll(src, []byte("\r\n"), nil), []byte("\r")) {
-		return "known: goldmark counts a \\r inside a line as a space (a delimiter row `-|-\\r ` is one), the tolerant reader does not"
-	}
-	if lonePipeLine.Match(src) {
-		return "known: the tolerant reader takes a line holding only `|` for a delimiter row of 0 columns and gives up the paragraph; GFM skips it and finds the table below"
-	}
-	return ""
-}
-
-var lonePipeLine = regexp.MustCompile(`(?m)^[ \t]*\|[ \t]*\r?$`)
-
 func tolerantTaskRows(d *Doc) []string {
 	var out []string
 	for _, t := range d.Tasks() {
@@ -107,9 +90,6 @@ func FuzzTolerantAgreesWithStrict(f *testing.F) {
 		if !strictComparable(d) {
 			t.Skip("continued rows or cell-count problems: GFM cannot read this file as written")
 		}
-		if reason := knownDisagreement(src); reason != "" {
-			t.Skip(reason)
-		}
 		tolerant, strict := tolerantTaskRows(d), strictTaskRows(src)
 		if !slices.Equal(tolerant, strict) {
 			t.Fatalf("task rows (line:ID) differ\ntolerant: %q\nstrict (GFM): %q\ninput: %q", tolerant, strict, src)
@@ -117,10 +97,9 @@ func FuzzTolerantAgreesWithStrict(f *testing.F) {
 	})
 }
 
-// TestKnownStrictDisagreements holds one input of each knownDisagreement: the
-// tolerant reader must find the task rows GFM shows.
+// TestKnownStrictDisagreements holds the inputs on which the fuzzer once found
+// the readers disagreeing: the tolerant reader must find the task rows GFM shows.
 func TestKnownStrictDisagreements(t *testing.T) {
-	t.Skip("disagreements found by FuzzTolerantAgreesWithStrict and reported for issue 9 (matrix/parse.go is being rewritten); remove this skip, and the case from knownDisagreement, once each passes")
 	for name, src := range map[string]string{
 		// delimiterColumns allows only ' ' and '\t' as spaces; goldmark
 		// (util.IsSpace) also a '\r' that is not part of the line ending.

@@ -65,6 +65,10 @@ type TaskOutput struct {
 	Tasks []matrix.Task `json:"tasks"`
 	// Total is how many rows a list matched before the limit.
 	Total int `json:"total"`
+	// Warnings are the matrix rows a list could not read ("line 40: ..."):
+	// rows with a wrong number of cells, rows that never end, `|`-led lines
+	// that belong to no table. Absent when every row was read.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (s *Server) addTaskTool() error {
@@ -73,7 +77,7 @@ func (s *Server) addTaskTool() error {
 		Tool: &mcp.Tool{
 			Name: "task",
 			Description: "Tasks of the development matrix (.agent/DEVELOPMENT_MATRIX.md). " +
-				"action list {status?, priority?, mode?, agent?, skill?, query?, limit=10}: matching rows, file order. " +
+				"action list {status?, priority?, mode?, agent?, skill?, query?, limit=10}: matching rows, file order; warnings names rows of the matrix that could not be read. " +
 				"action create {description, mode, priority=P2, difficulty=med, skills[], slug?}: adds a TODO row and its folder .agent/tasks/{id}_{slug}/. " +
 				"action update {id, status?, agent?, priority?, set_fields{}}: changes only what is given and sets Updated. " +
 				"action archive {id}: moves a DONE task's folder to .agent/archive/ (the row stays). " +
@@ -158,18 +162,17 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	if err != nil {
 		return out, "", fieldErrorf(queryField(err), "%v", err)
 	}
-	tasks, err := s.cache.Tasks(ctx)
+	d, tasks, err := s.cache.get(ctx)
 	if err != nil {
 		return out, "", err
 	}
 	if len(tasks) == 0 {
-		d, err := s.cache.Get(ctx)
-		if err != nil {
-			return out, "", err
-		}
 		if err := d.RequireTaskTable(); err != nil {
 			return out, "", noTaskTable(err) // not an empty list
 		}
+	}
+	for _, p := range d.ReadProblems() {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("line %d: %s", p.Line, p.Message))
 	}
 	all := q.Apply(tasks)
 	out.Total = len(all)
@@ -181,6 +184,9 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	fmt.Fprintf(&b, "%d of %d matching tasks\n", len(all), out.Total)
 	for _, t := range all {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Priority, t.Difficulty, t.Mode, t.Description)
+	}
+	for _, w := range out.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	return out, b.String(), nil
 }

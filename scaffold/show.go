@@ -17,27 +17,34 @@ import (
 // task table is a *matrix.NoTaskTableError, not an empty list. It takes no
 // lock; the store's atomic writes mean it never sees a torn file.
 func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, error) {
+	tasks, _, err := ListTasksWithProblems(ctx, ws, q)
+	return tasks, err
+}
+
+// ListTasksWithProblems is ListTasks that also returns the matrix's read
+// problems (matrix.Doc.ReadProblems): rows the read could not return.
+func ListTasksWithProblems(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, []matrix.Diagnostic, error) {
 	vocab, err := matrix.LoadVocabulary(ws)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nq, err := q.NormalizeWith(vocab)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	src, err := readMatrix(ctx, ws)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	tasks := nq.SelectWith(src, vocab)
+	tasks, problems := nq.SelectWithProblems(src, vocab)
 	if len(tasks) == 0 {
 		// No match, or no task table at all: the second must not read as
 		// an empty list (an older-format file would look empty).
 		if err := matrix.ParseWith(src, vocab).RequireTaskTable(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return tasks, nil
+	return tasks, problems, nil
 }
 
 // TaskInfo is a task's row with its folder and README.

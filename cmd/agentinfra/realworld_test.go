@@ -384,7 +384,8 @@ func TestRealworldNoStaleGoldens(t *testing.T) {
 func rwListIDs(t *testing.T, root string) ([]matrix.Task, string) {
 	t.Helper()
 	code, out, errOut := runTask(t, root, cliOpts{}, "task", "list", "--json")
-	if code != 0 {
+	// Exit 1 with the rows it read is how a partial read ends: never 0.
+	if partial := code == 1 && errOut != ""; code != 0 && !partial {
 		t.Fatalf("task list --json: exit %d, stderr %q", code, errOut)
 	}
 	var tasks []matrix.Task
@@ -407,7 +408,6 @@ var rwDateCell = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}`)
 // Every row people wrote is read, or the reader says on stderr which it could
 // not read; what it returns is in file order and is never shifted cells.
 func TestRealworldListReadsEveryRow(t *testing.T) {
-	t.Skip("needs the tolerant reader of issue 9 (continued rows, any ID shape, `-` empties, cell-count warnings); remove this skip when it is merged")
 	for _, c := range realworldCases(t) {
 		want := realworldIDs(t, c)
 		if len(want) == 0 {
@@ -441,7 +441,10 @@ func TestRealworldListReadsEveryRow(t *testing.T) {
 			}
 			code, out, errOut := runTask(t, root, cliOpts{}, "task", "list", "--status", "TODO", "--json")
 			var todo []matrix.Task
-			if err := json.Unmarshal([]byte(out), &todo); code != 0 || err != nil {
+			if len(unread) > 0 && code != 1 {
+				t.Errorf("task list --status TODO exited %d on a matrix with unread rows; want 1", code)
+			}
+			if err := json.Unmarshal([]byte(out), &todo); code > 1 || err != nil {
 				t.Fatalf("task list --status TODO --json: exit %d, %v, stderr %q", code, err, errOut)
 			}
 			if got := rwTaskIDs(todo); !slices.Equal(got, wantTODO) {

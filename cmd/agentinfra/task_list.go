@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 func newCmdTaskList(f *Factory) *cobra.Command {
@@ -31,7 +32,12 @@ id, status, priority, difficulty, mode, skills, agents, description, created, up
 --json prints an array of tasks ([] when none match).
 
 --sort: file (default), priority (P1 first), created (oldest first), updated (newest
-first); prefix - to reverse.`,
+first); prefix - to reverse.
+
+A row whose cell goes on over several lines is read whole. Rows that cannot be read
+(a wrong number of cells, a row that never ends) and |-led lines that belong to no
+table are printed to stderr as FILE:LINE:COL: severity: message; list still prints
+the rows it read, and exits 1.`,
 		Example: `  agentinfra task list --status TODO
   agentinfra task list --status TODO,IN_PROGRESS --priority P1,P2 --sort priority
   agentinfra task list --mode coder --agent @coder --skill go-testing
@@ -50,10 +56,11 @@ first); prefix - to reverse.`,
 			if err != nil {
 				return err
 			}
-			tasks, err := scaffold.ListTasks(cmd.Context(), ws, q)
+			tasks, problems, err := scaffold.ListTasksWithProblems(cmd.Context(), ws, q)
 			if err != nil {
 				return taskErr(err)
 			}
+			printReadProblems(f, ws, problems)
 			w := bufio.NewWriterSize(f.IO.Out, 64<<10)
 			switch {
 			case asJSON:
@@ -69,7 +76,18 @@ first); prefix - to reverse.`,
 			default:
 				writeTSV(w, tasks)
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if f.IO.IsTTY {
+				noteContinuedRows(f, tasks)
+			}
+			if len(problems) > 0 {
+				// Never less data with exit code 0: a script must see that
+				// rows are missing from what it read.
+				return &exitError{code: 1}
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
@@ -131,7 +149,11 @@ func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
 		widths[i] = len(h)
 	}
 	for i, t := range tasks {
-		r := []string{t.ID, t.Status, t.Priority, t.Difficulty, t.Mode, strings.Join(t.Skills, ","), strings.Join(t.Agents, " "), t.Updated, t.Description}
+		desc := t.Description
+		if t.EndLine > 0 {
+			desc = strings.Join(strings.Fields(desc), " ") // a cell that goes on over several lines
+		}
+		r := []string{t.ID, t.Status, t.Priority, t.Difficulty, t.Mode, strings.Join(t.Skills, ","), strings.Join(t.Agents, " "), t.Updated, desc}
 		for j, c := range r[:len(r)-1] {
 			widths[j] = max(widths[j], utf8.RuneCountInString(c))
 		}
@@ -187,4 +209,31 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// printReadProblems prints the rows a read of the matrix could not return,
+// one per line on stderr, as validate prints diagnostics.
+func printReadProblems(f *Factory, ws *workspace.Workspace, problems []matrix.Diagnostic) {
+	name := rel(ws, ws.MatrixPath())
+	for _, p := range problems {
+		p.File = name
+		fmt.Fprintln(f.IO.ErrOut, p.String())
+	}
+}
+
+// noteContinuedRows tells a person that some listed rows go on over several
+// lines (read whole, but an error for validate) and how to join them.
+func noteContinuedRows(f *Factory, tasks []matrix.Task) {
+	n := 0
+	for _, t := range tasks {
+		if t.EndLine > 0 {
+			n++
+		}
+	}
+	switch {
+	case n == 1:
+		fmt.Fprintln(f.IO.ErrOut, "note: 1 row goes on over several lines; `agentinfra validate --fix` joins it into one line")
+	case n > 1:
+		fmt.Fprintf(f.IO.ErrOut, "note: %d rows go on over several lines; `agentinfra validate --fix` joins each into one line\n", n)
+	}
 }

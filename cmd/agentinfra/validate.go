@@ -29,10 +29,12 @@ func newCmdValidate(f *Factory) *cobra.Command {
 		Long: `Validate parses the matrix (default: the workspace's .agent/DEVELOPMENT_MATRIX.md)
 and prints every problem as FILE:LINE:COL: error|warning: message.
 
-Errors: duplicate or malformed IDs, unknown status/priority/difficulty, wrong
-cell counts, rows broken across lines, task tables missing ID or Status, bad
-dates. Warnings (only when a workspace is found): modes and skills that do not
-exist, task folders with no row, IN_PROGRESS/REVIEW tasks with no folder.
+Errors: duplicate or malformed IDs, unknown status/priority/difficulty, rows
+with a wrong cell count (not read), rows that go on over several lines (read
+whole; named with their task ID and line span), rows that never end, task
+tables missing ID or Status, bad dates. Warnings: |-led lines that belong to no
+table; and, when a workspace is found, modes and skills that do not exist, task
+folders with no row, IN_PROGRESS/REVIEW tasks with no folder.
 
 With --staged it checks the version of the matrix staged in git's index, as the
 pre-commit hook does (see 'agentinfra hook install'): a staged matrix that is

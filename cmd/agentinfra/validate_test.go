@@ -82,7 +82,7 @@ func TestValidateReportsErrorsWithLocations(t *testing.T) {
 		"error: unknown difficulty \"huge\"",
 		"error: bad Created date \"2026-13-01\"",
 		"error: bad Updated date \"yesterday\"",
-		".agent/DEVELOPMENT_MATRIX.md:8:1: error: row has 8 cells but the table header has 10",
+		".agent/DEVELOPMENT_MATRIX.md:8:1: error: row of task b2c3d4 has 8 cells but the table header has 10, so it is not read",
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {

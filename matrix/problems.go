@@ -1,0 +1,95 @@
+package matrix
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Read problems: rows a read does not return as data. A row that could not
+// be read is an error, and its ID is taken; `|`-led lines that belong to no
+// table are a warning. Adapters print them (ReadProblems), so that a read
+// never returns less data in silence.
+
+// readProblem records a row that could not be read.
+func (d *Doc) readProblem(r *row, id string, dg Diagnostic) {
+	r.bad = true
+	r.id = id
+	r.problem = dg.Message
+	d.diags = append(d.diags, dg)
+	d.problems = append(d.problems, dg)
+	if id == "" {
+		return
+	}
+	if d.unread == nil {
+		d.unread = map[string]*row{}
+	}
+	if _, dup := d.unread[id]; !dup {
+		d.unread[id] = r
+	}
+}
+
+// reportStrays warns about the runs of `|`-led lines that no table took in.
+// Both lists are in file order.
+func (d *Doc) reportStrays(runs []lineRun, taken []lineRun) {
+	if len(runs) == 0 {
+		return
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].start < runs[j].start })
+	for _, run := range runs {
+		first, last := d.lines.line(run.start), d.lines.line(run.end)
+		for _, tk := range taken {
+			if tk.end < run.start || tk.start > run.end {
+				continue
+			}
+			tf, tl := d.lines.line(tk.start), d.lines.line(tk.end)
+			if tf <= first {
+				first = max(first, tl+1)
+			} else {
+				d.strayWarning(first, min(last, tf-1))
+				first = tl + 1
+			}
+		}
+		d.strayWarning(first, last)
+	}
+}
+
+func (d *Doc) strayWarning(first, last int) {
+	if first > last {
+		return
+	}
+	var dg Diagnostic
+	if first == last {
+		dg = Diagnostic{Line: first, Col: 1, Severity: SeverityWarning,
+			Message: fmt.Sprintf("line %d looks like a table row but belongs to no table (no header and |---| row above it)", first)}
+	} else {
+		dg = Diagnostic{Line: first, Col: 1, Severity: SeverityWarning,
+			Message: fmt.Sprintf("lines %d-%d look like table rows but belong to no table (no header and |---| row above them)", first, last)}
+	}
+	d.diags = append(d.diags, dg)
+	d.problems = append(d.problems, dg)
+}
+
+// ReadProblems returns the diagnostics of rows a read does not return as
+// data, in line order: rows that could not be read (a wrong number of cells,
+// a row that never ends) are errors, `|`-led lines that belong to no table
+// are warnings. A continued row is read whole and is no read problem.
+func (d *Doc) ReadProblems() []Diagnostic {
+	out := append([]Diagnostic{}, d.problems...)
+	sortDiagnostics(out)
+	return out
+}
+
+// ErrUnreadable is the error for the ID of a row that is in the matrix but
+// could not be read (a wrong number of cells, a row that never ends): not
+// "not found", and not the caller's mistake.
+var ErrUnreadable = errors.New("task row could not be read")
+
+// unreadableErr is the error for a lookup of a row that could not be read.
+func (d *Doc) unreadableErr(r *row) error {
+	lines := fmt.Sprintf("line %d", r.line)
+	if r.endLine > r.line {
+		lines = fmt.Sprintf("lines %d-%d", r.line, r.endLine)
+	}
+	return &wrapped{msg: fmt.Sprintf("task %s is on %s of the matrix but could not be read: %s", r.id, lines, r.problem), err: ErrUnreadable}
+}

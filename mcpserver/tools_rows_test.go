@@ -1,0 +1,52 @@
+package mcpserver
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A list reads continued rows whole and names the rows it could not read in
+// warnings; with every row read there are no warnings.
+func TestTaskListWarnings(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	src, err := os.ReadFile(filepath.Join("..", "matrix", "testdata", "rows", "real.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ws.MatrixPath(), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, ws, nil)
+	var list TaskOutput
+	res := callOK(t, cs, "task", map[string]any{"action": "list", "limit": 0}, &list)
+	var ids []string
+	for _, tk := range list.Tasks {
+		ids = append(ids, tk.ID)
+	}
+	if want := []string{"260120204151", "260120204152", "260120204153", "260121101500", "260121101501", "260121101502", "260121101505", "260121101506"}; !slices.Equal(ids, want) {
+		t.Errorf("listed %v, want %v", ids, want)
+	}
+	want := []string{
+		"line 32: row of task 260121101503 has 9 cells but the table header has 10, so it is not read; escape a | inside a cell as \\|, or give the row exactly one cell per column",
+		"line 33: row of task 260121101504 has 11 cells but the table header has 10, so it is not read; escape a | inside a cell as \\|, or give the row exactly one cell per column",
+		"line 40: lines 40-41 look like table rows but belong to no table (no header and |---| row above them)",
+	}
+	if !slices.Equal(list.Warnings, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(list.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(text(res), "warning: line 33: row of task 260121101504") {
+		t.Errorf("the text result does not carry the warnings:\n%s", text(res))
+	}
+
+	if err := os.WriteFile(ws.MatrixPath(), []byte("| ID | Status | Description |\n|---|---|---|\n| 260120204151 | TODO | one\ntwo |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list = TaskOutput{}
+	callOK(t, cs, "task", map[string]any{"action": "list"}, &list)
+	if len(list.Tasks) != 1 || list.Tasks[0].Description != "one\ntwo" || list.Warnings != nil {
+		t.Errorf("clean matrix: %+v", list)
+	}
+}
