@@ -8,7 +8,7 @@ import (
 
 // RenderReadme fills a task template, with {{date}} the task's Created date.
 // Placeholders, in the brace form of the built-in template and the bracket
-// form people write in their own:
+// form people write in their own (any case: [ID], [id], [Task Name]):
 //
 //	{{id}} [ID] [Task ID]            the task ID
 //	{{title}} {{name}} [Task Name] [Title]
@@ -32,21 +32,56 @@ func renderReadme(tmpl string, t matrix.Task, slug, date string) string {
 		return s
 	}
 	title := taskTitle(t.Description)
-	return strings.NewReplacer(
-		"{{id}}", t.ID, "[ID]", t.ID, "[Task ID]", t.ID,
-		"{{title}}", title, "{{name}}", title, "[Task Name]", title, "[Title]", title,
-		"{{description}}", t.Description, "[Description]", t.Description,
-		"{{status}}", t.Status, "[Status]", t.Status,
-		"{{mode}}", orDash(t.Mode), "[Mode]", orDash(t.Mode),
+	braces := strings.NewReplacer(
+		"{{id}}", t.ID,
+		"{{title}}", title, "{{name}}", title,
+		"{{description}}", t.Description,
+		"{{status}}", t.Status,
+		"{{mode}}", orDash(t.Mode),
 		"{{skills}}", orDash(strings.Join(t.Skills, ", ")),
 		"{{agents}}", orDash(strings.Join(t.Agents, " ")),
-		"{{priority}}", t.Priority, "[Priority]", t.Priority,
+		"{{priority}}", t.Priority,
 		"{{difficulty}}", t.Difficulty,
 		"{{created}}", t.Created,
 		"{{updated}}", t.Updated,
-		"{{date}}", date, "[Date]", date,
+		"{{date}}", date,
 		"{{slug}}", slug,
 	).Replace(tmpl)
+	// People write the bracket form in any case ([ID], [Task Name], [date]).
+	return fillBrackets(braces, map[string]string{
+		"id": t.ID, "task id": t.ID,
+		"task name": title, "title": title,
+		"description": t.Description,
+		"status": t.Status, "priority": t.Priority, "difficulty": t.Difficulty,
+		"mode": orDash(t.Mode), "date": date,
+	})
+}
+
+// fillBrackets replaces each "[name]" whose lower-cased name is a key of
+// values; other brackets ("[ ]", "[x]", links) stay as written.
+func fillBrackets(s string, values map[string]string) string {
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(s, '[')
+		if open < 0 {
+			break
+		}
+		end := strings.IndexByte(s[open:], ']')
+		if end < 0 {
+			break
+		}
+		end += open
+		if v, ok := values[strings.ToLower(s[open+1:end])]; ok {
+			b.WriteString(s[:open])
+			b.WriteString(v)
+			s = s[end+1:]
+			continue
+		}
+		b.WriteString(s[:open+1])
+		s = s[open+1:]
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // taskTitle is the description's first line: cells continue over "<br>", and

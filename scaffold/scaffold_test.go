@@ -714,14 +714,14 @@ func TestListAndShowTask(t *testing.T) {
 func TestCreateFillsBracketTemplate(t *testing.T) {
 	seqIDs(t)
 	ws := newWS(t)
-	tmpl := "# [ID] - [Task Name]\n\n**Status:** [Status] · **Date:** [Date] · {{date}}\n\n## Description\n\n[Description]\n\n[Assignee] {{unknown}} [ ] [id]\n"
+	tmpl := "# [ID] - [Task Name]\n\n**Status:** [Status] · **Date:** [Date] · {{date}}\n\n## Description\n\n[Description]\n\n[Assignee] {{unknown}} [ ] [id] [task name] [x]\n"
 	writeFile(t, filepath.Join(ws.TemplatesDir(), "unified_task.md"), tmpl)
 	task, dir, err := CreateTask(context.Background(), ws, CreateOptions{Description: "Fix the login<br>Users are logged out after 5 minutes.", Mode: "coder"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "# " + task.ID + " - Fix the login\n\n**Status:** TODO · **Date:** " + matrix.Today(now) + " · " + matrix.Today(now) +
-		"\n\n## Description\n\nFix the login<br>Users are logged out after 5 minutes.\n\n[Assignee] {{unknown}} [ ] [id]\n"
+		"\n\n## Description\n\nFix the login<br>Users are logged out after 5 minutes.\n\n[Assignee] {{unknown}} [ ] " + task.ID + " Fix the login [x]\n"
 	if got := readFile(t, filepath.Join(dir, "README.md")); got != want {
 		t.Errorf("README:\n%s\nwant:\n%s", got, want)
 	}
