@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
 )
 
 func newCmdTaskList(f *Factory) *cobra.Command {
@@ -39,17 +38,21 @@ first); prefix - to reverse.`,
   agentinfra task list --status DONE | cut -f1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := q.Normalize(); err != nil {
+			nq, err := q.Normalize()
+			if err != nil {
 				return &usageError{err}
 			}
 			ws, err := f.Workspace()
 			if err != nil {
 				return err
 			}
-			tasks, err := scaffold.ListTasks(cmd.Context(), ws, q)
+			// scaffold.ListTasks, but with the matrix mapped rather than
+			// read: the copy's page faults cost more than the filtering.
+			src, err := readMatrixMapped(cmd.Context(), ws)
 			if err != nil {
 				return taskErr(err)
 			}
+			tasks := nq.Select(src)
 			w := bufio.NewWriterSize(f.IO.Out, 64<<10)
 			switch {
 			case asJSON:

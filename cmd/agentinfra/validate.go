@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -145,7 +144,7 @@ func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
 }
 
 func validateFile(f *Factory, ws *workspace.Workspace, path string) (validationResult, error) {
-	src, err := os.ReadFile(path)
+	src, err := readFileMapped(path)
 	if err != nil {
 		return validationResult{}, fmt.Errorf("read matrix: %w; pass the path of a DEVELOPMENT_MATRIX.md or run `agentinfra init`", err)
 	}
