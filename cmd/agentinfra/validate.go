@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -128,13 +129,23 @@ func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
 			return err
 		}
 	} else {
+		// One write for all diagnostics, not one per line: a real matrix
+		// can have thousands of warnings.
+		w := bufio.NewWriterSize(f.IO.Out, 64<<10)
 		for _, r := range results {
 			for _, d := range r.Diagnostics {
-				fmt.Fprintln(f.IO.Out, d.String())
+				w.WriteString(d.String())
+				w.WriteByte('\n')
 			}
 			if len(r.Diagnostics) == 0 {
+				if err := w.Flush(); err != nil {
+					return err
+				}
 				fmt.Fprintf(f.IO.ErrOut, "%s: %d tasks, no problems\n", r.File, r.Tasks)
 			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
 		}
 	}
 	if failed {
