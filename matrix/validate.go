@@ -53,19 +53,28 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 		out = append(out, d2)
 	}
 	// Read the three cells straight from the row: building every Task would
-	// cost more than the checks on a large matrix.
+	// cost more than the checks on a large matrix, and so would looking the
+	// columns up by name in every row (30,000 map lookups for 10,000 rows).
+	var (
+		tbl                           *table
+		modeCol, skillsCol, statusCol int
+	)
 	for _, r := range d.rows {
-		if mode := d.cell(r, ColMode); mode != "" && !modes[mode] {
+		if r.tbl != tbl {
+			tbl = r.tbl
+			modeCol, skillsCol, statusCol = tbl.index(ColMode), tbl.index(ColSkills), tbl.index(ColStatus)
+		}
+		if mode := d.cellAt(r, modeCol); mode != "" && !modes[mode] {
 			warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", mode, mode)
 		}
-		for rest := d.cell(r, ColSkills); rest != ""; {
+		for rest := d.cellAt(r, skillsCol); rest != ""; {
 			s, tail, _ := strings.Cut(rest, ",")
 			rest = tail
 			if s = strings.TrimSpace(s); s != "" && !skillSet[s] {
 				warn(r, ColSkills, "skill %q has no .agent/skills/%s/SKILL.md (nor a global one); create it or fix the Skills", s, s)
 			}
 		}
-		status, _ := NormalizeStatus(d.cell(r, ColStatus))
+		status, _ := NormalizeStatus(d.cellAt(r, statusCol))
 		if (status == "IN_PROGRESS" || status == "REVIEW") && ValidID(r.id) && len(taskDirs[r.id]) == 0 && len(archived[r.id]) == 0 {
 			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; create it with `agentinfra task create` or restore it", r.id, status, r.id)
 		}
@@ -132,10 +141,17 @@ func readDirUnsorted(dir string) ([]os.DirEntry, error) {
 	return f.ReadDir(-1)
 }
 
-// cell returns the trimmed raw text of a row's column, or "" when absent.
-func (d *Doc) cell(r *row, col string) string {
-	i, ok := r.tbl.colIndex[col]
-	if !ok || i >= len(r.cells) {
+// index is the position of a canonical column, -1 when the table has none.
+func (t *table) index(col string) int {
+	if i, ok := t.colIndex[col]; ok {
+		return i
+	}
+	return -1
+}
+
+// cellAt returns the trimmed raw text of a row's i-th cell, or "" when absent.
+func (d *Doc) cellAt(r *row, i int) string {
+	if i < 0 || i >= len(r.cells) {
 		return ""
 	}
 	c := r.cells[i]
