@@ -15,6 +15,7 @@
 # Usage: scripts/bench-task-cli.sh [rows]
 #   needs go and hyperfine >= 1.15; perf and valgrind are optional.
 #   BENCH_RUNS=N  hyperfine runs per read command (default 200)
+#   BENCH_TAGS=T  build tags (default netgo,osusergo, the README's static build)
 set -euo pipefail
 rows="${1:-10000}"
 runs="${BENCH_RUNS:-200}"
@@ -25,7 +26,10 @@ bin="$work/agentinfra"
 ws="$work/ws"
 
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)" >&2; exit 1; }
-(cd "$repo" && go build -o "$bin" ./cmd/agentinfra)
+# The build the README recommends (static: no C library to load at start-up);
+# BENCH_TAGS= measures a plain go build.
+tags="${BENCH_TAGS-netgo,osusergo}"
+(cd "$repo" && go build -tags "$tags" -o "$bin" ./cmd/agentinfra)
 # A Go hello world: the floor for any Go binary's start-up.
 mkdir -p "$work/hello"
 printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' > "$work/hello/main.go"
@@ -42,7 +46,7 @@ if [ "$have_perf" = yes ] && perf stat -x, -e instructions:u true 2>&1 >/dev/nul
 have_callgrind=no
 if [ "$perf_instr" = no ] && command -v valgrind >/dev/null; then have_callgrind=yes; fi
 
-echo "== $rows rows, $(wc -c < "$matrix") bytes; $(go version | cut -d' ' -f3); load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)"
+echo "== $rows rows, $(wc -c < "$matrix") bytes; $(go version | cut -d' ' -f3), -tags '$tags'; load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)"
 echo "   instructions from: $([ "$perf_instr" = yes ] && echo perf || { [ "$have_callgrind" = yes ] && echo 'callgrind (no CPU counters)' || echo n/a; })"
 echo
 echo "| Command | min ms | mean ms | x ref (min) | x ref (mean) | page faults | instructions |"
