@@ -98,3 +98,11 @@ func TestValidateListsOrphanFoldersInNameOrder(t *testing.T) {
 		t.Errorf("orphan folders warned about: %v\nwant, in name order: %v", got, want)
 	}
 }
+
+func TestNumTasksCountsTaskRows(t *testing.T) {
+	src := "| ID | Status |\n|---|---|\n| a00001 | TODO |\n| a00002 | DONE |\n\n| Term | Meaning |\n|---|---|\n| P1 | urgent |\n"
+	d := Parse([]byte(src))
+	if got, want := d.NumTasks(), len(d.IDs()); got != want || got != 2 {
+		t.Fatalf("NumTasks() = %d, len(IDs()) = %d; want 2 task rows", got, want)
+	}
+}

@@ -166,7 +166,7 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 	doc := matrix.Parse(src)
 	shown := displayPath(f.Cwd, path)
 	diags := matrix.Validate(ws, doc, shown, f.Getenv)
-	r := validationResult{File: shown, Tasks: len(doc.IDs()), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
+	r := validationResult{File: shown, Tasks: doc.NumTasks(), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
 	for _, d := range diags {
 		if d.Severity == matrix.SeverityError {
 			r.Errors++
