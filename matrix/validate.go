@@ -113,32 +113,17 @@ func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool 
 // dirsByID maps task IDs to the folder names {id}_{slug} under dir, in no
 // particular order.
 func dirsByID(dir string) map[string][]string {
-	entries, err := readDirUnsorted(dir)
-	out := make(map[string][]string, len(entries))
+	names, err := subdirNames(dir)
+	out := make(map[string][]string, len(names))
 	if err != nil {
 		return out
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		name := e.Name()
+	for _, name := range names {
 		if i := strings.IndexByte(name, '_'); i == 6 && ValidID(name[:6]) {
 			out[name[:6]] = append(out[name[:6]], name)
 		}
 	}
 	return out
-}
-
-// readDirUnsorted is os.ReadDir without the sort, which costs more than the
-// rest of the checks with thousands of task folders.
-func readDirUnsorted(dir string) ([]os.DirEntry, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
 }
 
 // index is the position of a canonical column, -1 when the table has none.
