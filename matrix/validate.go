@@ -54,43 +54,55 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 		out = append(out, d2)
 	}
 	// Read the three cells straight from the row: building every Task would
-	// cost more than the checks on a large matrix.
+	// cost more than the checks on a large matrix, and so would looking the
+	// columns up by name in every row (30,000 map lookups for 10,000 rows).
+	var (
+		tbl                           *table
+		modeCol, skillsCol, statusCol int
+	)
 	for _, r := range d.rows {
-		if mode := blankDash(d.cell(r, ColMode)); mode != "" && !modes[mode] {
+		if r.tbl != tbl {
+			tbl = r.tbl
+			modeCol, skillsCol, statusCol = tbl.index(ColMode), tbl.index(ColSkills), tbl.index(ColStatus)
+		}
+		if mode := blankDash(d.cellAt(r, modeCol)); mode != "" && !modes[mode] {
 			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
 				warn(r, ColMode, "mode %q is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode", mode)
 			} else {
 				warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", mode, mode)
 			}
 		}
-		for rest := blankDash(d.cell(r, ColSkills)); rest != ""; {
+		for rest := blankDash(d.cellAt(r, skillsCol)); rest != ""; {
 			s, tail, _ := strings.Cut(rest, ",")
 			rest = tail
 			if s = strings.TrimSpace(s); s != "" && !skillSet[s] {
 				warn(r, ColSkills, "skill %q has no .agent/skills/%s/SKILL.md (nor a global one); create it or fix the Skills", s, s)
 			}
 		}
-		status, _ := d.vocab.Status(d.cell(r, ColStatus))
+		status, _ := d.vocab.Status(d.cellAt(r, statusCol))
 		if (status == "IN_PROGRESS" || status == "REVIEW") && ValidID(r.id) && len(taskDirs[r.id]) == 0 && len(archived[r.id]) == 0 {
 			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; run `agentinfra task scaffold %s` to create it, or restore it", r.id, status, r.id, r.id)
 		}
 	}
-	ids := make([]string, 0, len(taskDirs))
-	for id := range taskDirs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	// Folders with no row, by name (sorting only these, not every folder,
+	// matters with thousands of folders).
 	hasRow := func(id string) bool { return len(d.byID[id]) > 0 }
-	for _, id := range ids {
-		if !hasRow(id) {
-			for _, name := range taskDirs[id] {
-				if IsBatchFolder(name, hasRow) {
-					continue // a folder of dated work, not a task's folder
-				}
-				out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning,
-					Message: "task folder .agent/tasks/" + name + " has no row in the matrix; add a row for " + id + " or archive the folder"})
+	type orphan struct{ id, name string }
+	var orphans []orphan
+	for id, names := range taskDirs {
+		if hasRow(id) {
+			continue
+		}
+		for _, name := range names {
+			if !IsBatchFolder(name, hasRow) { // a folder of dated work is not a task's folder
+				orphans = append(orphans, orphan{id, name})
 			}
 		}
+	}
+	sort.Slice(orphans, func(i, j int) bool { return orphans[i].name < orphans[j].name })
+	for _, o := range orphans {
+		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning,
+			Message: "task folder .agent/tasks/" + o.name + " has no row in the matrix; add a row for " + o.id + " or archive the folder"})
 	}
 	return out
 }
@@ -110,18 +122,15 @@ func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool 
 }
 
 // dirsByID maps task IDs to the folder names {id}_{slug} under dir (see
-// TaskFolderID; hasID tells the IDs of the matrix's rows).
+// TaskFolderID; hasID tells the IDs of the matrix's rows), in no particular
+// order.
 func dirsByID(dir string, hasID func(string) bool) map[string][]string {
-	out := map[string][]string{}
-	entries, err := os.ReadDir(dir)
+	names, err := subdirNames(dir)
+	out := make(map[string][]string, len(names))
 	if err != nil {
 		return out
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		name := e.Name()
+	for _, name := range names {
 		if id, _ := TaskFolderID(name, hasID); id != "" {
 			out[id] = append(out[id], name)
 		}
@@ -129,10 +138,20 @@ func dirsByID(dir string, hasID func(string) bool) map[string][]string {
 	return out
 }
 
+// index is the position of a canonical column, -1 when the table has none.
+func (t *table) index(col string) int {
+	if i, ok := t.colIndex[col]; ok {
+		return i
+	}
+	return -1
+}
+
 // cell returns the trimmed raw text of a row's column, or "" when absent.
-func (d *Doc) cell(r *row, col string) string {
-	i, ok := r.tbl.colIndex[col]
-	if !ok || i >= len(r.cells) {
+func (d *Doc) cell(r *row, col string) string { return d.cellAt(r, r.tbl.index(col)) }
+
+// cellAt returns the trimmed raw text of a row's i-th cell, or "" when absent.
+func (d *Doc) cellAt(r *row, i int) string {
+	if i < 0 || i >= len(r.cells) {
 		return ""
 	}
 	c := r.cells[i]

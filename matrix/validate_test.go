@@ -116,3 +116,37 @@ func TestIsBatchFolder(t *testing.T) {
 		t.Error("260115_a_slug belongs to row 260115_a")
 	}
 }
+
+// Folders are read unsorted (os.ReadDir's sort is most of the checks' time
+// with thousands of folders); the warnings still come in name order.
+func TestValidateListsOrphanFoldersInNameOrder(t *testing.T) {
+	root := t.TempDir()
+	names := []string{"c0ffee_z-last", "b0ffff_second", "a0ffff_first", "b0ffff_also", "a00001_has-row", "e0e0e0_fifth", "d0d0d0_fourth"}
+	for _, n := range names {
+		if err := os.MkdirAll(filepath.Join(root, ".agent", "tasks", n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := "| ID | Status | Description |\n|---|---|---|\n| a00001 | TODO | has a folder |\n"
+	var got []string
+	for _, d := range Validate(ws, Parse([]byte(src)), "M.md", func(string) string { return "" }) {
+		folder, _, _ := strings.Cut(strings.TrimPrefix(d.Message, "task folder .agent/tasks/"), " ")
+		got = append(got, folder)
+	}
+	want := []string{"a0ffff_first", "b0ffff_also", "b0ffff_second", "c0ffee_z-last", "d0d0d0_fourth", "e0e0e0_fifth"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("orphan folders warned about: %v\nwant, in name order: %v", got, want)
+	}
+}
+
+func TestNumTasksCountsTaskRows(t *testing.T) {
+	src := "| ID | Status |\n|---|---|\n| a00001 | TODO |\n| a00002 | DONE |\n\n| Term | Meaning |\n|---|---|\n| P1 | urgent |\n"
+	d := Parse([]byte(src))
+	if got, want := d.NumTasks(), len(d.IDs()); got != want || got != 2 {
+		t.Fatalf("NumTasks() = %d, len(IDs()) = %d; want 2 task rows", got, want)
+	}
+}

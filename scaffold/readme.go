@@ -52,7 +52,7 @@ func renderReadme(tmpl string, t matrix.Task, slug, date string) string {
 		"id": t.ID, "task id": t.ID,
 		"task name": title, "title": title,
 		"description": t.Description,
-		"status": t.Status, "priority": t.Priority, "difficulty": t.Difficulty,
+		"status":      t.Status, "priority": t.Priority, "difficulty": t.Difficulty,
 		"mode": orDash(t.Mode), "date": date,
 	})
 }

@@ -23,7 +23,17 @@ func main() {
 }
 
 // run executes the CLI and maps errors to exit codes: 0 ok, 1 failure, 2 usage.
-func run(ctx context.Context, args []string, f *Factory) int {
+func run(ctx context.Context, args []string, f *Factory) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			err, ok := mappedFault(r)
+			if !ok {
+				panic(r)
+			}
+			fmt.Fprintln(f.IO.ErrOut, "error:", err)
+			code = 1
+		}
+	}()
 	root := newRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -123,13 +123,23 @@ func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
 			return err
 		}
 	} else {
+		// One write for all diagnostics, not one per line: a real matrix
+		// can have thousands of warnings.
+		w := bufio.NewWriterSize(f.IO.Out, 64<<10)
 		for _, r := range results {
 			for _, d := range r.Diagnostics {
-				fmt.Fprintln(f.IO.Out, d.String())
+				w.WriteString(d.String())
+				w.WriteByte('\n')
 			}
 			if len(r.Diagnostics) == 0 {
+				if err := w.Flush(); err != nil {
+					return err
+				}
 				fmt.Fprintf(f.IO.ErrOut, "%s: %d tasks, no problems\n", r.File, r.Tasks)
 			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
 		}
 	}
 	if failed {
@@ -139,7 +149,7 @@ func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
 }
 
 func validateFile(f *Factory, ws *workspace.Workspace, path string) (validationResult, error) {
-	src, err := os.ReadFile(path)
+	src, err := readFileMapped(path)
 	if err != nil {
 		return validationResult{}, fmt.Errorf("read matrix: %w; pass the path of a DEVELOPMENT_MATRIX.md or run `agentinfra init`", err)
 	}
@@ -158,7 +168,7 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 	doc := matrix.ParseWith(src, vocab)
 	shown := displayPath(f.Cwd, path)
 	diags := matrix.Validate(ws, doc, shown, f.Getenv)
-	r := validationResult{File: shown, Tasks: len(doc.IDs()), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
+	r := validationResult{File: shown, Tasks: doc.NumTasks(), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
 	for _, d := range diags {
 		if d.Severity == matrix.SeverityError {
 			r.Errors++
