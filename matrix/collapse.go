@@ -73,12 +73,11 @@ func collapseRuns(src []byte) *collapsed {
 // plainPipeLine reports whether the line at off has no '>' and no CR other
 // than the one before its LF.
 func plainPipeLine(src []byte, off int) bool {
-	end := len(src)
-	if i := bytes.IndexByte(src[off:], '\n'); i >= 0 {
-		end = off + i
-	} else {
+	i := bytes.IndexByte(src[off:], '\n')
+	if i < 0 {
 		return false // the last line without LF: leave it to goldmark
 	}
+	end := off + i
 	line := src[off:end]
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
