@@ -1,0 +1,126 @@
+// Command stub stands in for an agent CLI in the dispatch tests. STUB_MODE
+// selects what it does; it ignores its arguments except for recording them.
+//
+//	ok       print a gemini stream-json session that succeeds (STUB_RESPONSE),
+//	         after STUB_SLEEP_MS milliseconds
+//	hang     start a grandchild in the same process group (pid to STUB_PIDFILE),
+//	         print one event, then sleep forever; both ignore SIGTERM when
+//	         STUB_IGNORE_TERM=1
+//	sleep    (the grandchild) sleep forever
+//	garbage  print non-JSON bytes and exit 0
+//	empty    print nothing and exit 0
+//	huge     print STUB_MB megabytes (default 50) of noise lines, one very long
+//	         line, then a valid gemini session
+//	crash    write to stderr (and the value of $STUB_ECHO_ENV) and exit STUB_EXIT (default 3)
+//	stdin    count stdin bytes, report them as a codex thread id
+//	signal   kill itself with SIGKILL after printing an init event
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if f := os.Getenv("STUB_ARGSFILE"); f != "" {
+		os.WriteFile(f, []byte(strings.Join(os.Args[1:], "\x00")), 0o644)
+	}
+	if os.Getenv("STUB_IGNORE_TERM") == "1" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	w := bufio.NewWriterSize(os.Stdout, 1<<16)
+	defer w.Flush()
+	switch os.Getenv("STUB_MODE") {
+	case "ok":
+		if ms, _ := strconv.Atoi(os.Getenv("STUB_SLEEP_MS")); ms > 0 {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+		}
+		session(w)
+	case "hang":
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), "STUB_MODE=sleep", "STUB_ARGSFILE=")
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "start grandchild:", err)
+			os.Exit(1)
+		}
+		os.WriteFile(os.Getenv("STUB_PIDFILE"), []byte(strconv.Itoa(gc.Process.Pid)), 0o644)
+		fmt.Fprintln(w, `{"type":"init","session_id":"hang-1","model":"stub"}`)
+		w.Flush()
+		fmt.Fprintln(os.Stderr, "stub: hanging")
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "sleep":
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "garbage":
+		fmt.Fprintln(w, "this is not json {{{ \x00\xff")
+		fmt.Fprintln(w, "{\"type\": broken")
+		fmt.Fprintln(os.Stderr, "stub: printed garbage")
+	case "empty":
+	case "stdin":
+		n, _ := io.Copy(io.Discard, os.Stdin)
+		fmt.Fprintf(w, `{"type":"thread.started","thread_id":"stdin-%d"}`+"\n", n)
+		fmt.Fprintln(w, `{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`)
+	case "huge":
+		mb, _ := strconv.Atoi(os.Getenv("STUB_MB"))
+		if mb == 0 {
+			mb = 50
+		}
+		line := strings.Repeat("noise ", 170) + "\n" // ~1 KiB
+		for i := 0; i < mb*1024; i++ {
+			w.WriteString(line)
+		}
+		long := strings.Repeat("L", 1<<20)
+		for i := 0; i < 2; i++ { // one 2 MiB line
+			w.WriteString(long)
+		}
+		w.WriteString("\n")
+		fmt.Fprint(os.Stderr, strings.Repeat("stderr noise\n", 100000))
+		fmt.Fprintln(os.Stderr, "stub: end of stderr")
+		session(w)
+	case "crash":
+		fmt.Fprintln(w, `{"type":"init","session_id":"crash-1","model":"stub"}`)
+		fmt.Fprintln(os.Stderr, "stub: fatal: something broke")
+		if name := os.Getenv("STUB_ECHO_ENV"); name != "" {
+			fmt.Fprintf(os.Stderr, "stub: invalid credential %s=%s\n", name, os.Getenv(name))
+		}
+		w.Flush()
+		code, _ := strconv.Atoi(os.Getenv("STUB_EXIT"))
+		if code == 0 {
+			code = 3
+		}
+		os.Exit(code)
+	case "signal":
+		fmt.Fprintln(w, `{"type":"init","session_id":"sig-1","model":"stub"}`)
+		w.Flush()
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	default:
+		fmt.Fprintln(os.Stderr, "stub: unknown STUB_MODE", os.Getenv("STUB_MODE"))
+		os.Exit(2)
+	}
+}
+
+func session(w *bufio.Writer) {
+	resp := os.Getenv("STUB_RESPONSE")
+	if resp == "" {
+		resp = "stub response"
+	}
+	fmt.Fprintln(w, `{"type":"init","timestamp":"2026-01-01T00:00:00Z","session_id":"stub-session-1","model":"stub-model","extra":{"x":1}}`)
+	fmt.Fprintln(w, `{"type":"message","role":"user","content":"ignored"}`)
+	fmt.Fprintln(w, `{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":{"path":"a.go"}}`)
+	fmt.Fprintln(w, `{"type":"tool_result","tool_id":"t1","status":"success","output":"ok"}`)
+	js, _ := json.Marshal(resp)
+	fmt.Fprintf(w, `{"type":"message","role":"assistant","content":%s,"delta":true}`+"\n", js)
+	fmt.Fprintln(w, `{"type":"result","status":"success","stats":{"total_tokens":30,"input_tokens":21,"output_tokens":9,"tool_calls":1,"new_field":true}}`)
+}
