@@ -20,6 +20,11 @@ type UpdateOptions struct {
 	Force bool
 	// Getenv locates the global skills folder; nil means os.Getenv.
 	Getenv func(string) string
+	// Precondition, when set, is called under the matrix lock with the row as
+	// it is before the change; an error refuses the update and nothing is
+	// written. It makes an update a compare-and-set (dispatch claims a task
+	// only while it is still claimable).
+	Precondition func(before matrix.Task) error
 }
 
 // UpdateResult reports what UpdateTask did.
@@ -74,6 +79,11 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 		before, ok := d.Task(id)
 		if !ok {
 			return d.NotFound(id)
+		}
+		if o.Precondition != nil {
+			if err := o.Precondition(before); err != nil {
+				return err
+			}
 		}
 		after, err := d.UpdateTask(id, u, now)
 		if err != nil {

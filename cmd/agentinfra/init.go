@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/scaffold"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -44,9 +44,7 @@ what is missing and lists what it created.`,
 				if err != nil {
 					return err
 				}
-				enc := json.NewEncoder(f.IO.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
+				return jsonout.Write(f.IO.Out, struct {
 					Root    string   `json:"root"`
 					Created []string `json:"created"`
 				}{ws.Root, created})

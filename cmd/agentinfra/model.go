@@ -2,18 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/prompt"
 )
 
 func init() { registerCommand(newCmdModel) }
 
 // modelJSON is the --json shape, shared with the MCP select_model result.
-type modelJSON = dispatch.ModelAnswer
+type modelJSON = prompt.ModelAnswer
 
 func newCmdModel(f *Factory) *cobra.Command {
 	var asJSON bool
@@ -46,24 +48,20 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 			if len(args) == 0 && mode == "" && difficulty == "" {
 				return usageErrorf("pass a task ID, or --mode and --difficulty")
 			}
-			if difficulty != "" {
-				d, err := dispatch.NormalizeDifficulty(difficulty)
-				if err != nil {
-					return usageErrorf("--difficulty: %v", err)
-				}
-				difficulty = d
-			}
 			ws, err := f.Workspace()
 			if err != nil {
 				return err
 			}
-			out, err := dispatch.ModelFor(cmd.Context(), ws, dispatch.ModelQuery{ID: firstArg(args), Mode: mode, Difficulty: difficulty},
-				func(ctx context.Context, id string) (matrix.Task, error) { return dispatch.LoadTask(ctx, ws, id) }, f.Getenv)
+			out, err := prompt.ModelFor(cmd.Context(), ws, prompt.ModelQuery{ID: firstArg(args), Mode: mode, Difficulty: difficulty},
+				func(ctx context.Context, id string) (matrix.Task, error) { return prompt.LoadTask(ctx, ws, id) }, f.Getenv)
+			if err != nil && difficulty != "" && errors.Is(err, matrix.ErrInvalid) {
+				return usageErrorf("--difficulty: %v", err)
+			}
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return skillsWriteJSON(f.IO.Out, out)
+				return jsonout.Write(f.IO.Out, out)
 			}
 			fmt.Fprintln(f.IO.Out, out.Model)
 			fmt.Fprintf(f.IO.Out, "reason: %s\n", out.Reason)
