@@ -27,8 +27,9 @@ func (s *Server) addModelTool() error {
 		Tool: &mcp.Tool{
 			Name: "select_model",
 			Description: "Pick the model for a task (id) or for a mode and difficulty, and say why. Rule: hard → deep " +
-				"tier, easy → fast tier, med → deep for planning and research modes, else fast; a mode's front " +
-				"matter model: and .agent/config.yaml override it. Tiers come from GEMINI_MODEL_FAST / GEMINI_MODEL_DEEP.",
+				"tier, easy → fast tier, med → the mode's tier (its front matter model: fast|deep or .agent/config.yaml, " +
+				"else deep for planning and research modes, fast otherwise); a model name there is used at every " +
+				"difficulty. Tiers come from GEMINI_MODEL_FAST / GEMINI_MODEL_DEEP.",
 			Annotations: readOnly("Select model"),
 		},
 		Props: map[string]prop{

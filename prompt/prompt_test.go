@@ -175,10 +175,10 @@ func TestAssemblePromptSkipMissingSkill(t *testing.T) {
 	}
 }
 
-// BenchmarkAssemblePrompt measures what `agentinfra prompt ID` does on a
+// BenchmarkAssemble measures what `agentinfra prompt ID` does on a
 // 10,000-row matrix with 10 skills: find the row with LoadTask and assemble
 // (load_and_assemble), and the assembly alone (assemble).
-func BenchmarkAssemblePrompt(b *testing.B) {
+func BenchmarkAssemble(b *testing.B) {
 	ws := benchWorkspace(b, b.TempDir())
 	ctx := context.Background()
 	id := testmatrix.ID(5000)
@@ -251,7 +251,7 @@ func benchWorkspace(tb testing.TB, dir string) *workspace.Workspace {
 // TestWriteBenchWorkspace writes the benchmark workspace to
 // $AGENTINFRA_BENCH_WS for timing the whole process, e.g.
 //
-//	AGENTINFRA_BENCH_WS=/tmp/benchws go test ./dispatch -run TestWriteBenchWorkspace
+//	AGENTINFRA_BENCH_WS=/tmp/benchws go test ./prompt -run TestWriteBenchWorkspace
 //	hyperfine -N 'agentinfra --root /tmp/benchws prompt 5c2bfb'
 func TestWriteBenchWorkspace(t *testing.T) {
 	dir := os.Getenv("AGENTINFRA_BENCH_WS")

@@ -43,8 +43,8 @@ the row goes to REVIEW on success or BLOCKED on failure, with the reason.
 A DONE or IN_PROGRESS task is refused unless --force. --timeout and Ctrl-C kill
 the whole process group and are recorded as timed out / canceled. --dry-run
 prints what would run (command, environment additions, model and why, prompt
-size) and changes nothing. On a terminal, live progress (tool calls, messages)
-is shown as short lines on stderr.
+size, then the prompt as it would be sent) and changes nothing. On a terminal,
+live progress (tool calls, messages) is shown as short lines on stderr.
 
 The CLIs are looked up in $AGENTINFRA_TOOLS/node_modules/.bin when that is set,
 else on $PATH; they use their own credentials (GEMINI_API_KEY, ANTHROPIC_API_KEY,
@@ -184,6 +184,7 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 		fmt.Fprintf(w, "prompt:  %d bytes %s (%s)\n", o.PromptBytes, where, strings.Join(parts, ", "))
 		fmt.Fprintf(w, "timeout: %s, approval mode %s\n", o.Timeout, o.ApprovalMode)
 		fmt.Fprintf(w, "would set: %s → IN_PROGRESS, then REVIEW or BLOCKED\n", o.StatusBefore)
+		fmt.Fprintf(w, "\nprompt, as it would be sent:\n\n%s\n", strings.TrimRight(o.Prompt, "\n"))
 		return // warnings follow on stderr
 	}
 	fmt.Fprintf(w, "dispatched %s to %s (model %s): %s\n", o.ID, o.CLI, model, o.Outcome)

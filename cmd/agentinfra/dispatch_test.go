@@ -66,6 +66,7 @@ func TestCLIDispatchDryRun(t *testing.T) {
 		"dry run: nothing was changed", "task:    a1b2c3 (TODO)", "node_modules/.bin/gemini)",
 		"model:   gemini-2.5-pro — difficulty hard → deep", "command: gemini '--prompt={prompt: ",
 		"--approval-mode yolo --resume s-1", "would set: TODO → IN_PROGRESS",
+		"prompt, as it would be sent:", "- Status: IN_PROGRESS\n", "- Agents: @coder\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)

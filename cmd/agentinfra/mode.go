@@ -23,7 +23,7 @@ optional YAML front matter:
 
   ---
   description: Writes code and tests
-  model: fast            # fast, deep, or a model name; overrides the difficulty rule
+  model: fast            # the mode's tier at difficulty med (fast|deep), or a model name for every difficulty
   skills: [go-testing]   # skills always included in this mode's prompts
   ---`,
 		Example: `  agentinfra mode list

@@ -25,19 +25,21 @@ func newCmdModel(f *Factory) *cobra.Command {
 		Short: "Pick the model for a task, or for a mode and difficulty, and say why",
 		Long: `Pick the model an agent should run with.
 
-Rule: difficulty hard → deep tier; easy → fast tier; med → deep for planning and
-research modes (oracle, orchestrator, deep-researcher, designer, planner,
-architect, researcher), else fast. The fast tier is $GEMINI_MODEL_FAST (default
+Rule: difficulty hard → deep tier; easy → fast tier; med → the mode's tier: the
+one its front matter "model:" names (fast or deep), else its models.modes entry
+in .agent/config.yaml, else deep for planning and research modes (oracle,
+orchestrator, deep-researcher, designer, planner, architect, researcher) and
+fast for any other. The fast tier is $GEMINI_MODEL_FAST (default
 gemini-2.5-flash), the deep tier $GEMINI_MODEL_DEEP (default gemini-2.5-pro).
 
-Overrides, strongest first: the mode file's front matter "model:" (fast, deep or
-a model name), then .agent/config.yaml:
+A model name (not a tier) in the front matter "model:", else in models.modes,
+is used at every difficulty. .agent/config.yaml:
 
   models:
     fast: gemini-2.5-flash   # tier models when the environment does not set them
     deep: gemini-2.5-pro
     modes:
-      coder: deep            # per-mode tier or model name
+      coder: deep            # the mode's tier at med, or a model name
 
 With ID, the mode and difficulty come from the task's matrix row (--mode and
 --difficulty override them).`,
