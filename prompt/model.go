@@ -52,13 +52,10 @@ type ModelConfig struct {
 	Path string `yaml:"-" json:"path"`
 }
 
-// ConfigPath is the workspace config file.
-func ConfigPath(ws *workspace.Workspace) string { return matrix.ConfigPath(ws) }
-
 // LoadModelConfig reads the models section of .agent/config.yaml. A missing
 // file is an empty config; other keys of the file are ignored.
 func LoadModelConfig(ws *workspace.Workspace) (ModelConfig, error) {
-	path := ConfigPath(ws)
+	path := matrix.ConfigPath(ws)
 	src, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ModelConfig{}, nil
