@@ -63,7 +63,8 @@ func TestRunRealGemini(t *testing.T) {
 		fake := fakemodel.NewGemini(t, 0)
 		ws := dispatchWorkspace(t)
 		before := readMatrix(t, ws)
-		out, err := Run(context.Background(), ws, e2eOptions(fakemodel.Gemini(t, fake.URL), "a1a1a1", runner.CLIGemini), nil)
+		gemini := fakemodel.Gemini(t, fake.URL) // one home: the second run resumes its session
+		out, err := Run(context.Background(), ws, e2eOptions(gemini, "a1a1a1", runner.CLIGemini), nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -75,7 +76,7 @@ func TestRunRealGemini(t *testing.T) {
 
 		// Continue the session: a REVIEW task may be dispatched again.
 		mid := readMatrix(t, ws)
-		opts := e2eOptions(fakemodel.Gemini(t, fake.URL), "a1a1a1", runner.CLIGemini)
+		opts := e2eOptions(gemini, "a1a1a1", runner.CLIGemini)
 		opts.Session = out.Result.SessionID
 		opts.TaskOverride = "Now add a test for the retry loop."
 		out2, err := Run(context.Background(), ws, opts, nil)
