@@ -5,12 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -120,109 +116,14 @@ func ExecCommand(ctx context.Context, r Runner, req Request, c Command, onEvent 
 	if len(req.Wrap) > 0 {
 		args = append(append([]string{}, req.Wrap...), args...)
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = req.Dir
-	cmd.Env = mergeEnv(req.CleanEnv, req.Env, c.Env)
-	if c.Stdin != "" {
-		cmd.Stdin = strings.NewReader(c.Stdin)
-		// Wait also waits for the stdin copy: bound it, in case something left
-		// in the group holds stdin open without reading.
-		cmd.WaitDelay = pipeDrain
-	}
-	startInGroup(cmd)
-	outR, outW, err := os.Pipe()
+	parser := r.NewParser(req)
+	proc, err := startProcess(args, req, c, parser, onEvent)
 	if err != nil {
-		return fail(fmt.Errorf("create stdout pipe: %w", err))
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return fail(fmt.Errorf("create stderr pipe: %w", err))
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		for _, f := range []*os.File{outR, outW, errR, errW} {
-			f.Close()
-		}
 		return fail(fmt.Errorf("start %s (%s): %w", r.Name(), bin, err))
 	}
-	outW.Close()
-	errW.Close()
-	pid := cmd.Process.Pid
-
-	parser := r.NewParser(req)
-	stdout := newHeadTail(stdoutHead, stdoutTail)
-	stderr := newHeadTail(stderrHead, stderrTail)
-	var readers sync.WaitGroup
-	var parsePanic any
-	readers.Add(2)
-	go func() {
-		defer readers.Done()
-		defer func() {
-			if p := recover(); p != nil {
-				parsePanic = p
-				io.Copy(io.Discard, outR) // keep draining so the child never blocks
-			}
-		}()
-		readLines(io.TeeReader(outR, stdout), maxLine, func(line []byte) {
-			for _, ev := range parser.Line(line) {
-				if onEvent != nil {
-					ev.Text = clip(ev.Text, maxEventText)
-					onEvent(ev)
-				}
-			}
-		})
-	}()
-	go func() {
-		defer readers.Done()
-		io.Copy(stderr, errR)
-	}()
-
-	runCtx := ctx
-	if req.Timeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
-		defer cancel()
-	}
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
-
 	var werr error
-	select {
-	case werr = <-waitErr:
-	case <-runCtx.Done():
-		if errors.Is(ctx.Err(), context.Canceled) {
-			res.Canceled = true
-		} else {
-			res.TimedOut = true
-		}
-		grace := req.KillGrace
-		if grace <= 0 {
-			grace = defaultGrace
-		}
-		signalGroup(pid, syscall.SIGTERM)
-		select {
-		case werr = <-waitErr:
-		case <-time.After(grace):
-			signalGroup(pid, syscall.SIGKILL)
-			werr = <-waitErr
-		}
-	}
-	// Whatever the leader left behind in its group goes too: no orphans.
-	signalGroup(pid, syscall.SIGKILL)
-
-	drained := make(chan struct{})
-	go func() { readers.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(pipeDrain):
-		outR.Close() // unblocks the readers
-		errR.Close()
-		<-drained
-	}
-	outR.Close()
-	errR.Close()
+	res.Canceled, res.TimedOut, werr = proc.wait(ctx, req.Timeout, req.KillGrace)
+	cmd, stdout, stderr := proc.cmd, proc.stdout, proc.stderr
 
 	if cmd.ProcessState != nil {
 		code, signaled, sig := exitInfo(cmd.ProcessState)
@@ -235,8 +136,8 @@ func ExecCommand(ctx context.Context, r Runner, req Request, c Command, onEvent 
 	}
 	res.StdoutBytes, res.StderrBytes = stdout.Total(), stderr.Total()
 	res.StderrTail = string(bytes.ToValidUTF8(stderr.Tail(stderrTailOut), []byte("?")))
-	if parsePanic != nil {
-		panic(parsePanic)
+	if proc.parsePanic != nil {
+		panic(proc.parsePanic)
 	}
 	preErr := res.Error
 	parser.Finish(&res, stdout.Bytes(), stderr.Bytes())
