@@ -135,15 +135,20 @@ func TestModelForMergesTaskAndOverrides(t *testing.T) {
 	}
 }
 
-// The starter modes that `agentinfra init` writes leave the difficulty rule
-// alive: an easy task gets the fast tier and a hard one the deep tier whatever
-// the mode, and med follows the mode (docs/skills.md, "Model selection").
+// The starter modes that `agentinfra init` writes, and this repository's own
+// modes, leave the difficulty rule alive: an easy task gets the fast tier and
+// a hard one the deep tier whatever the mode, and med follows the mode
+// (docs/skills.md, "Model selection").
 func TestStarterModesFollowTheDifficultyRule(t *testing.T) {
 	root := t.TempDir()
 	if _, err := scaffold.Init(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.New(root)
+	starter, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := workspace.New("..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,18 +158,20 @@ func TestStarterModesFollowTheDifficultyRule(t *testing.T) {
 		"oracle":   {"easy": TierFast, "med": TierDeep, "hard": TierDeep},
 		"reviewer": {"easy": TierFast, "med": TierDeep, "hard": TierDeep},
 	}
-	modes := skills.ModeNames(ws)
-	if len(modes) != len(want) {
-		t.Fatalf("init wrote the modes %v; this table covers %d", modes, len(want))
-	}
-	for _, mode := range modes {
-		for _, diff := range []string{"easy", "med", "hard"} {
-			got, err := ChooseModel(context.Background(), ws, mode, diff, noEnv)
-			if err != nil {
-				t.Fatalf("%s/%s: %v", mode, diff, err)
-			}
-			if got.Tier != want[mode][diff] {
-				t.Errorf("%s task of difficulty %s: tier %q (%s), want %q", mode, diff, got.Tier, got.Reason, want[mode][diff])
+	for name, ws := range map[string]*workspace.Workspace{"init": starter, "repository": repo} {
+		modes := skills.ModeNames(ws)
+		if len(modes) != len(want) {
+			t.Fatalf("%s: the modes are %v; this table covers %d", name, modes, len(want))
+		}
+		for _, mode := range modes {
+			for _, diff := range []string{"easy", "med", "hard"} {
+				got, err := ChooseModel(context.Background(), ws, mode, diff, noEnv)
+				if err != nil {
+					t.Fatalf("%s %s/%s: %v", name, mode, diff, err)
+				}
+				if got.Tier != want[mode][diff] {
+					t.Errorf("%s: %s task of difficulty %s: tier %q (%s), want %q", name, mode, diff, got.Tier, got.Reason, want[mode][diff])
+				}
 			}
 		}
 	}
