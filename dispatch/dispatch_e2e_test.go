@@ -1,7 +1,7 @@
 package dispatch
 
 // Run (the whole dispatch lifecycle) with the REAL agent CLIs against fake
-// model servers on 127.0.0.1 (see runner_e2e_test.go for the isolation).
+// model servers on 127.0.0.1 (see package fakemodel for the isolation).
 
 import (
 	"context"
@@ -10,14 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/fakemodel"
+	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// e2eOptions turns a runner Request made by the *Request helpers into Options.
-func e2eOptions(req Request, id, cli string) Options {
+// e2eOptions dispatches id through a real CLI prepared by fakemodel.
+func e2eOptions(c fakemodel.CLI, id, cli string) Options {
 	return Options{
-		ID: id, CLI: cli, Model: req.Model, Binary: req.Binary, Env: req.Env, CleanEnv: true,
-		ExtraArgs: req.ExtraArgs, Timeout: req.Timeout, Now: func() time.Time { return fixedNow },
+		ID: id, CLI: cli, Model: c.Model, Binary: c.Binary, Env: c.Env, CleanEnv: true,
+		ExtraArgs: c.ExtraArgs, Timeout: fakemodel.Timeout, Now: func() time.Time { return fixedNow },
 		Getenv: func(string) string { return "" },
 	}
 }
@@ -39,8 +41,8 @@ func checkReview(t *testing.T, ws *workspace.Workspace, before []byte, out Outco
 
 func checkBlocked(t *testing.T, ws *workspace.Workspace, before []byte, out Outcome, err error, reason ...string) {
 	t.Helper()
-	if !errors.Is(err, ErrAgentFailed) {
-		t.Fatalf("err = %v, want ErrAgentFailed", err)
+	if !errors.Is(err, runner.ErrAgentFailed) {
+		t.Fatalf("err = %v, want runner.ErrAgentFailed", err)
 	}
 	checkMatrix(t, before, readMatrix(t, ws), "a1a1a1")
 	if st := taskOf(t, ws, "a1a1a1").Status; st != "BLOCKED" || out.Outcome != OutcomeFailed {
@@ -58,23 +60,23 @@ func TestRunRealGemini(t *testing.T) {
 	t.Parallel()
 	t.Run("success-then-resume", func(t *testing.T) {
 		t.Parallel()
-		fake := newGeminiFake(t, 0)
-		req, _ := geminiRequest(t, fake.URL, "")
+		fake := fakemodel.NewGemini(t, 0)
 		ws := dispatchWorkspace(t)
 		before := readMatrix(t, ws)
-		out, err := Run(context.Background(), ws, e2eOptions(req, "a1a1a1", CLIGemini), nil)
+		gemini := fakemodel.Gemini(t, fake.URL) // one home: the second run resumes its session
+		out, err := Run(context.Background(), ws, e2eOptions(gemini, "a1a1a1", runner.CLIGemini), nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
 		checkReview(t, ws, before, out, "Hello from the fake gemini, turn 1.")
-		calls := fake.requests(":streamGenerateContent")
+		calls := fake.Requests(":streamGenerateContent")
 		if len(calls) != 1 || !strings.Contains(string(calls[0].Body), "Retry 3 times with backoff.") {
 			t.Fatalf("the assembled prompt did not reach the model (%d calls)", len(calls))
 		}
 
 		// Continue the session: a REVIEW task may be dispatched again.
 		mid := readMatrix(t, ws)
-		opts := e2eOptions(req, "a1a1a1", CLIGemini)
+		opts := e2eOptions(gemini, "a1a1a1", runner.CLIGemini)
 		opts.Session = out.Result.SessionID
 		opts.TaskOverride = "Now add a test for the retry loop."
 		out2, err := Run(context.Background(), ws, opts, nil)
@@ -99,13 +101,12 @@ func TestRunRealGemini(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			fake := newGeminiFake(t, tc.status)
-			req, _ := geminiRequest(t, fake.URL, "")
+			fake := fakemodel.NewGemini(t, tc.status)
 			ws := dispatchWorkspace(t)
 			before := readMatrix(t, ws)
-			out, err := Run(context.Background(), ws, e2eOptions(req, "a1a1a1", CLIGemini), nil)
+			out, err := Run(context.Background(), ws, e2eOptions(fakemodel.Gemini(t, fake.URL), "a1a1a1", runner.CLIGemini), nil)
 			checkBlocked(t, ws, before, out, err, tc.reason...)
-			if n := len(fake.requests(":streamGenerateContent")); n != 1 {
+			if n := len(fake.Requests(":streamGenerateContent")); n != 1 {
 				t.Errorf("fake saw %d calls; general.maxAttempts=1 should stop retries", n)
 			}
 		})
@@ -116,10 +117,10 @@ func TestRunRealClaude(t *testing.T) {
 	t.Parallel()
 	t.Run("success", func(t *testing.T) {
 		t.Parallel()
-		fake := newClaudeFake(t, 0)
+		fake := fakemodel.NewClaude(t, 0)
 		ws := dispatchWorkspace(t)
 		before := readMatrix(t, ws)
-		out, err := Run(context.Background(), ws, e2eOptions(claudeRequest(t, fake.URL, ""), "a1a1a1", CLIClaude), nil)
+		out, err := Run(context.Background(), ws, e2eOptions(fakemodel.Claude(t, fake.URL), "a1a1a1", runner.CLIClaude), nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -127,10 +128,10 @@ func TestRunRealClaude(t *testing.T) {
 	})
 	t.Run("401", func(t *testing.T) {
 		t.Parallel()
-		fake := newClaudeFake(t, 401)
+		fake := fakemodel.NewClaude(t, 401)
 		ws := dispatchWorkspace(t)
 		before := readMatrix(t, ws)
-		out, err := Run(context.Background(), ws, e2eOptions(claudeRequest(t, fake.URL, ""), "a1a1a1", CLIClaude), nil)
+		out, err := Run(context.Background(), ws, e2eOptions(fakemodel.Claude(t, fake.URL), "a1a1a1", runner.CLIClaude), nil)
 		checkBlocked(t, ws, before, out, err, "API status 401")
 	})
 }
@@ -139,10 +140,10 @@ func TestRunRealCodex(t *testing.T) {
 	t.Parallel()
 	t.Run("success", func(t *testing.T) {
 		t.Parallel()
-		fake := newCodexFake(t, 0)
+		fake := fakemodel.NewCodex(t, 0)
 		ws := dispatchWorkspace(t)
 		before := readMatrix(t, ws)
-		out, err := Run(context.Background(), ws, e2eOptions(codexRequest(t, fake.URL, ""), "a1a1a1", CLICodex), nil)
+		out, err := Run(context.Background(), ws, e2eOptions(fakemodel.Codex(t, fake.URL), "a1a1a1", runner.CLICodex), nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -150,10 +151,10 @@ func TestRunRealCodex(t *testing.T) {
 	})
 	t.Run("500", func(t *testing.T) {
 		t.Parallel()
-		fake := newCodexFake(t, 500)
+		fake := fakemodel.NewCodex(t, 500)
 		ws := dispatchWorkspace(t)
 		before := readMatrix(t, ws)
-		out, err := Run(context.Background(), ws, e2eOptions(codexRequest(t, fake.URL, ""), "a1a1a1", CLICodex), nil)
+		out, err := Run(context.Background(), ws, e2eOptions(fakemodel.Codex(t, fake.URL), "a1a1a1", runner.CLICodex), nil)
 		checkBlocked(t, ws, before, out, err, "- Reason: codex: ", "- Exit code: 1")
 	})
 }

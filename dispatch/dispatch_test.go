@@ -3,10 +3,8 @@ package dispatch
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,119 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
-	"github.com/agentinfra/agentinfra/workspace"
+	"github.com/agentinfra/agentinfra/prompt"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
-const dispatchMatrix = `# Development Matrix
-
-Notes people keep above the table.
-
-| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |
-|----|--------|-----|------|------|--------|--------|-------------|---------|---------|
-| a1a1a1 | TODO | P1 | med | coder |  | @alice | Implement the retry loop | 2026-11-01 | 2026-11-02 |
-| b2b2b2 | DONE | P2 | easy | coder |  |  | Finished work | 2026-11-01 | 2026-11-03 |
-| c3c3c3 | IN_PROGRESS | P2 | hard | oracle |  | @oracle | Someone is on it | 2026-11-01 | 2026-11-04 |
-| d4d4d4 | BLOCKED | P3 | easy | explorer |  |  | Look around the repo | 2026-11-01 | 2026-11-05 |
-
-Trailing prose | with a pipe that is not a row.
-`
-
-var fixedNow = time.Date(2026, 11, 21, 12, 30, 0, 0, time.UTC)
-
-// dispatchWorkspace makes a workspace with the matrix above; a1a1a1 has a
-// task folder with a README, the others have none.
-func dispatchWorkspace(t *testing.T) *workspace.Workspace {
-	t.Helper()
-	root := t.TempDir()
-	if _, err := scaffold.Init(context.Background(), root); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, ws.MatrixPath(), dispatchMatrix)
-	dir := filepath.Join(ws.TasksDir(), "a1a1a1_implement-the-retry-loop")
-	writeFile(t, filepath.Join(dir, "README.md"), "# Implement the retry loop\n\nRetry 3 times with backoff.\n")
-	if err := os.MkdirAll(filepath.Join(dir, "tracking"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return ws
-}
-
-func stubOptions(bin, id string, env ...string) Options {
-	return Options{
-		ID: id, Binary: bin, Env: env, Now: func() time.Time { return fixedNow },
-		Getenv: func(string) string { return "" }, KillGrace: 300 * time.Millisecond,
-	}
-}
-
-func readMatrix(t *testing.T, ws *workspace.Workspace) []byte {
-	t.Helper()
-	b, err := os.ReadFile(ws.MatrixPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// checkMatrix asserts the matrix still validates and that, compared line by
-// line with before, only the row of id changed (or nothing, when id is "").
-func checkMatrix(t *testing.T, before, after []byte, id string) {
-	t.Helper()
-	if ds := matrix.Parse(after).Diagnostics(); len(ds) > 0 {
-		t.Errorf("the matrix no longer validates: %v", ds)
-	}
-	bl, al := bytes.Split(before, []byte("\n")), bytes.Split(after, []byte("\n"))
-	if len(bl) != len(al) {
-		t.Fatalf("the matrix went from %d to %d lines", len(bl), len(al))
-	}
-	changed := 0
-	for i := range bl {
-		if bytes.Equal(bl[i], al[i]) {
-			continue
-		}
-		changed++
-		if id == "" || !bytes.HasPrefix(bl[i], []byte("| "+id+" |")) {
-			t.Errorf("line %d changed and is not the row of %q:\n- %s\n+ %s", i+1, id, bl[i], al[i])
-		}
-	}
-	if id != "" && changed != 1 {
-		t.Errorf("%d lines changed, want exactly the row of %s", changed, id)
-	}
-}
-
-func taskOf(t *testing.T, ws *workspace.Workspace, id string) matrix.Task {
-	t.Helper()
-	task, ok := matrix.Parse(readMatrix(t, ws)).Task(id)
-	if !ok {
-		t.Fatalf("task %s vanished", id)
-	}
-	return task
-}
-
-func readRel(t *testing.T, ws *workspace.Workspace, rel string) string {
-	t.Helper()
-	if rel == "" {
-		t.Fatal("no file recorded")
-	}
-	b, err := os.ReadFile(filepath.Join(ws.Root, filepath.FromSlash(rel)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestRunSuccessMovesTaskToReviewAndRecordsEverything(t *testing.T) {
-	bin := buildStub(t)
+	bin := agentstub.Build(t)
 	ws := dispatchWorkspace(t)
 	before := readMatrix(t, ws)
 
 	var mu sync.Mutex
-	var events []Event
-	out, err := Run(context.Background(), ws, stubOptions(bin, "a1a1a1", "STUB_MODE=ok", "STUB_RESPONSE=Implemented; tests pass.", "SERVICE_TOKEN=tok-123"), func(e Event) {
+	var events []runner.Event
+	out, err := Run(context.Background(), ws, stubOptions(bin, "a1a1a1", "STUB_MODE=ok", "STUB_RESPONSE=Implemented; tests pass.", "SERVICE_TOKEN=tok-123"), func(e runner.Event) {
 		mu.Lock()
 		events = append(events, e)
 		mu.Unlock()
@@ -143,8 +43,8 @@ func TestRunSuccessMovesTaskToReviewAndRecordsEverything(t *testing.T) {
 	if out.Outcome != OutcomeSuccess || out.StatusBefore != "TODO" || out.StatusAfter != "REVIEW" {
 		t.Errorf("outcome %s, status %s → %s", out.Outcome, out.StatusBefore, out.StatusAfter)
 	}
-	// The starter coder mode sets `model: deep` in its front matter.
-	if out.Model != DefaultModelDeep || !strings.Contains(out.ModelReason, "mode coder sets model: deep") {
+	// The starter coder mode names no tier: difficulty med → the fast tier.
+	if out.Model != prompt.DefaultModelFast || !strings.Contains(out.ModelReason, "difficulty med and mode coder") {
 		t.Errorf("model %q reason %q", out.Model, out.ModelReason)
 	}
 	wantTracking := ".agent/tasks/a1a1a1_implement-the-retry-loop/tracking/20261121T123000Z_dispatch.md"
@@ -154,7 +54,7 @@ func TestRunSuccessMovesTaskToReviewAndRecordsEverything(t *testing.T) {
 
 	note := readRel(t, ws, out.TrackingFile)
 	for _, want := range []string{
-		"# Dispatch of a1a1a1", "- Model: gemini-2.5-pro — mode coder sets model: deep",
+		"# Dispatch of a1a1a1", "- Model: gemini-2.5-flash — difficulty med and mode coder",
 		"- Status: TODO → IN_PROGRESS", "--prompt={prompt: ", "SERVICE_TOKEN=[REDACTED]",
 		"## Prompt", "Retry 3 times with backoff.", // the README made it into the exact prompt
 		"## Result", "- Outcome: success", "- Status: IN_PROGRESS → REVIEW", "- Session: stub-session-1",
@@ -172,9 +72,9 @@ func TestRunSuccessMovesTaskToReviewAndRecordsEverything(t *testing.T) {
 	}
 
 	var rec struct {
-		Outcome     string `json:"outcome"`
-		StatusAfter string `json:"status_after"`
-		Result      Result `json:"result"`
+		Outcome     string        `json:"outcome"`
+		StatusAfter string        `json:"status_after"`
+		Result      runner.Result `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(readRel(t, ws, out.ResultFile)), &rec); err != nil {
 		t.Fatalf("result json: %v", err)
@@ -193,13 +93,13 @@ func TestRunSuccessMovesTaskToReviewAndRecordsEverything(t *testing.T) {
 }
 
 func TestRunAgentFailureBlocksTaskWithReason(t *testing.T) {
-	bin := buildStub(t)
+	bin := agentstub.Build(t)
 	ws := dispatchWorkspace(t)
 	before := readMatrix(t, ws)
 	opts := stubOptions(bin, "a1a1a1", "STUB_MODE=crash", "STUB_EXIT=7")
 	out, err := Run(context.Background(), ws, opts, nil)
-	if !errors.Is(err, ErrAgentFailed) {
-		t.Fatalf("err = %v, want ErrAgentFailed", err)
+	if !errors.Is(err, runner.ErrAgentFailed) {
+		t.Fatalf("err = %v, want runner.ErrAgentFailed", err)
 	}
 	checkMatrix(t, before, readMatrix(t, ws), "a1a1a1")
 	if st := taskOf(t, ws, "a1a1a1").Status; st != "BLOCKED" || out.StatusAfter != "BLOCKED" || out.Outcome != OutcomeFailed {
@@ -214,7 +114,7 @@ func TestRunAgentFailureBlocksTaskWithReason(t *testing.T) {
 }
 
 func TestRunTimeoutAndCancelAreRecorded(t *testing.T) {
-	bin := buildStub(t)
+	bin := agentstub.Build(t)
 	t.Run("timeout", func(t *testing.T) {
 		ws := dispatchWorkspace(t)
 		before := readMatrix(t, ws)
@@ -222,10 +122,10 @@ func TestRunTimeoutAndCancelAreRecorded(t *testing.T) {
 		opts := stubOptions(bin, "a1a1a1", "STUB_MODE=hang", "STUB_PIDFILE="+pidFile)
 		opts.Timeout = 600 * time.Millisecond
 		out, err := Run(context.Background(), ws, opts, nil)
-		if !errors.Is(err, ErrTimedOut) || out.Outcome != OutcomeTimedOut {
+		if !errors.Is(err, runner.ErrTimedOut) || out.Outcome != OutcomeTimedOut {
 			t.Fatalf("err = %v, outcome %s", err, out.Outcome)
 		}
-		waitGone(t, readPid(t, pidFile))
+		agentstub.WaitGone(t, agentstub.ReadPid(t, pidFile))
 		checkMatrix(t, before, readMatrix(t, ws), "a1a1a1")
 		if st := taskOf(t, ws, "a1a1a1").Status; st != "BLOCKED" {
 			t.Errorf("status %s", st)
@@ -240,15 +140,15 @@ func TestRunTimeoutAndCancelAreRecorded(t *testing.T) {
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		out, err := Run(ctx, ws, stubOptions(bin, "a1a1a1", "STUB_MODE=hang", "STUB_PIDFILE="+pidFile), func(e Event) {
+		out, err := Run(ctx, ws, stubOptions(bin, "a1a1a1", "STUB_MODE=hang", "STUB_PIDFILE="+pidFile), func(e runner.Event) {
 			if e.Kind == "init" {
 				cancel() // like Ctrl-C or an MCP cancellation once the agent runs
 			}
 		})
-		if !errors.Is(err, ErrCanceled) || out.Outcome != OutcomeCanceled {
+		if !errors.Is(err, runner.ErrCanceled) || out.Outcome != OutcomeCanceled {
 			t.Fatalf("err = %v, outcome %s", err, out.Outcome)
 		}
-		waitGone(t, readPid(t, pidFile))
+		agentstub.WaitGone(t, agentstub.ReadPid(t, pidFile))
 		// The bookkeeping ran although ctx was canceled.
 		checkMatrix(t, before, readMatrix(t, ws), "a1a1a1")
 		if st := taskOf(t, ws, "a1a1a1").Status; st != "BLOCKED" {
@@ -264,7 +164,7 @@ func TestRunTimeoutAndCancelAreRecorded(t *testing.T) {
 }
 
 func TestRunRefusesDoneAndInProgressUnlessForced(t *testing.T) {
-	bin := buildStub(t)
+	bin := agentstub.Build(t)
 	ws := dispatchWorkspace(t)
 	before := readMatrix(t, ws)
 	for _, id := range []string{"b2b2b2", "c3c3c3"} {
@@ -306,56 +206,30 @@ func TestRunRefusesDoneAndInProgressUnlessForced(t *testing.T) {
 	}
 }
 
-// treeDigest maps every file under root to a hash of its bytes.
-func treeDigest(t *testing.T, root string) map[string][32]byte {
-	t.Helper()
-	m := map[string][32]byte{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			m[p+"/"] = [32]byte{}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		m[p] = sha256.Sum256(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestRunDryRunChangesNothingAndShowsTheCommand(t *testing.T) {
-	bin := buildStub(t)
+	bin := agentstub.Build(t)
 	ws := dispatchWorkspace(t)
-	snap := treeDigest(t, ws.Root)
+	unchanged := treehash.Guard(t, ws.Root)
 	opts := stubOptions(bin, "a1a1a1", "STUB_MODE=ok", "OPENAI_API_KEY=sk-secret")
 	opts.DryRun = true
 	opts.Mode = "oracle"
 	opts.Session = "sess-9"
-	opts.ApprovalMode = ApprovalAutoEdit
+	opts.ApprovalMode = runner.ApprovalAutoEdit
 	opts.TaskOverride = "Only write the design note."
-	out, err := Run(context.Background(), ws, opts, func(e Event) { t.Errorf("dry run emitted %v", e) })
+	out, err := Run(context.Background(), ws, opts, func(e runner.Event) { t.Errorf("dry run emitted %v", e) })
 	if err != nil {
 		t.Fatalf("dry run: %v", err)
 	}
-	after := treeDigest(t, ws.Root)
-	if len(after) != len(snap) {
-		t.Errorf("dry run changed the tree: %d → %d entries", len(snap), len(after))
-	}
-	for p, h := range snap {
-		if after[p] != h {
-			t.Errorf("dry run changed %s", p)
-		}
-	}
+	unchanged()
 	if out.Outcome != OutcomeDryRun || out.Result != nil || out.TrackingFile != "" {
 		t.Errorf("outcome %s result %v tracking %q", out.Outcome, out.Result, out.TrackingFile)
 	}
+	// The prompt is the one a dispatch would send: the row as claimed.
+	if !strings.Contains(out.Prompt, "- Status: IN_PROGRESS\n") || !strings.Contains(out.Prompt, "- Agents: @alice, @oracle\n") {
+		t.Errorf("the dry run's prompt does not show the claimed row:\n%s", out.Prompt)
+	}
 	// oracle is a planning mode: difficulty med → deep.
-	if out.Mode != "oracle" || out.Model != DefaultModelDeep || !strings.Contains(out.ModelReason, "oracle") {
+	if out.Mode != "oracle" || out.Model != prompt.DefaultModelDeep || !strings.Contains(out.ModelReason, "oracle") {
 		t.Errorf("mode %s model %s reason %q", out.Mode, out.Model, out.ModelReason)
 	}
 	argv := strings.Join(out.Argv, " ")
@@ -399,7 +273,7 @@ func TestRunBadInputs(t *testing.T) {
 
 func TestRunClaudeAndCodexModelChoice(t *testing.T) {
 	ws := dispatchWorkspace(t)
-	for _, cli := range []string{CLIClaude, CLICodex} {
+	for _, cli := range []string{runner.CLIClaude, runner.CLICodex} {
 		out, err := Run(context.Background(), ws, Options{ID: "a1a1a1", CLI: cli, DryRun: true, Binary: "/bin/true", Getenv: func(string) string { return "" }}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -418,11 +292,11 @@ func TestRunClaudeAndCodexModelChoice(t *testing.T) {
 }
 
 func TestRunKeepsAStatusTheAgentSetDuringTheRun(t *testing.T) {
-	bin := buildStub(t)
+	bin := agentstub.Build(t)
 	ws := dispatchWorkspace(t)
 	before := readMatrix(t, ws)
 	store := matrix.NewStore(ws.MatrixPath())
-	out, err := Run(context.Background(), ws, stubOptions(bin, "a1a1a1", "STUB_MODE=ok"), func(e Event) {
+	out, err := Run(context.Background(), ws, stubOptions(bin, "a1a1a1", "STUB_MODE=ok"), func(e runner.Event) {
 		if e.Kind == "init" { // the agent reports BLOCKED itself, as the protocol asks
 			if _, _, err := store.UpdateTask(context.Background(), "a1a1a1", matrix.Update{Status: matrix.Str("BLOCKED")}, fixedNow); err != nil {
 				t.Error(err)
@@ -442,7 +316,7 @@ func TestRunKeepsAStatusTheAgentSetDuringTheRun(t *testing.T) {
 }
 
 func TestRunConcurrentDispatchesOfOneTaskOnlyOneRuns(t *testing.T) {
-	bin := buildStub(t)
+	bin := agentstub.Build(t)
 	ws := dispatchWorkspace(t)
 	before := readMatrix(t, ws)
 	const n = 4

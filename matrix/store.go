@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/agentinfra/agentinfra/internal/atomicfile"
 )
 
 // DefaultLockTimeout bounds how long a writer waits for another writer.
@@ -115,8 +115,8 @@ func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error)
 		target = p // replace a symlinked matrix's target, not the link
 	}
 	removeStaleTemps(target)
-	if err := writeAtomic(target, d.src); err != nil {
-		return nil, err
+	if err := atomicfile.Write(target, d.src); err != nil {
+		return nil, fmt.Errorf("write matrix: %w", err)
 	}
 	return d, nil
 }
@@ -183,32 +183,6 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		close(abandoned)
 		return nil, fmt.Errorf("%w after %s: %s is held by another agentinfra process; wait for it to finish, or remove the lock file if no agentinfra is running", ErrLockTimeout, timeout, s.LockPath())
 	}
-}
-
-// writeAtomic replaces path with data: temp file in the same folder, fsync,
-// rename, then fsync the folder so the rename itself is durable.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithExistingPermissions(), renameio.WithPermissions(0o644))
-	if err != nil {
-		return fmt.Errorf("write matrix: %w", err)
-	}
-	defer pf.Cleanup()
-	if _, err := pf.Write(data); err != nil {
-		return fmt.Errorf("write matrix: %w", err)
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return fmt.Errorf("replace matrix: %w", err)
-	}
-	df, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync matrix folder: %w", err)
-	}
-	defer df.Close()
-	if err := df.Sync(); err != nil {
-		return fmt.Errorf("sync matrix folder: %w", err)
-	}
-	return nil
 }
 
 // Create adds a task: a fresh unique ID unless t.ID is set, status TODO,

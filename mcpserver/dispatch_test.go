@@ -2,9 +2,7 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,19 +14,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
-// installStubGemini builds dispatch's stub agent CLI as $AGENTINFRA_TOOLS/node_modules/.bin/gemini.
+// installStubGemini installs the stub agent CLI as $AGENTINFRA_TOOLS/node_modules/.bin/gemini.
 func installStubGemini(t *testing.T, mode string) {
 	t.Helper()
-	tools := t.TempDir()
-	bin := filepath.Join(tools, "node_modules", ".bin", "gemini")
-	cmd := exec.Command("go", "build", "-o", bin, "./dispatch/testdata/stub")
-	cmd.Dir = repoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build stub: %v\n%s", err, out)
-	}
-	t.Setenv(dispatch.EnvTools, tools)
+	t.Setenv(runner.EnvTools, agentstub.Install(t, t.TempDir(), "gemini"))
 	t.Setenv("STUB_MODE", mode)
 }
 
@@ -145,7 +138,7 @@ func TestDispatchTaskCancel(t *testing.T) {
 		t.Errorf("status after cancel = %s, want BLOCKED", st)
 	}
 	deadline = time.Now().Add(3 * time.Second)
-	for !processGone(pid) {
+	for !agentstub.ProcessGone(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("agent grandchild %d still alive after cancel: orphan left behind", pid)
@@ -157,20 +150,4 @@ func TestDispatchTaskCancel(t *testing.T) {
 	if len(p.msgs) == 0 {
 		t.Errorf("no progress before the cancel")
 	}
-}
-
-// processGone reports whether pid no longer exists (or is only a zombie).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(st) // pid (comm) STATE ...
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] == 'Z'
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -71,12 +71,12 @@ func (s *Server) readTask(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 		}
 		return nil, err
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := jsonout.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-		URI: uri, MIMEType: "application/json", Text: string(b) + "\n",
+		URI: uri, MIMEType: "application/json", Text: string(b),
 	}}}, nil
 }
 

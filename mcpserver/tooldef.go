@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentinfra/agentinfra/matrix"
 	"io"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/agentinfra/agentinfra/matrix"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"

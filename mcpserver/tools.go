@@ -4,9 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentinfra/agentinfra/handoff"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentinfra/agentinfra/dispatch"
 )
 
 func (s *Server) registerTools() error {
@@ -34,8 +33,8 @@ type HandoffInput struct{}
 // HandoffOutput is the result of handoff_generate.
 type HandoffOutput struct {
 	// Path is the handoff file written, relative to the workspace root.
-	Path   string                 `json:"path"`
-	Report dispatch.HandoffReport `json:"report"`
+	Path   string         `json:"path"`
+	Report handoff.Report `json:"report"`
 }
 
 func (s *Server) addHandoffTool() error {
@@ -53,7 +52,7 @@ func (s *Server) addHandoffTool() error {
 		if err != nil {
 			return HandoffOutput{}, "", err
 		}
-		p, r, err := dispatch.Handoff(ctx, s.ws, s.opts.Now(), dispatch.HandoffOptions{Doc: d})
+		p, r, err := handoff.Write(ctx, s.ws, s.opts.Now(), handoff.Options{Doc: d})
 		if err != nil {
 			return HandoffOutput{}, "", err
 		}

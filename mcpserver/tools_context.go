@@ -9,9 +9,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/skills"
+	"github.com/agentinfra/agentinfra/taskcontext"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -41,16 +42,16 @@ func (s *Server) addContextTool() error {
 			"id": {Desc: "Task ID (the ID column of the matrix), e.g. 3f9a1c."},
 		},
 		Required: []string{"id"},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ContextInput, _ map[string]json.RawMessage) (dispatch.Context, string, error) {
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ContextInput, _ map[string]json.RawMessage) (taskcontext.Context, string, error) {
 		d, err := s.doc(ctx)
 		if err != nil {
-			return dispatch.Context{}, "", err
+			return taskcontext.Context{}, "", err
 		}
-		c, err := dispatch.TaskContext(ctx, s.ws, strings.TrimSpace(in.ID), dispatch.ContextOptions{Doc: d, Getenv: s.opts.Getenv})
+		c, err := taskcontext.Build(ctx, s.ws, strings.TrimSpace(in.ID), taskcontext.Options{Doc: d, Getenv: s.opts.Getenv})
 		if err != nil {
-			return dispatch.Context{}, "", idError(err)
+			return taskcontext.Context{}, "", idError(err)
 		}
-		return c, dispatch.RenderContext(c), nil
+		return c, taskcontext.Render(c), nil
 	})
 }
 
@@ -137,7 +138,7 @@ func (s *Server) addSkillTool() error {
 				fmt.Fprintf(&text, "%s — %s\n", sk.Slug, sk.Description)
 			}
 			for _, p := range probs {
-				out.Problems = append(out.Problems, SkillProblem{Slug: p.Slug, Path: skills.RelPath(s.ws, p.Path), Line: p.Line, Message: p.Error()})
+				out.Problems = append(out.Problems, SkillProblem{Slug: p.Slug, Path: s.ws.RelPath(p.Path), Line: p.Line, Message: p.Error()})
 				fmt.Fprintf(&text, "problem: %s\n", p.Error())
 			}
 			if len(list) == 0 {
@@ -208,12 +209,12 @@ type PromptInput struct {
 
 // PromptOutput is the result of format_prompt.
 type PromptOutput struct {
-	TaskID        string                `json:"task_id"`
-	Mode          string                `json:"mode"`
-	Bytes         int                   `json:"bytes"`
-	Parts         []dispatch.PromptPart `json:"parts"`
-	Skills        []string              `json:"skills"`
-	MissingSkills []string              `json:"missing_skills"`
+	TaskID        string        `json:"task_id"`
+	Mode          string        `json:"mode"`
+	Bytes         int           `json:"bytes"`
+	Parts         []prompt.Part `json:"parts"`
+	Skills        []string      `json:"skills"`
+	MissingSkills []string      `json:"missing_skills"`
 	// Warnings say what the prompt lacks, e.g. the task's mode has no file.
 	Warnings []string `json:"warnings,omitempty"`
 	Text     string   `json:"text"`
@@ -245,7 +246,7 @@ func (s *Server) addPromptTool() error {
 				return PromptOutput{}, "", fieldErrorf(fmt.Sprintf("context_files[%d]", i), "%v", insideHint(err))
 			}
 		}
-		p, err := dispatch.AssemblePrompt(ctx, s.ws, dispatch.PromptInput{
+		p, err := prompt.Assemble(ctx, s.ws, prompt.Input{
 			Task: t, Mode: strings.TrimSpace(in.Mode), TaskOverride: in.TaskOverride,
 			ContextFiles: in.ContextFiles, Getenv: s.opts.Getenv,
 		})

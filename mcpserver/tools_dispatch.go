@@ -10,7 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/skills"
 )
 
@@ -62,10 +64,10 @@ func (s *Server) dispatchTool(ctx context.Context, req *mcp.CallToolRequest, in 
 			return dispatch.Outcome{}, "", fieldErrorf("mode", "%v", err)
 		}
 	}
-	var onEvent func(dispatch.Event)
+	var onEvent func(runner.Event)
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		n := 0
-		onEvent = func(e dispatch.Event) {
+		onEvent = func(e runner.Event) {
 			n++
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token, Progress: float64(n), Message: e.String(),
@@ -96,7 +98,7 @@ func dispatchText(o dispatch.Outcome) string {
 	var b strings.Builder
 	if o.DryRun {
 		fmt.Fprintf(&b, "dry run: would run %s with model %s (%s); prompt %d bytes\nargv: %s\n",
-			o.CLI, orDash(o.Model), o.ModelReason, o.PromptBytes, strings.Join(o.Argv, " "))
+			o.CLI, mdtext.Or(o.Model, "-"), o.ModelReason, o.PromptBytes, strings.Join(o.Argv, " "))
 		for _, w := range o.Warnings {
 			fmt.Fprintf(&b, "warning: %s\n", w)
 		}
@@ -112,11 +114,4 @@ func dispatchText(o dispatch.Outcome) string {
 		}
 	}
 	return b.String()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/prompt"
 )
 
 // ModelInput is the input of select_model.
@@ -20,15 +20,16 @@ type ModelInput struct {
 }
 
 // ModelOutput is the result of select_model (the same fields as `agentinfra model --json`).
-type ModelOutput = dispatch.ModelAnswer
+type ModelOutput = prompt.ModelAnswer
 
 func (s *Server) addModelTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "select_model",
 			Description: "Pick the model for a task (id) or for a mode and difficulty, and say why. Rule: hard → deep " +
-				"tier, easy → fast tier, med → deep for planning and research modes, else fast; a mode's front " +
-				"matter model: and .agent/config.yaml override it. Tiers come from GEMINI_MODEL_FAST / GEMINI_MODEL_DEEP.",
+				"tier, easy → fast tier, med → the mode's tier (its front matter model: fast|deep or .agent/config.yaml, " +
+				"else deep for planning and research modes, fast otherwise); a model name there is used at every " +
+				"difficulty. Tiers come from GEMINI_MODEL_FAST / GEMINI_MODEL_DEEP.",
 			Annotations: readOnly("Select model"),
 		},
 		Props: map[string]prop{
@@ -37,19 +38,15 @@ func (s *Server) addModelTool() error {
 			"difficulty": {Desc: "Task difficulty (overrides the task's); med when neither is given.", Enum: matrix.Difficulties},
 		},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ModelInput, raw map[string]json.RawMessage) (ModelOutput, string, error) {
-		q := dispatch.ModelQuery{ID: in.ID, Mode: in.Mode}
+		q := prompt.ModelQuery{ID: in.ID, Mode: in.Mode, Difficulty: in.Difficulty}
 		if strings.TrimSpace(in.ID) == "" && strings.TrimSpace(in.Mode) == "" && in.Difficulty == "" {
 			return ModelOutput{}, "", fieldErrorf("id", "pass id, or mode and difficulty")
 		}
-		if in.Difficulty != "" {
-			d, err := dispatch.NormalizeDifficulty(in.Difficulty)
-			if err != nil {
-				return ModelOutput{}, "", fieldErrorf("difficulty", "%v", err)
-			}
-			q.Difficulty = d
-		}
-		out, err := dispatch.ModelFor(ctx, s.ws, q, s.task, s.opts.Getenv)
+		out, err := prompt.ModelFor(ctx, s.ws, q, s.task, s.opts.Getenv)
 		var fe *fieldError
+		if err != nil && in.Difficulty != "" && errors.Is(err, matrix.ErrInvalid) {
+			err = fieldErrorf("difficulty", "%v", err)
+		}
 		if err != nil && !errors.As(err, &fe) && out.Mode != "" && !errors.Is(err, matrix.ErrInvalid) {
 			err = fieldErrorf("mode", "%v", err)
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/prompt"
 )
 
 func TestToolsListContract(t *testing.T) {
@@ -337,16 +337,21 @@ func TestContextSkillPromptModelHandoff(t *testing.T) {
 		t.Errorf("select_model oracle/med = %+v", m)
 	}
 	callOK(t, cs, "select_model", map[string]any{"id": id}, &m)
-	want, err := dispatch.ChooseModel(context.Background(), ws, "coder", "med", testGetenv)
+	want, err := prompt.ChooseModel(context.Background(), ws, "coder", "med", testGetenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.TaskID != id || m.Mode != "coder" || m.Difficulty != "med" || m.Model != want.Model || m.Reason != want.Reason {
 		t.Errorf("select_model id = %+v, want the task's mode and difficulty and %+v", m, want)
 	}
-	callOK(t, cs, "select_model", map[string]any{"mode": "explorer", "difficulty": "hard"}, &m)
+	// explorer's front matter names the fast tier: its tier at med; hard still gets deep.
+	callOK(t, cs, "select_model", map[string]any{"mode": "explorer", "difficulty": "med"}, &m)
 	if m.Tier != "fast" || !strings.Contains(m.Reason, "explorer.md") {
-		t.Errorf("select_model explorer (front matter model: fast) = %+v", m)
+		t.Errorf("select_model explorer/med (front matter model: fast) = %+v", m)
+	}
+	callOK(t, cs, "select_model", map[string]any{"mode": "explorer", "difficulty": "hard"}, &m)
+	if m.Tier != "deep" || !strings.Contains(m.Reason, "difficulty hard") {
+		t.Errorf("select_model explorer/hard = %+v", m)
 	}
 
 	var h HandoffOutput

@@ -13,8 +13,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agentinfra/agentinfra/matrix"
@@ -55,15 +53,10 @@ func Skeleton() fs.FS {
 	return sub
 }
 
-// RelPath returns p relative to the workspace root with forward slashes, as
-// messages and JSON show it.
-func RelPath(ws *workspace.Workspace, p string) string {
-	rel, err := filepath.Rel(ws.Root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return filepath.ToSlash(p)
-	}
-	return filepath.ToSlash(rel)
-}
+// RelPath is ws.RelPath(p).
+//
+// Deprecated: use (*workspace.Workspace).RelPath.
+func RelPath(ws *workspace.Workspace, p string) string { return ws.RelPath(p) }
 
 // EnvLockTimeout names the environment variable that sets how long a writer
 // waits for the matrix lock, as a Go duration ("30s"); the default is

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/atomicfile"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -20,6 +21,11 @@ type UpdateOptions struct {
 	Force bool
 	// Getenv locates the global skills folder; nil means os.Getenv.
 	Getenv func(string) string
+	// Precondition, when set, is called under the matrix lock with the row as
+	// it is before the change; an error refuses the update and nothing is
+	// written. It makes an update a compare-and-set (dispatch claims a task
+	// only while it is still claimable).
+	Precondition func(before matrix.Task) error
 }
 
 // UpdateResult reports what UpdateTask did.
@@ -75,6 +81,11 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 		if !ok {
 			return d.NotFound(id)
 		}
+		if o.Precondition != nil {
+			if err := o.Precondition(before); err != nil {
+				return err
+			}
+		}
 		after, err := d.UpdateTask(id, u, now)
 		if err != nil {
 			return err
@@ -100,7 +111,7 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 		if !ok {
 			return nil
 		}
-		if err := writeFileAtomic(p, nb); err != nil {
+		if err := atomicfile.Write(p, nb); err != nil {
 			return fmt.Errorf("append to task README: %w", err)
 		}
 		readme, oldBody, res.LogFile = p, body, p
@@ -111,7 +122,7 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 	})
 	if err != nil {
 		if readme != "" {
-			_ = writeFileAtomic(readme, oldBody) // the row was not written: undo the README line
+			_ = atomicfile.Write(readme, oldBody) // the row was not written: undo the README line
 		}
 		return UpdateResult{}, err
 	}
@@ -236,36 +247,4 @@ func atxHeading(l string) (int, string) {
 		return 0, ""
 	}
 	return n, strings.TrimSpace(strings.TrimRight(strings.TrimSpace(t[n:]), "#"))
-}
-
-// writeFileAtomic replaces p via a temp file and rename, keeping p's mode.
-func writeFileAtomic(p string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
 // Formats a skill can be rendered in.
@@ -61,18 +63,15 @@ func title(s Skill) string {
 	if s.Name == s.Slug || s.Name == "" {
 		return "## Skill: " + s.Slug
 	}
-	return "## Skill: " + oneLine(s.Name) + " (" + s.Slug + ")"
+	return "## Skill: " + mdtext.OneLine(s.Name) + " (" + s.Slug + ")"
 }
-
-// oneLine collapses runs of whitespace (newlines included) into single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func renderFull(s Skill) string {
 	var b strings.Builder
 	b.WriteString(title(s))
 	b.WriteString("\n\n")
 	if s.Description != "" {
-		fmt.Fprintf(&b, "description: %s\n", oneLine(s.Description))
+		fmt.Fprintf(&b, "description: %s\n", mdtext.OneLine(s.Description))
 	}
 	keys := make([]string, 0, len(s.Meta))
 	for k := range s.Meta {
@@ -82,7 +81,7 @@ func renderFull(s Skill) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s: %s\n", oneLine(k), metaValue(s.Meta[k]))
+		fmt.Fprintf(&b, "%s: %s\n", mdtext.OneLine(k), metaValue(s.Meta[k]))
 	}
 	fmt.Fprintf(&b, "source: %s/SKILL.md\n", s.DisplayDir)
 	if body := trimBlankLines(s.Body); body != "" {
@@ -105,13 +104,13 @@ func metaValue(v any) string {
 	case nil:
 		return ""
 	case string:
-		return oneLine(v)
+		return mdtext.OneLine(v)
 	case bool, int, int64, uint64, float64:
 		return fmt.Sprint(v)
 	}
 	j, err := json.Marshal(v)
 	if err != nil {
-		return oneLine(fmt.Sprint(v))
+		return mdtext.OneLine(fmt.Sprint(v))
 	}
 	return string(j)
 }
@@ -121,7 +120,7 @@ func renderInstructions(s Skill) string {
 	b.WriteString(title(s))
 	b.WriteString("\n\n")
 	if s.Description != "" {
-		b.WriteString(oneLine(s.Description))
+		b.WriteString(mdtext.OneLine(s.Description))
 		b.WriteString("\n\n")
 	}
 	fmt.Fprintf(&b, "source: %s/SKILL.md\n", s.DisplayDir)
@@ -136,7 +135,7 @@ func renderInstructions(s Skill) string {
 func renderSummary(s Skill) string {
 	head := title(s) + "\n\n"
 	if s.Description != "" {
-		head += truncateRunes(oneLine(s.Description), descriptionLimit) + "\n\n"
+		head += truncateRunes(mdtext.OneLine(s.Description), descriptionLimit) + "\n\n"
 	}
 	tail := fmt.Sprintf("Load the full text with `agentinfra skill load %s --format full` or read %s/SKILL.md", s.Slug, s.DisplayDir)
 	if n := len(s.Resources); n == 1 {

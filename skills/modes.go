@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -130,13 +129,4 @@ func readMode(ws *workspace.Workspace, name string) (Mode, error) {
 		return Mode{}, fmt.Errorf("mode %q: %w", name, err)
 	}
 	return m, nil
-}
-
-// RelPath returns p relative to the workspace root, slash-separated, or p itself when outside.
-func RelPath(ws *workspace.Workspace, p string) string {
-	rel, err := filepath.Rel(ws.Root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return filepath.ToSlash(p)
-	}
-	return filepath.ToSlash(rel)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentinfra/agentinfra/internal/golden"
 	"github.com/agentinfra/agentinfra/workspace"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
 
 // testLibrary is the fixture workspace plus the fixture global folder.
 func testLibrary(t *testing.T) (*workspace.Workspace, *Library) {
@@ -27,27 +25,6 @@ func testLibrary(t *testing.T) (*workspace.Workspace, *Library) {
 	global, _ := filepath.Abs("testdata/global")
 	env := map[string]string{EnvGlobalSkills: global}
 	return ws, NewLibrary(ws, func(k string) string { return env[k] })
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run `go test ./skills -update` to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden file %s (rerun with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", name, path, got, want)
-	}
 }
 
 func TestRenderGolden(t *testing.T) {
@@ -67,7 +44,7 @@ func TestRenderGolden(t *testing.T) {
 				// A global skill shows its absolute folder: name it the same
 				// wherever the repository is checked out.
 				global, _ := filepath.Abs(filepath.Join("testdata", "global"))
-				golden(t, slug+"."+f+".md", strings.ReplaceAll(got, global, "$GLOBAL_SKILLS"))
+				golden.Check(t, "testdata/golden/"+slug+"."+f+".md", strings.ReplaceAll(got, global, "$GLOBAL_SKILLS"))
 				again, _ := Render(s, f)
 				if again != got {
 					t.Error("rendering twice gave different bytes")
@@ -265,7 +242,7 @@ func TestSummaryBoundedAndDeterministic(t *testing.T) {
 	if !strings.Contains(got, "agentinfra skill load long") {
 		t.Errorf("summary lost the load hint:\n%s", got)
 	}
-	golden(t, "long.summary.md", got)
+	golden.Check(t, "testdata/golden/"+"long.summary.md", got)
 }
 
 func TestSuggest(t *testing.T) {

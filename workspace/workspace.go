@@ -173,3 +173,14 @@ func GlobalSkillsDir(getenv func(string) string) string {
 	}
 	return filepath.Join(home, ".agent", "global_skills")
 }
+
+// RelPath returns p relative to the workspace root with forward slashes, as
+// messages, records and JSON show it; a path outside the root is returned as
+// it is (slash-separated).
+func (w *Workspace) RelPath(p string) string {
+	rel, err := filepath.Rel(w.Root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
+}

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/taskcontext"
 	"github.com/spf13/cobra"
-
-	"github.com/agentinfra/agentinfra/dispatch"
 )
 
 // newCmdTaskContext is `agentinfra task context ID`; the task command group adds it.
 func newCmdTaskContext(f *Factory) *cobra.Command {
 	var asJSON bool
-	var opts dispatch.ContextOptions
+	var opts taskcontext.Options
 	cmd := &cobra.Command{
 		Use:   "context ID",
 		Short: "Print what an agent needs to pick up a task: row, README, latest tracking, artifacts, links, skills, mode",
@@ -25,7 +25,7 @@ skills (a missing skill is reported, not fatal) and the mode file.
 
 Defaults: --tracking %d, --tracking-bytes %d; the README is cut at %d bytes and
 the artifacts list at %d entries, and the output says when anything was cut.`,
-			dispatch.DefaultTrackingFiles, dispatch.DefaultTrackingBytes, dispatch.DefaultReadmeBytes, dispatch.DefaultArtifacts),
+			taskcontext.DefaultTrackingFiles, taskcontext.DefaultTrackingBytes, taskcontext.DefaultReadmeBytes, taskcontext.DefaultArtifacts),
 		Example: `  agentinfra task context 3f9a2c
   agentinfra task context 3f9a2c --tracking 2 --json | jq '.links[] | select(.status == "missing")'`,
 		Args: cobra.ExactArgs(1),
@@ -38,19 +38,19 @@ the artifacts list at %d entries, and the output says when anything was cut.`,
 				return err
 			}
 			opts.Getenv = f.Getenv
-			c, err := dispatch.TaskContext(cmd.Context(), ws, args[0], opts)
+			c, err := taskcontext.Build(cmd.Context(), ws, args[0], opts)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return handoffWriteJSON(f.IO.Out, c)
+				return jsonout.Write(f.IO.Out, c)
 			}
-			_, err = io.WriteString(f.IO.Out, dispatch.RenderContext(c))
+			_, err = io.WriteString(f.IO.Out, taskcontext.Render(c))
 			return err
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {task, task_dir, archived, readme, tracking, artifacts, links, skills, mode}")
-	cmd.Flags().IntVar(&opts.TrackingFiles, "tracking", dispatch.DefaultTrackingFiles, "how many of the latest tracking files to include")
-	cmd.Flags().IntVar(&opts.TrackingBytes, "tracking-bytes", dispatch.DefaultTrackingBytes, "keep at most the last N bytes of each tracking file")
+	cmd.Flags().IntVar(&opts.TrackingFiles, "tracking", taskcontext.DefaultTrackingFiles, "how many of the latest tracking files to include")
+	cmd.Flags().IntVar(&opts.TrackingBytes, "tracking-bytes", taskcontext.DefaultTrackingBytes, "keep at most the last N bytes of each tracking file")
 	return cmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
 func init() { registerCommand(newCmdDispatch) }
@@ -42,8 +43,8 @@ the row goes to REVIEW on success or BLOCKED on failure, with the reason.
 A DONE or IN_PROGRESS task is refused unless --force. --timeout and Ctrl-C kill
 the whole process group and are recorded as timed out / canceled. --dry-run
 prints what would run (command, environment additions, model and why, prompt
-size) and changes nothing. On a terminal, live progress (tool calls, messages)
-is shown as short lines on stderr.
+size, then the prompt as it would be sent) and changes nothing. On a terminal,
+live progress (tool calls, messages) is shown as short lines on stderr.
 
 The CLIs are looked up in $AGENTINFRA_TOOLS/node_modules/.bin when that is set,
 else on $PATH; they use their own credentials (GEMINI_API_KEY, ANTHROPIC_API_KEY,
@@ -59,11 +60,11 @@ claude and codex use their default model unless --model or the mode names one.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
 			o.CLI = strings.ToLower(strings.TrimSpace(o.CLI))
-			if o.CLI != "" && !slices.Contains(dispatch.CLIs, o.CLI) {
-				return usageErrorf("--cli %q: use one of %s", o.CLI, strings.Join(dispatch.CLIs, ", "))
+			if o.CLI != "" && !slices.Contains(runner.CLIs, o.CLI) {
+				return usageErrorf("--cli %q: use one of %s", o.CLI, strings.Join(runner.CLIs, ", "))
 			}
-			if o.ApprovalMode != "" && !slices.Contains(dispatch.ApprovalModes, o.ApprovalMode) {
-				return usageErrorf("--approval-mode %q: use one of %s", o.ApprovalMode, strings.Join(dispatch.ApprovalModes, ", "))
+			if o.ApprovalMode != "" && !slices.Contains(runner.ApprovalModes, o.ApprovalMode) {
+				return usageErrorf("--approval-mode %q: use one of %s", o.ApprovalMode, strings.Join(runner.ApprovalModes, ", "))
 			}
 			if o.Timeout <= 0 {
 				return usageErrorf("--timeout must be positive (e.g. 30m)")
@@ -86,14 +87,14 @@ claude and codex use their default model unless --model or the mode names one.`,
 			if err != nil {
 				return err
 			}
-			var onEvent func(dispatch.Event)
+			var onEvent func(runner.Event)
 			if f.IO.IsTTY && !o.DryRun {
 				var mu sync.Mutex
 				width := f.IO.Width
 				if width <= 0 {
 					width = 100
 				}
-				onEvent = func(e dispatch.Event) {
+				onEvent = func(e runner.Event) {
 					mu.Lock()
 					defer mu.Unlock()
 					line := e.String()
@@ -108,9 +109,7 @@ claude and codex use their default model unless --model or the mode names one.`,
 				return runErr // nothing ran: a plain error
 			}
 			if asJSON {
-				enc := json.NewEncoder(f.IO.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(out); err != nil {
+				if err := jsonout.Write(f.IO.Out, out); err != nil {
 					return err
 				}
 			} else {
@@ -128,11 +127,11 @@ claude and codex use their default model unless --model or the mode names one.`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.Mode, "mode", "", "agent mode to use instead of the task's")
 	fl.StringVar(&o.Model, "model", "", "model name (default: the tier rule for gemini, the CLI's default otherwise)")
-	fl.StringVar(&o.CLI, "cli", dispatch.CLIGemini, "agent CLI: "+strings.Join(dispatch.CLIs, ", "))
+	fl.StringVar(&o.CLI, "cli", runner.CLIGemini, "agent CLI: "+strings.Join(runner.CLIs, ", "))
 	fl.StringVar(&o.TaskOverride, "task-override", "", "instructions that replace the task README ('-' reads stdin)")
 	fl.StringArrayVar(&o.ContextFiles, "context-file", nil, "file to include in the prompt, fenced under its path (repeatable)")
 	fl.StringVar(&o.Session, "session", "", "continue this session of the CLI (the session id of an earlier result)")
-	fl.StringVar(&o.ApprovalMode, "approval-mode", dispatch.ApprovalDefault, "tool approval: "+strings.Join(dispatch.ApprovalModes, ", "))
+	fl.StringVar(&o.ApprovalMode, "approval-mode", runner.ApprovalDefault, "tool approval: "+strings.Join(runner.ApprovalModes, ", "))
 	fl.DurationVar(&o.Timeout, "timeout", dispatch.DefaultTimeout, "kill the agent's process group after this long")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print what would run and change nothing")
 	fl.BoolVar(&o.Force, "force", false, "dispatch a task that is DONE or already IN_PROGRESS")
@@ -143,7 +142,7 @@ claude and codex use their default model unless --model or the mode names one.`,
 // dispatchErrorText keeps the first line and the stderr excerpt of a run error.
 func dispatchErrorText(err error) string {
 	s := err.Error()
-	for _, p := range []error{dispatch.ErrAgentFailed, dispatch.ErrCanceled, dispatch.ErrTimedOut} {
+	for _, p := range []error{runner.ErrAgentFailed, runner.ErrCanceled, runner.ErrTimedOut} {
 		if errors.Is(err, p) {
 			s = strings.TrimPrefix(s, p.Error()+": ")
 		}
@@ -166,7 +165,7 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 		fmt.Fprintf(w, "cli:     %s (%s)\n", o.CLI, bin)
 		fmt.Fprintf(w, "mode:    %s\n", dispatchOrNone(o.Mode))
 		fmt.Fprintf(w, "model:   %s — %s\n", model, o.ModelReason)
-		fmt.Fprintf(w, "command: %s\n", dispatch.DisplayArgv(o.Argv))
+		fmt.Fprintf(w, "command: %s\n", runner.DisplayArgv(o.Argv))
 		if len(o.Env) > 0 {
 			fmt.Fprintf(w, "env:     %s\n", strings.Join(o.Env, " "))
 		}
@@ -185,6 +184,7 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 		fmt.Fprintf(w, "prompt:  %d bytes %s (%s)\n", o.PromptBytes, where, strings.Join(parts, ", "))
 		fmt.Fprintf(w, "timeout: %s, approval mode %s\n", o.Timeout, o.ApprovalMode)
 		fmt.Fprintf(w, "would set: %s → IN_PROGRESS, then REVIEW or BLOCKED\n", o.StatusBefore)
+		fmt.Fprintf(w, "\nprompt, as it would be sent:\n\n%s\n", strings.TrimRight(o.Prompt, "\n"))
 		return // warnings follow on stderr
 	}
 	fmt.Fprintf(w, "dispatched %s to %s (model %s): %s\n", o.ID, o.CLI, model, o.Outcome)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/internal/agentstub"
 )
 
 // dispatchCLISetup makes a workspace and an $AGENTINFRA_TOOLS folder whose
@@ -37,13 +39,7 @@ func dispatchCLISetup(t *testing.T) (dir, tools string) {
 			t.Fatal(err)
 		}
 	}
-	tools = t.TempDir()
-	bin := filepath.Join(tools, "node_modules", ".bin", "gemini")
-	build := exec.Command("go", "build", "-o", bin, "../../dispatch/testdata/stub")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build stub: %v\n%s", err, out)
-	}
-	return dir, tools
+	return dir, agentstub.Install(t, t.TempDir(), "gemini")
 }
 
 func runDispatchCLI(t *testing.T, dir, tools string, tty bool, args ...string) (int, string, string) {
@@ -68,8 +64,9 @@ func TestCLIDispatchDryRun(t *testing.T) {
 	}
 	for _, want := range []string{
 		"dry run: nothing was changed", "task:    a1b2c3 (TODO)", "node_modules/.bin/gemini)",
-		"model:   gemini-2.5-flash — mode coder sets model: fast", "command: gemini '--prompt={prompt: ",
+		"model:   gemini-2.5-pro — difficulty hard → deep", "command: gemini '--prompt={prompt: ",
 		"--approval-mode yolo --resume s-1", "would set: TODO → IN_PROGRESS",
+		"prompt, as it would be sent:", "- Status: IN_PROGRESS\n", "- Agents: @coder\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)
@@ -91,7 +88,7 @@ func TestCLIDispatchRunsAndShowsProgress(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
-	for _, want := range []string{"dispatched a1b2c3 to gemini (model gemini-2.5-flash): success", "status:   TODO → REVIEW",
+	for _, want := range []string{"dispatched a1b2c3 to gemini (model gemini-2.5-pro): success", "status:   TODO → REVIEW",
 		"session:  stub-session-1", "usage:    21 input tokens, 9 output tokens, 1 tool calls",
 		"tracking: .agent/tasks/a1b2c3_add-retry/tracking/20261121T120000Z_dispatch.md", "Retry added."} {
 		if !strings.Contains(out, want) {

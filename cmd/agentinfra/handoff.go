@@ -1,27 +1,24 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 
+	"github.com/agentinfra/agentinfra/handoff"
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/spf13/cobra"
-
-	"github.com/agentinfra/agentinfra/dispatch"
-	"github.com/agentinfra/agentinfra/skills"
 )
 
 func init() { registerCommand(newCmdHandoff) }
 
 type handoffJSON struct {
 	Path string `json:"path"` // workspace-relative
-	dispatch.HandoffReport
+	handoff.Report
 }
 
 func newCmdHandoff(f *Factory) *cobra.Command {
 	var asJSON bool
-	var opts dispatch.HandoffOptions
+	var opts handoff.Options
 	cmd := &cobra.Command{
 		Use:   "handoff",
 		Short: "Write a handoff note: open tasks with their latest notes, recently done, next up, git state",
@@ -34,7 +31,7 @@ commits (read with the git CLI).
 
 A handoff never overwrites a file: when the name is taken, _2, _3, ... is added.
 --out FILE writes elsewhere inside the workspace and refuses an existing file.
-Prints the path of the file written.`, dispatch.HandoffCommits),
+Prints the path of the file written.`, handoff.Commits),
 		Example: `  agentinfra handoff
   agentinfra handoff --out docs/HANDOFF.md
   agentinfra handoff --json | jq '.next_up[].id'`,
@@ -50,13 +47,13 @@ Prints the path of the file written.`, dispatch.HandoffCommits),
 			if opts.Out != "" && !filepath.IsAbs(opts.Out) && f.Cwd != "" {
 				opts.Out = filepath.Join(f.Cwd, opts.Out) // like other path flags: relative to the current folder
 			}
-			path, h, err := dispatch.Handoff(cmd.Context(), ws, f.Now(), opts)
+			path, h, err := handoff.Write(cmd.Context(), ws, f.Now(), opts)
 			if err != nil {
 				return err
 			}
-			rel := skills.RelPath(ws, path)
+			rel := ws.RelPath(path)
 			if asJSON {
-				return handoffWriteJSON(f.IO.Out, handoffJSON{Path: rel, HandoffReport: h})
+				return jsonout.Write(f.IO.Out, handoffJSON{Path: rel, Report: h})
 			}
 			_, err = fmt.Fprintln(f.IO.Out, rel)
 			return err
@@ -64,15 +61,7 @@ Prints the path of the file written.`, dispatch.HandoffCommits),
 	}
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write to FILE (relative to the current folder; inside the workspace; must not exist) instead of .agent/handoffs/")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {path, generated_at, in_progress, review, blocked, recently_done, next_up, git, text, ...}")
-	cmd.Flags().IntVar(&opts.Done, "done", dispatch.DefaultHandoffDone, "how many recently done tasks to list")
-	cmd.Flags().IntVar(&opts.Next, "next", dispatch.DefaultHandoffNext, "how many TODO tasks to list under next up")
+	cmd.Flags().IntVar(&opts.Done, "done", handoff.DefaultDone, "how many recently done tasks to list")
+	cmd.Flags().IntVar(&opts.Next, "next", handoff.DefaultNext, "how many TODO tasks to list under next up")
 	return cmd
-}
-
-// handoffWriteJSON prints v as indented JSON (used by handoff and task context).
-func handoffWriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

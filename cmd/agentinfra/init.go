@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/scaffold"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -54,8 +54,6 @@ older Item format is converted with 'agentinfra migrate'.`,
 				if err != nil {
 					return err
 				}
-				enc := json.NewEncoder(f.IO.Out)
-				enc.SetIndent("", "  ")
 				out := struct {
 					Root    string   `json:"root"`
 					Created []string `json:"created"`
@@ -65,7 +63,7 @@ older Item format is converted with 'agentinfra migrate'.`,
 				if notReady != nil {
 					out.Problem = notReady.Error()
 				}
-				if err := enc.Encode(out); err != nil {
+				if err := jsonout.Write(f.IO.Out, out); err != nil {
 					return err
 				}
 				if notReady != nil {

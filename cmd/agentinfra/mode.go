@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/skills"
 )
 
@@ -21,7 +23,7 @@ optional YAML front matter:
 
   ---
   description: Writes code and tests
-  model: fast            # fast, deep, or a model name; overrides the difficulty rule
+  model: fast            # the mode's tier at difficulty med (fast|deep), or a model name for every difficulty
   skills: [go-testing]   # skills always included in this mode's prompts
   ---`,
 		Example: `  agentinfra mode list
@@ -63,9 +65,9 @@ func newCmdModeList(f *Factory) *cobra.Command {
 				}{Modes: []modeJSON{}, Problems: skillsProblemsJSON(ws, problems)}
 				for _, m := range modes {
 					out.Modes = append(out.Modes, modeJSON{Name: m.Name, Description: m.Description, Model: m.Model,
-						Skills: m.Skills, Path: skills.RelPath(ws, m.Path)})
+						Skills: m.Skills, Path: ws.RelPath(m.Path)})
 				}
-				return skillsWriteJSON(f.IO.Out, out)
+				return jsonout.Write(f.IO.Out, out)
 			}
 			if len(modes) == 0 && len(problems) == 0 {
 				fmt.Fprintln(f.IO.ErrOut, "no agent modes; create .agent/agents/MODE.md holding the agent's system prompt")
@@ -80,7 +82,7 @@ func newCmdModeList(f *Factory) *cobra.Command {
 				if sk == "" {
 					sk = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, model, sk, skillsTruncate(skillsOneLine(m.Description), 70))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, model, sk, mdtext.Shorten(m.Description, 70))
 			}
 			tw.Flush()
 			skillsPrintProblems(f, ws, problems)

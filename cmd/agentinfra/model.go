@@ -2,18 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/prompt"
 )
 
 func init() { registerCommand(newCmdModel) }
 
 // modelJSON is the --json shape, shared with the MCP select_model result.
-type modelJSON = dispatch.ModelAnswer
+type modelJSON = prompt.ModelAnswer
 
 func newCmdModel(f *Factory) *cobra.Command {
 	var asJSON bool
@@ -23,19 +25,21 @@ func newCmdModel(f *Factory) *cobra.Command {
 		Short: "Pick the model for a task, or for a mode and difficulty, and say why",
 		Long: `Pick the model an agent should run with.
 
-Rule: difficulty hard → deep tier; easy → fast tier; med → deep for planning and
-research modes (oracle, orchestrator, deep-researcher, designer, planner,
-architect, researcher), else fast. The fast tier is $GEMINI_MODEL_FAST (default
+Rule: difficulty hard → deep tier; easy → fast tier; med → the mode's tier: the
+one its front matter "model:" names (fast or deep), else its models.modes entry
+in .agent/config.yaml, else deep for planning and research modes (oracle,
+orchestrator, deep-researcher, designer, planner, architect, researcher) and
+fast for any other. The fast tier is $GEMINI_MODEL_FAST (default
 gemini-2.5-flash), the deep tier $GEMINI_MODEL_DEEP (default gemini-2.5-pro).
 
-Overrides, strongest first: the mode file's front matter "model:" (fast, deep or
-a model name), then .agent/config.yaml:
+A model name (not a tier) in the front matter "model:", else in models.modes,
+is used at every difficulty. .agent/config.yaml:
 
   models:
     fast: gemini-2.5-flash   # tier models when the environment does not set them
     deep: gemini-2.5-pro
     modes:
-      coder: deep            # per-mode tier or model name
+      coder: deep            # the mode's tier at med, or a model name
 
 With ID, the mode and difficulty come from the task's matrix row (--mode and
 --difficulty override them).`,
@@ -46,24 +50,20 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 			if len(args) == 0 && mode == "" && difficulty == "" {
 				return usageErrorf("pass a task ID, or --mode and --difficulty")
 			}
-			if difficulty != "" {
-				d, err := dispatch.NormalizeDifficulty(difficulty)
-				if err != nil {
-					return usageErrorf("--difficulty: %v", err)
-				}
-				difficulty = d
-			}
 			ws, err := f.Workspace()
 			if err != nil {
 				return err
 			}
-			out, err := dispatch.ModelFor(cmd.Context(), ws, dispatch.ModelQuery{ID: firstArg(args), Mode: mode, Difficulty: difficulty},
-				func(ctx context.Context, id string) (matrix.Task, error) { return dispatch.LoadTask(ctx, ws, id) }, f.Getenv)
+			out, err := prompt.ModelFor(cmd.Context(), ws, prompt.ModelQuery{ID: firstArg(args), Mode: mode, Difficulty: difficulty},
+				func(ctx context.Context, id string) (matrix.Task, error) { return prompt.LoadTask(ctx, ws, id) }, f.Getenv)
+			if err != nil && difficulty != "" && errors.Is(err, matrix.ErrInvalid) {
+				return usageErrorf("--difficulty: %v", err)
+			}
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return skillsWriteJSON(f.IO.Out, out)
+				return jsonout.Write(f.IO.Out, out)
 			}
 			fmt.Fprintln(f.IO.Out, out.Model)
 			fmt.Fprintf(f.IO.Out, "reason: %s\n", out.Reason)

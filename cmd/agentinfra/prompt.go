@@ -7,22 +7,23 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/skills"
 )
 
 func init() { registerCommand(newCmdPrompt) }
 
 type promptJSON struct {
-	TaskID        string                `json:"task_id"`
-	Mode          string                `json:"mode"`
-	SkillFormat   string                `json:"skill_format"`
-	Bytes         int                   `json:"bytes"`
-	Parts         []dispatch.PromptPart `json:"parts"`
-	Skills        []string              `json:"skills"`
-	MissingSkills []string              `json:"missing_skills"`
-	Warnings      []string              `json:"warnings,omitempty"`
-	Text          string                `json:"text"`
+	TaskID        string        `json:"task_id"`
+	Mode          string        `json:"mode"`
+	SkillFormat   string        `json:"skill_format"`
+	Bytes         int           `json:"bytes"`
+	Parts         []prompt.Part `json:"parts"`
+	Skills        []string      `json:"skills"`
+	MissingSkills []string      `json:"missing_skills"`
+	Warnings      []string      `json:"warnings,omitempty"`
+	Text          string        `json:"text"`
 }
 
 func newCmdPrompt(f *Factory) *cobra.Command {
@@ -64,7 +65,7 @@ leaves a note in its place.`,
 			if err != nil {
 				return err
 			}
-			t, err := dispatch.LoadTask(cmd.Context(), ws, args[0])
+			t, err := prompt.LoadTask(cmd.Context(), ws, args[0])
 			if err != nil {
 				return err
 			}
@@ -76,7 +77,7 @@ leaves a note in its place.`,
 				}
 				files[i] = p
 			}
-			p, err := dispatch.AssemblePrompt(cmd.Context(), ws, dispatch.PromptInput{
+			p, err := prompt.Assemble(cmd.Context(), ws, prompt.Input{
 				Task: t, Mode: mode, TaskOverride: override, ContextFiles: files,
 				SkillFormat: fm, SkipMissingSkills: skipMissing, Getenv: f.Getenv,
 			})
@@ -90,7 +91,7 @@ leaves a note in its place.`,
 				fmt.Fprintf(f.IO.ErrOut, "warning: skill %q could not be loaded; the prompt carries a note instead\n", m)
 			}
 			if asJSON {
-				return skillsWriteJSON(f.IO.Out, promptJSON{TaskID: t.ID, Mode: p.Mode, SkillFormat: fm, Bytes: len(p.Text),
+				return jsonout.Write(f.IO.Out, promptJSON{TaskID: t.ID, Mode: p.Mode, SkillFormat: fm, Bytes: len(p.Text),
 					Parts: p.Parts, Skills: p.Skills, MissingSkills: p.MissingSkills, Warnings: p.Warnings, Text: p.Text})
 			}
 			_, err = io.WriteString(f.IO.Out, p.Text)

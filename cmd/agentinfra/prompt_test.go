@@ -198,8 +198,10 @@ func TestCLIModel(t *testing.T) {
 		env              map[string]string
 		difficulty, mode string
 	}{
-		// coder's front matter says fast, which beats difficulty hard.
-		{[]string{"model", "a1b2c3", "--json"}, "gemini-2.5-flash", "fast", "mode coder sets model: fast in .agent/agents/coder.md", nil, "hard", "coder"},
+		// coder's front matter names the fast tier: that is its tier at med;
+		// difficulty hard still gets the deep tier.
+		{[]string{"model", "a1b2c3", "--json"}, "gemini-2.5-pro", "deep", "difficulty hard → deep", nil, "hard", "coder"},
+		{[]string{"model", "a1b2c3", "--difficulty", "med", "--json"}, "gemini-2.5-flash", "fast", "difficulty med and mode coder sets model: fast in .agent/agents/coder.md", nil, "med", "coder"},
 		// oracle has no model: in front matter; med + oracle → deep, from the env.
 		{[]string{"model", "d4e5f6", "--json"}, "deep-x", "deep", "planning/research", env, "med", "oracle"},
 		// explorer has no mode file: the rule applies.
@@ -221,9 +223,9 @@ func TestCLIModel(t *testing.T) {
 			t.Errorf("%v: got %+v", tc.args, got)
 		}
 	}
-	// The workspace config overrides the rule.
+	// The workspace config names the mode's tier at difficulty med.
 	os.WriteFile(filepath.Join(dir, ".agent", "config.yaml"), []byte("models:\n  modes:\n    explorer: deep\n"), 0o644)
-	code, out, _ := runPromptCLI(t, dir, nil, "model", "0a0b0c")
+	code, out, _ := runPromptCLI(t, dir, nil, "model", "0a0b0c", "--difficulty", "med")
 	if code != 0 || !strings.HasPrefix(out, "gemini-2.5-pro\n") || !strings.Contains(out, "models.modes.explorer: deep in .agent/config.yaml") {
 		t.Errorf("config override: exit %d\n%s", code, out)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -73,14 +74,14 @@ func newCmdSkillList(f *Factory) *cobra.Command {
 					out.Skills = append(out.Skills, skillListJSON{Slug: s.Slug, Name: s.Name, Description: s.Description,
 						Source: s.Source, Path: s.DisplayDir + "/SKILL.md", Resources: s.Resources})
 				}
-				return skillsWriteJSON(f.IO.Out, out)
+				return jsonout.Write(f.IO.Out, out)
 			}
 			if len(list) == 0 && len(problems) == 0 {
 				fmt.Fprintf(f.IO.ErrOut, "no skills in %s; create .agent/skills/SLUG/SKILL.md\n", strings.Join(lib.Dirs(), " or "))
 			}
 			tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Slug, s.Source, skillsTruncate(skillsOneLine(s.Description), 90))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Slug, s.Source, mdtext.Shorten(s.Description, 90))
 			}
 			tw.Flush()
 			skillsPrintProblems(f, ws, problems)
@@ -145,7 +146,7 @@ Formats:
 					Path: s.DisplayDir + "/SKILL.md", Meta: s.Meta, Resources: s.Resources, Format: fm, Text: text, Bytes: len(text)})
 			}
 			if asJSON {
-				return skillsWriteJSON(f.IO.Out, struct {
+				return jsonout.Write(f.IO.Out, struct {
 					Skills []skillLoadJSON `json:"skills"`
 				}{out})
 			}
@@ -161,7 +162,7 @@ Formats:
 func skillsProblemsJSON(ws *workspace.Workspace, problems []skills.Problem) []skillProblemJSON {
 	out := []skillProblemJSON{}
 	for _, p := range problems {
-		out = append(out, skillProblemJSON{Name: p.Slug, Path: skills.RelPath(ws, p.Path), Line: p.Line, Message: p.Error()})
+		out = append(out, skillProblemJSON{Name: p.Slug, Path: ws.RelPath(p.Path), Line: p.Line, Message: p.Error()})
 	}
 	return out
 }
@@ -170,21 +171,4 @@ func skillsPrintProblems(f *Factory, ws *workspace.Workspace, problems []skills.
 	for _, p := range problems {
 		fmt.Fprintf(f.IO.ErrOut, "warning: %v\n", p.Err)
 	}
-}
-
-func skillsWriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-func skillsOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func skillsTruncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

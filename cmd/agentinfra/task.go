@@ -1,15 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -45,18 +44,13 @@ func taskErr(err error) error {
 	return err
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+func writeJSON(w io.Writer, v any) error { return jsonout.Write(w, v) }
 
 func rel(ws *workspace.Workspace, p string) string {
 	if p == "" {
 		return ""
 	}
-	return scaffold.RelPath(ws, p)
+	return ws.RelPath(p)
 }
 
 // useColor: only on a terminal, and never with NO_COLOR set (https://no-color.org).

@@ -3,12 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -113,13 +113,11 @@ func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
 		failed = failed || r.Errors > 0
 	}
 	if opts.Format == "json" {
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
 		var v any = results
 		if len(results) == 1 {
 			v = results[0]
 		}
-		if err := enc.Encode(v); err != nil {
+		if err := jsonout.Write(f.IO.Out, v); err != nil {
 			return err
 		}
 	} else {

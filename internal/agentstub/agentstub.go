@@ -1,0 +1,117 @@
+// Package agentstub builds and watches the stand-in agent CLI (the program in
+// ./stub) that the runner, dispatch, CLI and MCP tests start instead of a real
+// gemini, claude or codex: hangs, crashes, garbage, huge output, signals. It
+// is for tests only.
+package agentstub
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Package is the import path of the stub program.
+const Package = "github.com/agentinfra/agentinfra/internal/agentstub/stub"
+
+var (
+	once sync.Once
+	path string
+	err  error
+)
+
+// Build compiles the stub once per test binary and returns its path.
+func Build(t testing.TB) string {
+	t.Helper()
+	once.Do(func() {
+		dir, derr := os.MkdirTemp("", "agentinfra-stub")
+		if derr != nil {
+			err = derr
+			return
+		}
+		path = filepath.Join(dir, "stub")
+		if out, berr := exec.Command("go", "build", "-o", path, Package).CombinedOutput(); berr != nil {
+			err = fmt.Errorf("%v\n%s", berr, out)
+		}
+	})
+	if err != nil {
+		t.Fatalf("build the stub agent: %v", err)
+	}
+	return path
+}
+
+// Install copies a fresh build of the stub to dir/node_modules/.bin/name, the
+// layout $AGENTINFRA_TOOLS points at, and returns dir.
+func Install(t testing.TB, dir, name string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "node_modules", ".bin", name)
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(Build(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ProcessGone reports whether pid no longer exists (or is only a zombie).
+func ProcessGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// pid (comm) STATE ...
+	s := string(st)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z'
+	}
+	return false
+}
+
+// WaitGone fails the test when pid (the stub's grandchild) outlives the run by
+// 10 s: an orphan left behind.
+func WaitGone(t testing.TB, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ProcessGone(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d (the stub's grandchild) is still alive after the run ended: orphan left behind", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ReadPid waits for the stub to write its grandchild's pid to path.
+func ReadPid(t testing.TB, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil && len(b) > 0 {
+			pid, err := strconv.Atoi(string(b))
+			if err != nil {
+				t.Fatalf("pid file %s: %v", path, err)
+			}
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stub never wrote its grandchild pid to %s", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
+)
+
+// ClaudeRunner runs Claude Code (@anthropic-ai/claude-code):
+//
+//	claude -p --output-format stream-json --verbose [--model MODEL] [--resume ID]
+//	       [--append-system-prompt TEXT] [--permission-mode M] -- PROMPT
+//
+// stream-json (which claude only allows with --verbose) gives live progress
+// (system init, assistant messages with tool_use blocks, user tool results)
+// and ends with the same {type:"result"} record -o json prints. Note that API
+// and auth failures come as subtype "success" with is_error true: is_error
+// decides. "--" keeps a prompt that starts with "-" from being read as a flag.
+type ClaudeRunner struct{}
+
+func (ClaudeRunner) Name() string { return CLIClaude }
+
+// claudePermission maps the approval modes to claude's --permission-mode.
+var claudePermission = map[string]string{
+	ApprovalAutoEdit: "acceptEdits",
+	ApprovalYolo:     "bypassPermissions",
+}
+
+func (ClaudeRunner) Command(req Request) (Command, error) {
+	if err := CheckApproval(req.ApprovalMode); err != nil {
+		return Command{}, err
+	}
+	c := Command{Argv: []string{CLIClaude, "-p", "--output-format", "stream-json", "--verbose"}, PromptArg: -1}
+	if req.Model != "" {
+		c.Argv = append(c.Argv, "--model", req.Model)
+	}
+	if req.Session != "" {
+		c.Argv = append(c.Argv, "--resume", req.Session)
+	}
+	if req.SystemPrompt != "" {
+		c.Argv = append(c.Argv, "--append-system-prompt", req.SystemPrompt)
+	}
+	if pm := claudePermission[req.ApprovalMode]; pm != "" {
+		c.Argv = append(c.Argv, "--permission-mode", pm)
+	}
+	c.Argv = append(c.Argv, req.ExtraArgs...)
+	if len(req.Prompt) > argPromptLimit {
+		c.Stdin = req.Prompt // claude -p reads the prompt from stdin when none is given
+	} else {
+		c.Argv = append(c.Argv, "--", req.Prompt)
+		c.PromptArg = len(c.Argv) - 1
+	}
+	return c, nil
+}
+
+func (ClaudeRunner) NewParser(req Request) Parser { return &claudeParser{} }
+
+type claudeParser struct {
+	sessionID string
+	model     string
+	toolCalls int
+	lastText  string
+	result    *claudeResult
+}
+
+type claudeUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+}
+
+type claudeResult struct {
+	Type           string       `json:"type"`
+	Subtype        string       `json:"subtype"`
+	IsError        bool         `json:"is_error"`
+	Result         *string      `json:"result"`
+	SessionID      string       `json:"session_id"`
+	Usage          *claudeUsage `json:"usage"`
+	NumTurns       int          `json:"num_turns"`
+	APIErrorStatus any          `json:"api_error_status"`
+	Errors         []string     `json:"errors"`
+}
+
+type claudeLine struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	Model     string `json:"model"`
+	Message   *struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+type claudeBlock struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Name    string          `json:"name"`
+	Input   json.RawMessage `json:"input"`
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"is_error"`
+}
+
+func (p *claudeParser) Line(line []byte) []Event {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return nil
+	}
+	var l claudeLine
+	if json.Unmarshal(line, &l) != nil || l.Type == "" {
+		return nil
+	}
+	if l.SessionID != "" {
+		p.sessionID = l.SessionID
+	}
+	switch l.Type {
+	case "system":
+		if l.Subtype == "init" {
+			p.model = l.Model
+			return []Event{{Kind: "init", SessionID: l.SessionID, Text: l.Model}}
+		}
+	case "assistant", "user":
+		if l.Message == nil {
+			return nil
+		}
+		var blocks []claudeBlock
+		if json.Unmarshal(l.Message.Content, &blocks) != nil {
+			return nil
+		}
+		var evs []Event
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				if l.Type == "assistant" {
+					p.lastText = b.Text
+					evs = append(evs, Event{Kind: "message", Text: b.Text})
+				}
+			case "tool_use":
+				p.toolCalls++
+				evs = append(evs, Event{Kind: "tool_use", Tool: b.Name, Text: string(b.Input)})
+			case "tool_result":
+				st := "success"
+				if b.IsError {
+					st = "error"
+				}
+				evs = append(evs, Event{Kind: "tool_result", Text: st})
+			}
+		}
+		return evs
+	case "result":
+		var r claudeResult
+		if json.Unmarshal(line, &r) == nil {
+			p.result = &r
+			st := r.Subtype
+			if r.IsError {
+				st += " (is_error)"
+			}
+			return []Event{{Kind: "result", Text: st, SessionID: r.SessionID}}
+		}
+	}
+	return nil
+}
+
+func (p *claudeParser) Finish(res *Result, stdout, stderr []byte) {
+	if p.result == nil {
+		// -o json prints the result object alone, possibly pretty-printed.
+		var r claudeResult
+		if json.Unmarshal(bytes.TrimSpace(stdout), &r) == nil && r.Type == "result" {
+			p.result = &r
+			if r.SessionID != "" {
+				p.sessionID = r.SessionID
+			}
+		}
+	}
+	res.SessionID = p.sessionID
+	if p.model != "" && res.Model == "" {
+		res.Model = p.model
+	}
+	res.ToolCalls = p.toolCalls
+	r := p.result
+	if r == nil {
+		res.Response = p.lastText
+		if res.ExitCode != 0 {
+			res.Error = fmt.Sprintf("claude exited with code %d without a result record (%s)", res.ExitCode, outputShape(stdout))
+		} else {
+			res.Error = "claude printed no result record: " + outputShape(stdout)
+		}
+		return
+	}
+	if r.Result != nil {
+		res.Response = *r.Result
+	}
+	if len(res.Response) > maxResponse {
+		res.Response = res.Response[:maxResponse]
+	}
+	if r.Usage != nil {
+		res.InputTokens = r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens
+		res.OutputTokens = r.Usage.OutputTokens
+	}
+	switch {
+	case r.IsError || (r.Subtype != "" && r.Subtype != "success"):
+		msg := strings.TrimSpace(res.Response)
+		if msg == "" {
+			msg = strings.Join(r.Errors, "; ")
+		}
+		if msg == "" {
+			msg = "no message"
+		}
+		status := ""
+		if r.APIErrorStatus != nil {
+			status = fmt.Sprintf(" (API status %v)", r.APIErrorStatus)
+		}
+		res.Error = fmt.Sprintf("claude reported an error, subtype %s%s: %s", r.Subtype, status, mdtext.Shorten(msg, 1000))
+	case res.ExitCode != 0:
+		res.Error = fmt.Sprintf("claude exited with code %d", res.ExitCode)
+	}
+}

@@ -1,0 +1,189 @@
+// Package runner runs one agent CLI headless — gemini, claude or codex — and
+// reads what it prints. A Runner builds the argv of its CLI from a Request
+// (long prompts go through stdin) and parses its JSON stream into live Events
+// and a Result; Exec and ExecCommand start the CLI from an argv in its own
+// process group, stream its output through bounded capture windows, kill the
+// whole group on timeout or cancellation, and redact secrets from everything
+// they return.
+//
+// runner knows nothing of the task matrix, prompts or workspaces: package
+// dispatch decides what to run and records the outcome.
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
+)
+
+// CLI names of the agent runners.
+const (
+	CLIGemini = "gemini"
+	CLIClaude = "claude"
+	CLICodex  = "codex"
+)
+
+// CLIs lists the supported agent CLIs; the first is the default.
+var CLIs = []string{CLIGemini, CLIClaude, CLICodex}
+
+// Approval modes (gemini's names; the other runners map them).
+const (
+	ApprovalDefault  = "default"
+	ApprovalAutoEdit = "auto_edit"
+	ApprovalYolo     = "yolo"
+)
+
+// ApprovalModes lists the accepted --approval-mode values.
+var ApprovalModes = []string{ApprovalDefault, ApprovalAutoEdit, ApprovalYolo}
+
+// argPromptLimit is the largest prompt passed as an argv element. Linux refuses
+// a single argument longer than 128 KiB (MAX_ARG_STRLEN) with E2BIG, so longer
+// prompts go through the child's standard input instead.
+const argPromptLimit = 100 * 1024
+
+// Request is one headless run of an agent CLI.
+type Request struct {
+	// Prompt is the user prompt (the assembled task prompt).
+	Prompt string
+	// SystemPrompt is the mode's system prompt text ("" for none). gemini reads it
+	// from a file (GEMINI_SYSTEM_MD): Exec writes SystemPromptFile when it is unset.
+	SystemPrompt     string
+	SystemPromptFile string
+	Model            string
+	// Session continues an earlier session of the same CLI ("" starts a new one).
+	Session string
+	// ApprovalMode is default|auto_edit|yolo ("" means default).
+	ApprovalMode string
+	// Dir is the working directory of the agent ("" = the current one).
+	Dir string
+	// Env holds KEY=VALUE additions and overrides on top of the inherited
+	// environment (or on top of nothing when CleanEnv is set).
+	Env      []string
+	CleanEnv bool
+	// Binary overrides the executable (default: the CLI's name looked up in
+	// $AGENTINFRA_TOOLS/node_modules/.bin, then $PATH).
+	Binary string
+	// ExtraArgs are appended before the prompt (e.g. codex -c overrides).
+	ExtraArgs []string
+	// Wrap runs the CLI under another program: Wrap[0] is executed with
+	// Wrap[1:], then the CLI's path and arguments (e.g. a sandbox, or strace
+	// in the tests). Records still show the CLI's own argv.
+	Wrap []string
+	// Timeout bounds the run (0 = none besides ctx).
+	Timeout time.Duration
+	// KillGrace is how long the process group gets between SIGTERM and SIGKILL
+	// (0 = 5s).
+	KillGrace time.Duration
+}
+
+// Command is how a runner wants to be started.
+type Command struct {
+	Argv []string
+	// Env holds the KEY=VALUE entries the runner adds (on top of Request.Env).
+	Env []string
+	// Stdin is fed to the child when the prompt is too long for argv.
+	Stdin string
+	// PromptArg is the index of the argv element holding the prompt (-1 if none),
+	// so records can show a placeholder instead of repeating the prompt.
+	PromptArg int
+}
+
+// Event is one live progress item parsed from the CLI's JSON stream.
+type Event struct {
+	// Kind: init, message, tool_use, tool_result, error, warning, result.
+	Kind      string `json:"kind"`
+	Text      string `json:"text,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+}
+
+// String renders the event as one short line for a terminal.
+func (e Event) String() string {
+	s := e.Kind
+	if e.Tool != "" {
+		s += " " + e.Tool
+	}
+	if e.Text != "" {
+		s += ": " + mdtext.Shorten(e.Text, 160)
+	}
+	return s
+}
+
+// Result is the parsed outcome of a run.
+type Result struct {
+	CLI          string `json:"cli"`
+	Model        string `json:"model"`
+	SessionID    string `json:"session_id"`
+	Response     string `json:"response"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+	ToolCalls    int    `json:"tool_calls"`
+	DurationMS   int64  `json:"duration_ms"`
+	ExitCode     int    `json:"exit_code"`
+	// Error is "" on success, else a one-paragraph reason.
+	Error      string `json:"error"`
+	Canceled   bool   `json:"canceled"`
+	TimedOut   bool   `json:"timed_out"`
+	StderrTail string `json:"stderr_tail"`
+	// Argv is the command line that ran, secrets redacted, the prompt replaced by
+	// a placeholder.
+	Argv []string `json:"argv"`
+	// StdoutBytes/StderrBytes count all output, including what was not kept.
+	StdoutBytes int64 `json:"stdout_bytes"`
+	StderrBytes int64 `json:"stderr_bytes"`
+}
+
+// OK reports whether the run succeeded.
+func (r Result) OK() bool { return r.Error == "" && !r.Canceled && !r.TimedOut }
+
+// Parser consumes one run's output. Line is called for each stdout line, in
+// order, from one goroutine; Finish once after the process ended.
+type Parser interface {
+	Line(line []byte) []Event
+	// Finish completes the result from what was seen. stdout is the captured
+	// stdout (possibly head/tail only), stderr the captured stderr tail.
+	Finish(res *Result, stdout, stderr []byte)
+}
+
+// Runner knows one agent CLI: how to invoke it and how to read its output.
+type Runner interface {
+	Name() string
+	Command(req Request) (Command, error)
+	NewParser(req Request) Parser
+}
+
+// For returns the runner of a CLI name ("" = gemini).
+func For(cli string) (Runner, error) {
+	switch strings.ToLower(strings.TrimSpace(cli)) {
+	case "", CLIGemini:
+		return GeminiRunner{}, nil
+	case CLIClaude:
+		return ClaudeRunner{}, nil
+	case CLICodex:
+		return CodexRunner{}, nil
+	}
+	return nil, fmt.Errorf("unknown agent CLI %q: use one of %s", cli, strings.Join(CLIs, ", "))
+}
+
+// Parse runs a whole captured output through a runner's parser (for tests and
+// for re-reading recorded output).
+func Parse(r Runner, req Request, stdout, stderr []byte, exitCode int) Result {
+	p := r.NewParser(req)
+	for line := range strings.Lines(string(stdout)) {
+		p.Line([]byte(strings.TrimRight(line, "\r\n")))
+	}
+	res := Result{CLI: r.Name(), Model: req.Model, ExitCode: exitCode}
+	p.Finish(&res, stdout, stderr)
+	return res
+}
+
+// CheckApproval refuses an unknown approval mode ("" is the default).
+func CheckApproval(mode string) error {
+	if mode == "" || slices.Contains(ApprovalModes, mode) {
+		return nil
+	}
+	return fmt.Errorf("unknown approval mode %q: use one of %s", mode, strings.Join(ApprovalModes, ", "))
+}
