@@ -84,7 +84,7 @@ func TestInspectorE2E(t *testing.T) {
 		}
 
 		bad := inspect(t, ins, env, target, "--method", "tools/call", "--tool-name", "task",
-			"--tool-arg", "action=update", "id="+id, "status=DOING")
+			"--tool-arg", "action=update", "id="+id, "status=PAUSED")
 		if bad["isError"] != true || !strings.Contains(stringify(bad["content"]), "status: ") {
 			t.Errorf("bad status: want isError naming the field, got %v", bad)
 		}
