@@ -14,7 +14,7 @@ bench-cli:
 
 # Benchmarks behind the README's figures.
 bench:
-    go test ./matrix ./scaffold ./mcpserver ./dispatch -run '^$' -bench . -benchmem
+    go test ./matrix ./task ./mcpserver ./dispatch -run '^$' -bench . -benchmem
 
 # Fuzz the matrix parser and writer (default 2 minutes).
 fuzz time="2m":

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -155,7 +155,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	}
 	taskDir, archived := ws.FindTaskDir(id)
 	if archived {
-		return out, fmt.Errorf("%w: task %s is archived (%s); restore its folder to .agent/tasks/ first", ErrRefused, id, scaffold.RelPath(ws, taskDir))
+		return out, fmt.Errorf("%w: task %s is archived (%s); restore its folder to .agent/tasks/ first", ErrRefused, id, tasksvc.RelPath(ws, taskDir))
 	}
 
 	mode := strings.TrimSpace(opts.Mode)
@@ -249,7 +249,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	if err != nil {
 		return out, blockAfter(bookCtx, store, id, &out, now, err)
 	}
-	out.TrackingFile = scaffold.RelPath(ws, tracking)
+	out.TrackingFile = tasksvc.RelPath(ws, tracking)
 	if err := os.WriteFile(tracking, []byte(renderDispatch(&out, prompt, stamp)), 0o644); err != nil {
 		return out, blockAfter(bookCtx, store, id, &out, now, fmt.Errorf("write %s: %w", out.TrackingFile, err))
 	}
@@ -297,7 +297,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 		out.Warnings = append(out.Warnings, bookErrs[0].Error())
 	}
 	resultPath := filepath.Join(filepath.Dir(tracking), stamp+"_result.json")
-	out.ResultFile = scaffold.RelPath(ws, resultPath)
+	out.ResultFile = tasksvc.RelPath(ws, resultPath)
 	if err := appendFile(tracking, renderResult(&out)); err != nil {
 		bookErrs = append(bookErrs, fmt.Errorf("append the result to %s: %w", out.TrackingFile, err))
 	}
@@ -352,7 +352,7 @@ func pickModel(ctx context.Context, ws *workspace.Workspace, cli, mode, difficul
 // task has none.
 func newTrackingFile(ws *workspace.Workspace, t matrix.Task, taskDir string, at time.Time) (path, stamp string, err error) {
 	if taskDir == "" {
-		slug := scaffold.Slugify(t.Description)
+		slug := tasksvc.Slugify(t.Description)
 		if slug == "" {
 			slug = "task"
 		}
@@ -365,7 +365,7 @@ func newTrackingFile(ws *workspace.Workspace, t matrix.Task, taskDir string, at 
 	}
 	dir := filepath.Join(taskDir, "tracking")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("create %s: %w", scaffold.RelPath(ws, dir), err)
+		return "", "", fmt.Errorf("create %s: %w", tasksvc.RelPath(ws, dir), err)
 	}
 	base := at.UTC().Format("20060102T150405Z")
 	for i := 1; i < 1000; i++ {
@@ -379,7 +379,7 @@ func newTrackingFile(ws *workspace.Workspace, t matrix.Task, taskDir string, at 
 			continue
 		}
 		if err != nil {
-			return "", "", fmt.Errorf("create %s: %w", scaffold.RelPath(ws, path), err)
+			return "", "", fmt.Errorf("create %s: %w", tasksvc.RelPath(ws, path), err)
 		}
 		return path, stamp, f.Close()
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -40,7 +40,7 @@ var fixedNow = time.Date(2026, 11, 21, 12, 30, 0, 0, time.UTC)
 func dispatchWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
 	root := t.TempDir()
-	if _, err := scaffold.Init(context.Background(), root); err != nil {
+	if _, err := task.Init(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
 	ws, err := workspace.New(root)

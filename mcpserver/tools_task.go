@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 // Task actions.
@@ -212,7 +212,7 @@ func (s *Server) taskCreate(ctx context.Context, in TaskInput, out TaskOutput) (
 	if strings.TrimSpace(in.Mode) == "" {
 		return out, "", fieldErrorf("mode", "required for action create; name an agent mode from .agent/agents/, e.g. coder")
 	}
-	o := scaffold.CreateOptions{Description: in.Description, Mode: strings.TrimSpace(in.Mode),
+	o := task.CreateOptions{Description: in.Description, Mode: strings.TrimSpace(in.Mode),
 		Skills: in.Skills, Slug: in.Slug, Getenv: s.opts.Getenv}
 	var err error
 	if in.Priority != "" {
@@ -226,17 +226,17 @@ func (s *Server) taskCreate(ctx context.Context, in TaskInput, out TaskOutput) (
 		}
 	}
 	if o.Slug != "" {
-		if err := scaffold.ValidateSlug(o.Slug); err != nil {
+		if err := task.ValidateSlug(o.Slug); err != nil {
 			return out, "", fieldErrorf("slug", "%v", err)
 		}
 	}
-	if err := scaffold.CheckRefs(s.ws, s.opts.Getenv, o.Mode, nil); err != nil {
+	if err := task.CheckRefs(s.ws, s.opts.Getenv, o.Mode, nil); err != nil {
 		return out, "", fieldErrorf("mode", "%v", err)
 	}
-	if err := scaffold.CheckRefs(s.ws, s.opts.Getenv, "", o.Skills); err != nil {
+	if err := task.CheckRefs(s.ws, s.opts.Getenv, "", o.Skills); err != nil {
 		return out, "", fieldErrorf("skills", "%v", err)
 	}
-	t, dir, err := scaffold.CreateTask(ctx, s.ws, o, s.opts.Now())
+	t, dir, err := task.CreateTask(ctx, s.ws, o, s.opts.Now())
 	if err != nil {
 		return out, "", noTaskTable(err)
 	}
@@ -277,7 +277,7 @@ func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (
 	if u.Status == nil && u.Priority == nil && u.AddAgents == nil && u.Set == nil {
 		return out, "", fieldErrorf("status", "action update needs something to change: status, agent, priority or set_fields")
 	}
-	r, err := scaffold.UpdateTask(ctx, s.ws, id, u, s.opts.Now(), scaffold.UpdateOptions{Getenv: s.opts.Getenv})
+	r, err := task.UpdateTask(ctx, s.ws, id, u, s.opts.Now(), task.UpdateOptions{Getenv: s.opts.Getenv})
 	if err != nil {
 		if errors.Is(err, matrix.ErrNotFound) {
 			return out, "", idError(err)
@@ -300,10 +300,10 @@ func (s *Server) taskArchive(ctx context.Context, in TaskInput, out TaskOutput) 
 	if id == "" {
 		return out, "", fieldErrorf("id", "required for action archive; pass the ID of a DONE task")
 	}
-	moved, err := scaffold.Archive(ctx, s.ws, id)
+	moved, err := task.Archive(ctx, s.ws, id)
 	if err != nil {
-		if errors.Is(err, matrix.ErrNotFound) || errors.Is(err, scaffold.ErrNotDone) ||
-			errors.Is(err, scaffold.ErrNoTaskDir) || errors.Is(err, scaffold.ErrAlreadyArchived) {
+		if errors.Is(err, matrix.ErrNotFound) || errors.Is(err, task.ErrNotDone) ||
+			errors.Is(err, task.ErrNoTaskDir) || errors.Is(err, task.ErrAlreadyArchived) {
 			return out, "", &fieldError{Field: "id", Msg: err.Error()}
 		}
 		return out, "", err
@@ -331,13 +331,13 @@ func (s *Server) taskScaffold(ctx context.Context, in TaskInput, out TaskOutput)
 		return out, "", fieldErrorf("id", "required for action scaffold; pass the ID of a row that has no folder yet")
 	}
 	if in.Slug != "" {
-		if err := scaffold.ValidateSlug(in.Slug); err != nil {
+		if err := task.ValidateSlug(in.Slug); err != nil {
 			return out, "", fieldErrorf("slug", "%v", err)
 		}
 	}
-	t, dir, err := scaffold.ScaffoldTask(ctx, s.ws, id, scaffold.ScaffoldOptions{Slug: in.Slug}, s.opts.Now())
+	t, dir, err := task.ScaffoldTask(ctx, s.ws, id, task.ScaffoldOptions{Slug: in.Slug}, s.opts.Now())
 	if err != nil {
-		if errors.Is(err, matrix.ErrNotFound) || errors.Is(err, scaffold.ErrExists) || errors.Is(err, matrix.ErrInvalid) {
+		if errors.Is(err, matrix.ErrNotFound) || errors.Is(err, task.ErrExists) || errors.Is(err, matrix.ErrInvalid) {
 			return out, "", &fieldError{Field: "id", Msg: err.Error()}
 		}
 		return out, "", err

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -56,7 +56,7 @@ func rel(ws *workspace.Workspace, p string) string {
 	if p == "" {
 		return ""
 	}
-	return scaffold.RelPath(ws, p)
+	return task.RelPath(ws, p)
 }
 
 // useColor: only on a terminal, and never with NO_COLOR set (https://no-color.org).

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -57,7 +57,7 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 	bin := taskBinary(t)
 	root := t.TempDir()
 	ctx := context.Background()
-	if _, err := scaffold.Init(ctx, root); err != nil {
+	if _, err := task.Init(ctx, root); err != nil {
 		t.Fatal(err)
 	}
 	ws, _ := workspace.New(root)
@@ -73,7 +73,7 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 	}
 	existing := make([]string, n)
 	for i := range existing {
-		tk, _, err := scaffold.CreateTask(ctx, ws, scaffold.CreateOptions{Description: fmt.Sprintf("existing %d", i), Mode: "coder"}, taskNow)
+		tk, _, err := task.CreateTask(ctx, ws, task.CreateOptions{Description: fmt.Sprintf("existing %d", i), Mode: "coder"}, taskNow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 			cmd.Dir = root
 			// A loaded CI machine can make 100 serialized fsyncs outlast the
 			// default 10 s lock wait; waiting longer is what a user would do.
-			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1", scaffold.EnvLockTimeout+"="+wait.String())
+			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1", task.EnvLockTimeout+"="+wait.String())
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()

@@ -7,12 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func newCmdTaskCreate(f *Factory) *cobra.Command {
 	var (
-		o      scaffold.CreateOptions
+		o      task.CreateOptions
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -24,7 +24,7 @@ else the built-in template), tracking/ and artifacts/. The row and the folder ar
 created together or not at all. The template's placeholders are filled: {{id}} or
 [ID], {{title}}/{{name}} or [Task Name] (the description's first line),
 {{description}}, {{status}}, {{date}}, {{mode}}, {{priority}}, ... (see
-scaffold.RenderReadme); others are left as written.
+task.RenderReadme); others are left as written.
 
 The slug defaults to a snake_case ASCII form of the description (at most 40
 characters). The mode must exist in .agent/agents/ and each skill in .agent/skills/
@@ -57,7 +57,7 @@ Prints the new ID; --json prints {task, dir}.`,
 			o.Skills = splitCSV(o.Skills)
 			o.Agents = splitCSV(o.Agents)
 			o.Getenv = f.Getenv
-			t, dir, err := scaffold.CreateTask(cmd.Context(), ws, o, f.Now())
+			t, dir, err := task.CreateTask(cmd.Context(), ws, o, f.Now())
 			if err != nil {
 				return taskErr(err)
 			}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 var taskNow = time.Date(2026, 11, 21, 14, 5, 0, 0, time.UTC)
@@ -86,8 +86,8 @@ func fixtureWS(t *testing.T) string {
 		if tk.ID == "c3d4e5" {
 			continue
 		}
-		dir := filepath.Join(".agent/tasks", tk.ID+"_"+scaffold.Slugify(tk.Description))
-		write(filepath.Join(dir, "README.md"), scaffold.RenderReadme(scaffold.DefaultTemplate(), tk, ""))
+		dir := filepath.Join(".agent/tasks", tk.ID+"_"+task.Slugify(tk.Description))
+		write(filepath.Join(dir, "README.md"), task.RenderReadme(task.DefaultTemplate(), tk, ""))
 		write(filepath.Join(dir, "tracking", "notes.md"), "notes\n")
 	}
 	return root
@@ -496,7 +496,7 @@ func TestCLITaskArchive(t *testing.T) {
 		}
 	}
 	code, out, _ = runTask(t, root, cliOpts{}, "task", "archive", "--all-done", "--json")
-	var moved []scaffold.Archived
+	var moved []task.Archived
 	if code != 0 || json.Unmarshal([]byte(out), &moved) != nil || len(moved) != 2 || moved[0].ID != "a1b2c3" ||
 		moved[1].To != ".agent/archive/d4e5f6_review_the_lock_code" {
 		t.Errorf("archive --all-done --json: %d %s", code, out)

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func newCmdTaskUpdate(f *Factory) *cobra.Command {
@@ -71,7 +71,7 @@ column by header name, including extra columns.`,
 			if err != nil {
 				return err
 			}
-			res, err := scaffold.UpdateTask(cmd.Context(), ws, id, u, f.Now(), scaffold.UpdateOptions{Force: force, Getenv: f.Getenv})
+			res, err := task.UpdateTask(cmd.Context(), ws, id, u, f.Now(), task.UpdateOptions{Force: force, Getenv: f.Getenv})
 			if err != nil {
 				return taskErr(err)
 			}

@@ -1,4 +1,4 @@
-// Package scaffold creates and moves the files around the matrix: the .agent/
+// Package task creates and moves the files around the matrix: the .agent/
 // workspace skeleton (init), task folders .agent/tasks/{id}_{slug}/ created
 // together with their matrix row, status lines in task READMEs, and archiving.
 //
@@ -6,7 +6,7 @@
 // presentation logic. Every operation that touches the matrix runs under the
 // matrix store's lock, and every operation is all or nothing: when it fails,
 // the workspace is left as it was.
-package scaffold
+package task
 
 import (
 	"embed"

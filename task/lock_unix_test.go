@@ -1,6 +1,6 @@
 //go:build unix
 
-package scaffold
+package task
 
 import (
 	"context"
