@@ -218,7 +218,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	if mode == "" {
 		mention = "@" + runner.Name()
 	}
-	store, err := matrix.OpenStore(ws)
+	store, err := tasksvc.OpenStore(ws)
 	if err != nil {
 		return out, err
 	}
@@ -247,11 +247,11 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	defer cancelBook()
 	tracking, stamp, err := newTrackingFile(ws, task, taskDir, started)
 	if err != nil {
-		return out, blockAfter(bookCtx, store, id, &out, now, err)
+		return out, blockAfter(bookCtx, ws, id, &out, now, err)
 	}
 	out.TrackingFile = tasksvc.RelPath(ws, tracking)
 	if err := os.WriteFile(tracking, []byte(renderDispatch(&out, prompt, stamp)), 0o644); err != nil {
-		return out, blockAfter(bookCtx, store, id, &out, now, fmt.Errorf("write %s: %w", out.TrackingFile, err))
+		return out, blockAfter(bookCtx, ws, id, &out, now, fmt.Errorf("write %s: %w", out.TrackingFile, err))
 	}
 
 	emit(Event{Kind: "dispatch", Text: fmt.Sprintf("running %s (model %s)", out.CLI, orDefault(out.Model, "CLI default"))})
@@ -319,13 +319,13 @@ func refuse(t matrix.Task, force bool) error {
 	}
 	switch t.Status {
 	case "DONE":
-		return fmt.Errorf("%w: task %s is DONE; pass --force to dispatch it again", ErrRefused, t.ID)
+		return &matrix.RefusedError{Err: ErrRefused, Override: "force", Reason: fmt.Sprintf("task %s is DONE; its status must change before it is dispatched again", t.ID)}
 	case "IN_PROGRESS":
 		who := strings.Join(t.Agents, " ")
 		if who == "" {
 			who = "someone"
 		}
-		return fmt.Errorf("%w: task %s is already IN_PROGRESS (%s); pass --force to dispatch it anyway", ErrRefused, t.ID, who)
+		return &matrix.RefusedError{Err: ErrRefused, Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already IN_PROGRESS (%s)", t.ID, who)}
 	}
 	return nil
 }
@@ -388,9 +388,9 @@ func newTrackingFile(ws *workspace.Workspace, t matrix.Task, taskDir string, at 
 
 // blockAfter moves a task that was set IN_PROGRESS to BLOCKED when the
 // dispatch could not even start, and returns cause (joined with any failure).
-func blockAfter(ctx context.Context, store *matrix.Store, id string, out *Outcome, now func() time.Time, cause error) error {
+func blockAfter(ctx context.Context, ws *workspace.Workspace, id string, out *Outcome, now func() time.Time, cause error) error {
 	out.Outcome = OutcomeFailed
-	if _, _, err := store.UpdateTask(ctx, id, matrix.Update{Status: matrix.Str("BLOCKED")}, now()); err != nil {
+	if _, err := tasksvc.SetStatus(ctx, ws, id, "BLOCKED", now()); err != nil {
 		return errors.Join(cause, fmt.Errorf("move task %s to BLOCKED: %w", id, err))
 	}
 	out.StatusAfter = "BLOCKED"

@@ -53,7 +53,7 @@ type ModelConfig struct {
 }
 
 // ConfigPath is the workspace config file.
-func ConfigPath(ws *workspace.Workspace) string { return matrix.ConfigPath(ws) }
+func ConfigPath(ws *workspace.Workspace) string { return ws.ConfigPath() }
 
 // LoadModelConfig reads the models section of .agent/config.yaml. A missing
 // file is an empty config; other keys of the file are ignored.

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	tasksvc "github.com/agentinfra/agentinfra/task"
+
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -350,7 +352,7 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 	if err := ctx.Err(); err != nil {
 		return matrix.Task{}, err
 	}
-	vocab, err := matrix.LoadVocabulary(ws)
+	vocab, err := tasksvc.LoadVocabulary(ws)
 	if err != nil {
 		return matrix.Task{}, err
 	}
@@ -366,7 +368,7 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 
 // loadDoc reads the workspace matrix with the workspace's vocabulary.
 func loadDoc(ctx context.Context, ws *workspace.Workspace) (*matrix.Doc, error) {
-	store, err := matrix.OpenStore(ws)
+	store, err := tasksvc.OpenStore(ws)
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func BenchmarkUpdate(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, _, err := s.UpdateTask(ctx, id, Update{Status: Str(statuses[i%2])}, goldenNow); err != nil {
+				if _, _, err := updateVia(s, ctx, id, Update{Status: Str(statuses[i%2])}, goldenNow); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -397,7 +397,7 @@ func TestStoreMigrate(t *testing.T) {
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewStore(path).Migrate(context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
+	if _, err := migrateVia(NewStore(path), context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
 		t.Fatalf("Migrate of an unreadable priority = %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
@@ -408,7 +408,7 @@ func TestStoreMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := NewStore(path)
-	m, err := s.Migrate(context.Background(), migrateNow)
+	m, err := migrateVia(s, context.Background(), migrateNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestStoreMigrate(t *testing.T) {
 		t.Errorf("first task %+v", a)
 	}
 	written, _ := os.ReadFile(path)
-	if _, err := s.Migrate(context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
+	if _, err := migrateVia(s, context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
 		t.Fatalf("second migrate = %v; want a refusal", err)
 	}
 	if again, _ := os.ReadFile(path); !bytes.Equal(again, written) {

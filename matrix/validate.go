@@ -1,24 +1,16 @@
 package matrix
 
 import (
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-
-	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// Validate returns the file's own diagnostics plus workspace warnings: modes
-// and skills a row names that do not exist, task folders with no row, and
-// IN_PROGRESS or REVIEW tasks with no folder. file is the name to print.
-func Validate(ws *workspace.Workspace, d *Doc, file string, getenv func(string) string) []Diagnostic {
+// Validate returns the file's own diagnostics, with the warning that it has
+// no task table, each named file, in line order. Checks against the
+// workspace (modes, skills, task folders) are the task package's.
+func Validate(d *Doc, file string) []Diagnostic {
 	out := d.Diagnostics()
 	if err, ok := d.RequireTaskTable().(*NoTaskTableError); ok {
 		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning, Message: err.Explain(migrateAdvice)})
-	}
-	if ws != nil {
-		out = append(out, workspaceWarnings(ws, d, getenv)...)
 	}
 	for i := range out {
 		out[i].File = file
@@ -27,107 +19,8 @@ func Validate(ws *workspace.Workspace, d *Doc, file string, getenv func(string) 
 	return out
 }
 
-func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) string) []Diagnostic {
-	var out []Diagnostic
-	modes := namesIn(ws.AgentsDir(), func(e os.DirEntry) (string, bool) {
-		name, ok := workspace.ModeName(e.Name())
-		return name, ok && !e.IsDir()
-	})
-	skillDirs := []string{ws.SkillsDir(), workspace.GlobalSkillsDir(getenv)}
-	skillSet := map[string]bool{}
-	for _, dir := range skillDirs {
-		for s := range namesIn(dir, func(e os.DirEntry) (string, bool) { return e.Name(), workspace.IsSkillFolder(e.Name()) }) {
-			if _, err := os.Stat(filepath.Join(dir, s, "SKILL.md")); err == nil {
-				skillSet[s] = true
-			}
-		}
-	}
-	hasID := func(id string) bool { return d.rowWithID(id) != nil }
-	taskDirs := dirsByID(ws.TasksDir(), hasID)
-	archived := dirsByID(ws.ArchiveDir(), hasID)
-	warn := func(r *row, col string, format string, a ...any) {
-		off := r.span.start
-		if i, ok := r.tbl.colIndex[col]; ok && i < len(r.cells) {
-			off = int(r.cells[i].text.start)
-		}
-		d2 := d.diagAt(off, SeverityWarning, format, a...)
-		out = append(out, d2)
-	}
-	// Read the three cells straight from the row: building every Task would
-	// cost more than the checks on a large matrix.
-	for _, r := range d.rows {
-		if mode := blankDash(d.cell(r, ColMode)); mode != "" && !modes[mode] {
-			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
-				warn(r, ColMode, "mode %q is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode", mode)
-			} else {
-				warn(r, ColMode, "mode %q has no .agent/agents/%s.md; create it or fix the Mode", mode, mode)
-			}
-		}
-		for rest := blankDash(d.cell(r, ColSkills)); rest != ""; {
-			s, tail, _ := strings.Cut(rest, ",")
-			rest = tail
-			if s = strings.TrimSpace(s); s != "" && !skillSet[s] {
-				warn(r, ColSkills, "skill %q has no .agent/skills/%s/SKILL.md (nor a global one); create it or fix the Skills", s, s)
-			}
-		}
-		status, _ := d.vocab.Status(d.cell(r, ColStatus))
-		if (status == "IN_PROGRESS" || status == "REVIEW") && ValidID(r.id) && len(taskDirs[r.id]) == 0 && len(archived[r.id]) == 0 {
-			warn(r, ColStatus, "task %s is %s but has no folder .agent/tasks/%s_*; run `agentinfra task scaffold %s` to create it, or restore it", r.id, status, r.id, r.id)
-		}
-	}
-	ids := make([]string, 0, len(taskDirs))
-	for id := range taskDirs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	hasRow := func(id string) bool { return len(d.byID[id]) > 0 }
-	for _, id := range ids {
-		if !hasRow(id) {
-			for _, name := range taskDirs[id] {
-				if IsBatchFolder(name, hasRow) {
-					continue // a folder of dated work, not a task's folder
-				}
-				out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning,
-					Message: "task folder .agent/tasks/" + name + " has no row in the matrix; add a row for " + id + " or archive the folder"})
-			}
-		}
-	}
-	return out
-}
-
-func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool {
-	out := map[string]bool{}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		if name, ok := keep(e); ok {
-			out[name] = true
-		}
-	}
-	return out
-}
-
-// dirsByID maps task IDs to the folder names {id}_{slug} under dir (see
-// TaskFolderID; hasID tells the IDs of the matrix's rows).
-func dirsByID(dir string, hasID func(string) bool) map[string][]string {
-	out := map[string][]string{}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		name := e.Name()
-		if id, _ := TaskFolderID(name, hasID); id != "" {
-			out[id] = append(out[id], name)
-		}
-	}
-	return out
-}
+// SortDiagnostics orders diagnostics by file, line and column.
+func SortDiagnostics(ds []Diagnostic) { sortDiagnostics(ds) }
 
 // cell returns the trimmed raw text of a row's column, or "" when absent.
 func (d *Doc) cell(r *row, col string) string {

@@ -211,7 +211,11 @@ func (v *Vocabulary) Normalize(col, s string) (string, error) {
 	if c, ok := v.lookup[col][vocabKey(s)]; ok {
 		return c, nil
 	}
-	return "", fmt.Errorf("%w: unknown %s %q; %s", ErrInvalid, vocabNoun(col), s, v.validList(col))
+	reason := "unknown " + vocabNoun(col)
+	if v.source != "" {
+		reason += " (the values come from " + v.source + ")"
+	}
+	return "", &InvalidError{Field: vocabNoun(col), Value: s, Valid: slices.Clone(vals), Reason: reason}
 }
 
 // validList says which values a column allows, and where they come from.

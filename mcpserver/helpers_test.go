@@ -67,7 +67,7 @@ func newWorkspace(t testing.TB, tasks int) *workspace.Workspace {
 		t.Fatal(err)
 	}
 	for i := range tasks {
-		_, _, err := task.CreateTask(ctx, ws, task.CreateOptions{
+		_, err := task.CreateTask(ctx, ws, task.CreateOptions{
 			Description: "task number " + string(rune('a'+i%26)), Mode: "coder",
 			Skills: []string{"go-testing"}, Getenv: testGetenv,
 		}, fixedNow)

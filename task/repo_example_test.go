@@ -23,7 +23,7 @@ func TestRepoExampleWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds := matrix.Validate(ws, d, ".agent/DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
+	if ds := Validate(ws, d, ".agent/DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
 		for _, x := range ds {
 			t.Error(x)
 		}

@@ -128,7 +128,7 @@ func TestInit(t *testing.T) {
 	if !doc.HasTaskTable() || len(doc.Tasks()) != 0 {
 		t.Errorf("new matrix: task table %v, %d tasks", doc.HasTaskTable(), len(doc.Tasks()))
 	}
-	if ds := matrix.Validate(ws, doc, "DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) != 0 {
+	if ds := Validate(ws, doc, "DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) != 0 {
 		t.Errorf("new workspace does not validate cleanly: %v", ds)
 	}
 	modes, problems, err := skills.ListModes(ctx, ws)
@@ -192,7 +192,7 @@ func TestCreateTask(t *testing.T) {
 	ws := newWS(t)
 	writeFile(t, filepath.Join(ws.SkillsDir(), "go-testing", "SKILL.md"), "---\nname: go-testing\ndescription: x\n---\nbody\n")
 	before := readFile(t, ws.MatrixPath())
-	task, dir, err := CreateTask(context.Background(), ws, CreateOptions{
+	task, dir, err := createTask(context.Background(), ws, CreateOptions{
 		Description: "Add retry to the fetcher", Mode: "coder", Priority: "p1", Difficulty: "hard",
 		Skills: []string{"go-testing", " go-testing "}, Agents: []string{"coder"},
 	}, now)
@@ -234,7 +234,7 @@ func TestCreateTask(t *testing.T) {
 
 	// The workspace template wins over the embedded one; a given slug is used.
 	writeFile(t, filepath.Join(ws.TemplatesDir(), "unified_task.md"), "{{id}} {{slug}} {{mode}} {{skills}} {{unknown}}\n")
-	_, dir, err = CreateTask(context.Background(), ws, CreateOptions{Description: "Second", Mode: "reviewer", Slug: "my-slug"}, now)
+	_, dir, err = createTask(context.Background(), ws, CreateOptions{Description: "Second", Mode: "reviewer", Slug: "my-slug"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestCreateTaskEmbeddedTemplate(t *testing.T) {
 	if err := os.RemoveAll(ws.TemplatesDir()); err != nil {
 		t.Fatal(err)
 	}
-	task, dir, err := CreateTask(context.Background(), ws, CreateOptions{Description: "No template here", Mode: "oracle"}, now)
+	task, dir, err := createTask(context.Background(), ws, CreateOptions{Description: "No template here", Mode: "oracle"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestCreateTaskRemovesStaleTempFolders(t *testing.T) {
 	ws := newWS(t)
 	stale := filepath.Join(ws.TasksDir(), tmpPrefix+"123456")
 	writeFile(t, filepath.Join(stale, "README.md"), "half-built")
-	if _, _, err := CreateTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now); err != nil {
+	if _, _, err := createTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now); err != nil {
 		t.Fatal(err)
 	}
 	if exists(stale) {
@@ -279,7 +279,7 @@ func TestCreateTaskMakesTasksFolder(t *testing.T) {
 	if err := os.Remove(ws.TasksDir()); err != nil {
 		t.Fatal(err)
 	}
-	if _, dir, err := CreateTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now); err != nil || !strings.HasPrefix(dir, ws.TasksDir()) {
+	if _, dir, err := createTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now); err != nil || !strings.HasPrefix(dir, ws.TasksDir()) {
 		t.Fatalf("create without tasks/: %s %v", dir, err)
 	}
 }
@@ -290,7 +290,7 @@ func TestCreateTaskSkipsIDsWithFolders(t *testing.T) {
 	// A stray folder for 000001 (no row) and an archived 000002: both IDs are skipped.
 	writeFile(t, filepath.Join(ws.TasksDir(), "000001_stray", "README.md"), "x")
 	writeFile(t, filepath.Join(ws.ArchiveDir(), "000002_old", "README.md"), "x")
-	task, _, err := CreateTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now)
+	task, _, err := createTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now)
 	if err != nil || task.ID != "000003" {
 		t.Fatalf("got %s, %v; want 000003", task.ID, err)
 	}
@@ -302,7 +302,7 @@ func TestCreateTaskErrorsChangeNothing(t *testing.T) {
 	ctx := context.Background()
 	ws := newWS(t)
 	// One successful create first, so the store's lock file exists as in any used workspace.
-	if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "first", Mode: "coder"}, now); err != nil {
+	if _, _, err := createTask(ctx, ws, CreateOptions{Description: "first", Mode: "coder"}, now); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -315,8 +315,7 @@ func TestCreateTaskErrorsChangeNothing(t *testing.T) {
 		{name: "empty description", o: CreateOptions{Description: "  ", Mode: "coder"}, is: matrix.ErrInvalid, msg: "needs a description"},
 		{name: "bad slug", o: CreateOptions{Description: "x", Mode: "coder", Slug: "../evil"}, is: matrix.ErrInvalid, msg: "'/'"},
 		{name: "dot slug", o: CreateOptions{Description: "x", Mode: "coder", Slug: ".hidden"}, is: matrix.ErrInvalid, msg: "'.'"},
-		{name: "unknown mode", o: CreateOptions{Description: "x", Mode: "codr"}, is: matrix.ErrInvalid, msg: "did you mean coder?; valid modes: coder, explorer, oracle, reviewer"},
-		{name: "unknown skill", o: CreateOptions{Description: "x", Mode: "coder", Skills: []string{"nope"}}, is: matrix.ErrInvalid, msg: "no skills yet"},
+		{name: "unknown skill", o: CreateOptions{Description: "x", Mode: "coder", Skills: []string{"nope"}}, is: matrix.ErrRefused, msg: "no skills yet"},
 		{name: "bad priority", o: CreateOptions{Description: "x", Mode: "coder", Priority: "P9"}, is: matrix.ErrInvalid, msg: "P1"},
 		{name: "bad agent", o: CreateOptions{Description: "x", Mode: "coder", Agents: []string{"@bad agent"}}, is: matrix.ErrInvalid},
 		{name: "folder cannot be created", o: CreateOptions{Description: "x", Mode: "coder"}, msg: "create task folder",
@@ -359,7 +358,7 @@ func TestCreateTaskErrorsChangeNothing(t *testing.T) {
 				cctx, cancel = context.WithCancel(ctx)
 				cancel()
 			}
-			_, dir, err := CreateTask(cctx, ws, c.o, now)
+			_, dir, err := createTask(cctx, ws, c.o, now)
 			if err == nil {
 				t.Fatalf("created %s", dir)
 			}
@@ -372,8 +371,8 @@ func TestCreateTaskErrorsChangeNothing(t *testing.T) {
 			check()
 		})
 	}
-	// --force accepts an unknown mode and skill.
-	if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "x", Mode: "future", Skills: []string{"later"}, Force: true}, now); err != nil {
+	// Force accepts an unknown skill.
+	if _, _, err := createTask(ctx, ws, CreateOptions{Description: "x", Mode: "future", Skills: []string{"later"}, Force: true}, now); err != nil {
 		t.Errorf("forced create: %v", err)
 	}
 }
@@ -382,7 +381,7 @@ func TestUpdateTask(t *testing.T) {
 	seqIDs(t)
 	ctx := context.Background()
 	ws := newWS(t)
-	task, dir, err := CreateTask(ctx, ws, CreateOptions{Description: "Fix the lock", Mode: "coder"}, now)
+	task, dir, err := createTask(ctx, ws, CreateOptions{Description: "Fix the lock", Mode: "coder"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +433,7 @@ func TestUpdateTaskErrorsChangeNothing(t *testing.T) {
 	seqIDs(t)
 	ctx := context.Background()
 	ws := newWS(t)
-	task, _, err := CreateTask(ctx, ws, CreateOptions{Description: "Fix the lock", Mode: "coder"}, now)
+	task, _, err := createTask(ctx, ws, CreateOptions{Description: "Fix the lock", Mode: "coder"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,12 +445,11 @@ func TestUpdateTaskErrorsChangeNothing(t *testing.T) {
 		msg  string
 	}{
 		{"unknown id", "000011", matrix.Update{Status: matrix.Str("DONE")}, matrix.ErrNotFound, "did you mean 000001?"},
-		{"unknown id far", "abcdef", matrix.Update{Status: matrix.Str("DONE")}, matrix.ErrNotFound, "agentinfra task list"},
+		{"unknown id far", "abcdef", matrix.Update{Status: matrix.Str("DONE")}, matrix.ErrNotFound, `no task "abcdef"`},
 		{"bad status", task.ID, matrix.Update{Status: matrix.Str("PAUSED")}, matrix.ErrInvalid, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"},
 		{"bad difficulty", task.ID, matrix.Update{Difficulty: matrix.Str("extreme")}, matrix.ErrInvalid, "easy"},
-		{"unknown mode", task.ID, matrix.Update{Mode: matrix.Str("oracel")}, matrix.ErrInvalid, "did you mean oracle?"},
-		{"unknown mode via set", task.ID, matrix.Update{Set: map[string]string{"mode": "nobody"}}, matrix.ErrInvalid, "valid modes"},
-		{"unknown column", task.ID, matrix.Update{Set: map[string]string{"Owner": "ana"}}, matrix.ErrInvalid, "no column \"Owner\""},
+		{"unknown skill via set", task.ID, matrix.Update{Set: map[string]string{"skills": "nope"}}, matrix.ErrRefused, `unknown skill "nope"`},
+		{"unknown column", task.ID, matrix.Update{Set: map[string]string{"Owner": "ana"}}, matrix.ErrInvalid, `column "Owner"`},
 		{"ID column", task.ID, matrix.Update{Set: map[string]string{"ID": "abcdef"}}, matrix.ErrInvalid, "cannot be changed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -470,7 +468,7 @@ func TestUpdateTaskReadmeRollback(t *testing.T) {
 	seqIDs(t)
 	ctx := context.Background()
 	ws := newWS(t)
-	task, _, err := CreateTask(ctx, ws, CreateOptions{Description: "Fix the lock", Mode: "coder"}, now)
+	task, _, err := createTask(ctx, ws, CreateOptions{Description: "Fix the lock", Mode: "coder"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +518,7 @@ func TestArchive(t *testing.T) {
 	ws := newWS(t)
 	mk := func(desc, status string) (matrix.Task, string) {
 		t.Helper()
-		task, dir, err := CreateTask(ctx, ws, CreateOptions{Description: desc, Mode: "coder"}, now)
+		task, dir, err := createTask(ctx, ws, CreateOptions{Description: desc, Mode: "coder"}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -586,7 +584,7 @@ func TestArchiveAllDone(t *testing.T) {
 	ws := newWS(t)
 	var dirs []string
 	for i, st := range []string{"DONE", "TODO", "DONE", "REVIEW", "DONE"} {
-		task, dir, err := CreateTask(ctx, ws, CreateOptions{Description: "task " + st, Mode: "coder", Slug: "t" + string(rune('a'+i))}, now)
+		task, dir, err := createTask(ctx, ws, CreateOptions{Description: "task " + st, Mode: "coder", Slug: "t" + string(rune('a'+i))}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -641,7 +639,7 @@ func TestConcurrentCreateUpdate(t *testing.T) {
 	const n = 20
 	var ids []string
 	for i := 0; i < n; i++ {
-		tk, _, err := CreateTask(ctx, ws, CreateOptions{Description: "existing " + strconv.Itoa(i), Mode: "coder"}, now)
+		tk, _, err := createTask(ctx, ws, CreateOptions{Description: "existing " + strconv.Itoa(i), Mode: "coder"}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -653,7 +651,7 @@ func TestConcurrentCreateUpdate(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			_, _, err := CreateTask(ctx, ws, CreateOptions{Description: "new " + strconv.Itoa(i), Mode: "coder"}, now)
+			_, _, err := createTask(ctx, ws, CreateOptions{Description: "new " + strconv.Itoa(i), Mode: "coder"}, now)
 			errs <- err
 		}()
 		go func() {
@@ -687,8 +685,8 @@ func TestListAndShowTask(t *testing.T) {
 	seqIDs(t)
 	ctx := context.Background()
 	ws := newWS(t)
-	a, dirA, _ := CreateTask(ctx, ws, CreateOptions{Description: "alpha", Mode: "coder", Priority: "P3"}, now)
-	b, _, _ := CreateTask(ctx, ws, CreateOptions{Description: "beta", Mode: "reviewer", Priority: "P1"}, now)
+	a, dirA, _ := createTask(ctx, ws, CreateOptions{Description: "alpha", Mode: "coder", Priority: "P3"}, now)
+	b, _, _ := createTask(ctx, ws, CreateOptions{Description: "beta", Mode: "reviewer", Priority: "P1"}, now)
 	got, err := ListTasks(ctx, ws, matrix.Query{Sort: "priority"})
 	if err != nil || len(got) != 2 || got[0].ID != b.ID || got[1].ID != a.ID {
 		t.Errorf("ListTasks sorted by priority = %+v, %v", got, err)
@@ -716,7 +714,7 @@ func TestCreateFillsBracketTemplate(t *testing.T) {
 	ws := newWS(t)
 	tmpl := "# [ID] - [Task Name]\n\n**Status:** [Status] · **Date:** [Date] · {{date}}\n\n## Description\n\n[Description]\n\n[Assignee] {{unknown}} [ ] [id]\n"
 	writeFile(t, filepath.Join(ws.TemplatesDir(), "unified_task.md"), tmpl)
-	task, dir, err := CreateTask(context.Background(), ws, CreateOptions{Description: "Fix the login<br>Users are logged out after 5 minutes.", Mode: "coder"}, now)
+	task, dir, err := createTask(context.Background(), ws, CreateOptions{Description: "Fix the login<br>Users are logged out after 5 minutes.", Mode: "coder"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -731,7 +729,7 @@ func TestScaffoldTaskAllOrNothing(t *testing.T) {
 	seqIDs(t)
 	ctx := context.Background()
 	ws := newWS(t)
-	task, dir, err := CreateTask(ctx, ws, CreateOptions{Description: "Has a folder", Mode: "coder"}, now)
+	task, dir, err := createTask(ctx, ws, CreateOptions{Description: "Has a folder", Mode: "coder"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,25 +775,38 @@ func TestScaffoldTaskAllOrNothing(t *testing.T) {
 	check()
 }
 
-// A mode with no file that rows already use is no typo: create and update
-// take it; a new unknown mode is still refused.
-func TestModeInUseNeedsNoFile(t *testing.T) {
+// A mode with no .agent/agents/{mode}.md is a warning, not a refusal (issue
+// 9: real matrices name modes that have no file); an unknown skill is
+// refused, typed, with the override that accepts it.
+func TestUnknownModeWarnsUnknownSkillRefuses(t *testing.T) {
 	ctx := context.Background()
 	ws := newWS(t)
 	seqIDs(t)
-	task, _, err := CreateTask(ctx, ws, CreateOptions{Description: "first", Mode: "code", Force: true}, now)
-	if err != nil {
-		t.Fatal(err)
+	c, err := CreateTask(ctx, ws, CreateOptions{Description: "first", Mode: "codr"}, now)
+	if err != nil || c.Task.Mode != "codr" || c.Dir == "" {
+		t.Fatalf("create with an unknown mode: %+v, %v", c, err)
 	}
-	if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "second", Mode: "code"}, now); err != nil {
-		t.Errorf("create with a mode rows use: %v", err)
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `mode "codr" has no .agent/agents/codr.md; did you mean coder?`) {
+		t.Errorf("warnings = %q", c.Warnings)
 	}
-	if _, err := UpdateTask(ctx, ws, task.ID, matrix.Update{Mode: matrix.Str("code")}, now, UpdateOptions{}); err != nil {
-		t.Errorf("update with a mode rows use: %v", err)
+	r, err := UpdateTask(ctx, ws, c.Task.ID, matrix.Update{Set: map[string]string{"mode": "oracel"}}, now, UpdateOptions{})
+	if err != nil || r.After.Mode != "oracel" || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "did you mean oracle?") {
+		t.Errorf("update with an unknown mode: %+v, %v", r, err)
+	}
+	if r, err := UpdateTask(ctx, ws, c.Task.ID, matrix.Update{Mode: matrix.Str("coder")}, now, UpdateOptions{}); err != nil || len(r.Warnings) != 0 {
+		t.Errorf("update with a known mode: %+v, %v", r, err)
 	}
 	unchanged := treehash.Guard(t, ws.Root)
-	if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "third", Mode: "cdoe"}, now); !errors.Is(err, matrix.ErrInvalid) {
-		t.Errorf("create with a new unknown mode: %v", err)
+	_, err = CreateTask(ctx, ws, CreateOptions{Description: "second", Mode: "coder", Skills: []string{"go-tsting"}}, now)
+	var ref *matrix.RefusedError
+	if !errors.As(err, &ref) || ref.Field != "skills" || ref.Override != "force" || strings.Contains(err.Error(), "--") {
+		t.Errorf("unknown skill: %#v", err)
 	}
 	unchanged()
+}
+
+// createTask is CreateTask for tests that need the row and the folder only.
+func createTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (matrix.Task, string, error) {
+	c, err := CreateTask(ctx, ws, o, now)
+	return c.Task, c.Dir, err
 }

@@ -73,11 +73,11 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 	}
 	existing := make([]string, n)
 	for i := range existing {
-		tk, _, err := task.CreateTask(ctx, ws, task.CreateOptions{Description: fmt.Sprintf("existing %d", i), Mode: "coder"}, taskNow)
+		c, err := task.CreateTask(ctx, ws, task.CreateOptions{Description: fmt.Sprintf("existing %d", i), Mode: "coder"}, taskNow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		existing[i] = tk.ID
+		existing[i] = c.Task.ID
 	}
 
 	type result struct {
@@ -147,7 +147,7 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 	}
 
 	d := matrix.Parse([]byte(readText(t, ws.MatrixPath())))
-	if ds := matrix.Validate(ws, d, "DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
+	if ds := task.Validate(ws, d, "DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
 		t.Errorf("matrix does not validate cleanly: %v", ds)
 	}
 	if got, want := len(d.Tasks()), 2*n+extraRows; got != want {
