@@ -86,6 +86,9 @@ func cliFlag(cmd *cobra.Command, field string) string {
 		return "--set " + strings.ToUpper(field[:1]) + field[1:]
 	}
 	flag := strings.ReplaceAll(field, "_", "-")
+	if cmd != nil && cmd.Flags().Changed("set") && !cmd.Flags().Changed(flag) {
+		return "--set " + field // the value came in through --set COLUMN=VALUE
+	}
 	if cmd != nil && cmd.Flags().Lookup(flag) == nil {
 		if strings.HasSuffix(flag, "s") && cmd.Flags().Lookup(strings.TrimSuffix(flag, "s")) != nil {
 			return "--" + strings.TrimSuffix(flag, "s") // skills → --skill on task list

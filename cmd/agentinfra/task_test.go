@@ -258,6 +258,7 @@ func TestCLITaskErrorsChangeNothing(t *testing.T) {
 		{[]string{"task", "update", "a1b2c3", "--set", "novalue"}, 2, "COLUMN=VALUE"},
 		{[]string{"task", "update", "a1b2c3", "--set", "Owner=ana"}, 2, `invalid --set column "Owner": the task table on line 5 has no such column`},
 		{[]string{"task", "update", "a1b2c3", "-p", "P9"}, 2, `invalid --priority "P9": unknown priority; valid: P1, P2, P3, P4`},
+		{[]string{"task", "update", "a1b2c3", "--set", "Diff=huge"}, 2, `invalid --set difficulty "huge": unknown difficulty; valid: easy, med, hard`},
 		{[]string{"task", "update", "a1b2c3", "--agent", "two words"}, 2, "@mention"},
 		{[]string{"task", "update"}, 2, "accepts 1 arg"},
 		{[]string{"task", "list", "--status", "PAUSED"}, 2, "valid: TODO"},
