@@ -319,7 +319,7 @@ func refuse(t matrix.Task, force bool) error {
 	}
 	switch t.Status {
 	case "DONE":
-		return &matrix.RefusedError{Err: ErrRefused, Override: "force", Reason: fmt.Sprintf("task %s is DONE; its status must change before it is dispatched again", t.ID)}
+		return &matrix.RefusedError{Err: ErrRefused, Override: "force", Reason: fmt.Sprintf("task %s is DONE", t.ID)}
 	case "IN_PROGRESS":
 		who := strings.Join(t.Agents, " ")
 		if who == "" {
