@@ -343,7 +343,7 @@ func needsTrailingPipe(v string) bool { return v == "" || strings.HasSuffix(v, "
 
 // AddTask appends t as a new row at the end of a task table: the table whose
 // rows all share t's priority when the file keeps one table per priority, else
-// the last task table. t must have an ID; see Store.Create for defaults.
+// the last task table. t must have an ID; see Doc.CreateTask for defaults.
 func (d *Doc) AddTask(t Task) error {
 	if !ValidID(t.ID) {
 		return &InvalidError{Field: "id", Value: t.ID, Reason: "malformed: " + idRule}

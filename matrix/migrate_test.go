@@ -417,7 +417,7 @@ func TestStoreMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ids := d.IDs(); len(ids) != 2 || ids[0] != m.IDs[0] || ids[1] != m.IDs[1] || m.Done != 1 || m.Todo != 1 {
-		t.Fatalf("after Store.Migrate the file has IDs %v; migration %+v", ids, m)
+		t.Fatalf("after the migration the file has IDs %v; migration %+v", ids, m)
 	}
 	if a, _ := d.Task(m.IDs[0]); a.Status != "DONE" || a.Priority != "P2" || a.Difficulty != "easy" || a.Description != "a — first" {
 		t.Errorf("first task %+v", a)

@@ -23,7 +23,7 @@ type Store struct {
 	Path        string
 	LockTimeout time.Duration
 	// Vocab is the workspace's vocabulary for Status, Pri and Diff (nil: the
-	// default); OpenStore reads it from .agent/config.yaml.
+	// default); task.OpenStore reads it from .agent/config.yaml.
 	Vocab *Vocabulary
 }
 

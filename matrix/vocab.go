@@ -11,7 +11,7 @@ import (
 // with the other words people write for them (aliases). Values match
 // case-insensitively, and a space or '-' matches '_' ("in progress" is
 // IN_PROGRESS). A Vocabulary is immutable: build one with NewVocabulary or
-// DefaultVocabulary, or read a workspace's with LoadVocabulary.
+// DefaultVocabulary, or read a workspace's with task.LoadVocabulary.
 type Vocabulary struct {
 	values       map[string][]string          // column → canonical values, in order
 	lookup       map[string]map[string]string // column → key (see vocabKey) → canonical value
