@@ -14,7 +14,7 @@ bench-cli:
 
 # Benchmarks behind the README's figures.
 bench:
-    go test ./matrix ./scaffold ./mcpserver ./prompt -run '^$' -bench . -benchmem
+    go test ./matrix ./task ./mcpserver ./prompt -run '^$' -bench . -benchmem
 
 # Fuzz the matrix parser and writer (default 2 minutes).
 fuzz time="2m":

@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
-// Every status change of a dispatch goes through scaffold.UpdateTask, the one
+// Every status change of a dispatch goes through task.UpdateTask, the one
 // writer of a task's row: it honours AGENTINFRA_LOCK_TIMEOUT and logs the
 // change in the task README's status log.
 
@@ -19,7 +19,7 @@ import (
 // row changed since the plan, the prompt and command are built again from the
 // claimed row.
 func (p *Plan) Claim(ctx context.Context) error {
-	res, err := scaffold.UpdateTask(ctx, p.ws, p.Task.ID, claimUpdate(p.Mention), p.At, scaffold.UpdateOptions{
+	res, err := tasksvc.UpdateTask(ctx, p.ws, p.Task.ID, claimUpdate(p.Mention), p.At, tasksvc.UpdateOptions{
 		Force: true, Getenv: p.opts.Getenv,
 		Precondition: func(t matrix.Task) error { return refuse(t, p.opts.Force) },
 	})
@@ -45,7 +45,7 @@ func (p *Plan) finish(ctx context.Context, ok bool) error {
 		status = "BLOCKED"
 	}
 	var now string
-	_, err := scaffold.UpdateTask(ctx, p.ws, p.Task.ID, matrix.Update{Status: matrix.Str(status)}, p.opts.Now(), scaffold.UpdateOptions{
+	_, err := tasksvc.UpdateTask(ctx, p.ws, p.Task.ID, matrix.Update{Status: matrix.Str(status)}, p.opts.Now(), tasksvc.UpdateOptions{
 		Force: true, Getenv: p.opts.Getenv,
 		Precondition: func(t matrix.Task) error {
 			if t.Status != StatusClaimed {
@@ -76,7 +76,7 @@ func (p *Plan) finish(ctx context.Context, ok bool) error {
 // start, and returns cause (joined with any failure to move it).
 func (p *Plan) block(ctx context.Context, cause error) error {
 	p.Outcome.Outcome = OutcomeFailed
-	if _, err := scaffold.UpdateTask(ctx, p.ws, p.Task.ID, matrix.Update{Status: matrix.Str("BLOCKED")}, p.opts.Now(), scaffold.UpdateOptions{Force: true, Getenv: p.opts.Getenv}); err != nil {
+	if _, err := tasksvc.UpdateTask(ctx, p.ws, p.Task.ID, matrix.Update{Status: matrix.Str("BLOCKED")}, p.opts.Now(), tasksvc.UpdateOptions{Force: true, Getenv: p.opts.Getenv}); err != nil {
 		return errors.Join(cause, fmt.Errorf("move task %s to BLOCKED: %w", p.Task.ID, err))
 	}
 	p.Outcome.StatusAfter = "BLOCKED"

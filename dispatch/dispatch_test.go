@@ -17,6 +17,7 @@ import (
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/runner"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
 func TestRunSuccessMovesTaskToReviewAndRecordsEverything(t *testing.T) {
@@ -169,8 +170,9 @@ func TestRunRefusesDoneAndInProgressUnlessForced(t *testing.T) {
 	before := readMatrix(t, ws)
 	for _, id := range []string{"b2b2b2", "c3c3c3"} {
 		_, err := Run(context.Background(), ws, stubOptions(bin, id, "STUB_MODE=ok"), nil)
-		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "--force") {
-			t.Errorf("%s: err = %v, want a refusal naming --force", id, err)
+		var ref *matrix.RefusedError
+		if !errors.Is(err, ErrRefused) || !errors.As(err, &ref) || ref.Override != "force" {
+			t.Errorf("%s: err = %v, want a refusal with the override force", id, err)
 		}
 	}
 	if !bytes.Equal(before, readMatrix(t, ws)) {
@@ -295,10 +297,9 @@ func TestRunKeepsAStatusTheAgentSetDuringTheRun(t *testing.T) {
 	bin := agentstub.Build(t)
 	ws := dispatchWorkspace(t)
 	before := readMatrix(t, ws)
-	store := matrix.NewStore(ws.MatrixPath())
 	out, err := Run(context.Background(), ws, stubOptions(bin, "a1a1a1", "STUB_MODE=ok"), func(e runner.Event) {
 		if e.Kind == "init" { // the agent reports BLOCKED itself, as the protocol asks
-			if _, _, err := store.UpdateTask(context.Background(), "a1a1a1", matrix.Update{Status: matrix.Str("BLOCKED")}, fixedNow); err != nil {
+			if _, err := tasksvc.SetStatus(context.Background(), ws, "a1a1a1", "BLOCKED", fixedNow); err != nil {
 				t.Error(err)
 			}
 		}

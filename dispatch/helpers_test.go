@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/fakemodel"
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -35,7 +35,7 @@ var fixedNow = time.Date(2026, 11, 21, 12, 30, 0, 0, time.UTC)
 func dispatchWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
 	root := t.TempDir()
-	if _, err := scaffold.Init(context.Background(), root); err != nil {
+	if _, err := tasksvc.Init(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
 	ws, err := workspace.New(root)

@@ -12,7 +12,7 @@ import (
 	"github.com/agentinfra/agentinfra/internal/agentstub"
 	"github.com/agentinfra/agentinfra/internal/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
 // The phases of a dispatch, tested without starting a process.
@@ -83,7 +83,7 @@ func TestClaimRebuildsThePromptWhenTheRowChangedSinceThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scaffold.UpdateTask(context.Background(), ws, "a1a1a1", matrix.Update{Priority: matrix.Str("P3")}, fixedNow, scaffold.UpdateOptions{}); err != nil {
+	if _, err := tasksvc.UpdateTask(context.Background(), ws, "a1a1a1", matrix.Update{Priority: matrix.Str("P3")}, fixedNow, tasksvc.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Claim(context.Background()); err != nil {
@@ -100,11 +100,12 @@ func TestClaimRebuildsThePromptWhenTheRowChangedSinceThePlan(t *testing.T) {
 func TestRunLogsBothTransitionsAndSendsTheClaimedStatus(t *testing.T) {
 	bin := agentstub.Build(t)
 	ws := dispatchWorkspace(t)
-	task, dir, err := scaffold.CreateTask(context.Background(), ws, scaffold.CreateOptions{
+	created, err := tasksvc.CreateTask(context.Background(), ws, tasksvc.CreateOptions{
 		Description: "Add a retry budget", Mode: "coder", Difficulty: "easy"}, fixedNow.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
+	task, dir := created.Task, created.Dir
 	argsFile := filepath.Join(t.TempDir(), "args")
 	out, err := Run(context.Background(), ws, stubOptions(bin, task.ID, "STUB_MODE=ok", "STUB_ARGSFILE="+argsFile), nil)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/runner"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -68,7 +69,7 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 		return p, err
 	}
 
-	store, err := matrix.OpenStore(ws)
+	store, err := tasksvc.OpenStore(ws)
 	if err != nil {
 		return p, err
 	}
@@ -185,13 +186,13 @@ func refuse(t matrix.Task, force bool) error {
 	}
 	switch t.Status {
 	case "DONE":
-		return fmt.Errorf("%w: task %s is DONE; pass --force to dispatch it again", ErrRefused, t.ID)
+		return &matrix.RefusedError{Err: ErrRefused, Override: "force", Reason: fmt.Sprintf("task %s is DONE", t.ID)}
 	case StatusClaimed:
 		who := strings.Join(t.Agents, " ")
 		if who == "" {
 			who = "someone"
 		}
-		return fmt.Errorf("%w: task %s is already IN_PROGRESS (%s); pass --force to dispatch it anyway", ErrRefused, t.ID, who)
+		return &matrix.RefusedError{Err: ErrRefused, Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already IN_PROGRESS (%s)", t.ID, who)}
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
-	"github.com/agentinfra/agentinfra/scaffold"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -136,7 +136,7 @@ func (r *record) finish(o *Outcome) []error {
 // task has none.
 func newTrackingFile(ws *workspace.Workspace, t matrix.Task, taskDir string, at time.Time) (path, stamp string, err error) {
 	if taskDir == "" {
-		slug := scaffold.Slugify(t.Description)
+		slug := tasksvc.Slugify(t.Description)
 		if slug == "" {
 			slug = "task"
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/taskcontext"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -19,7 +20,7 @@ func Build(ctx context.Context, ws *workspace.Workspace, now time.Time, opts Opt
 	opts = opts.withDefaults()
 	doc := opts.Doc
 	if doc == nil {
-		store, err := matrix.OpenStore(ws)
+		store, err := tasksvc.OpenStore(ws)
 		if err == nil {
 			doc, err = store.Load(ctx)
 		}

@@ -50,7 +50,7 @@ func BenchmarkFilteredList(b *testing.B) {
 	}
 }
 
-// BenchmarkUpdate is one Store.UpdateTask: lock, read, parse, edit, verify,
+// BenchmarkUpdate is one Doc.UpdateTask under Store.Modify: lock, read, parse, edit, verify,
 // write a temp file, fsync it, rename, fsync the folder. The folder is a
 // t.TempDir on the same disk as the repo unless AGENTINFRA_BENCH_DIR says.
 func BenchmarkUpdate(b *testing.B) {
@@ -71,7 +71,7 @@ func BenchmarkUpdate(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, _, err := s.UpdateTask(ctx, id, Update{Status: Str(statuses[i%2])}, goldenNow); err != nil {
+				if _, _, err := updateVia(s, ctx, id, Update{Status: Str(statuses[i%2])}, goldenNow); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -3,67 +3,13 @@ package matrix
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // ErrConfig marks a workspace config file agentinfra cannot use.
 var ErrConfig = errors.New("bad workspace config")
-
-// ConfigPath is the workspace config file, .agent/config.yaml. Its matrix
-// section is read here; other sections (models) belong to other packages.
-func ConfigPath(ws *workspace.Workspace) string { return filepath.Join(ws.AgentDir(), "config.yaml") }
-
-// LoadVocabulary reads the matrix section of .agent/config.yaml:
-//
-//	matrix:
-//	  statuses: [TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE]
-//	  priorities: [P1, P2, P3, P4]
-//	  difficulties: [easy, med, hard]
-//	  aliases:
-//	    difficulty: { M: med, medium: med, S: easy, L: hard, XL: hard }
-//	    status: { WIP: IN_PROGRESS }
-//	  canonicalize: true   # validate --fix rewrites aliases to their value
-//
-// A missing file or section is the default vocabulary. Errors wrap ErrConfig
-// and name the file, line and key.
-func LoadVocabulary(ws *workspace.Workspace) (*Vocabulary, error) {
-	path := ConfigPath(ws)
-	src, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return DefaultVocabulary(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read workspace config: %w", err)
-	}
-	return ParseVocabularyConfig(relConfigName(ws, path), src)
-}
-
-// relConfigName is path relative to the workspace root, for messages.
-func relConfigName(ws *workspace.Workspace, path string) string {
-	if rel, err := filepath.Rel(ws.Root, path); err == nil && !strings.HasPrefix(rel, "..") {
-		return filepath.ToSlash(rel)
-	}
-	return path
-}
-
-// OpenStore returns the store of the workspace's matrix with the workspace's
-// vocabulary: the way every command and tool should open the matrix.
-func OpenStore(ws *workspace.Workspace) (*Store, error) {
-	v, err := LoadVocabulary(ws)
-	if err != nil {
-		return nil, err
-	}
-	s := NewStore(ws.MatrixPath())
-	s.Vocab = v
-	return s, nil
-}
 
 // ParseVocabularyConfig reads the matrix section of a config file's bytes;
 // name is the file name for messages.

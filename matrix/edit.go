@@ -30,22 +30,18 @@ func (d *Doc) splice(sp span, repl string) {
 	*d = *ParseWith(buf, d.vocab)
 }
 
-// NotFound is the error for an unknown ID: it wraps ErrNotFound and names
-// close matches, or says how to see the IDs. For the ID of a row that could
+// NotFound is the error for an unknown ID: a *NotFoundError with close
+// matches, or the reason there are no IDs at all. For the ID of a row that could
 // not be read it wraps ErrUnreadable instead and says where the row is and why.
 func (d *Doc) NotFound(id string) error {
 	if r := d.unread[id]; r != nil && len(d.byID[id]) == 0 {
 		return d.unreadableErr(r)
 	}
-	msg := fmt.Sprintf("%v: no task with ID %q", ErrNotFound, id)
-	if s := Suggest(id, d.IDs()); len(s) > 0 {
-		msg += "; did you mean " + strings.Join(s, ", ") + "?"
-	} else if nt := d.RequireTaskTable(); nt != nil {
-		msg += ": " + nt.Error() // no IDs at all, e.g. an older-format file
-	} else {
-		msg += "; run `agentinfra task list` to see the IDs"
+	e := &NotFoundError{Kind: "task", Name: id, Suggestions: Suggest(id, d.IDs())}
+	if nt := d.RequireTaskTable(); nt != nil && len(e.Suggestions) == 0 {
+		e.Reason = nt.Error() // no IDs at all, e.g. an older-format file
 	}
-	return &wrapped{msg: msg, err: ErrNotFound}
+	return e
 }
 
 // FindTask reads one task from a matrix's bytes. On a large matrix it is
@@ -78,7 +74,7 @@ func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
 
 func refusedf(format string, a ...any) error {
-	return &wrapped{msg: fmt.Sprintf(format, a...), err: ErrRefused}
+	return &RefusedError{Reason: fmt.Sprintf(format, a...)}
 }
 
 // normalizeValue checks a value for a canonical column and returns it as
@@ -88,19 +84,19 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 	switch col {
 	case ColID:
 		if !ValidID(v) {
-			return "", fmt.Errorf("%w: malformed ID %q: %s", ErrInvalid, v, idRule)
+			return "", &InvalidError{Field: "id", Value: v, Reason: "malformed: " + idRule}
 		}
 	case ColStatus, ColPri, ColDiff:
 		return d.vocab.Normalize(col, v)
 	case ColMode:
 		if v != "" && !ValidName(v) {
-			return "", fmt.Errorf("%w: mode %q must be a file name (letters, digits, '-', '_', '.')", ErrInvalid, v)
+			return "", &InvalidError{Field: "mode", Value: v, Reason: "must be a file name (letters, digits, '-', '_', '.')"}
 		}
 	case ColSkills:
 		parts := splitSkills(v)
 		for _, s := range parts {
 			if !ValidName(s) {
-				return "", fmt.Errorf("%w: skill %q must be a folder name (letters, digits, '-', '_', '.')", ErrInvalid, s)
+				return "", &InvalidError{Field: "skills", Value: s, Reason: "must be a folder name (letters, digits, '-', '_', '.')"}
 			}
 		}
 		return strings.Join(parts, ", "), nil
@@ -116,7 +112,7 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 		return strings.Join(out, " "), nil
 	case ColCreated, ColUpdated:
 		if !validDateTime(v) {
-			return "", fmt.Errorf("%w: %s %q is not a date; write %s", ErrInvalid, col, v, acceptedDateForms)
+			return "", &InvalidError{Field: strings.ToLower(col), Value: v, Reason: "not a date; write " + acceptedDateForms}
 		}
 	}
 	return v, nil
@@ -132,10 +128,10 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		return Task{}, d.NotFound(id)
 	}
 	if r.unreadable != 0 {
-		return Task{}, &wrapped{msg: fmt.Sprintf("%v: task %s on line %d could not be read, so it cannot be changed: %s", ErrRefused, id, r.line, r.problem), err: ErrRefused}
+		return Task{}, refusedf("task %s on line %d could not be read, so it cannot be changed: %s", id, r.line, r.problem)
 	}
 	if rs := d.byID[id]; len(rs) > 1 {
-		return Task{}, refusedf("%v: ID %s is on lines %d and %d; give one of them a new ID first", ErrRefused, id, rs[0].line, rs[1].line)
+		return Task{}, refusedf("ID %s is on lines %d and %d; give one of them a new ID first", id, rs[0].line, rs[1].line)
 	}
 	values := map[int]string{} // cell index → new value
 	set := func(name, v string) error {
@@ -174,7 +170,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if CanonicalColumn(k) == ColID {
-			return Task{}, fmt.Errorf("%w: the ID column cannot be changed", ErrInvalid)
+			return Task{}, &InvalidError{Field: "column", Value: k, Reason: "the ID column cannot be changed"}
 		}
 		if err := set(k, u.Set[k]); err != nil {
 			return Task{}, err
@@ -220,14 +216,14 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	t, ok := d.Task(id)
 	if !ok || t.Line != r.line || len(d.rows) != nrows || len(d.problems) != nproblems {
 		*d = old
-		return Task{}, refusedf("%v: the new values would change the table structure at line %d (task %s); nothing was changed", ErrRefused, r.line, id)
+		return Task{}, refusedf("the new values would change the table structure at line %d (task %s); nothing was changed", r.line, id)
 	}
 	// A row with errors may be changed, so that the tool can repair it,
 	// as long as the change adds no error.
 	if countErrors(d.diags) > errs {
 		after := d.rowErrors(d.byID[id][0])
 		*d = old
-		return Task{}, refusedf("%v: the change would add errors to task %s (line %d): %s; nothing was changed", ErrRefused, id, r.line, strings.Join(after, "; "))
+		return Task{}, refusedf("the change would add errors to task %s (line %d): %s; nothing was changed", id, r.line, strings.Join(after, "; "))
 	}
 	return t, nil
 }
@@ -270,7 +266,8 @@ func (t *table) resolveColumn(name string) (canonical string, idx int, err error
 	for i, c := range t.cols {
 		names[i] = c.name
 	}
-	return "", 0, fmt.Errorf("%w: the task table on line %d has no column %q; columns: %s (add the column to the header to use it)", ErrInvalid, t.headerLine, name, strings.Join(names, ", "))
+	return "", 0, &InvalidError{Field: "column", Value: name, Valid: names,
+		Reason: fmt.Sprintf("the task table on line %d has no such column (add it to the header to use it)", t.headerLine)}
 }
 
 // rewriteRow returns the row's line with the given cells (by index) replaced.
@@ -346,13 +343,13 @@ func needsTrailingPipe(v string) bool { return v == "" || strings.HasSuffix(v, "
 
 // AddTask appends t as a new row at the end of a task table: the table whose
 // rows all share t's priority when the file keeps one table per priority, else
-// the last task table. t must have an ID; see Store.Create for defaults.
+// the last task table. t must have an ID; see Doc.CreateTask for defaults.
 func (d *Doc) AddTask(t Task) error {
 	if !ValidID(t.ID) {
-		return fmt.Errorf("%w: malformed ID %q: %s", ErrInvalid, t.ID, idRule)
+		return &InvalidError{Field: "id", Value: t.ID, Reason: "malformed: " + idRule}
 	}
 	if r := d.rowWithID(t.ID); r != nil {
-		return fmt.Errorf("%w: ID %s is already used on line %d", ErrInvalid, t.ID, r.line)
+		return &InvalidError{Field: "id", Value: t.ID, Reason: fmt.Sprintf("already used on line %d", r.line)}
 	}
 	tbl := d.tableFor(t.Priority)
 	if tbl == nil {
@@ -378,7 +375,7 @@ func (d *Doc) AddTask(t Task) error {
 		}
 	}
 	if r := tbl.brokenEnd; r != nil {
-		return fmt.Errorf("%w: the task table's last row (line %d) never ends, so a new row after it would become part of it; end that row by hand (its last line ends with its last cells and a |), then run `agentinfra validate --fix` to join it into one line", ErrRefused, r.line)
+		return refusedf("the task table's last row (line %d) never ends, so a new row after it would become part of it; end that row by hand (its last line ends with its last cells and a |); the validator's fix then joins it into one line", r.line)
 	}
 	cells := make([]string, len(tbl.cols))
 	for i, col := range tbl.cols {
@@ -421,7 +418,7 @@ func (d *Doc) AddTask(t Task) error {
 	d.splice(span{at, at}, eol+line)
 	if _, ok := d.Task(t.ID); !ok || len(d.rows) != nrows+1 {
 		*d = old
-		return fmt.Errorf("%w: a new row for %s after line %d would not read back as one row; fix the table's last rows first (run `agentinfra validate`)", ErrRefused, t.ID, old.lines.line(tbl.lastEnd))
+		return refusedf("a new row for %s after line %d would not read back as one row; fix the table's last rows first (validate names what is wrong)", t.ID, old.lines.line(tbl.lastEnd))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -201,63 +202,63 @@ func TestStoreRefusals(t *testing.T) {
 		mention []string
 	}{
 		{"row that could not be read", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c4", Update{Status: Str("DONE")}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c4", Update{Status: Str("DONE")}, goldenNow)
 			return err
 		}, ErrRefused, []string{"3fa9c4", "line 8", "could not be read", "7 cells", "header has 6", `escape a | inside a cell as \|`}},
 		{"unknown ID suggests close ones", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c3", Update{Status: Str("DONE")}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c3", Update{Status: Str("DONE")}, goldenNow)
 			return err
 		}, ErrNotFound, []string{`"3fa9c3"`, "did you mean 3fa9c1, 3fa9c2"}},
 		{"unknown ID without close ones", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "000000", Update{Status: Str("DONE")}, goldenNow)
+			_, _, err := updateVia(s, ctx, "000000", Update{Status: Str("DONE")}, goldenNow)
 			return err
-		}, ErrNotFound, []string{"agentinfra task list"}},
+		}, ErrNotFound, []string{`no task "000000"`}},
 		{"invalid status", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Status: Str("PAUSED")}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c1", Update{Status: Str("PAUSED")}, goldenNow)
 			return err
 		}, ErrInvalid, []string{`"PAUSED"`, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"}},
 		{"invalid priority", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Priority: Str("P9")}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c1", Update{Priority: Str("P9")}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"P1, P2, P3, P4"}},
 		{"invalid difficulty", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Difficulty: Str("extreme")}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c1", Update{Difficulty: Str("extreme")}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"easy, med, hard"}},
 		{"invalid date", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Set: map[string]string{"Created": "2026-02-30"}}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c1", Update{Set: map[string]string{"Created": "2026-02-30"}}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"YYYY-MM-DD"}},
 		{"unknown column", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Set: map[string]string{"Owner": "x"}}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c1", Update{Set: map[string]string{"Owner": "x"}}, goldenNow)
 			return err
 		}, ErrInvalid, []string{`"Owner"`, "ID, Status, Pri, Diff, Description, Created"}},
 		{"ID cannot change", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{Set: map[string]string{"id": "123456"}}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c1", Update{Set: map[string]string{"id": "123456"}}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"ID column"}},
 		{"bad mode", func(s *Store) error {
-			_, err := s.Create(ctx, Task{Mode: "../etc", Description: "x"}, goldenNow)
+			_, err := createVia(s, ctx, Task{Mode: "../etc", Description: "x"}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"mode"}},
 		{"bad mention", func(s *Store) error {
-			_, _, err := s.UpdateTask(ctx, "3fa9c1", Update{AddAgents: []string{"not a mention"}}, goldenNow)
+			_, _, err := updateVia(s, ctx, "3fa9c1", Update{AddAgents: []string{"not a mention"}}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"@mention"}},
 		{"create with a used ID", func(s *Store) error {
-			_, err := s.Create(ctx, Task{ID: "77aa00", Description: "dup"}, goldenNow)
+			_, err := createVia(s, ctx, Task{ID: "77aa00", Description: "dup"}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"77aa00", "line 7"}},
 		{"create with a bad status", func(s *Store) error {
-			_, err := s.Create(ctx, Task{Status: "NOPE", Description: "x"}, goldenNow)
+			_, err := createVia(s, ctx, Task{Status: "NOPE", Description: "x"}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"TODO, IN_PROGRESS"}},
 		{"create with a value the table has no column for", func(s *Store) error {
-			_, err := s.Create(ctx, Task{Description: "x", Agents: []string{"@ann"}, Extra: map[string]string{"Owner": "ann"}}, goldenNow)
+			_, err := createVia(s, ctx, Task{Description: "x", Agents: []string{"@ann"}, Extra: map[string]string{"Owner": "ann"}}, goldenNow)
 			return err
-		}, ErrInvalid, []string{`no column "Agents"`, "add the column to the header"}},
+		}, ErrInvalid, []string{`column "Agents"`, "no such column", "add it to the header"}},
 		{"create without description", func(s *Store) error {
-			_, err := s.Create(ctx, Task{}, goldenNow)
+			_, err := createVia(s, ctx, Task{}, goldenNow)
 			return err
 		}, ErrInvalid, []string{"description"}},
 		{"change that would add an error", func(s *Store) error {
@@ -287,7 +288,7 @@ func TestStoreRefusals(t *testing.T) {
 
 	t.Run("good row in a file with errors elsewhere", func(t *testing.T) {
 		s := writeMatrix(t, src)
-		before, after, err := s.UpdateTask(ctx, "77aa00", Update{Status: Str("DONE")}, goldenNow)
+		before, after, err := updateVia(s, ctx, "77aa00", Update{Status: Str("DONE")}, goldenNow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +303,7 @@ func TestStoreRefusals(t *testing.T) {
 func TestStoreCreateDefaults(t *testing.T) {
 	s := writeMatrix(t, "# M\n\n"+CanonicalHeader+"\nAfter.\n")
 	now := time.Date(2026, 3, 4, 23, 59, 0, 0, time.UTC)
-	tk, err := s.Create(context.Background(), Task{Description: "New", Agents: []string{"bob"}}, now)
+	tk, err := createVia(s, context.Background(), Task{Description: "New", Agents: []string{"bob"}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestStoreCreateDefaults(t *testing.T) {
 func TestCreateInFileWithoutTaskTable(t *testing.T) {
 	const src = "# Notes\n\n| Name | Value |\n|---|---|\n| a | b |\n"
 	s := writeMatrix(t, src)
-	_, err := s.Create(context.Background(), Task{Description: "x"}, goldenNow)
+	_, err := createVia(s, context.Background(), Task{Description: "x"}, goldenNow)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "| ID | Status |") {
 		t.Fatalf("err = %v, want ErrRefused showing the header to add", err)
 	}
@@ -363,7 +364,7 @@ func TestNewIDCollisions(t *testing.T) {
 		restore, calls := fakeRand(t, "aaaaaa", "bbbbbb", "cccccc")
 		defer restore()
 		s := writeMatrix(t, src)
-		tk, err := s.Create(ctx, Task{Description: "c"}, goldenNow)
+		tk, err := createVia(s, ctx, Task{Description: "c"}, goldenNow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,7 +381,7 @@ func TestNewIDCollisions(t *testing.T) {
 		restore, calls := fakeRand(t, "aaaaaa", "bbbbbb", "aaaaaa")
 		defer restore()
 		s := writeMatrix(t, src)
-		_, err := s.Create(ctx, Task{Description: "c"}, goldenNow)
+		_, err := createVia(s, ctx, Task{Description: "c"}, goldenNow)
 		if err == nil || !strings.Contains(err.Error(), "3 random task IDs in a row collided") || !strings.Contains(err.Error(), "try again") {
 			t.Fatalf("err = %v, want a clear collision error", err)
 		}
@@ -395,7 +396,7 @@ func TestNewIDCollisions(t *testing.T) {
 		defer func() { randRead = old }()
 		randRead = func([]byte) (int, error) { return 0, errors.New("entropy gone") }
 		s := writeMatrix(t, src)
-		if _, err := s.Create(ctx, Task{Description: "c"}, goldenNow); err == nil || !strings.Contains(err.Error(), "entropy gone") {
+		if _, err := createVia(s, ctx, Task{Description: "c"}, goldenNow); err == nil || !strings.Contains(err.Error(), "entropy gone") {
 			t.Fatalf("err = %v", err)
 		}
 		assertUntouched(t, s, src)
@@ -424,17 +425,17 @@ func TestUnreadableRowKeepsItsID(t *testing.T) {
 		t.Fatalf("fixture: %v %v", d.Tasks(), d.Diagnostics())
 	}
 	s := writeMatrix(t, src)
-	_, _, err := s.UpdateTask(ctx, "0000f1", Update{Status: Str("DONE")}, goldenNow)
+	_, _, err := updateVia(s, ctx, "0000f1", Update{Status: Str("DONE")}, goldenNow)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "line 3 could not be read") {
 		t.Errorf("update of an unreadable row: %v, want ErrRefused naming line 3", err)
 	}
-	_, err = s.Create(ctx, Task{ID: "0000f1", Description: "x"}, goldenNow)
+	_, err = createVia(s, ctx, Task{ID: "0000f1", Description: "x"}, goldenNow)
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "already used on line 3") {
 		t.Errorf("create with a broken row's ID: %v", err)
 	}
 	restore, calls := fakeRand(t, "0000f1", "0000f3")
 	defer restore()
-	tk, err := s.Create(ctx, Task{Description: "x"}, goldenNow)
+	tk, err := createVia(s, ctx, Task{Description: "x"}, goldenNow)
 	if err != nil || tk.ID != "0000f3" || *calls != 2 {
 		t.Errorf("random ID: %+v, %v after %d draws; want 0000f3 after 2", tk, err, *calls)
 	}
@@ -447,11 +448,11 @@ func TestUpdateRowWithErrors(t *testing.T) {
 	const src = "| ID | Status | Pri | Diff | Description | Created |\n|---|---|---|---|---|---|\n" +
 		"| 3fa9c2 | TODO | P1 | wild | Row with an error | 2026-13-01 |\n"
 	s := writeMatrix(t, src)
-	_, after, err := s.UpdateTask(ctx, "3fa9c2", Update{Status: Str("DONE")}, goldenNow)
+	_, after, err := updateVia(s, ctx, "3fa9c2", Update{Status: Str("DONE")}, goldenNow)
 	if err != nil || after.Status != "DONE" {
 		t.Fatalf("status change of a row with errors: %+v, %v", after, err)
 	}
-	_, after, err = s.UpdateTask(ctx, "3fa9c2", Update{Difficulty: Str("hard")}, goldenNow)
+	_, after, err = updateVia(s, ctx, "3fa9c2", Update{Difficulty: Str("hard")}, goldenNow)
 	if err != nil || after.Difficulty != "hard" {
 		t.Fatalf("repair of the difficulty: %+v, %v", after, err)
 	}
@@ -473,7 +474,7 @@ func TestStoreKeepsModeAndSymlink(t *testing.T) {
 		if err := os.Chmod(s.Path, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.UpdateTask(ctx, "0000a9", Update{Status: Str("DONE")}, goldenNow); err != nil {
+		if _, _, err := updateVia(s, ctx, "0000a9", Update{Status: Str("DONE")}, goldenNow); err != nil {
 			t.Fatal(err)
 		}
 		if fi, err := os.Stat(s.Path); err != nil || fi.Mode().Perm() != 0o600 {
@@ -497,7 +498,7 @@ func TestStoreKeepsModeAndSymlink(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := NewStore(link)
-		if _, _, err := s.UpdateTask(ctx, "0000a9", Update{Status: Str("DONE")}, goldenNow); err != nil {
+		if _, _, err := updateVia(s, ctx, "0000a9", Update{Status: Str("DONE")}, goldenNow); err != nil {
 			t.Fatal(err)
 		}
 		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -525,5 +526,34 @@ func TestDuplicateColumnUpdateReadsBack(t *testing.T) {
 	re, _ := Parse(d.Bytes()).Task("0d0d01")
 	if after.Priority != "P3" || re.Priority != "P3" || re.Extra["Priority"] != "P2" {
 		t.Errorf("returned %+v, re-parsed %+v", after, re)
+	}
+}
+
+// The errors of Doc edits carry what adapters render: the field, the value
+// and the valid ones, the close IDs; no message names a CLI flag.
+func TestEditErrorsAreTyped(t *testing.T) {
+	d := Parse([]byte("| ID | Status | Pri | Diff | Description | Created | Updated |\n|---|---|---|---|---|---|---|\n| 3fa9c1 | TODO | P1 | med | a | 2026-01-01 | 2026-01-01 |\n"))
+	_, err := d.UpdateTask("3fa9c1", Update{Priority: Str("P9")}, goldenNow)
+	var inv *InvalidError
+	if !errors.As(err, &inv) || inv.Field != "priority" || inv.Value != "P9" || !reflect.DeepEqual(inv.Valid, Priorities) {
+		t.Errorf("bad priority: %#v", err)
+	}
+	_, err = d.UpdateTask("3fa9c1", Update{Set: map[string]string{"Owner": "x"}}, goldenNow)
+	if !errors.As(err, &inv) || inv.Field != "column" || inv.Value != "Owner" || len(inv.Valid) != 7 {
+		t.Errorf("unknown column: %#v", err)
+	}
+	_, err = d.UpdateTask("3fa9c2", Update{Status: Str("DONE")}, goldenNow)
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || nf.Kind != "task" || nf.Name != "3fa9c2" || !reflect.DeepEqual(nf.Suggestions, []string{"3fa9c1"}) {
+		t.Errorf("unknown ID: %#v", err)
+	}
+	_, err = d.UpdateTask("3fa9c1", Update{AddAgents: []string{"not one"}}, goldenNow)
+	if !errors.As(err, &inv) || inv.Field != "agent" {
+		t.Errorf("bad mention: %#v", err)
+	}
+	for _, e := range []error{err, d.NotFound("zzz")} {
+		if strings.Contains(e.Error(), "--") {
+			t.Errorf("%q names a flag", e)
+		}
 	}
 }

@@ -26,7 +26,10 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v: %s %q", ErrInvalid, e.Field, e.Value)
+	fmt.Fprintf(&b, "%v: %s", ErrInvalid, e.Field)
+	if e.Value != "" {
+		fmt.Fprintf(&b, " %q", e.Value)
+	}
 	if e.Reason != "" {
 		b.WriteString(": " + e.Reason)
 	}
@@ -71,6 +74,13 @@ type RefusedError struct {
 	Override string
 	// Holder names who holds what was asked for (a claimed task's agent).
 	Holder string
+	// Field is the domain name of the input the refusal is about ("skills",
+	// "slug", "id"), when there is one; adapters render it like
+	// InvalidError.Field.
+	Field string
+	// Err is a sentinel the refusal also matches with errors.Is (e.g. the
+	// task package's ErrExists); nil for none.
+	Err error
 }
 
 func (e *RefusedError) Error() string {
@@ -81,4 +91,9 @@ func (e *RefusedError) Error() string {
 	return msg
 }
 
-func (e *RefusedError) Unwrap() error { return ErrRefused }
+func (e *RefusedError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrRefused, e.Err}
+	}
+	return []error{ErrRefused}
+}

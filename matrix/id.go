@@ -39,13 +39,13 @@ func (d *Doc) NewID(now time.Time, taken func(string) bool, random func([]byte) 
 			}
 			t = t.Add(time.Second)
 		}
-		return "", fmt.Errorf("%w: no free timestamp ID after %s", ErrRefused, now.Format(timestampIDLayout))
+		return "", refusedf("no free timestamp ID after %s", now.Format(timestampIDLayout))
 	}
 	if prefix, next, width, ok := numberedConvention(ids); ok {
 		for ; ; next++ {
 			if id := prefix + fmt.Sprintf("%0*d", width, next); !used(id) {
 				if !ValidID(id) {
-					return "", fmt.Errorf("%w: the next ID after %s%d would be longer than %d characters", ErrRefused, prefix, next-1, MaxIDLen)
+					return "", refusedf("the next ID after %s%d would be longer than %d characters", prefix, next-1, MaxIDLen)
 				}
 				return id, nil
 			}
@@ -64,7 +64,7 @@ func (d *Doc) NewID(now time.Time, taken func(string) bool, random func([]byte) 
 			return id, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %d random task IDs in a row collided with existing ones; try again", ErrRefused, idAttempts)
+	return "", refusedf("%d random task IDs in a row collided with existing ones; try again", idAttempts)
 }
 
 // allIDs lists the IDs of every row, unreadable ones included.

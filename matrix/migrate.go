@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -29,28 +28,6 @@ type Migration struct {
 	NoPriority int `json:"no_priority"`
 }
 
-// Migrate converts the older Item tables of d into one task table, in d; see
-// Doc.Migrate. It holds the matrix lock and replaces the file atomically;
-// nothing is written when it fails.
-func (s *Store) Migrate(ctx context.Context, now time.Time) (Migration, error) {
-	// Refuse before locking: the lock file appears with the first write, and
-	// a refused migrate must leave the folder as it was.
-	d, err := s.Load(ctx)
-	if err != nil {
-		return Migration{}, err
-	}
-	if _, err := d.Migrate(now); err != nil {
-		return Migration{}, err
-	}
-	var m Migration
-	_, err = s.Modify(ctx, func(d *Doc) error {
-		var err error
-		m, err = d.Migrate(now)
-		return err
-	})
-	return m, err
-}
-
 // Migrate converts every Item table of d (see itemTables) into ONE task
 // table with the canonical columns, written where the first Item table was;
 // the other Item tables are removed, and every other byte of the file (prose,
@@ -64,11 +41,11 @@ func (s *Store) Migrate(ctx context.Context, now time.Time) (Migration, error) {
 // has no Item table, or holds a value it cannot map or a row it cannot split.
 func (d *Doc) Migrate(now time.Time) (Migration, error) {
 	if d.HasTaskTable() {
-		return Migration{}, refusedf("%v: the matrix already has a task table (line %d); migrate converts only a file that has none, so nothing was written", ErrRefused, d.firstTaskTable().headerLine)
+		return Migration{}, refusedf("the matrix already has a task table (line %d); migrate converts only a file that has none, so nothing was written", d.firstTaskTable().headerLine)
 	}
 	tables := d.itemTables()
 	if len(tables) == 0 {
-		return Migration{}, refusedf("%v: nothing to migrate: the matrix has no task table and no older-format Item table (a table whose header has an Item column, e.g. | Item | Priority | Difficulty | Backlog | Description |); add a task table with this header instead:\n%s", ErrRefused, strings.TrimSuffix(CanonicalHeader, "\n"))
+		return Migration{}, refusedf("nothing to migrate: the matrix has no task table and no older-format Item table (a table whose header has an Item column, e.g. | Item | Priority | Difficulty | Backlog | Description |); add a task table with this header instead:\n%s", strings.TrimSuffix(CanonicalHeader, "\n"))
 	}
 	conv := converter{heads: d.headings(), seen: map[string]bool{}, keep: map[string]bool{}}
 	conv.diffLegend, conv.priLegend = d.legends()
@@ -84,7 +61,7 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 		if n > show {
 			shown, more = shown[:show], fmt.Sprintf("; and %d more", n-show)
 		}
-		return Migration{}, refusedf("%v: migrate cannot read %d item value(s), so nothing was written: %s%s; fix those cells (or add a legend row that says what they mean) and run migrate again", ErrRefused, n, strings.Join(shown, "; "), more)
+		return Migration{}, refusedf("migrate cannot read %d item value(s), so nothing was written: %s%s; fix those cells (or add a legend row that says what they mean) and run migrate again", n, strings.Join(shown, "; "), more)
 	}
 	kept := conv.keptColumns()
 	cols := append([]string{}, CanonicalColumns...)
@@ -130,7 +107,7 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 	out := d.withoutTables(tables, b.String())
 	nd := Parse(out)
 	if got := len(nd.rows); !nd.HasTaskTable() || got != len(items) || countErrors(nd.diags) > countErrors(d.diags) {
-		return Migration{}, refusedf("%v: the converted table reads back as %d rows, not %d, or with errors; nothing was written (please report this with the file)", ErrRefused, got, len(items))
+		return Migration{}, refusedf("the converted table reads back as %d rows, not %d, or with errors; nothing was written (please report this with the file)", got, len(items))
 	}
 	*d = *nd
 	return m, nil

@@ -397,7 +397,7 @@ func TestStoreMigrate(t *testing.T) {
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewStore(path).Migrate(context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
+	if _, err := migrateVia(NewStore(path), context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
 		t.Fatalf("Migrate of an unreadable priority = %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
@@ -408,7 +408,7 @@ func TestStoreMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := NewStore(path)
-	m, err := s.Migrate(context.Background(), migrateNow)
+	m, err := migrateVia(s, context.Background(), migrateNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,13 +417,13 @@ func TestStoreMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ids := d.IDs(); len(ids) != 2 || ids[0] != m.IDs[0] || ids[1] != m.IDs[1] || m.Done != 1 || m.Todo != 1 {
-		t.Fatalf("after Store.Migrate the file has IDs %v; migration %+v", ids, m)
+		t.Fatalf("after the migration the file has IDs %v; migration %+v", ids, m)
 	}
 	if a, _ := d.Task(m.IDs[0]); a.Status != "DONE" || a.Priority != "P2" || a.Difficulty != "easy" || a.Description != "a — first" {
 		t.Errorf("first task %+v", a)
 	}
 	written, _ := os.ReadFile(path)
-	if _, err := s.Migrate(context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
+	if _, err := migrateVia(s, context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
 		t.Fatalf("second migrate = %v; want a refusal", err)
 	}
 	if again, _ := os.ReadFile(path); !bytes.Equal(again, written) {

@@ -7,7 +7,6 @@ package matrix
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -286,7 +285,7 @@ func NormalizeMention(s string) (string, error) {
 		v = "@" + v
 	}
 	if !mentionRe.MatchString(v) {
-		return "", fmt.Errorf("%w: agent %q is not an @mention (letters, digits, '-', '_', '.')", ErrInvalid, s)
+		return "", &InvalidError{Field: "agent", Value: s, Reason: "not an @mention (letters, digits, '-', '_', '.')"}
 	}
 	return v, nil
 }

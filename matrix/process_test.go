@@ -79,15 +79,15 @@ func TestHelperProcess(t *testing.T) {
 // shared task: three locked read-modify-writes.
 func concurrentWriter(ctx context.Context, s *Store, n string) error {
 	_, _ = io.Copy(io.Discard, os.Stdin)
-	tk, err := s.Create(ctx, Task{Description: "created by writer " + n, Mode: "coder"}, helperNow)
+	tk, err := createVia(s, ctx, Task{Description: "created by writer " + n, Mode: "coder"}, helperNow)
 	if err != nil {
 		return err
 	}
 	fmt.Println(tk.ID)
-	if _, _, err := s.UpdateTask(ctx, tk.ID, Update{Status: Str("DONE"), AddAgents: []string{"w" + n}}, helperNow); err != nil {
+	if _, _, err := updateVia(s, ctx, tk.ID, Update{Status: Str("DONE"), AddAgents: []string{"w" + n}}, helperNow); err != nil {
 		return err
 	}
-	_, _, err = s.UpdateTask(ctx, "5a5a5a", Update{AddAgents: []string{"w" + n}}, helperNow)
+	_, _, err = updateVia(s, ctx, "5a5a5a", Update{AddAgents: []string{"w" + n}}, helperNow)
 	return err
 }
 
@@ -342,7 +342,7 @@ func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 	}
 	// The lock must not outlive its holder: a normal update goes through.
 	s.LockTimeout = 2 * time.Second
-	if _, _, err := s.UpdateTask(ctx, "7f7f7f", Update{Status: Str("TODO")}, helperNow); err != nil {
+	if _, _, err := updateVia(s, ctx, "7f7f7f", Update{Status: Str("TODO")}, helperNow); err != nil {
 		t.Fatalf("update after the kills: %v", err)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(s.Path))
@@ -379,7 +379,7 @@ func TestLockTimeoutNamesTheLockFile(t *testing.T) {
 
 	s.LockTimeout = 200 * time.Millisecond
 	start := time.Now()
-	_, _, err = s.UpdateTask(ctx, "0000e1", Update{Status: Str("DONE")}, goldenNow)
+	_, _, err = updateVia(s, ctx, "0000e1", Update{Status: Str("DONE")}, goldenNow)
 	waited := time.Since(start)
 	if !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), s.LockPath()) {
 		t.Fatalf("err = %v, want ErrLockTimeout naming %s", err, s.LockPath())
@@ -397,7 +397,7 @@ func TestLockTimeoutNamesTheLockFile(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	s.LockTimeout = 10 * time.Second
-	if _, err := s.Create(cctx, Task{Description: "y"}, goldenNow); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := createVia(s, cctx, Task{Description: "y"}, goldenNow); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want the context's deadline", err)
 	}
 
@@ -406,7 +406,7 @@ func TestLockTimeoutNamesTheLockFile(t *testing.T) {
 		t.Fatalf("holder: %v", err)
 	}
 	s.LockTimeout = 2 * time.Second
-	if _, _, err := s.UpdateTask(ctx, "0000e1", Update{Status: Str("DONE")}, goldenNow); err != nil {
+	if _, _, err := updateVia(s, ctx, "0000e1", Update{Status: Str("DONE")}, goldenNow); err != nil {
 		t.Fatalf("update after the lock was released: %v", err)
 	}
 }

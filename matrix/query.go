@@ -1,9 +1,9 @@
 package matrix
 
 import (
-	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -68,10 +68,10 @@ func (q Query) NormalizeWith(vocab *Vocabulary) (Query, error) {
 	}
 	out.Sort = strings.ToLower(strings.TrimSpace(q.Sort))
 	if s := strings.TrimPrefix(out.Sort, "-"); s != "" && !slices.Contains(Sorts, s) {
-		return q, fmt.Errorf("%w: sort %q; valid: %s (prefix - to reverse)", ErrInvalid, q.Sort, strings.Join(Sorts, ", "))
+		return q, &InvalidError{Field: "sort", Value: q.Sort, Valid: Sorts, Reason: "unknown sort (prefix - to reverse)"}
 	}
 	if q.Limit < 0 {
-		return q, fmt.Errorf("%w: limit %d must be 0 (no limit) or more", ErrInvalid, q.Limit)
+		return q, &InvalidError{Field: "limit", Value: strconv.Itoa(q.Limit), Reason: "must be 0 (no limit) or more"}
 	}
 	return out, nil
 }

@@ -51,7 +51,7 @@ func (d *Doc) ReplaceRow(id string, cells []string) error {
 		return d.NotFound(id)
 	}
 	if len(rs) > 1 {
-		return fmt.Errorf("%w: ID %s is on lines %d and %d; give one of them a new ID first (or use ReplaceRowAt)", ErrRefused, id, rs[0].line, rs[1].line)
+		return refusedf("ID %s is on lines %d and %d; give one of them a new ID first (or use ReplaceRowAt)", id, rs[0].line, rs[1].line)
 	}
 	return d.replaceRow(rs[0], cells)
 }
@@ -114,7 +114,7 @@ func (d *Doc) replaceRow(r *row, cells []string) error {
 	}
 	if !ok || countErrors(d.diags) > errs {
 		*d = old
-		return fmt.Errorf("%w: the new line for the row on line %d would not read back as the same row with these cells; nothing was changed", ErrRefused, r.line)
+		return refusedf("the new line for the row on line %d would not read back as the same row with these cells; nothing was changed", r.line)
 	}
 	return nil
 }

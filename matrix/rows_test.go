@@ -137,12 +137,12 @@ func TestRowThatNeverEnds(t *testing.T) {
 		}
 		// create refuses: a new row would become part of the open one.
 		s := writeMatrix(t, src)
-		_, err := s.Create(context.Background(), Task{Description: "new"}, goldenNow)
-		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "line 6") || !strings.Contains(err.Error(), "agentinfra validate --fix") {
+		_, err := createVia(s, context.Background(), Task{Description: "new"}, goldenNow)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "line 6") || !strings.Contains(err.Error(), "the validator's fix") {
 			t.Errorf("create after a row that never ends: %v", err)
 		}
 		assertUntouched(t, s, src)
-		_, _, err = s.UpdateTask(context.Background(), "260120000002", Update{Status: Str("DONE")}, goldenNow)
+		_, _, err = updateVia(s, context.Background(), "260120000002", Update{Status: Str("DONE")}, goldenNow)
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "never ends") {
 			t.Errorf("update of a row that never ends: %v", err)
 		}
@@ -218,7 +218,7 @@ func TestRowsAfterContinuedRowInList(t *testing.T) {
 func TestUpdateContinuedRow(t *testing.T) {
 	src := readRows(t, "real.md")
 	s := writeMatrix(t, string(src))
-	_, after, err := s.UpdateTask(context.Background(), "260121101501", Update{Status: Str("DONE")}, goldenNow)
+	_, after, err := updateVia(s, context.Background(), "260121101501", Update{Status: Str("DONE")}, goldenNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestUpdateContinuedRow(t *testing.T) {
 	}
 
 	// A new Description replaces the whole continued cell.
-	_, after, err = s.UpdateTask(context.Background(), "260120204152", Update{Description: Str("Rework the fetcher (see tasks/)")}, goldenNow)
+	_, after, err = updateVia(s, context.Background(), "260120204152", Update{Description: Str("Rework the fetcher (see tasks/)")}, goldenNow)
 	if err != nil {
 		t.Fatal(err)
 	}

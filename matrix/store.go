@@ -23,7 +23,7 @@ type Store struct {
 	Path        string
 	LockTimeout time.Duration
 	// Vocab is the workspace's vocabulary for Status, Pri and Diff (nil: the
-	// default); OpenStore reads it from .agent/config.yaml.
+	// default); task.OpenStore reads it from .agent/config.yaml.
 	Vocab *Vocabulary
 }
 
@@ -108,7 +108,7 @@ func (s *Store) Modify(ctx context.Context, fn func(d *Doc) error) (*Doc, error)
 				}
 			}
 		}
-		return nil, refusedf("%v: the change would make the matrix invalid (%s); nothing was written", ErrRefused, strings.Join(msgs, "; "))
+		return nil, refusedf("the change would make the matrix invalid (%s); nothing was written", strings.Join(msgs, "; "))
 	}
 	target := s.Path
 	if p, err := filepath.EvalSymlinks(s.Path); err == nil {
@@ -185,21 +185,11 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	}
 }
 
-// Create adds a task: a fresh unique ID unless t.ID is set, status TODO,
-// priority P2 and difficulty med unless given (with a vocabulary that lacks
-// them: its first status, and its middle priority and difficulty),
-// Created = Updated = today.
-func (s *Store) Create(ctx context.Context, t Task, now time.Time) (Task, error) {
-	var out Task
-	_, err := s.Modify(ctx, func(d *Doc) error {
-		var err error
-		out, err = d.CreateTask(t, now)
-		return err
-	})
-	return out, err
-}
-
-// CreateTask fills defaults into t, checks it and appends it to d.
+// CreateTask fills defaults into t: a fresh unique ID unless t.ID is set,
+// status TODO, priority P2 and difficulty med unless given (with a
+// vocabulary that lacks them: its first status, and its middle priority and
+// difficulty), Created = Updated = today; it checks t and appends it to d.
+// Run it inside Store.Modify (the task package does, with the task folder).
 func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 	t = t.clone()
 	if t.ID == "" {
@@ -225,7 +215,7 @@ func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 		t.Updated = Today(now)
 	}
 	if strings.TrimSpace(t.Description) == "" {
-		return Task{}, fmt.Errorf("%w: a task needs a description", ErrInvalid)
+		return Task{}, &InvalidError{Field: "description", Reason: "a task needs a description"}
 	}
 	for _, a := range []struct {
 		col string
@@ -249,16 +239,6 @@ func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 	}
 	created, _ := d.Task(t.ID)
 	return created, nil
-}
-
-// UpdateTask changes one task under the lock and returns it before and after.
-func (s *Store) UpdateTask(ctx context.Context, id string, u Update, now time.Time) (before, after Task, err error) {
-	_, err = s.Modify(ctx, func(d *Doc) error {
-		before, _ = d.Task(id) // d.UpdateTask refuses unknown IDs and bad rows
-		after, err = d.UpdateTask(id, u, now)
-		return err
-	})
-	return before, after, err
 }
 
 // defaultValue is preferred when the vocabulary allows it; else the first

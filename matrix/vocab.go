@@ -11,7 +11,7 @@ import (
 // with the other words people write for them (aliases). Values match
 // case-insensitively, and a space or '-' matches '_' ("in progress" is
 // IN_PROGRESS). A Vocabulary is immutable: build one with NewVocabulary or
-// DefaultVocabulary, or read a workspace's with LoadVocabulary.
+// DefaultVocabulary, or read a workspace's with task.LoadVocabulary.
 type Vocabulary struct {
 	values       map[string][]string          // column → canonical values, in order
 	lookup       map[string]map[string]string // column → key (see vocabKey) → canonical value
@@ -211,7 +211,11 @@ func (v *Vocabulary) Normalize(col, s string) (string, error) {
 	if c, ok := v.lookup[col][vocabKey(s)]; ok {
 		return c, nil
 	}
-	return "", fmt.Errorf("%w: unknown %s %q; %s", ErrInvalid, vocabNoun(col), s, v.validList(col))
+	reason := "unknown " + vocabNoun(col)
+	if v.source != "" {
+		reason += " (the values come from " + v.source + ")"
+	}
+	return "", &InvalidError{Field: vocabNoun(col), Value: s, Valid: slices.Clone(vals), Reason: reason}
 }
 
 // validList says which values a column allows, and where they come from.

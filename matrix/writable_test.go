@@ -28,11 +28,11 @@ func TestModifyRefusesReadOnlyMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := treehash.Guard(t, filepath.Dir(s.Path))
-	_, err := s.Create(context.Background(), Task{Description: "y"}, goldenNow)
+	_, err := createVia(s, context.Background(), Task{Description: "y"}, goldenNow)
 	if !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), s.Path) || !strings.Contains(err.Error(), "chmod u+w") {
 		t.Fatalf("err = %v, want ErrReadOnly naming the file and the fix", err)
 	}
-	if _, _, err := s.UpdateTask(context.Background(), "0000e1", Update{Status: Str("DONE")}, goldenNow); !errors.Is(err, ErrReadOnly) {
+	if _, _, err := updateVia(s, context.Background(), "0000e1", Update{Status: Str("DONE")}, goldenNow); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("update: %v, want ErrReadOnly", err)
 	}
 	check()
@@ -41,7 +41,7 @@ func TestModifyRefusesReadOnlyMatrix(t *testing.T) {
 	if err := os.Symlink(s.Path, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewStore(link).Create(context.Background(), Task{Description: "y"}, goldenNow); !errors.Is(err, ErrReadOnly) {
+	if _, err := createVia(NewStore(link), context.Background(), Task{Description: "y"}, goldenNow); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("through a symlink: %v, want ErrReadOnly", err)
 	}
 	check()
@@ -49,7 +49,7 @@ func TestModifyRefusesReadOnlyMatrix(t *testing.T) {
 	if err := os.Chmod(s.Path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Create(context.Background(), Task{Description: "y"}, goldenNow); err != nil {
+	if _, err := createVia(s, context.Background(), Task{Description: "y"}, goldenNow); err != nil {
 		t.Fatalf("after chmod u+w: %v", err)
 	}
 }
@@ -61,7 +61,7 @@ func TestCancelledModifyCreatesNoLockFile(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for range 20 {
-		if _, err := s.Create(ctx, Task{Description: "y"}, goldenNow); !errors.Is(err, context.Canceled) {
+		if _, err := createVia(s, ctx, Task{Description: "y"}, goldenNow); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestAsUserHelper(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process only")
 	}
-	_, err := NewStore(path).Create(context.Background(), Task{Description: "y"}, goldenNow)
+	_, err := createVia(NewStore(path), context.Background(), Task{Description: "y"}, goldenNow)
 	switch {
 	case errors.Is(err, ErrReadOnly):
 		os.Stdout.WriteString("read-only: " + err.Error() + "\n")
@@ -107,7 +107,7 @@ func TestReadOnlyForAnotherUser(t *testing.T) {
 			t.Fatal(err)
 		}
 		check := treehash.Guard(t, dir)
-		if _, err := s.Create(context.Background(), Task{Description: "y"}, goldenNow); !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "folder") {
+		if _, err := createVia(s, context.Background(), Task{Description: "y"}, goldenNow); !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "folder") {
 			t.Errorf("read-only folder: %v, want ErrReadOnly naming the folder", err)
 		}
 		check()

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -52,7 +52,7 @@ func newWorkspace(t testing.TB, tasks int) *workspace.Workspace {
 	t.Helper()
 	root := t.TempDir()
 	ctx := context.Background()
-	if _, err := scaffold.Init(ctx, root); err != nil {
+	if _, err := task.Init(ctx, root); err != nil {
 		t.Fatal(err)
 	}
 	skillDir := filepath.Join(root, ".agent", "skills", "go-testing")
@@ -67,7 +67,7 @@ func newWorkspace(t testing.TB, tasks int) *workspace.Workspace {
 		t.Fatal(err)
 	}
 	for i := range tasks {
-		_, _, err := scaffold.CreateTask(ctx, ws, scaffold.CreateOptions{
+		_, err := task.CreateTask(ctx, ws, task.CreateOptions{
 			Description: "task number " + string(rune('a'+i%26)), Mode: "coder",
 			Skills: []string{"go-testing"}, Getenv: testGetenv,
 		}, fixedNow)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 const notifyWithin = 500 * time.Millisecond
@@ -84,7 +85,7 @@ func testSubscribeExternalEdit(t *testing.T, proto string) {
 	u.quiet(t, MatrixURI, 150*time.Millisecond)
 
 	id := loadTasks(t, ws)[0].ID
-	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(ctx, id, matrix.Update{Status: matrix.Str("REVIEW")}, fixedNow); err != nil {
+	if _, err := task.UpdateTask(ctx, ws, id, matrix.Update{Status: matrix.Str("REVIEW")}, fixedNow, task.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now() // the change is on disk (renamed into place) from here
@@ -149,7 +150,7 @@ drain:
 	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: MatrixURI}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(ctx, id, matrix.Update{Status: matrix.Str("DONE")}, fixedNow); err != nil {
+	if _, err := task.UpdateTask(ctx, ws, id, matrix.Update{Status: matrix.Str("DONE")}, fixedNow, task.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	u.quiet(t, MatrixURI, 300*time.Millisecond)
@@ -175,12 +176,12 @@ func testSubscribeTask(t *testing.T, proto string) {
 	}
 
 	// Another row changes: no notification for this task.
-	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(ctx, rows[1].ID, matrix.Update{Status: matrix.Str("BLOCKED")}, fixedNow); err != nil {
+	if _, err := task.UpdateTask(ctx, ws, rows[1].ID, matrix.Update{Status: matrix.Str("BLOCKED")}, fixedNow, task.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	u.quiet(t, uri, 300*time.Millisecond)
 
-	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(ctx, rows[0].ID, matrix.Update{Priority: matrix.Str("P1")}, fixedNow); err != nil {
+	if _, err := task.UpdateTask(ctx, ws, rows[0].ID, matrix.Update{Priority: matrix.Str("P1")}, fixedNow, task.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

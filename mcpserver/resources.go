@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 // Resource URIs.
@@ -96,7 +97,7 @@ func (s *Server) taskResource(ctx context.Context, id string) (TaskResource, err
 	if t.Agents == nil {
 		r.Task.Agents = []string{}
 	}
-	dir, archived := s.ws.FindTaskDir(t.ID)
+	dir, archived := task.Folder(s.ws, d, t.ID)
 	if dir != "" {
 		r.Dir, r.Archived = s.rel(dir), archived
 		if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err == nil {

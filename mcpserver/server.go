@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -81,7 +82,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 50 * time.Millisecond
 	}
-	store, err := matrix.OpenStore(opts.Workspace) // with the config's vocabulary
+	store, err := task.OpenStore(opts.Workspace) // with the config's vocabulary
 	if err != nil {
 		return nil, err
 	}

@@ -214,20 +214,10 @@ func addTool[In, Out any](s *mcp.Server, spec toolSpec, fn toolFunc[In, Out]) er
 }
 
 func errorResult(err error) *mcp.CallToolResult {
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: cliToMCP.Replace(err.Error())}}}
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: mcpMessage(err)}}}
 	r.SetError(err)
 	return r
 }
-
-// cliToMCP rewrites the CLI advice in package errors into what an MCP client can do.
-var cliToMCP = strings.NewReplacer(
-	"run `agentinfra task list` to see the IDs", "use task with action list to see the IDs",
-	", or pass --force to use it anyway", "",
-	" or pass --force to use it anyway", "",
-	"omit --slug", "omit slug",
-	"pass --force to dispatch it again", "its status must change first",
-	"pass --force to dispatch it anyway", "wait for it, or change its status first",
-)
 
 // decodeArgs decodes the arguments object into v, refusing unknown fields and
 // wrong types with messages that name the field, and checking required ones.

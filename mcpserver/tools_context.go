@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/taskcontext"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -55,13 +57,8 @@ func (s *Server) addContextTool() error {
 	})
 }
 
-// idError names the id field on unknown-ID errors.
-func idError(err error) error {
-	if errors.Is(err, matrix.ErrNotFound) {
-		return &fieldError{Field: "id", Msg: err.Error()}
-	}
-	return err
-}
+// idError leaves unknown-ID errors typed: errorResult names the id field.
+func idError(err error) error { return err }
 
 // ---- skill ----
 
@@ -251,7 +248,7 @@ func (s *Server) addPromptTool() error {
 			ContextFiles: in.ContextFiles, Getenv: s.opts.Getenv,
 		})
 		if err != nil {
-			if errors.Is(err, skills.ErrNotFound) && in.Mode != "" && strings.Contains(err.Error(), "mode") {
+			if errors.Is(err, skills.ErrNotFound) && in.Mode != "" && !slices.Contains(skills.ModeNames(s.ws), strings.TrimSpace(in.Mode)) {
 				return PromptOutput{}, "", fieldErrorf("mode", "%v", err)
 			}
 			return PromptOutput{}, "", err
@@ -265,7 +262,7 @@ func (s *Server) addPromptTool() error {
 // insideHint makes sure a refused path error says what to do.
 func insideHint(err error) string {
 	msg := err.Error()
-	if !strings.Contains(msg, "inside the workspace") {
+	if !errors.Is(err, workspace.ErrOutside) {
 		msg += "; pass a path inside the workspace"
 	}
 	return msg
@@ -290,7 +287,7 @@ func (s *Server) task(ctx context.Context, id string) (matrix.Task, error) {
 	}
 	t, err := d.Lookup(id)
 	if err != nil {
-		return matrix.Task{}, &fieldError{Field: "id", Msg: cliToMCP.Replace(err.Error())}
+		return matrix.Task{}, err // a *matrix.NotFoundError: errorResult names the id field
 	}
 	return t, nil
 }

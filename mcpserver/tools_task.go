@@ -11,11 +11,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 // Task actions.
-var taskActions = []string{"create", "update", "list", "archive", "scaffold"}
+var taskActions = []string{"create", "update", "claim", "list", "archive", "scaffold"}
 
 // DefaultListLimit is the list action's default limit.
 const DefaultListLimit = 10
@@ -30,7 +30,9 @@ type TaskInput struct {
 	Difficulty  string     `json:"difficulty,omitempty"`
 	Skills      StringList `json:"skills,omitempty"`
 	Slug        string     `json:"slug,omitempty"`
-	// update, archive, scaffold
+	// create, update: accept skills that do not exist (yet)
+	Force bool `json:"force,omitempty"`
+	// update, claim, archive, scaffold
 	ID        string            `json:"id,omitempty"`
 	Status    string            `json:"status,omitempty"`
 	Agent     string            `json:"agent,omitempty"`
@@ -43,8 +45,9 @@ type TaskInput struct {
 
 // taskFields are the fields each action accepts (besides action).
 var taskFields = map[string][]string{
-	"create":   {"description", "mode", "priority", "difficulty", "skills", "slug"},
-	"update":   {"id", "status", "agent", "priority", "set_fields"},
+	"create":   {"description", "mode", "priority", "difficulty", "skills", "slug", "force"},
+	"update":   {"id", "status", "agent", "priority", "set_fields", "force"},
+	"claim":    {"id", "agent"},
 	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit"},
 	"archive":  {"id"},
 	"scaffold": {"id", "slug"},
@@ -53,7 +56,7 @@ var taskFields = map[string][]string{
 // TaskOutput is the result of the task tool.
 type TaskOutput struct {
 	Action string `json:"action"`
-	// Task is the row created, updated (after the change) or archived.
+	// Task is the row created, updated or claimed (after the change) or archived.
 	Task *matrix.Task `json:"task,omitempty"`
 	// Before is the row before an update.
 	Before *matrix.Task `json:"before,omitempty"`
@@ -65,9 +68,10 @@ type TaskOutput struct {
 	Tasks []matrix.Task `json:"tasks"`
 	// Total is how many rows a list matched before the limit.
 	Total int `json:"total"`
-	// Warnings are the matrix rows a list could not read ("line 40: ..."):
-	// rows with a wrong number of cells, rows that never end, `|`-led lines
-	// that belong to no table. Absent when every row was read.
+	// Warnings did not stop the action: for list, the matrix rows it could
+	// not read ("line 40: ...": a wrong number of cells, a row that never
+	// ends, `|`-led lines that belong to no table); for create and update, a
+	// mode with no .agent/agents/{mode}.md. Absent when there are none.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -80,6 +84,7 @@ func (s *Server) addTaskTool() error {
 				"action list {status?, priority?, mode?, agent?, skill?, query?, limit=10}: matching rows, file order; warnings names rows of the matrix that could not be read. " +
 				"action create {description, mode, priority=P2, difficulty=med, skills[], slug?}: adds a TODO row and its folder .agent/tasks/{id}_{slug}/. " +
 				"action update {id, status?, agent?, priority?, set_fields{}}: changes only what is given and sets Updated. " +
+				"action claim {id, agent}: sets a TODO task IN_PROGRESS with agent as its holder; refused, naming the holder, when another agent holds it (claiming again what you hold changes nothing). " +
 				"action archive {id}: moves a DONE task's folder to .agent/archive/ (the row stays). " +
 				"action scaffold {id, slug?}: creates the missing folder of an existing row (the row stays). " +
 				"Writes take the same lock as the agentinfra CLI.",
@@ -87,16 +92,17 @@ func (s *Server) addTaskTool() error {
 				IdempotentHint: false, OpenWorldHint: ptr(false)},
 		},
 		Props: map[string]prop{
-			"action":      {Desc: "What to do: list, create, update, archive or scaffold.", Enum: taskActions},
+			"action":      {Desc: "What to do: list, create, update, claim, archive or scaffold.", Enum: taskActions},
 			"description": {Desc: "create: what the task is about (one line; becomes the Description column)."},
 			"mode":        {Desc: "create: the agent mode (a file .agent/agents/{mode}.md), e.g. coder; list: only tasks of this mode."},
 			"priority":    {Desc: "create: priority (default P2); update: the new priority; list: only tasks with this priority (no default).", Enum: s.store.Vocab.Priorities(), Default: "P2"},
 			"difficulty":  {Desc: "create: difficulty (default med).", Enum: s.store.Vocab.Difficulties(), Default: "med"},
 			"skills":      {Desc: "create: skill slugs (folders under .agent/skills/), e.g. [\"go-testing\"]."},
 			"slug":        {Desc: "create, scaffold: folder name suffix {id}_{slug}; default: a snake_case form of the description. No '/', '..' or leading dot."},
-			"id":          {Desc: "update, archive, scaffold: the task ID (the ID column)."},
+			"id":          {Desc: "update, claim, archive, scaffold: the task ID (the ID column)."},
+			"force":       {Desc: "create, update: accept skills that do not exist yet."},
 			"status":      {Desc: statusDesc, Enum: s.store.Vocab.Statuses()},
-			"agent":       {Desc: "update: add this @mention to Agents (once); list: only tasks mentioning it. E.g. @coder."},
+			"agent":       {Desc: "update: add this @mention to Agents (once); claim: who takes the task; list: only tasks mentioning it. E.g. @coder."},
 			"set_fields":  {Desc: "update: other columns to set, by header name, e.g. {\"Diff\": \"hard\", \"Mode\": \"reviewer\", \"Description\": \"...\"}."},
 			"skill":       {Desc: "list: only tasks that name this skill."},
 			"query":       {Desc: "list: words that must all appear in the ID, description, mode, skills, agents or extra columns."},
@@ -125,6 +131,8 @@ func (s *Server) taskTool(ctx context.Context, _ *mcp.CallToolRequest, in TaskIn
 		return s.taskCreate(ctx, in, out)
 	case "update":
 		return s.taskUpdate(ctx, in, out)
+	case "claim":
+		return s.taskClaim(ctx, in, out)
 	case "scaffold":
 		return s.taskScaffold(ctx, in, out)
 	default:
@@ -160,7 +168,7 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	}
 	q, err := q.NormalizeWith(s.store.Vocab)
 	if err != nil {
-		return out, "", fieldErrorf(queryField(err), "%v", err)
+		return out, "", err // typed: errorResult names the field
 	}
 	d, tasks, err := s.cache.get(ctx)
 	if err != nil {
@@ -191,20 +199,6 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	return out, b.String(), nil
 }
 
-// queryField guesses which list field a Query.Normalize error is about.
-func queryField(err error) string {
-	msg := strings.ToLower(err.Error())
-	for _, f := range []string{"status", "priority", "agent", "mention"} {
-		if strings.Contains(msg, f) {
-			if f == "mention" {
-				return "agent"
-			}
-			return f
-		}
-	}
-	return "arguments"
-}
-
 func (s *Server) taskCreate(ctx context.Context, in TaskInput, out TaskOutput) (TaskOutput, string, error) {
 	if strings.TrimSpace(in.Description) == "" {
 		return out, "", fieldErrorf("description", "required for action create; say what the task is about")
@@ -212,36 +206,14 @@ func (s *Server) taskCreate(ctx context.Context, in TaskInput, out TaskOutput) (
 	if strings.TrimSpace(in.Mode) == "" {
 		return out, "", fieldErrorf("mode", "required for action create; name an agent mode from .agent/agents/, e.g. coder")
 	}
-	o := scaffold.CreateOptions{Description: in.Description, Mode: strings.TrimSpace(in.Mode),
-		Skills: in.Skills, Slug: in.Slug, Getenv: s.opts.Getenv}
-	var err error
-	if in.Priority != "" {
-		if o.Priority, err = s.store.Vocab.Priority(in.Priority); err != nil {
-			return out, "", fieldErrorf("priority", "%v", err)
-		}
-	}
-	if in.Difficulty != "" {
-		if o.Difficulty, err = s.store.Vocab.Difficulty(in.Difficulty); err != nil {
-			return out, "", fieldErrorf("difficulty", "%v", err)
-		}
-	}
-	if o.Slug != "" {
-		if err := scaffold.ValidateSlug(o.Slug); err != nil {
-			return out, "", fieldErrorf("slug", "%v", err)
-		}
-	}
-	if err := scaffold.CheckRefs(s.ws, s.opts.Getenv, o.Mode, nil); err != nil {
-		return out, "", fieldErrorf("mode", "%v", err)
-	}
-	if err := scaffold.CheckRefs(s.ws, s.opts.Getenv, "", o.Skills); err != nil {
-		return out, "", fieldErrorf("skills", "%v", err)
-	}
-	t, dir, err := scaffold.CreateTask(ctx, s.ws, o, s.opts.Now())
+	c, err := task.CreateTask(ctx, s.ws, task.CreateOptions{Description: in.Description, Mode: in.Mode,
+		Priority: in.Priority, Difficulty: in.Difficulty, Skills: in.Skills, Slug: in.Slug,
+		Force: in.Force, Getenv: s.opts.Getenv}, s.opts.Now())
 	if err != nil {
 		return out, "", noTaskTable(err)
 	}
-	out.Task, out.Dir = &t, s.rel(dir)
-	return out, fmt.Sprintf("created task %s (%s) in %s\n", t.ID, t.Description, out.Dir), nil
+	out.Task, out.Dir, out.Warnings = &c.Task, s.rel(c.Dir), c.Warnings
+	return out, fmt.Sprintf("created task %s (%s) in %s\n", c.Task.ID, c.Task.Description, out.Dir) + warningLines(c.Warnings), nil
 }
 
 func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (TaskOutput, string, error) {
@@ -251,25 +223,13 @@ func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (
 	}
 	var u matrix.Update
 	if in.Status != "" {
-		v, err := s.store.Vocab.Status(in.Status)
-		if err != nil {
-			return out, "", fieldErrorf("status", "%v", err)
-		}
-		u.Status = &v
+		u.Status = &in.Status
 	}
 	if in.Priority != "" {
-		v, err := s.store.Vocab.Priority(in.Priority)
-		if err != nil {
-			return out, "", fieldErrorf("priority", "%v", err)
-		}
-		u.Priority = &v
+		u.Priority = &in.Priority
 	}
 	if a := strings.TrimSpace(in.Agent); a != "" {
-		m, err := matrix.NormalizeMention(a)
-		if err != nil {
-			return out, "", fieldErrorf("agent", "%v", err)
-		}
-		u.AddAgents = []string{m}
+		u.AddAgents = []string{a}
 	}
 	if len(in.SetFields) > 0 {
 		u.Set = in.SetFields
@@ -277,22 +237,63 @@ func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (
 	if u.Status == nil && u.Priority == nil && u.AddAgents == nil && u.Set == nil {
 		return out, "", fieldErrorf("status", "action update needs something to change: status, agent, priority or set_fields")
 	}
-	r, err := scaffold.UpdateTask(ctx, s.ws, id, u, s.opts.Now(), scaffold.UpdateOptions{Getenv: s.opts.Getenv})
+	r, err := task.UpdateTask(ctx, s.ws, id, u, s.opts.Now(), task.UpdateOptions{Force: in.Force, Getenv: s.opts.Getenv})
 	if err != nil {
-		if errors.Is(err, matrix.ErrNotFound) {
-			return out, "", idError(err)
-		}
-		if len(u.Set) > 0 && errors.Is(err, matrix.ErrInvalid) {
-			return out, "", fieldErrorf("set_fields", "%v", err)
-		}
-		return out, "", err
+		return out, "", viaSetFields(err, in.SetFields)
 	}
-	out.Task, out.Before, out.Changed = &r.After, &r.Before, nonNil(r.Changed)
+	out.Task, out.Before, out.Changed, out.Warnings = &r.After, &r.Before, nonNil(r.Changed), r.Warnings
 	text := fmt.Sprintf("updated task %s: %s\n", r.After.ID, strings.Join(r.Changed, ", "))
 	if len(r.Changed) == 0 {
 		text = fmt.Sprintf("task %s unchanged (Updated set)\n", r.After.ID)
 	}
-	return out, text, nil
+	return out, text + warningLines(r.Warnings), nil
+}
+
+func (s *Server) taskClaim(ctx context.Context, in TaskInput, out TaskOutput) (TaskOutput, string, error) {
+	id := strings.TrimSpace(in.ID)
+	if id == "" {
+		return out, "", fieldErrorf("id", "required for action claim; pass the ID of a TODO task")
+	}
+	if strings.TrimSpace(in.Agent) == "" {
+		return out, "", fieldErrorf("agent", "required for action claim; pass your @mention, e.g. @coder")
+	}
+	r, err := task.Claim(ctx, s.ws, id, in.Agent, s.opts.Now())
+	if err != nil {
+		return out, "", err
+	}
+	out.Task, out.Before, out.Changed = &r.After, &r.Before, nonNil(r.Changed)
+	holder := r.After.Agents[len(r.After.Agents)-1]
+	if len(r.Changed) == 0 {
+		return out, fmt.Sprintf("task %s is already IN_PROGRESS, held by %s\n", id, holder), nil
+	}
+	return out, fmt.Sprintf("claimed task %s for %s: status %s → %s\n", id, holder, r.Before.Status, r.After.Status), nil
+}
+
+// viaSetFields names set_fields on an error about a column the client set
+// there rather than with its own parameter.
+func viaSetFields(err error, set map[string]string) error {
+	var inv *matrix.InvalidError
+	if !errors.As(err, &inv) {
+		return err
+	}
+	field := inv.Field
+	if field == "agent" {
+		field = "agents"
+	}
+	for k := range set {
+		if c := matrix.CanonicalColumn(k); c != "" && c == matrix.CanonicalColumn(field) {
+			return &fieldError{Field: "set_fields", Msg: k + ": " + strings.TrimPrefix(mcpInvalid(inv), mcpField(inv.Field)+": ")}
+		}
+	}
+	return err
+}
+
+func warningLines(ws []string) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString("warning: " + w + "\n")
+	}
+	return b.String()
 }
 
 func (s *Server) taskArchive(ctx context.Context, in TaskInput, out TaskOutput) (TaskOutput, string, error) {
@@ -300,12 +301,8 @@ func (s *Server) taskArchive(ctx context.Context, in TaskInput, out TaskOutput) 
 	if id == "" {
 		return out, "", fieldErrorf("id", "required for action archive; pass the ID of a DONE task")
 	}
-	moved, err := scaffold.Archive(ctx, s.ws, id)
+	moved, err := task.Archive(ctx, s.ws, id)
 	if err != nil {
-		if errors.Is(err, matrix.ErrNotFound) || errors.Is(err, scaffold.ErrNotDone) ||
-			errors.Is(err, scaffold.ErrNoTaskDir) || errors.Is(err, scaffold.ErrAlreadyArchived) {
-			return out, "", &fieldError{Field: "id", Msg: err.Error()}
-		}
 		return out, "", err
 	}
 	d, err := s.doc(ctx)
@@ -330,16 +327,8 @@ func (s *Server) taskScaffold(ctx context.Context, in TaskInput, out TaskOutput)
 	if id == "" {
 		return out, "", fieldErrorf("id", "required for action scaffold; pass the ID of a row that has no folder yet")
 	}
-	if in.Slug != "" {
-		if err := scaffold.ValidateSlug(in.Slug); err != nil {
-			return out, "", fieldErrorf("slug", "%v", err)
-		}
-	}
-	t, dir, err := scaffold.ScaffoldTask(ctx, s.ws, id, scaffold.ScaffoldOptions{Slug: in.Slug}, s.opts.Now())
+	t, dir, err := task.ScaffoldTask(ctx, s.ws, id, task.ScaffoldOptions{Slug: in.Slug}, s.opts.Now())
 	if err != nil {
-		if errors.Is(err, matrix.ErrNotFound) || errors.Is(err, scaffold.ErrExists) || errors.Is(err, matrix.ErrInvalid) {
-			return out, "", &fieldError{Field: "id", Msg: err.Error()}
-		}
 		return out, "", err
 	}
 	out.Task, out.Dir = &t, s.rel(dir)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func TestToolsListContract(t *testing.T) {
@@ -68,7 +69,7 @@ func TestToolsListContract(t *testing.T) {
 		enum       []any
 		def        any
 	}{
-		{"task", "action", []any{"create", "update", "list", "archive", "scaffold"}, nil},
+		{"task", "action", []any{"create", "update", "claim", "list", "archive", "scaffold"}, nil},
 		{"task", "status", []any{"TODO", "IN_PROGRESS", "BLOCKED", "REVIEW", "DONE"}, nil},
 		{"task", "priority", []any{"P1", "P2", "P3", "P4"}, "P2"},
 		{"task", "difficulty", []any{"easy", "med", "hard"}, "med"},
@@ -205,7 +206,7 @@ func TestToolErrors(t *testing.T) {
 		fix   string // a hint of the fix that must appear too
 	}{
 		{"task", map[string]any{}, "action", "action"},
-		{"task", map[string]any{"action": "delete"}, "action", "create, update, list, archive, scaffold"},
+		{"task", map[string]any{"action": "delete"}, "action", "create, update, claim, list, archive, scaffold"},
 		{"task", map[string]any{"action": "update", "id": "zzzzzz", "status": "DONE"}, "id", "list"},
 		{"task", map[string]any{"action": "update", "id": id[:5] + "x", "status": "DONE"}, "id", id},
 		{"task", map[string]any{"action": "update", "id": id, "status": "PAUSED"}, "status", "IN_PROGRESS"},
@@ -216,8 +217,10 @@ func TestToolErrors(t *testing.T) {
 		{"task", map[string]any{"action": "update", "id": id, "mode": "reviewer"}, "mode", "set_fields"},
 		{"task", map[string]any{"action": "create", "mode": "coder"}, "description", "required"},
 		{"task", map[string]any{"action": "create", "description": "x"}, "mode", "coder"},
-		{"task", map[string]any{"action": "create", "description": "x", "mode": "codr"}, "mode", "coder"},
-		{"task", map[string]any{"action": "create", "description": "x", "mode": "coder", "skills": []string{"nope"}}, "skills", "SKILL.md"},
+		{"task", map[string]any{"action": "create", "description": "x", "mode": "coder", "skills": []string{"nope"}}, "skills", "SKILL.md first; pass force: true to do it anyway"},
+		{"task", map[string]any{"action": "claim", "id": id}, "agent", "required"},
+		{"task", map[string]any{"action": "claim", "id": id, "agent": "two words"}, "agent", "@mention"},
+		{"task", map[string]any{"action": "claim", "id": "nosuch", "agent": "@a"}, "id", "list"},
 		{"task", map[string]any{"action": "create", "description": "x", "mode": "coder", "slug": "../escape"}, "slug", ""},
 		{"task", map[string]any{"action": "create", "description": "x", "mode": "coder", "difficulty": "extreme"}, "difficulty", "hard"},
 		{"task", map[string]any{"action": "list", "limit": "ten"}, "limit", "integer"},
@@ -412,7 +415,7 @@ func TestMatrixCache(t *testing.T) {
 		t.Errorf("5 lists parsed the matrix %d times, want 1", n)
 	}
 	id := loadTasks(t, ws)[0].ID
-	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(context.Background(), id, matrix.Update{Status: matrix.Str("BLOCKED")}, fixedNow); err != nil {
+	if _, err := task.UpdateTask(context.Background(), ws, id, matrix.Update{Status: matrix.Str("BLOCKED")}, fixedNow, task.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var list TaskOutput

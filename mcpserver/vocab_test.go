@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 // A task whose Mode names no file gets a prompt anyway, with a warning in the
@@ -18,7 +19,7 @@ func TestUnknownModeAndAliases(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "config.yaml"), []byte("matrix:\n  aliases:\n    status: {underway: IN_PROGRESS}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := matrix.NewStore(ws.MatrixPath()).UpdateTask(context.Background(), id, matrix.Update{Mode: matrix.Str("code")}, fixedNow); err != nil {
+	if _, err := task.UpdateTask(context.Background(), ws, id, matrix.Update{Mode: matrix.Str("code")}, fixedNow, task.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, cs := connect(t, ws, nil)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -193,12 +194,15 @@ func (w *watcher) baseline(ctx context.Context, id string) {
 // taskFingerprint summarizes a task's row, folder and README.
 func (s *Server) taskFingerprint(ctx context.Context, id string) (fp, dir string) {
 	var b strings.Builder
-	if d, err := s.doc(ctx); err == nil {
+	d, err := s.doc(ctx)
+	if err == nil {
 		if t, ok := d.Task(id); ok {
 			fmt.Fprintf(&b, "%q", fmt.Sprint(t.Status, t.Priority, t.Difficulty, t.Mode, t.Skills, t.Agents, t.Description, t.Created, t.Updated, t.Extra))
 		}
+	} else {
+		d = nil
 	}
-	dir, archived := s.ws.FindTaskDir(id)
+	dir, archived := task.Folder(s.ws, d, id)
 	fmt.Fprintf(&b, "|%s|%v", dir, archived)
 	if dir != "" {
 		if fi, err := os.Stat(filepath.Join(dir, "README.md")); err == nil {

@@ -52,10 +52,13 @@ type ModelConfig struct {
 	Path string `yaml:"-" json:"path"`
 }
 
+// ConfigPath is the workspace config file.
+func ConfigPath(ws *workspace.Workspace) string { return ws.ConfigPath() }
+
 // LoadModelConfig reads the models section of .agent/config.yaml. A missing
 // file is an empty config; other keys of the file are ignored.
 func LoadModelConfig(ws *workspace.Workspace) (ModelConfig, error) {
-	path := matrix.ConfigPath(ws)
+	path := ws.ConfigPath()
 	src, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ModelConfig{}, nil

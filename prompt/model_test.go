@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
 	"github.com/agentinfra/agentinfra/skills"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -141,7 +141,7 @@ func TestModelForMergesTaskAndOverrides(t *testing.T) {
 // (docs/skills.md, "Model selection").
 func TestStarterModesFollowTheDifficultyRule(t *testing.T) {
 	root := t.TempDir()
-	if _, err := scaffold.Init(context.Background(), root); err != nil {
+	if _, err := tasksvc.Init(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
 	starter, err := workspace.New(root)

@@ -21,6 +21,8 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	tasksvc "github.com/agentinfra/agentinfra/task"
+
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -337,7 +339,7 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 	if err := ctx.Err(); err != nil {
 		return matrix.Task{}, err
 	}
-	vocab, err := matrix.LoadVocabulary(ws)
+	vocab, err := tasksvc.LoadVocabulary(ws)
 	if err != nil {
 		return matrix.Task{}, err
 	}

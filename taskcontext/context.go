@@ -18,6 +18,7 @@ import (
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/skills"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -169,7 +170,7 @@ func Build(ctx context.Context, ws *workspace.Workspace, id string, opts Options
 	opts = opts.withDefaults()
 	doc := opts.Doc
 	if doc == nil {
-		store, err := matrix.OpenStore(ws)
+		store, err := tasksvc.OpenStore(ws)
 		if err == nil {
 			doc, err = store.Load(ctx)
 		}

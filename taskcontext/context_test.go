@@ -163,8 +163,9 @@ func TestTaskContextUnknownID(t *testing.T) {
 		t.Errorf("error does not suggest the close ID: %v", err)
 	}
 	_, err = Build(context.Background(), ws, "zzzzzzzz", Options{Getenv: noEnv})
-	if !errors.Is(err, matrix.ErrNotFound) || !strings.Contains(err.Error(), "agentinfra task list") {
-		t.Errorf("err = %v, want ErrNotFound pointing at task list", err)
+	var nf *matrix.NotFoundError
+	if !errors.As(err, &nf) || nf.Name != "zzzzzzzz" || len(nf.Suggestions) != 0 {
+		t.Errorf("err = %v, want a *matrix.NotFoundError without suggestions", err)
 	}
 }
 

@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
 // EnvRoot names the environment variable that overrides workspace discovery.
 const EnvRoot = "AGENTINFRA_ROOT"
+
+// ErrOutside is a path that resolves outside the workspace.
+var ErrOutside = errors.New("path outside the workspace")
 
 // ErrNoWorkspace is returned when no .agent/ folder can be found.
 var ErrNoWorkspace = errors.New("no agentinfra workspace found")
@@ -79,6 +83,9 @@ func (w *Workspace) SkillsDir() string    { return filepath.Join(w.Root, ".agent
 func (w *Workspace) TemplatesDir() string { return filepath.Join(w.Root, ".agent", "templates") }
 func (w *Workspace) HandoffsDir() string  { return filepath.Join(w.Root, ".agent", "handoffs") }
 
+// ConfigPath is the workspace config file, .agent/config.yaml.
+func (w *Workspace) ConfigPath() string { return filepath.Join(w.Root, ".agent", "config.yaml") }
+
 // ModePath is the system-prompt file of an agent mode.
 func (w *Workspace) ModePath(mode string) string { return filepath.Join(w.AgentsDir(), mode+".md") }
 
@@ -87,31 +94,59 @@ func (w *Workspace) SkillPath(slug string) string {
 	return filepath.Join(w.SkillsDir(), slug, "SKILL.md")
 }
 
-// TaskDir finds the task directory .agent/tasks/{id}_* (or .agent/archive/{id}_*
-// when archived is true). It returns "" when there is none.
-func (w *Workspace) TaskDir(id string, archived bool) string {
+// TaskDirs lists the folders {id}_{slug} of task id in .agent/tasks/ (or
+// .agent/archive/ when archived is true), sorted: the one place a task's
+// folder is looked up. owner, when not nil, names the task a folder belongs
+// to, or "" when it cannot tell (the task package answers with
+// matrix.TaskFolderID over the matrix's IDs), so that with rows ISSUE and
+// ISSUE_003 the folder ISSUE_003_login is not ISSUE's; a folder is skipped
+// only when owner names another task. nil takes every {id}_* folder.
+func (w *Workspace) TaskDirs(id string, archived bool, owner func(folder string) string) []string {
 	base := w.TasksDir()
 	if archived {
 		base = w.ArchiveDir()
 	}
 	matches, _ := filepath.Glob(filepath.Join(base, id+"_*"))
+	var out []string
 	for _, m := range matches {
+		if o := ownerOf(owner, filepath.Base(m)); o != "" && o != id {
+			continue
+		}
 		if isDir(m) {
-			return m
+			out = append(out, m)
 		}
 	}
-	return ""
+	sort.Strings(out)
+	return out
 }
 
-// FindTaskDir looks in tasks/ first, then archive/. archived reports where it was found.
-func (w *Workspace) FindTaskDir(id string) (dir string, archived bool) {
-	if d := w.TaskDir(id, false); d != "" {
-		return d, false
+func ownerOf(owner func(string) string, name string) string {
+	if owner == nil {
+		return ""
 	}
-	if d := w.TaskDir(id, true); d != "" {
-		return d, true
+	return owner(name)
+}
+
+// FindTaskDir looks in tasks/ first, then archive/, without the matrix (see
+// TaskDirs; task.Folder knows the matrix's IDs). archived reports where it
+// was found; dir is "" when there is none.
+func (w *Workspace) FindTaskDir(id string) (dir string, archived bool) {
+	return w.findTaskDir(id, nil)
+}
+
+func (w *Workspace) findTaskDir(id string, owner func(string) string) (string, bool) {
+	if d := w.TaskDirs(id, false, owner); len(d) > 0 {
+		return d[0], false
+	}
+	if d := w.TaskDirs(id, true, owner); len(d) > 0 {
+		return d[0], true
 	}
 	return "", false
+}
+
+// FindTaskDirOwned is FindTaskDir with TaskDirs' owner rule.
+func (w *Workspace) FindTaskDirOwned(id string, owner func(folder string) string) (dir string, archived bool) {
+	return w.findTaskDir(id, owner)
 }
 
 // ValidSlug reports why a user-supplied slug or name cannot be used as one path element.
@@ -148,7 +183,7 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	}
 	rel, err := filepath.Rel(root, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("path %q resolves to %s, outside the workspace %s; pass a path inside the workspace", p, real, w.Root)
+		return "", fmt.Errorf("%w: path %q resolves to %s, outside the workspace %s; pass a path inside the workspace", ErrOutside, p, real, w.Root)
 	}
 	return real, nil
 }

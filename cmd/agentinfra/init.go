@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -45,7 +45,7 @@ older Item format is converted with 'agentinfra migrate'.`,
 			if err != nil {
 				return err
 			}
-			created, err := scaffold.Init(cmd.Context(), ws.Root)
+			created, err := task.Init(cmd.Context(), ws.Root)
 			var notReady error // the matrix init found has no task table
 			if err == nil {
 				notReady = unusableMatrix(ws.MatrixPath())

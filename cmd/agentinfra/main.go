@@ -36,7 +36,7 @@ func run(ctx context.Context, args []string, f *Factory) (code int) {
 	}()
 	root := newRootCmd(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, f *Factory) (code int) {
 		}
 		return ee.code
 	}
-	fmt.Fprintln(f.IO.ErrOut, "error:", err)
+	fmt.Fprintln(f.IO.ErrOut, "error:", cliMessage(cmd, err))
 	if isUsageError(err) {
 		return 2
 	}

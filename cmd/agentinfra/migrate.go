@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/textdiff"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func init() { registerCommand(newCmdMigrate) }
@@ -63,12 +64,11 @@ writes nothing.`,
 			if err != nil {
 				return err
 			}
-			store := matrix.NewStore(ws.MatrixPath())
 			out := migrateOutput{File: rel(ws, ws.MatrixPath()), DryRun: dryRun}
 			if dryRun {
 				// A dry run takes no lock: like any reader, it sees the old or
 				// the new file whole.
-				d, err := store.Load(cmd.Context())
+				d, err := matrix.NewStore(ws.MatrixPath()).Load(cmd.Context())
 				if err != nil {
 					return err
 				}
@@ -79,7 +79,7 @@ writes nothing.`,
 				if out.Diff, err = textdiff.Diff(out.File, old, string(d.Bytes())); err != nil {
 					return err
 				}
-			} else if out.Migration, err = store.Migrate(cmd.Context(), f.Now()); err != nil {
+			} else if out.Migration, err = task.Migrate(cmd.Context(), ws, f.Now()); err != nil {
 				return err
 			}
 			if asJSON {

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func serveFactory(t *testing.T, in string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	root := t.TempDir()
-	if _, err := scaffold.Init(context.Background(), root); err != nil {
+	if _, err := task.Init(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer

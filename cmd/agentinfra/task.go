@@ -1,14 +1,13 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/internal/jsonout"
-	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -17,7 +16,7 @@ func init() { registerCommand(newCmdTask) }
 func newCmdTask(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task",
-		Short: "Create, update, list, show and archive tasks in the matrix",
+		Short: "Create, update, claim, list, show and archive tasks in the matrix",
 		Long: `task works on the rows of .agent/DEVELOPMENT_MATRIX.md and the task folders
 .agent/tasks/{id}_{slug}/. Every change takes the matrix lock and rewrites only the
 row it changes; everything else in the file keeps its bytes.
@@ -26,22 +25,30 @@ Exit codes: 0 success, 1 failure, 2 usage error (unknown flag or refused value).
 		Example: `  agentinfra task create --description "Add retry to fetcher" --mode coder --skills go-testing
   agentinfra task list --status TODO,IN_PROGRESS --sort priority
   agentinfra task update 3f9a2c --status IN_PROGRESS --agent @coder
+  agentinfra task claim 3f9a2c --agent @coder
   agentinfra task show 3f9a2c
   agentinfra task scaffold 3f9a2c
   agentinfra task archive --all-done`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newCmdTaskCreate(f), newCmdTaskUpdate(f), newCmdTaskList(f), newCmdTaskShow(f), newCmdTaskArchive(f), newCmdTaskContext(f), newCmdTaskScaffold(f))
+	cmd.AddCommand(newCmdTaskCreate(f), newCmdTaskUpdate(f), newCmdTaskList(f), newCmdTaskShow(f), newCmdTaskArchive(f), newCmdTaskContext(f), newCmdTaskScaffold(f), newCmdTaskClaim(f))
 	return cmd
 }
 
 // taskErr turns refused values into usage errors (exit 2); the rest exit 1.
 func taskErr(err error) error {
-	if err != nil && errors.Is(err, matrix.ErrInvalid) {
+	if err != nil && isDomainUsageError(err) {
 		return &usageError{err}
 	}
 	return err
+}
+
+// printWarnings puts the service's warnings on stderr; they do not change the exit code.
+func printWarnings(f *Factory, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintln(f.IO.ErrOut, "warning:", w)
+	}
 }
 
 func writeJSON(w io.Writer, v any) error { return jsonout.Write(w, v) }

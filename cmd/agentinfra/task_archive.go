@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func newCmdTaskArchive(f *Factory) *cobra.Command {
@@ -28,18 +28,18 @@ still has a folder in .agent/tasks/ (all of them move, or none).`,
 			if err != nil {
 				return err
 			}
-			var moved []scaffold.Archived
+			var moved []task.Archived
 			if allDone {
-				moved, err = scaffold.ArchiveAllDone(cmd.Context(), ws)
+				moved, err = task.ArchiveAllDone(cmd.Context(), ws)
 			} else {
-				moved, err = scaffold.Archive(cmd.Context(), ws, args[0])
+				moved, err = task.Archive(cmd.Context(), ws, args[0])
 			}
 			if err != nil {
 				return taskErr(err)
 			}
-			out := make([]scaffold.Archived, len(moved))
+			out := make([]task.Archived, len(moved))
 			for i, m := range moved {
-				out[i] = scaffold.Archived{ID: m.ID, From: rel(ws, m.From), To: rel(ws, m.To)}
+				out[i] = task.Archived{ID: m.ID, From: rel(ws, m.From), To: rel(ws, m.To)}
 			}
 			if asJSON {
 				return writeJSON(f.IO.Out, out)

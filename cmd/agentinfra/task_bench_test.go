@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/testmatrix"
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 // BenchmarkTaskList runs `task list --status TODO` in-process (piped output)
@@ -21,7 +21,7 @@ func BenchmarkTaskList(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			root := b.TempDir()
-			if _, err := scaffold.Init(context.Background(), root); err != nil {
+			if _, err := task.Init(context.Background(), root); err != nil {
 				b.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md"), testmatrix.Generate(n, 1), 0o644); err != nil {
@@ -57,7 +57,7 @@ func TestWriteBenchWorkspace(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scaffold.Init(context.Background(), dir); err != nil {
+	if _, err := task.Init(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	src := testmatrix.Generate(n, 1)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -57,7 +57,7 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 	bin := taskBinary(t)
 	root := t.TempDir()
 	ctx := context.Background()
-	if _, err := scaffold.Init(ctx, root); err != nil {
+	if _, err := task.Init(ctx, root); err != nil {
 		t.Fatal(err)
 	}
 	ws, _ := workspace.New(root)
@@ -73,11 +73,11 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 	}
 	existing := make([]string, n)
 	for i := range existing {
-		tk, _, err := scaffold.CreateTask(ctx, ws, scaffold.CreateOptions{Description: fmt.Sprintf("existing %d", i), Mode: "coder"}, taskNow)
+		c, err := task.CreateTask(ctx, ws, task.CreateOptions{Description: fmt.Sprintf("existing %d", i), Mode: "coder"}, taskNow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		existing[i] = tk.ID
+		existing[i] = c.Task.ID
 	}
 
 	type result struct {
@@ -100,7 +100,7 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 			cmd.Dir = root
 			// A loaded CI machine can make 100 serialized fsyncs outlast the
 			// default 10 s lock wait; waiting longer is what a user would do.
-			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1", scaffold.EnvLockTimeout+"="+wait.String())
+			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1", task.EnvLockTimeout+"="+wait.String())
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -147,7 +147,7 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 	}
 
 	d := matrix.Parse([]byte(readText(t, ws.MatrixPath())))
-	if ds := matrix.Validate(ws, d, "DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
+	if ds := task.Validate(ws, d, "DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
 		t.Errorf("matrix does not validate cleanly: %v", ds)
 	}
 	if got, want := len(d.Tasks()), 2*n+extraRows; got != want {
@@ -175,5 +175,80 @@ func TestCLIConcurrentCreateAndUpdate(t *testing.T) {
 	entries, _ := os.ReadDir(ws.TasksDir())
 	if len(entries) != 2*n {
 		t.Errorf("%d task folders, want %d", len(entries), 2*n)
+	}
+}
+
+// TestCLIConcurrentClaimOneWinner runs 20 `task claim` processes of one TODO
+// task by 20 agents at once: exactly one wins (exit 0), the others exit 1
+// naming the winner, the matrix validates, and the README logs one claim.
+func TestCLIConcurrentClaimOneWinner(t *testing.T) {
+	const n = 20
+	bin := taskBinary(t)
+	root := t.TempDir()
+	ctx := context.Background()
+	if _, err := task.Init(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := workspace.New(root)
+	c, err := task.CreateTask(ctx, ws, task.CreateOptions{Description: "contended", Mode: "coder"}, taskNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		agent, out, stderr string
+		code               int
+	}
+	results := make(chan result, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agent := fmt.Sprintf("@agent-%02d", i)
+			<-start
+			cmd := exec.CommandContext(ctx, bin, "task", "claim", c.Task.ID, "--agent", agent)
+			cmd.Env = append(os.Environ(), "AGENTINFRA_ROOT="+root, "NO_COLOR=1", task.EnvLockTimeout+"=60s")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, _ := cmd.Output()
+			results <- result{agent, string(out), stderr.String(), cmd.ProcessState.ExitCode()}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(results)
+	var winners []string
+	var refused []result
+	for r := range results {
+		switch r.code {
+		case 0:
+			winners = append(winners, r.agent)
+			if want := fmt.Sprintf("claimed %s for %s: status TODO → IN_PROGRESS\n", c.Task.ID, r.agent); r.out != want {
+				t.Errorf("winner printed %q, want %q", r.out, want)
+			}
+		case 1:
+			refused = append(refused, r)
+		default:
+			t.Errorf("%s: exit %d, stderr %q", r.agent, r.code, r.stderr)
+		}
+	}
+	if len(winners) != 1 || len(refused) != n-1 {
+		t.Fatalf("winners %v, %d refused; want one winner", winners, len(refused))
+	}
+	for _, r := range refused {
+		if want := fmt.Sprintf("error: task %s is IN_PROGRESS, held by %s\n", c.Task.ID, winners[0]); r.stderr != want {
+			t.Errorf("%s: stderr %q, want %q", r.agent, r.stderr, want)
+		}
+	}
+	d := matrix.Parse([]byte(readText(t, ws.MatrixPath())))
+	if ds := task.Validate(ws, d, "DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
+		t.Errorf("matrix does not validate cleanly: %v", ds)
+	}
+	if tk, _ := d.Task(c.Task.ID); tk.Status != "IN_PROGRESS" || strings.Join(tk.Agents, " ") != winners[0] {
+		t.Errorf("row after the claims: %+v", tk)
+	}
+	if got := strings.Count(readText(t, filepath.Join(c.Dir, "README.md")), "status TODO → IN_PROGRESS"); got != 1 {
+		t.Errorf("README has %d TODO → IN_PROGRESS lines, want 1", got)
 	}
 }

@@ -7,12 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func newCmdTaskCreate(f *Factory) *cobra.Command {
 	var (
-		o      scaffold.CreateOptions
+		o      task.CreateOptions
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -24,11 +24,12 @@ else the built-in template), tracking/ and artifacts/. The row and the folder ar
 created together or not at all. The template's placeholders are filled: {{id}} or
 [ID], {{title}}/{{name}} or [Task Name] (the description's first line),
 {{description}}, {{status}}, {{date}}, {{mode}}, {{priority}}, ... (see
-scaffold.RenderReadme); others are left as written.
+task.RenderReadme); others are left as written.
 
 The slug defaults to a snake_case ASCII form of the description (at most 40
-characters). The mode must exist in .agent/agents/ and each skill in .agent/skills/
-(or the global skills folder) unless --force is given.
+characters). A mode with no file in .agent/agents/ is written with a warning on
+stderr (with close names); each skill must exist in .agent/skills/ (or the global
+skills folder) unless --force is given.
 
 Prints the new ID; --json prints {task, dir}.`,
 		Example: `  agentinfra task create --description "Add retry to fetcher" --mode coder
@@ -57,17 +58,19 @@ Prints the new ID; --json prints {task, dir}.`,
 			o.Skills = splitCSV(o.Skills)
 			o.Agents = splitCSV(o.Agents)
 			o.Getenv = f.Getenv
-			t, dir, err := scaffold.CreateTask(cmd.Context(), ws, o, f.Now())
+			c, err := task.CreateTask(cmd.Context(), ws, o, f.Now())
 			if err != nil {
 				return taskErr(err)
 			}
+			printWarnings(f, c.Warnings)
 			if asJSON {
 				return writeJSON(f.IO.Out, struct {
-					Task matrix.Task `json:"task"`
-					Dir  string      `json:"dir"`
-				}{t, rel(ws, dir)})
+					Task     matrix.Task `json:"task"`
+					Dir      string      `json:"dir"`
+					Warnings []string    `json:"warnings,omitempty"`
+				}{c.Task, rel(ws, c.Dir), c.Warnings})
 			}
-			fmt.Fprintln(f.IO.Out, t.ID)
+			fmt.Fprintln(f.IO.Out, c.Task.ID)
 			return nil
 		},
 	}
@@ -79,7 +82,7 @@ Prints the new ID; --json prints {task, dir}.`,
 	fl.StringSliceVar(&o.Skills, "skills", nil, "skills, comma-separated (folders in .agent/skills/)")
 	fl.StringSliceVar(&o.Agents, "agent", nil, "@mention of an agent on the task (repeatable)")
 	fl.StringVar(&o.Slug, "slug", "", "folder name after the ID (default: from the description)")
-	fl.BoolVar(&o.Force, "force", false, "accept a mode or skills that do not exist (yet)")
+	fl.BoolVar(&o.Force, "force", false, "accept skills that do not exist (yet)")
 	fl.BoolVar(&asJSON, "json", false, "print {task, dir} as JSON")
 	return cmd
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -56,7 +56,7 @@ the rows it read, and exits 1.`,
 			if err != nil {
 				return err
 			}
-			tasks, problems, err := scaffold.ListTasksWithProblems(cmd.Context(), ws, q)
+			tasks, problems, err := task.ListTasksWithProblems(cmd.Context(), ws, q)
 			if err != nil {
 				return taskErr(err)
 			}

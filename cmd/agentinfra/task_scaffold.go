@@ -6,12 +6,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func newCmdTaskScaffold(f *Factory) *cobra.Command {
 	var (
-		o      scaffold.ScaffoldOptions
+		o      task.ScaffoldOptions
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -35,7 +35,7 @@ Prints the folder; --json prints {task, dir}.`,
 			if err != nil {
 				return err
 			}
-			t, dir, err := scaffold.ScaffoldTask(cmd.Context(), ws, args[0], o, f.Now())
+			t, dir, err := task.ScaffoldTask(cmd.Context(), ws, args[0], o, f.Now())
 			if err != nil {
 				return taskErr(err)
 			}

@@ -48,7 +48,7 @@ func TestCLITaskScaffold(t *testing.T) {
 	}{
 		{[]string{"c3d4e5"}, "task c3d4e5 already has a folder, .agent/tasks/c3d4e5_map_the_parser"},
 		{[]string{"a1b2c3"}, ".agent/tasks/a1b2c3_add_retry_to_the_fetcher"},
-		{[]string{"ffffff"}, `no task with ID "ffffff"`},
+		{[]string{"ffffff"}, `no task "ffffff"; run ` + "`agentinfra task list`"},
 	} {
 		code, out, errOut := runTask(t, root, cliOpts{}, append([]string{"task", "scaffold"}, c.args...)...)
 		if code != 1 || out != "" || !strings.Contains(errOut, c.want) {

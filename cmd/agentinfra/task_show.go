@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func newCmdTaskShow(f *Factory) *cobra.Command {
@@ -26,7 +26,7 @@ func newCmdTaskShow(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			info, err := scaffold.ShowTask(cmd.Context(), ws, id)
+			info, err := task.ShowTask(cmd.Context(), ws, id)
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 var taskNow = time.Date(2026, 11, 21, 14, 5, 0, 0, time.UTC)
@@ -86,8 +86,8 @@ func fixtureWS(t *testing.T) string {
 		if tk.ID == "c3d4e5" {
 			continue
 		}
-		dir := filepath.Join(".agent/tasks", tk.ID+"_"+scaffold.Slugify(tk.Description))
-		write(filepath.Join(dir, "README.md"), scaffold.RenderReadme(scaffold.DefaultTemplate(), tk, ""))
+		dir := filepath.Join(".agent/tasks", tk.ID+"_"+task.Slugify(tk.Description))
+		write(filepath.Join(dir, "README.md"), task.RenderReadme(task.DefaultTemplate(), tk, ""))
 		write(filepath.Join(dir, "tracking", "notes.md"), "notes\n")
 	}
 	return root
@@ -246,8 +246,7 @@ func TestCLITaskErrorsChangeNothing(t *testing.T) {
 	}{
 		{[]string{"task", "create", "-m", "coder"}, 2, "--description is required"},
 		{[]string{"task", "create", "-d", "x"}, 2, "--mode is required"},
-		{[]string{"task", "create", "-d", "x", "-m", "codr"}, 2, "did you mean coder?"},
-		{[]string{"task", "create", "-d", "x", "-m", "coder", "--skills", "go-testin"}, 2, "valid skills: go-testing"},
+		{[]string{"task", "create", "-d", "x", "-m", "coder", "--skills", "go-testin"}, 2, "valid skills: go-testing; create .agent/skills/go-testin/SKILL.md first; pass --force to do it anyway"},
 		{[]string{"task", "create", "-d", "x", "-m", "coder", "--slug", "../x"}, 2, "slug"},
 		{[]string{"task", "create", "-d", "x", "-m", "coder", "--slug", ".x"}, 2, "must not start with '.'"},
 		{[]string{"task", "create", "-d", "x", "-m", "coder", "-p", "P7"}, 2, "P1, P2, P3, P4"},
@@ -257,8 +256,9 @@ func TestCLITaskErrorsChangeNothing(t *testing.T) {
 		{[]string{"task", "update", "a1b2c3", "--status", "PAUSED"}, 2, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"},
 		{[]string{"task", "update", "a1b2c3"}, 2, "nothing to change"},
 		{[]string{"task", "update", "a1b2c3", "--set", "novalue"}, 2, "COLUMN=VALUE"},
-		{[]string{"task", "update", "a1b2c3", "--set", "Owner=ana"}, 2, "no column \"Owner\""},
-		{[]string{"task", "update", "a1b2c3", "--mode", "nobody"}, 2, "valid modes: coder, explorer, oracle, reviewer"},
+		{[]string{"task", "update", "a1b2c3", "--set", "Owner=ana"}, 2, `invalid --set column "Owner": the task table on line 5 has no such column`},
+		{[]string{"task", "update", "a1b2c3", "-p", "P9"}, 2, `invalid --priority "P9": unknown priority; valid: P1, P2, P3, P4`},
+		{[]string{"task", "update", "a1b2c3", "--set", "Diff=huge"}, 2, `invalid --set difficulty "huge": unknown difficulty; valid: easy, med, hard`},
 		{[]string{"task", "update", "a1b2c3", "--agent", "two words"}, 2, "@mention"},
 		{[]string{"task", "update"}, 2, "accepts 1 arg"},
 		{[]string{"task", "list", "--status", "PAUSED"}, 2, "valid: TODO"},
@@ -333,9 +333,19 @@ func TestCLITaskUpdate(t *testing.T) {
 	if code != 0 || out != "d4e5f6: no field changed (Updated is 2026-11-21)\n" {
 		t.Errorf("no-op update: %d %q", code, out)
 	}
-	// A forced unknown mode is accepted.
-	if code, _, errOut := runTask(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "future", "--force"); code != 0 {
-		t.Errorf("forced mode: %d %s", code, errOut)
+	// An unknown mode is written, with a warning on stderr that suggests close names.
+	code, out, errOut = runTask(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr")
+	if code != 0 || out != "updated d4e5f6: mode\n" || errOut != "warning: mode \"codr\" has no .agent/agents/codr.md; did you mean coder?; the task was written with it\n" {
+		t.Errorf("unknown mode: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = runTask(t, root, cliOpts{}, "task", "create", "-d", "x", "-m", "nobody", "--json")
+	var cj struct {
+		Task     struct{ Mode string } `json:"task"`
+		Warnings []string              `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &cj); code != 0 || err != nil || cj.Task.Mode != "nobody" || len(cj.Warnings) != 1 ||
+		!strings.Contains(errOut, "modes: coder, explorer, oracle, reviewer") {
+		t.Errorf("create with an unknown mode: %d %q %q", code, out, errOut)
 	}
 }
 
@@ -496,7 +506,7 @@ func TestCLITaskArchive(t *testing.T) {
 		}
 	}
 	code, out, _ = runTask(t, root, cliOpts{}, "task", "archive", "--all-done", "--json")
-	var moved []scaffold.Archived
+	var moved []task.Archived
 	if code != 0 || json.Unmarshal([]byte(out), &moved) != nil || len(moved) != 2 || moved[0].ID != "a1b2c3" ||
 		moved[1].To != ".agent/archive/d4e5f6_review_the_lock_code" {
 		t.Errorf("archive --all-done --json: %d %s", code, out)

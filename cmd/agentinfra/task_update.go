@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/scaffold"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func newCmdTaskUpdate(f *Factory) *cobra.Command {
@@ -71,17 +71,19 @@ column by header name, including extra columns.`,
 			if err != nil {
 				return err
 			}
-			res, err := scaffold.UpdateTask(cmd.Context(), ws, id, u, f.Now(), scaffold.UpdateOptions{Force: force, Getenv: f.Getenv})
+			res, err := task.UpdateTask(cmd.Context(), ws, id, u, f.Now(), task.UpdateOptions{Force: force, Getenv: f.Getenv})
 			if err != nil {
 				return taskErr(err)
 			}
+			printWarnings(f, res.Warnings)
 			if asJSON {
 				return writeJSON(f.IO.Out, struct {
-					Task    matrix.Task `json:"task"`
-					Before  matrix.Task `json:"before"`
-					Changed []string    `json:"changed"`
-					LogFile string      `json:"log_file"`
-				}{res.After, res.Before, res.Changed, rel(ws, res.LogFile)})
+					Task     matrix.Task `json:"task"`
+					Before   matrix.Task `json:"before"`
+					Changed  []string    `json:"changed"`
+					LogFile  string      `json:"log_file"`
+					Warnings []string    `json:"warnings,omitempty"`
+				}{res.After, res.Before, res.Changed, rel(ws, res.LogFile), res.Warnings})
 			}
 			if len(res.Changed) == 0 {
 				fmt.Fprintf(f.IO.Out, "%s: no field changed (Updated is %s)\n", id, res.After.Updated)
@@ -126,7 +128,7 @@ column by header name, including extra columns.`,
 	fl.StringSliceVar(&skillsFlag, "skills", nil, "replace the skills, comma-separated")
 	fl.StringSliceVar(&agents, "agent", nil, "add an @mention (repeatable; added only once)")
 	fl.StringArrayVar(&sets, "set", nil, "COLUMN=VALUE for any column, e.g. an extra column (repeatable)")
-	fl.BoolVar(&force, "force", false, "accept a mode or skills that do not exist (yet)")
+	fl.BoolVar(&force, "force", false, "accept skills that do not exist (yet)")
 	fl.BoolVar(&asJSON, "json", false, "print {task, before, changed, log_file} as JSON")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -159,13 +160,13 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 	var vocab *matrix.Vocabulary
 	if ws != nil {
 		var err error
-		if vocab, err = matrix.LoadVocabulary(ws); err != nil {
+		if vocab, err = task.LoadVocabulary(ws); err != nil {
 			return validationResult{}, err
 		}
 	}
 	doc := matrix.ParseWith(src, vocab)
 	shown := displayPath(f.Cwd, path)
-	diags := matrix.Validate(ws, doc, shown, f.Getenv)
+	diags := task.Validate(ws, doc, shown, f.Getenv)
 	r := validationResult{File: shown, Tasks: doc.NumTasks(), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
 	for _, d := range diags {
 		if d.Severity == matrix.SeverityError {

@@ -118,7 +118,7 @@ func TestCLIVocabularyConfig(t *testing.T) {
 	// REVIEW is not in this workspace's list: refused, naming the list and its file.
 	unchanged := treehash.Guard(t, dir)
 	code, _, errs = runTask(t, dir, cliOpts{}, "task", "update", "260120204151", "--status", "REVIEW")
-	if code != 2 || !strings.Contains(errs, `unknown status "REVIEW"; valid: TODO, IN_PROGRESS, DONE (from .agent/config.yaml)`) {
+	if code != 2 || !strings.Contains(errs, `invalid --status "REVIEW": unknown status (the values come from .agent/config.yaml); valid: TODO, IN_PROGRESS, DONE`) {
 		t.Errorf("update --status REVIEW: exit %d %s", code, errs)
 	}
 	unchanged()

@@ -1,4 +1,4 @@
-package scaffold
+package task
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]
 // ListTasksWithProblems is ListTasks that also returns the matrix's read
 // problems (matrix.Doc.ReadProblems): rows the read could not return.
 func ListTasksWithProblems(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, []matrix.Diagnostic, error) {
-	vocab, err := matrix.LoadVocabulary(ws)
+	vocab, err := LoadVocabulary(ws)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,7 +60,7 @@ type TaskInfo struct {
 // ShowTask returns a task's row, folder (in tasks/ or archive/) and README.
 // An unknown ID wraps matrix.ErrNotFound and suggests close matches.
 func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo, error) {
-	vocab, err := matrix.LoadVocabulary(ws)
+	vocab, err := LoadVocabulary(ws)
 	if err != nil {
 		return TaskInfo{}, err
 	}
@@ -73,7 +73,14 @@ func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo
 		return TaskInfo{}, err
 	}
 	info := TaskInfo{Task: t}
-	info.Dir, info.Archived = ws.FindTaskDir(id)
+	info.Dir, info.Archived = ws.FindTaskDirOwned(id, func(name string) string {
+		// Only a row decides whose a folder is: ask the matrix about the
+		// longer IDs the folder's name could hold.
+		if owner, known := matrix.TaskFolderID(name, func(x string) bool { return len(matrix.Query{ID: x}.SelectWith(src, vocab)) > 0 }); known {
+			return owner
+		}
+		return ""
+	})
 	if info.Dir != "" {
 		b, err := os.ReadFile(filepath.Join(info.Dir, "README.md"))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,4 +1,4 @@
-package scaffold
+package task
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func BenchmarkCreateTask(b *testing.B) {
 			ws := benchWS(b, n)
 			ctx := context.Background()
 			for b.Loop() {
-				if _, _, err := CreateTask(ctx, ws, CreateOptions{Description: "Benchmark task", Mode: "coder"}, now); err != nil {
+				if _, _, err := createTask(ctx, ws, CreateOptions{Description: "Benchmark task", Mode: "coder"}, now); err != nil {
 					b.Fatal(err)
 				}
 			}

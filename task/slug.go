@@ -1,7 +1,6 @@
-package scaffold
+package task
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/agentinfra/agentinfra/matrix"
@@ -65,13 +64,13 @@ func Slugify(desc string) string {
 // no "..", no leading dot, made of letters, digits, '-', '_' and '.'.
 func ValidateSlug(s string) error {
 	if err := workspace.ValidSlug(s); err != nil {
-		return fmt.Errorf("%w: slug %q %v; use letters, digits, '-', '_' (or omit --slug to derive one from the description)", matrix.ErrInvalid, s, err)
+		return &matrix.InvalidError{Field: "slug", Value: s, Reason: err.Error() + "; use letters, digits, '-', '_' (or give none to derive one from the description)"}
 	}
 	if !matrix.ValidName(s) {
-		return fmt.Errorf("%w: slug %q may hold only letters, digits, '-', '_' and '.', starting with a letter or digit", matrix.ErrInvalid, s)
+		return &matrix.InvalidError{Field: "slug", Value: s, Reason: "may hold only letters, digits, '-', '_' and '.', starting with a letter or digit"}
 	}
 	if len(s) > 100 {
-		return fmt.Errorf("%w: slug %q is longer than 100 characters", matrix.ErrInvalid, s)
+		return &matrix.InvalidError{Field: "slug", Value: s, Reason: "longer than 100 characters"}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package scaffold
+package task
 
 import (
 	"context"
@@ -17,18 +17,19 @@ import (
 
 // UpdateOptions tunes UpdateTask.
 type UpdateOptions struct {
-	// Force skips the check that a new Mode or Skills exist in the workspace.
+	// Force accepts new skills that do not exist in the workspace (yet).
 	Force bool
 	// Getenv locates the global skills folder; nil means os.Getenv.
 	Getenv func(string) string
 	// Precondition, when set, is called under the matrix lock with the row as
 	// it is before the change; an error refuses the update and nothing is
 	// written. It makes an update a compare-and-set (dispatch claims a task
-	// only while it is still claimable).
+	// only while it is still claimable, and records its outcome only while
+	// the task is still its own).
 	Precondition func(before matrix.Task) error
 }
 
-// UpdateResult reports what UpdateTask did.
+// UpdateResult reports what UpdateTask, SetStatus or Claim did.
 type UpdateResult struct {
 	Before matrix.Task `json:"before"`
 	After  matrix.Task `json:"after"`
@@ -38,35 +39,65 @@ type UpdateResult struct {
 	Changed []string `json:"changed"`
 	// LogFile is the README (absolute path) that got a status line, or "".
 	LogFile string `json:"log_file,omitempty"`
+	// Warnings did not stop the change (a mode with no file).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // UpdateTask changes one row under the matrix lock (see matrix.Doc.UpdateTask:
 // only given fields, Updated set, @mentions added once, values validated).
 // When the status changes and the task's README has a status or log section,
 // a dated line "- YYYY-MM-DD HH:MM: status OLD → NEW" is appended to it; the
-// README and the row change together or not at all.
+// README and the row change together or not at all. New skills are checked
+// as in CheckRefs (refused unless o.Force), a new mode with no file is a
+// warning.
 func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matrix.Update, now time.Time, o UpdateOptions) (UpdateResult, error) {
-	if !o.Force {
-		mode := ""
-		if u.Mode != nil {
-			mode = *u.Mode
-		}
-		var sk []string
-		if u.Skills != nil {
-			sk = cleanList(*u.Skills)
-		}
-		for k, v := range u.Set {
-			switch matrix.CanonicalColumn(k) {
-			case matrix.ColMode:
-				mode = v
-			case matrix.ColSkills:
-				sk = append(sk, cleanList(strings.Split(v, ","))...)
-			}
-		}
-		if err := CheckRefs(ws, o.Getenv, mode, sk); err != nil {
-			return UpdateResult{}, err
+	mode := ""
+	if u.Mode != nil {
+		mode = *u.Mode
+	}
+	var sk []string
+	if u.Skills != nil {
+		sk = cleanList(*u.Skills)
+	}
+	for k, v := range u.Set {
+		switch matrix.CanonicalColumn(k) {
+		case matrix.ColMode:
+			mode = v
+		case matrix.ColSkills:
+			sk = append(sk, cleanList(strings.Split(v, ","))...)
 		}
 	}
+	warnings, err := CheckRefs(ws, o.Getenv, mode, sk, o.Force)
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	res, err := modifyTask(ctx, ws, id, now, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
+		if o.Precondition != nil {
+			if err := o.Precondition(before); err != nil {
+				return matrix.Task{}, err
+			}
+		}
+		return d.UpdateTask(id, u, now)
+	})
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	res.Warnings = warnings
+	return res, nil
+}
+
+// SetStatus sets a task's status (any word of the vocabulary or an alias),
+// with the README status log line: UpdateTask with only a status. Dispatch
+// records its outcome (REVIEW, BLOCKED) with it.
+func SetStatus(ctx context.Context, ws *workspace.Workspace, id, status string, now time.Time) (UpdateResult, error) {
+	return UpdateTask(ctx, ws, id, matrix.Update{Status: &status}, now, UpdateOptions{})
+}
+
+// modifyTask runs change on the row of id under the lock and, when the
+// status changed, appends the status line to the task README in the same
+// all-or-nothing step. change returns the row after; returning before
+// unchanged writes nothing.
+func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, now time.Time, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, error)) (UpdateResult, error) {
 	var (
 		res     UpdateResult
 		readme  string // README rewritten in fn
@@ -81,12 +112,7 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 		if !ok {
 			return d.NotFound(id)
 		}
-		if o.Precondition != nil {
-			if err := o.Precondition(before); err != nil {
-				return err
-			}
-		}
-		after, err := d.UpdateTask(id, u, now)
+		after, err := change(d, before)
 		if err != nil {
 			return err
 		}
@@ -94,7 +120,7 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 		if before.Status == after.Status {
 			return nil
 		}
-		dir, _ := ws.FindTaskDir(id)
+		dir, _ := Folder(ws, d, id)
 		if dir == "" {
 			return nil
 		}
@@ -153,98 +179,4 @@ func changedFields(a, b matrix.Task) []string {
 		add(k, a.Extra[k], b.Extra[k])
 	}
 	return out
-}
-
-// AppendStatusLine adds line at the end of the README's status or log
-// section: the first Markdown heading whose text contains "status", "log" or
-// "history" (outside code fences). ok is false when there is no such section.
-func AppendStatusLine(readme []byte, line string) (out []byte, ok bool) {
-	lines := strings.SplitAfter(string(readme), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	type heading struct{ idx, level int }
-	var heads []heading
-	start, level := -1, 0
-	fence := ""
-	for i, l := range lines {
-		t := strings.TrimRight(l, "\r\n")
-		trim := strings.TrimLeft(t, " ")
-		if len(t)-len(trim) <= 3 && (strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~")) {
-			switch {
-			case fence == "":
-				fence = trim[:3]
-			case strings.HasPrefix(trim, fence):
-				fence = ""
-			}
-			continue
-		}
-		if fence != "" {
-			continue
-		}
-		lv, text := atxHeading(t)
-		if lv == 0 {
-			continue
-		}
-		heads = append(heads, heading{i, lv})
-		lt := strings.ToLower(text)
-		// The first matching section heading wins; a level-1 title only when nothing else matches.
-		if strings.Contains(lt, "status") || strings.Contains(lt, "log") || strings.Contains(lt, "history") {
-			if start < 0 || (level == 1 && lv > 1) {
-				start, level = i, lv
-			}
-		}
-	}
-	if start < 0 {
-		return readme, false
-	}
-	end := len(lines)
-	for _, h := range heads {
-		if h.idx > start && h.level <= level {
-			end = h.idx
-			break
-		}
-	}
-	last := start
-	for i := end - 1; i > start; i-- {
-		if strings.TrimSpace(lines[i]) != "" {
-			last = i
-			break
-		}
-	}
-	eol := "\n"
-	if strings.HasSuffix(lines[start], "\r\n") {
-		eol = "\r\n"
-	}
-	var b strings.Builder
-	for i := 0; i <= last; i++ {
-		b.WriteString(lines[i])
-	}
-	if !strings.HasSuffix(lines[last], "\n") {
-		b.WriteString(eol)
-	}
-	if last == start {
-		b.WriteString(eol)
-	}
-	b.WriteString(line + eol)
-	for i := last + 1; i < len(lines); i++ {
-		b.WriteString(lines[i])
-	}
-	return []byte(b.String()), true
-}
-
-// atxHeading returns the level and text of a "# text" line, or 0.
-func atxHeading(l string) (int, string) {
-	t := strings.TrimLeft(l, " ")
-	if len(l)-len(t) > 3 {
-		return 0, ""
-	}
-	n := 0
-	for n < len(t) && t[n] == '#' {
-		n++
-	}
-	if n == 0 || n > 6 || (n < len(t) && t[n] != ' ' && t[n] != '\t') {
-		return 0, ""
-	}
-	return n, strings.TrimSpace(strings.TrimRight(strings.TrimSpace(t[n:]), "#"))
 }

@@ -1,4 +1,4 @@
-package scaffold
+package task
 
 import (
 	"context"
@@ -21,11 +21,11 @@ type ScaffoldOptions struct {
 // row (README.md from the template, tracking/, artifacts/), for rows added by
 // hand or by another tool. It changes no row. It refuses, writing nothing, an
 // unknown ID (matrix.ErrNotFound) and a task that already has a folder in
-// tasks/ or archive/ (ErrExists, naming it). Like CreateTask it works under
+// tasks/ or archive/ (a *matrix.RefusedError matching ErrExists, naming it). Like CreateTask it works under
 // the matrix lock and builds the folder under a temporary name.
 func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o ScaffoldOptions, now time.Time) (matrix.Task, string, error) {
 	if err := workspace.ValidSlug(id); err != nil {
-		return matrix.Task{}, "", fmt.Errorf("%w: task ID %q %v", matrix.ErrInvalid, id, err)
+		return matrix.Task{}, "", &matrix.InvalidError{Field: "id", Value: id, Reason: err.Error()}
 	}
 	if o.Slug != "" {
 		if err := ValidateSlug(o.Slug); err != nil {
@@ -53,11 +53,11 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 		if !ok {
 			return d.NotFound(id)
 		}
-		if existing, archived := ws.FindTaskDir(id); existing != "" {
+		if existing, archived := Folder(ws, d, id); existing != "" {
 			if archived {
-				return fmt.Errorf("%w: task %s is archived in %s; nothing was written", ErrExists, id, RelPath(ws, existing))
+				return &matrix.RefusedError{Field: "id", Err: ErrExists, Reason: fmt.Sprintf("task %s is archived in %s; nothing was written", id, ws.RelPath(existing))}
 			}
-			return fmt.Errorf("%w: task %s already has a folder, %s; nothing was written", ErrExists, id, RelPath(ws, existing))
+			return &matrix.RefusedError{Field: "id", Err: ErrExists, Reason: fmt.Sprintf("task %s already has a folder, %s; nothing was written", id, ws.RelPath(existing))}
 		}
 		if err := ctx.Err(); err != nil {
 			return err

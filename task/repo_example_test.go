@@ -1,4 +1,4 @@
-package scaffold
+package task
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func TestRepoExampleWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds := matrix.Validate(ws, d, ".agent/DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
+	if ds := Validate(ws, d, ".agent/DEVELOPMENT_MATRIX.md", func(string) string { return "" }); len(ds) > 0 {
 		for _, x := range ds {
 			t.Error(x)
 		}
@@ -47,7 +47,7 @@ func TestRepoExampleWorkspace(t *testing.T) {
 	}
 	tmpl, err := os.ReadFile(filepath.Join(ws.TemplatesDir(), "unified_task.md"))
 	if err != nil || string(tmpl) != DefaultTemplate() {
-		t.Errorf(".agent/templates/unified_task.md differs from scaffold/skeleton/templates/unified_task.md (%v)", err)
+		t.Errorf(".agent/templates/unified_task.md differs from task/skeleton/templates/unified_task.md (%v)", err)
 	}
 	created, err := Init(context.Background(), t.TempDir())
 	if err != nil {

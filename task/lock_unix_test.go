@@ -1,6 +1,6 @@
 //go:build unix
 
-package scaffold
+package task
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func TestLockTimeoutFromEnv(t *testing.T) {
 	}
 	check := treehash.Guard(t, ws.Root)
 	start := time.Now()
-	_, _, err = CreateTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now)
+	_, _, err = createTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now)
 	if !errors.Is(err, matrix.ErrLockTimeout) || time.Since(start) > 30*time.Second {
 		t.Errorf("create under a held lock: %v after %v", err, time.Since(start))
 	}

@@ -1,4 +1,4 @@
-package scaffold
+package task
 
 import (
 	"context"
@@ -8,12 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentinfra/agentinfra/matrix"
-	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -29,38 +27,48 @@ type CreateOptions struct {
 	Slug string
 	// Extra fills extra matrix columns by header name.
 	Extra map[string]string
-	// Force skips the check that Mode and Skills exist in the workspace.
+	// Force accepts skills that do not exist in the workspace (yet).
 	Force bool
 	// Getenv locates the global skills folder; nil means os.Getenv.
 	Getenv func(string) string
+}
+
+// Created is what CreateTask made.
+type Created struct {
+	Task matrix.Task
+	// Dir is the task folder's absolute path.
+	Dir string
+	// Warnings are things to look at that did not stop the change (a mode
+	// with no file).
+	Warnings []string
 }
 
 // CreateTask adds a TODO row to the matrix and scaffolds its folder
 // .agent/tasks/{id}_{slug}/ (README.md from the workspace template or the
 // embedded one, tracking/, artifacts/). It is all or nothing: the folder is
 // built under a temporary name and renamed into place under the matrix lock,
-// and removed again if the matrix cannot be written. It returns the new row
-// and the folder's absolute path.
-func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (matrix.Task, string, error) {
+// and removed again if the matrix cannot be written. Values are checked by
+// the matrix (typed errors); an unknown skill is refused unless Force (see
+// CheckRefs), an unknown mode is a warning.
+func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (Created, error) {
 	desc := strings.TrimSpace(o.Description)
 	if desc == "" {
-		return matrix.Task{}, "", fmt.Errorf("%w: a task needs a description", matrix.ErrInvalid)
+		return Created{}, &matrix.InvalidError{Field: "description", Reason: "a task needs a description"}
 	}
 	slug := o.Slug
 	if slug == "" {
 		slug = Slugify(desc)
 	} else if err := ValidateSlug(slug); err != nil {
-		return matrix.Task{}, "", err
+		return Created{}, err
 	}
 	skillList := cleanList(o.Skills)
-	if !o.Force {
-		if err := CheckRefs(ws, o.Getenv, o.Mode, skillList); err != nil {
-			return matrix.Task{}, "", err
-		}
+	warnings, err := CheckRefs(ws, o.Getenv, o.Mode, skillList, o.Force)
+	if err != nil {
+		return Created{}, err
 	}
 	tmpl, err := LoadTemplate(ws)
 	if err != nil {
-		return matrix.Task{}, "", err
+		return Created{}, err
 	}
 	var (
 		task       matrix.Task
@@ -71,7 +79,7 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 	)
 	s, err := store(ws)
 	if err != nil {
-		return matrix.Task{}, "", err
+		return Created{}, err
 	}
 	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
 		id, err := newID(ws, d, now)
@@ -106,9 +114,9 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 		if madeTasks {
 			_ = os.Remove(tasksDir) // only if still empty
 		}
-		return matrix.Task{}, "", err
+		return Created{}, err
 	}
-	return task, dir, nil
+	return Created{Task: task, Dir: dir, Warnings: warnings}, nil
 }
 
 // tmpPrefix names task folders under construction (hidden, never a task ID).
@@ -117,7 +125,7 @@ const tmpPrefix = ".creating-"
 // buildTaskDir writes the folder under a temporary name and renames it to final.
 func buildTaskDir(parent, final, readme string) (err error) {
 	if exists(final) {
-		return fmt.Errorf("%w: %s; pick another --slug or remove it", ErrExists, final)
+		return &matrix.RefusedError{Reason: fmt.Sprintf("%s already exists; pick another slug or remove it", final), Field: "slug", Err: ErrExists}
 	}
 	tmp, err := os.MkdirTemp(parent, tmpPrefix)
 	if err != nil {
@@ -156,7 +164,7 @@ var randRead = rand.Read
 // neither by a row nor by a folder in tasks/ or archive/.
 func newID(ws *workspace.Workspace, d *matrix.Doc, now time.Time) (string, error) {
 	return d.NewID(now, func(id string) bool {
-		dir, _ := ws.FindTaskDir(id)
+		dir, _ := Folder(ws, d, id)
 		return dir != ""
 	}, randRead)
 }
@@ -173,63 +181,4 @@ func LoadTemplate(ws *workspace.Workspace) (string, error) {
 		return DefaultTemplate(), nil
 	}
 	return "", fmt.Errorf("read task template: %w", err)
-}
-
-// CheckRefs refuses a mode with no .agent/agents/{mode}.md and skills with no
-// SKILL.md in the workspace or global skills folder, listing the valid ones.
-// Empty mode and skills are fine, and so is a mode without a file that rows
-// of the matrix already use (real files name modes `code` or `agent`, and
-// validate warns about them): the check is there to catch typos.
-func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string, skillList []string) error {
-	if mode = strings.TrimSpace(mode); mode != "" {
-		modes := skills.ModeNames(ws)
-		if !slices.Contains(modes, mode) && !modeInUse(ws, mode) {
-			return unknownRef("mode", mode, modes, "create .agent/agents/"+mode+".md")
-		}
-	}
-	if len(skillList) == 0 {
-		return nil
-	}
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	known := skills.NewLibrary(ws, getenv).Slugs()
-	for _, s := range skillList {
-		if !slices.Contains(known, s) {
-			return unknownRef("skill", s, known, "create .agent/skills/"+s+"/SKILL.md")
-		}
-	}
-	return nil
-}
-
-func unknownRef(kind, v string, valid []string, create string) error {
-	msg := fmt.Sprintf("unknown %s %q", kind, v)
-	if s := matrix.Suggest(v, valid); len(s) > 0 {
-		msg += "; did you mean " + strings.Join(s, ", ") + "?"
-	}
-	if len(valid) > 0 {
-		msg += fmt.Sprintf("; valid %ss: %s", kind, strings.Join(valid, ", "))
-	} else {
-		msg += fmt.Sprintf("; the workspace has no %ss yet", kind)
-	}
-	return fmt.Errorf("%w: %s; %s first, or pass --force to use it anyway", matrix.ErrInvalid, msg, create)
-}
-
-func cleanList(in []string) []string {
-	out := []string{}
-	for _, s := range in {
-		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// modeInUse reports whether a row of the workspace's matrix has this Mode.
-func modeInUse(ws *workspace.Workspace, mode string) bool {
-	src, err := os.ReadFile(ws.MatrixPath())
-	if err != nil {
-		return false
-	}
-	return len(matrix.Query{Mode: mode, Limit: 1}.Select(src)) > 0
 }

@@ -1,11 +1,10 @@
-package scaffold
+package task
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -20,8 +19,9 @@ type Archived struct {
 
 // Archive moves a DONE task's folder(s) .agent/tasks/{id}_* to
 // .agent/archive/. The matrix row stays as the permanent record. It fails
-// with matrix.ErrNotFound (suggesting close IDs), ErrNotDone (naming the
-// status), ErrAlreadyArchived, ErrNoTaskDir or ErrExists, changing nothing.
+// with a *matrix.NotFoundError (suggesting close IDs), or a
+// *matrix.RefusedError matching ErrNotDone (naming the status),
+// ErrAlreadyArchived, ErrNoTaskDir or ErrExists, changing nothing.
 func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archived, error) {
 	var moved []Archived
 	s, err := store(ws)
@@ -34,14 +34,15 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 			return d.NotFound(id)
 		}
 		if t.Status != "DONE" {
-			return fmt.Errorf("%w: task %s is %s; only DONE tasks are archived: run `agentinfra task update %s --status DONE` first", ErrNotDone, id, t.Status, id)
+			return &matrix.RefusedError{Field: "id", Err: ErrNotDone,
+				Reason: fmt.Sprintf("task %s is %s; only DONE tasks are archived: set its status to DONE first", id, t.Status)}
 		}
-		dirs := taskDirs(ws.TasksDir(), id, d)
+		dirs := Folders(ws, d, id, false)
 		if len(dirs) == 0 {
-			if a := ws.TaskDir(id, true); a != "" {
-				return fmt.Errorf("%w: task %s is already in %s", ErrAlreadyArchived, id, RelPath(ws, a))
+			if a := Folders(ws, d, id, true); len(a) > 0 {
+				return &matrix.RefusedError{Field: "id", Err: ErrAlreadyArchived, Reason: fmt.Sprintf("task %s is already archived, in %s", id, ws.RelPath(a[0]))}
 			}
-			return fmt.Errorf("%w: task %s has no folder .agent/tasks/%s_*; there is nothing to archive", ErrNoTaskDir, id, id)
+			return &matrix.RefusedError{Field: "id", Err: ErrNoTaskDir, Reason: fmt.Sprintf("task %s has no folder .agent/tasks/%s_*; there is nothing to archive", id, id)}
 		}
 		var err error
 		moved, err = moveAll(ctx, ws, map[string][]string{id: dirs}, []string{id})
@@ -68,7 +69,7 @@ func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, e
 			if t.Status != "DONE" || byID[t.ID] != nil {
 				continue
 			}
-			if dirs := taskDirs(ws.TasksDir(), t.ID, d); len(dirs) > 0 {
+			if dirs := Folders(ws, d, t.ID, false); len(dirs) > 0 {
 				byID[t.ID] = dirs
 				order = append(order, t.ID)
 			}
@@ -81,23 +82,6 @@ func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, e
 		return nil, err
 	}
 	return moved, nil
-}
-
-// taskDirs lists the folders {id}_* in dir, sorted.
-func taskDirs(dir, id string, d *matrix.Doc) []string {
-	matches, _ := filepath.Glob(filepath.Join(dir, id+"_*"))
-	var out []string
-	hasID := func(s string) bool { _, ok := d.Task(s); return ok }
-	for _, m := range matches {
-		if owner, _ := matrix.TaskFolderID(filepath.Base(m), hasID); owner != id {
-			continue // the folder of a longer ID that starts with id_
-		}
-		if fi, err := os.Stat(m); err == nil && fi.IsDir() {
-			out = append(out, m)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // moveAll renames the folders into the archive, undoing every move if one fails.
@@ -123,7 +107,7 @@ func moveAll(ctx context.Context, ws *workspace.Workspace, byID map[string][]str
 	for _, id := range order {
 		for _, from := range byID[id] {
 			if dst := filepath.Join(arch, filepath.Base(from)); exists(dst) {
-				return moved, fmt.Errorf("%w: %s; move or remove it, then archive again", ErrExists, RelPath(ws, dst))
+				return moved, &matrix.RefusedError{Err: ErrExists, Reason: fmt.Sprintf("%s already exists; move or remove it, then archive again", ws.RelPath(dst))}
 			}
 		}
 	}
@@ -140,7 +124,7 @@ func moveAll(ctx context.Context, ws *workspace.Workspace, byID map[string][]str
 			}
 			to := filepath.Join(arch, filepath.Base(from))
 			if err := os.Rename(from, to); err != nil {
-				return moved, fmt.Errorf("archive %s: %w", RelPath(ws, from), err)
+				return moved, fmt.Errorf("archive %s: %w", ws.RelPath(from), err)
 			}
 			moved = append(moved, Archived{ID: id, From: from, To: to})
 		}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/task"
+)
+
+func newCmdTaskClaim(f *Factory) *cobra.Command {
+	var (
+		agent  string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "claim ID --agent @name",
+		Short: "Take a TODO task: IN_PROGRESS with you as its agent, unless someone has it",
+		Long: `claim sets a TODO task IN_PROGRESS and adds --agent to its Agents (last: the
+holder of an IN_PROGRESS task is the last @mention of Agents), logging the status
+change in the task README. It is a compare-and-set under the matrix lock: of many
+agents claiming one task at once, exactly one wins.
+
+Claiming a task you already hold succeeds and changes nothing. A task held by
+another agent, or in any status but TODO, is refused (exit 1) with its holder or
+status, and nothing is written.`,
+		Example: `  agentinfra task claim 3f9a2c --agent @coder
+  agentinfra task claim 3f9a2c --agent coder --json
+  agentinfra task claim "$(agentinfra task list --status TODO --limit 1 | cut -f1)" --agent @papi || echo "taken"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if agent == "" {
+				return usageErrorf("--agent is required: the @mention of the agent taking the task\nrun 'agentinfra task claim --help' for usage")
+			}
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			res, err := task.Claim(cmd.Context(), ws, args[0], agent, f.Now())
+			if err != nil {
+				return taskErr(err)
+			}
+			if asJSON {
+				return writeJSON(f.IO.Out, struct {
+					Task    matrix.Task `json:"task"`
+					Before  matrix.Task `json:"before"`
+					Changed []string    `json:"changed"`
+					LogFile string      `json:"log_file"`
+				}{res.After, res.Before, res.Changed, rel(ws, res.LogFile)})
+			}
+			holder := res.After.Agents[len(res.After.Agents)-1]
+			if len(res.Changed) == 0 {
+				fmt.Fprintf(f.IO.Out, "%s: already IN_PROGRESS, held by %s\n", res.After.ID, holder)
+				return nil
+			}
+			fmt.Fprintf(f.IO.Out, "claimed %s for %s: status %s → %s\n", res.After.ID, holder, res.Before.Status, res.After.Status)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "the @mention of the agent taking the task (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {task, before, changed, log_file} as JSON")
+	return cmd
+}

@@ -1,0 +1,117 @@
+package task
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Validate returns the matrix's own diagnostics (matrix.Validate) plus the
+// workspace's warnings: modes and skills a row names that do not exist, task
+// folders with no row, and IN_PROGRESS or REVIEW tasks with no folder. file
+// is the name to print; ws nil checks the file alone; getenv locates the
+// global skills folder (nil: os.Getenv).
+func Validate(ws *workspace.Workspace, d *matrix.Doc, file string, getenv func(string) string) []matrix.Diagnostic {
+	out := matrix.Validate(d, file)
+	if ws == nil {
+		return out
+	}
+	for _, w := range workspaceWarnings(ws, d, getenv) {
+		w.File = file
+		out = append(out, w)
+	}
+	matrix.SortDiagnostics(out)
+	return out
+}
+
+func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(string) string) []matrix.Diagnostic {
+	var out []matrix.Diagnostic
+	modes := namesIn(ws.AgentsDir(), func(e os.DirEntry) (string, bool) {
+		name, ok := workspace.ModeName(e.Name())
+		return name, ok && !e.IsDir()
+	})
+	skillSet := map[string]bool{}
+	for _, dir := range []string{ws.SkillsDir(), workspace.GlobalSkillsDir(getenv)} {
+		for s := range namesIn(dir, func(e os.DirEntry) (string, bool) { return e.Name(), workspace.IsSkillFolder(e.Name()) }) {
+			if _, err := os.Stat(filepath.Join(dir, s, "SKILL.md")); err == nil {
+				skillSet[s] = true
+			}
+		}
+	}
+	taskDirs := dirsByID(ws.TasksDir(), d.HasID)
+	archived := dirsByID(ws.ArchiveDir(), d.HasID)
+	for _, r := range d.RowRefs() {
+		if mode := r.Mode; mode != "" && !modes[mode] {
+			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
+				out = append(out, d.WarnAt(r, matrix.ColMode, "mode \""+mode+"\" is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode"))
+			} else {
+				out = append(out, d.WarnAt(r, matrix.ColMode, "mode \""+mode+"\" has no .agent/agents/"+mode+".md; create it or fix the Mode"))
+			}
+		}
+		for rest := r.Skills; rest != ""; {
+			s, tail, _ := strings.Cut(rest, ",")
+			rest = tail
+			if s = strings.TrimSpace(s); s != "" && !skillSet[s] {
+				out = append(out, d.WarnAt(r, matrix.ColSkills, "skill \""+s+"\" has no .agent/skills/"+s+"/SKILL.md (nor a global one); create it or fix the Skills"))
+			}
+		}
+		if (r.Status == "IN_PROGRESS" || r.Status == "REVIEW") && matrix.ValidID(r.ID) && len(taskDirs[r.ID]) == 0 && len(archived[r.ID]) == 0 {
+			out = append(out, d.WarnAt(r, matrix.ColStatus, "task "+r.ID+" is "+r.Status+" but has no folder .agent/tasks/"+r.ID+"_*; run `agentinfra task scaffold "+r.ID+"` to create it, or restore it"))
+		}
+	}
+	// Folders with no row, by name (sorting only these, not every folder,
+	// matters with thousands of folders).
+	type orphan struct{ id, name string }
+	var orphans []orphan
+	for id, names := range taskDirs {
+		if d.HasTask(id) {
+			continue
+		}
+		for _, name := range names {
+			if !matrix.IsBatchFolder(name, d.HasTask) { // a folder of dated work is not a task's folder
+				orphans = append(orphans, orphan{id, name})
+			}
+		}
+	}
+	sort.Slice(orphans, func(i, j int) bool { return orphans[i].name < orphans[j].name })
+	for _, o := range orphans {
+		out = append(out, matrix.Diagnostic{Line: 1, Col: 1, Severity: matrix.SeverityWarning,
+			Message: "task folder .agent/tasks/" + o.name + " has no row in the matrix; add a row for " + o.id + " or archive the folder"})
+	}
+	return out
+}
+
+func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool {
+	out := map[string]bool{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if name, ok := keep(e); ok {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// dirsByID maps task IDs to the folder names {id}_{slug} under dir (see
+// matrix.TaskFolderID; hasID tells the IDs of the matrix's rows), in no
+// particular order.
+func dirsByID(dir string, hasID func(string) bool) map[string][]string {
+	names, err := subdirNames(dir)
+	out := make(map[string][]string, len(names))
+	if err != nil {
+		return out
+	}
+	for _, name := range names {
+		if id, _ := matrix.TaskFolderID(name, hasID); id != "" {
+			out[id] = append(out[id], name)
+		}
+	}
+	return out
+}
