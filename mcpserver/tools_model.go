@@ -26,15 +26,15 @@ func (s *Server) addModelTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "select_model",
-			Description: "Pick the model for a task (id) or for a mode and difficulty, and say why. Rule: hard → deep " +
-				"tier, easy → fast tier, med → deep for planning and research modes, else fast; a mode's front " +
-				"matter model: and .agent/config.yaml override it. Tiers come from GEMINI_MODEL_FAST / GEMINI_MODEL_DEEP.",
+			Description: "Pick the model for a task (id) or a mode and difficulty, and say why: hard → deep tier, " +
+				"easy → fast, med → deep for planning and research modes, else fast, unless the mode or " +
+				".agent/config.yaml names one.",
 			Annotations: readOnly("Select model"),
 		},
 		Props: map[string]prop{
-			"id":         {Desc: "Task ID; its mode and difficulty are used unless mode or difficulty is given. Pass id, or mode and difficulty."},
-			"mode":       {Desc: "Agent mode (overrides the task's), e.g. coder, oracle."},
-			"difficulty": {Desc: "Task difficulty (overrides the task's); med when neither is given.", Enum: matrix.Difficulties},
+			"id":         {},
+			"mode":       {Desc: "Overrides the task's."},
+			"difficulty": {Desc: "Overrides the task's; else med.", Enum: matrix.Difficulties},
 		},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ModelInput, raw map[string]json.RawMessage) (ModelOutput, string, error) {
 		q := dispatch.ModelQuery{ID: in.ID, Mode: in.Mode}
