@@ -186,13 +186,13 @@ func refuse(t matrix.Task, force bool) error {
 	}
 	switch t.Status {
 	case "DONE":
-		return &matrix.RefusedError{Err: ErrRefused, Override: "force", Reason: fmt.Sprintf("task %s is DONE", t.ID)}
+		return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Reason: fmt.Sprintf("task %s is DONE", t.ID)}
 	case StatusClaimed:
 		who := strings.Join(t.Agents, " ")
 		if who == "" {
 			who = "someone"
 		}
-		return &matrix.RefusedError{Err: ErrRefused, Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already IN_PROGRESS (%s)", t.ID, who)}
+		return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already IN_PROGRESS (%s)", t.ID, who)}
 	}
 	return nil
 }

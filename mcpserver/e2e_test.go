@@ -56,9 +56,12 @@ func TestInspectorE2E(t *testing.T) {
 		for _, tool := range tl["tools"].([]any) {
 			m := tool.(map[string]any)
 			names = append(names, m["name"].(string))
-			if m["outputSchema"] == nil {
-				t.Errorf("%s: no outputSchema seen by the inspector", m["name"])
+			if m["inputSchema"] == nil {
+				t.Errorf("%s: no inputSchema seen by the inspector", m["name"])
 			}
+		}
+		if b, _ := json.Marshal(tl); len(b) > maxToolsListBytes {
+			t.Errorf("the inspector got %d bytes of tools/list, over %d", len(b), maxToolsListBytes)
 		}
 		for _, want := range []string{"task", "task_get_context", "skill", "format_prompt", "select_model", "handoff_generate", "dispatch_task"} {
 			if !strings.Contains(strings.Join(names, ","), want) {
@@ -83,8 +86,28 @@ func TestInspectorE2E(t *testing.T) {
 			t.Errorf("tools/call task list: %v", list)
 		}
 
+		shown := inspect(t, ins, env, target, "--method", "tools/call", "--tool-name", "task",
+			"--tool-arg", "action=show", "id="+id)
+		sc, _ = shown["structuredContent"].(map[string]any)
+		if shown["isError"] == true || !strings.HasPrefix(stringify(sc["dir"]), `".agent/tasks/`+id) || sc["readme"] == nil {
+			t.Errorf("tools/call task show: %v", shown)
+		}
+		valid := inspect(t, ins, env, target, "--method", "tools/call", "--tool-name", "task", "--tool-arg", "action=validate")
+		sc, _ = valid["structuredContent"].(map[string]any)
+		if v, _ := sc["validation"].(map[string]any); valid["isError"] == true || v["errors"] != float64(0) || v["diagnostics"] == nil {
+			t.Errorf("tools/call task validate: %v", valid)
+		}
+		// Arguments typed by the input schema: a boolean, an enum, a duration string.
+		plan := inspect(t, ins, env, target, "--method", "tools/call", "--tool-name", "dispatch_task",
+			"--tool-arg", "id="+id, "dry_run=true", "cli=claude", "approval_mode=auto_edit", "timeout=10m")
+		sc, _ = plan["structuredContent"].(map[string]any)
+		if plan["isError"] == true || sc["outcome"] != "dry_run" || sc["cli"] != "claude" || sc["timeout"] != "10m0s" ||
+			!strings.Contains(stringify(sc["argv"]), "acceptEdits") {
+			t.Errorf("tools/call dispatch_task dry run: %v", plan)
+		}
+
 		bad := inspect(t, ins, env, target, "--method", "tools/call", "--tool-name", "task",
-			"--tool-arg", "action=update", "id="+id, "status=PAUSED")
+			"--tool-arg", "action=update", "id="+id, "status=SOMEDAY") // not a status, nor an alias of one
 		if bad["isError"] != true || !strings.Contains(stringify(bad["content"]), "status: ") {
 			t.Errorf("bad status: want isError naming the field, got %v", bad)
 		}

@@ -44,7 +44,7 @@ func (s *Server) registerResources() {
 		URITemplate: TaskURITemplate,
 		Name:        "task",
 		Title:       "Task",
-		Description: "One task as JSON: its matrix row, its folder and README. Subscribe to be told when either changes.",
+		Description: "One task's row, folder and README as JSON. Subscribe to be told when either changes.",
 		MIMEType:    "application/json",
 	}, s.readTask)
 }

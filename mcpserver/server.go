@@ -114,9 +114,10 @@ func New(opts Options) (*Server, error) {
 
 const instructions = `agentinfra manages this repository's .agent/ folder: the task matrix
 (.agent/DEVELOPMENT_MATRIX.md), task folders, skills, agent modes and prompts.
-Use the task tool to list, create, update and archive tasks; task_get_context
-before working on a task; update its status with task (action update) when
-you start, block or finish. Read agentinfra://matrix for the whole matrix.`
+Use the task tool to list, show, create, update, archive and validate tasks;
+task_get_context before working on a task; update its status with task
+(action update) when you start, block or finish. Read agentinfra://matrix for
+the whole matrix.`
 
 // MCP returns the underlying SDK server (for custom transports and tests).
 func (s *Server) MCP() *mcp.Server { return s.mcp }

@@ -41,9 +41,9 @@ func (s *Server) addHandoffTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "handoff_generate",
-			Description: "Write a handoff note .agent/handoffs/{YYMMDD_HHMM}_handoff.md (never overwriting one): tasks " +
-				"IN_PROGRESS, REVIEW and BLOCKED with their latest tracking note, recently done, next up, and the git " +
-				"branch, uncommitted files and last five commits. Returns the path and the note.",
+			Description: "Write a handoff note for the next session to .agent/handoffs/: tasks in progress, in " +
+				"review and blocked with their latest note, recently done, next up, git branch, uncommitted files, " +
+				"last commits.",
 			Annotations: &mcp.ToolAnnotations{Title: "Generate handoff", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		},
 		Props: map[string]prop{},

@@ -35,13 +35,12 @@ func (s *Server) addContextTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "task_get_context",
-			Description: "Everything an agent needs before working on a task: its matrix row, task folder, README, " +
-				"the latest tracking notes, the artifacts list, README links resolved to workspace paths " +
-				"(flagging missing ones), summaries of its skills and its mode file.",
+			Description: "Everything to read before working on a task (id): row, folder, README, latest tracking notes, " +
+				"artifacts, README links (missing ones flagged), skill summaries, mode file.",
 			Annotations: readOnly("Get task context"),
 		},
 		Props: map[string]prop{
-			"id": {Desc: "Task ID (the ID column of the matrix), e.g. 3f9a1c."},
+			"id": {},
 		},
 		Required: []string{"id"},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ContextInput, _ map[string]json.RawMessage) (taskcontext.Context, string, error) {
@@ -102,15 +101,15 @@ func (s *Server) addSkillTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "skill",
-			Description: "List the skills (.agent/skills/ and the global skills folder; a workspace skill shadows a " +
-				"global one) or load some of them rendered for a prompt.",
+			Description: "List the skills, or load some for a prompt. load (skills, format: default summary): full is " +
+				"SKILL.md with its resource files, summary about 1,500 characters, instructions_only the body " +
+				"without examples.",
 			Annotations: readOnly("Skills"),
 		},
 		Props: map[string]prop{
-			"action": {Desc: "list: every skill with its description; load: the skills named in skills, rendered in format.", Enum: []string{"list", "load"}},
-			"skills": {Desc: "load: skill slugs (folder names under .agent/skills/), e.g. [\"go-testing\"]."},
-			"format": {Desc: "load: full (front matter, whole body, resource files), summary (name, description, outline; about 1,500 characters) or instructions_only (body without Examples/References/Resources sections).",
-				Enum: skills.Formats, Default: skills.FormatSummary},
+			"action": {Enum: []string{"list", "load"}},
+			"skills": {Desc: `Skill slugs, e.g. ["go-testing"].`},
+			"format": {Enum: skills.Formats},
 		},
 		Required: []string{"action"},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in SkillInput, raw map[string]json.RawMessage) (SkillOutput, string, error) {
@@ -221,16 +220,15 @@ func (s *Server) addPromptTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "format_prompt",
-			Description: "Assemble the standard prompt for a task: the mode's system prompt, the task's and mode's " +
-				"skills (summaries), the task (row and README, or task_override), each context file fenced under " +
-				"its path, and the reporting protocol. Deterministic; parts gives the size of each section.",
+			Description: "Assemble the prompt dispatch_task sends for a task (id): mode system prompt, skill summaries, " +
+				"the task README (or task_override), context files, reporting protocol; parts gives each section's size.",
 			Annotations: readOnly("Format prompt"),
 		},
 		Props: map[string]prop{
-			"id":            {Desc: "Task ID."},
-			"mode":          {Desc: "Agent mode to use instead of the task's (a file .agent/agents/{mode}.md)."},
-			"task_override": {Desc: "Instructions that replace the task README in the prompt."},
-			"context_files": {Desc: "Workspace files to include, fenced under their paths; relative to the workspace root, and must stay inside it."},
+			"id":            {},
+			"mode":          {Desc: "Instead of the task's mode."},
+			"task_override": {Desc: "Text that replaces the task README."},
+			"context_files": {Desc: "Workspace-relative files to include."},
 		},
 		Required: []string{"id"},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in PromptInput, _ map[string]json.RawMessage) (PromptOutput, string, error) {

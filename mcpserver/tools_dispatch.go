@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -16,35 +17,52 @@ import (
 	"github.com/agentinfra/agentinfra/skills"
 )
 
-// DispatchInput is the input of dispatch_task.
+// DispatchInput is the input of dispatch_task: the options of `agentinfra
+// dispatch`, by the same names.
 type DispatchInput struct {
 	ID           string     `json:"id"`
+	CLI          string     `json:"cli,omitempty"`
 	Mode         string     `json:"mode,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	Timeout      string     `json:"timeout,omitempty"`
+	ApprovalMode string     `json:"approval_mode,omitempty"`
 	TaskOverride string     `json:"task_override,omitempty"`
 	ContextFiles StringList `json:"context_files,omitempty"`
 	SessionID    string     `json:"session_id,omitempty"`
-	Model        string     `json:"model,omitempty"`
+	Force        bool       `json:"force,omitempty"`
 	DryRun       bool       `json:"dry_run,omitempty"`
 }
+
+// The bounds of dispatch_task's timeout: an agent run shorter than a second
+// cannot do anything, and one that needs more than four hours is not one
+// task.
+const (
+	minDispatchTimeout = time.Second
+	maxDispatchTimeout = 4 * time.Hour
+)
 
 func (s *Server) addDispatchTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "dispatch_task",
-			Description: "Run a task through the gemini CLI headless: assemble its prompt, pick the model, move the row " +
-				"to IN_PROGRESS, run the agent, record prompt and result under the task's tracking/, and move the row to " +
-				"REVIEW (success) or BLOCKED (failure). Refuses DONE and IN_PROGRESS tasks. Sends progress notifications " +
-				"when the request has a progressToken; cancelling the request stops the agent. dry_run shows what would run.",
+			Description: "Run a task (id) through an agent CLI headless and record the outcome: the row goes to " +
+				"IN_PROGRESS, then REVIEW, or BLOCKED on failure; prompt and result are kept in the task's tracking/. " +
+				"Refuses DONE and IN_PROGRESS tasks unless force. dry_run returns the plan (command, model and why, " +
+				"prompt size). Sends progress to a progressToken; cancelling stops the agent.",
 			Annotations: &mcp.ToolAnnotations{Title: "Dispatch task", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 		},
 		Props: map[string]prop{
-			"id":            {Desc: "Task ID to dispatch."},
-			"mode":          {Desc: "Agent mode to use instead of the task's (a file .agent/agents/{mode}.md)."},
-			"task_override": {Desc: "Instructions that replace the task README in the prompt."},
-			"context_files": {Desc: "Workspace files to include in the prompt, fenced under their paths; relative to the workspace root, and must stay inside it."},
-			"session_id":    {Desc: "Continue this earlier session of the agent CLI (the session_id of a previous result)."},
-			"model":         {Desc: "Model name to use instead of select_model's choice, e.g. gemini-2.5-pro."},
-			"dry_run":       {Desc: "Only report what would run (argv, model and why, prompt size); change nothing.", Default: false},
+			"id":            {},
+			"cli":           {Enum: runner.CLIs, Default: runner.CLIGemini},
+			"mode":          {Desc: "Instead of the task's mode."},
+			"model":         {Desc: "Instead of select_model's choice."},
+			"timeout":       {Desc: "Go duration, 1s to 4h.", Default: "30m"},
+			"approval_mode": {Desc: "What the agent may do unasked.", Enum: runner.ApprovalModes, Default: runner.ApprovalDefault},
+			"task_override": {Desc: "Text that replaces the task README."},
+			"context_files": {Desc: "Workspace-relative files to include."},
+			"session_id":    {Desc: "Resume this session (session_id of an earlier result)."},
+			"force":         {},
+			"dry_run":       {},
 		},
 		Required: []string{"id"},
 	}, s.dispatchTool)
@@ -54,15 +72,9 @@ func (s *Server) dispatchTool(ctx context.Context, req *mcp.CallToolRequest, in 
 	if _, err := s.task(ctx, in.ID); err != nil {
 		return dispatch.Outcome{}, "", err
 	}
-	for i, p := range in.ContextFiles {
-		if _, err := s.ws.Resolve(p); err != nil {
-			return dispatch.Outcome{}, "", fieldErrorf(fmt.Sprintf("context_files[%d]", i), "%v", insideHint(err))
-		}
-	}
-	if m := strings.TrimSpace(in.Mode); m != "" {
-		if _, err := skills.LoadMode(ctx, s.ws, m); err != nil {
-			return dispatch.Outcome{}, "", fieldErrorf("mode", "%v", err)
-		}
+	opts, err := s.dispatchOptions(ctx, in)
+	if err != nil {
+		return dispatch.Outcome{}, "", err
 	}
 	var onEvent func(runner.Event)
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
@@ -74,15 +86,11 @@ func (s *Server) dispatchTool(ctx context.Context, req *mcp.CallToolRequest, in 
 			})
 		}
 	}
-	out, err := dispatch.Run(ctx, s.ws, dispatch.Options{
-		ID: strings.TrimSpace(in.ID), Mode: strings.TrimSpace(in.Mode), Model: strings.TrimSpace(in.Model),
-		TaskOverride: in.TaskOverride, ContextFiles: in.ContextFiles, Session: strings.TrimSpace(in.SessionID),
-		DryRun: in.DryRun, Now: s.opts.Now, Getenv: s.opts.Getenv,
-	}, onEvent)
+	out, err := dispatch.Run(ctx, s.ws, opts, onEvent)
 	if err != nil {
 		switch {
-		case errors.Is(err, matrix.ErrNotFound), errors.Is(err, dispatch.ErrRefused):
-			return out, "", &fieldError{Field: "id", Msg: err.Error()}
+		case errors.Is(err, matrix.ErrNotFound), errors.Is(err, dispatch.ErrRefused), errors.Is(err, matrix.ErrRefused):
+			return out, "", err // typed: errorResult names the field and the override
 		case out.Outcome != "":
 			return out, "", fmt.Errorf("dispatch %s %s: %w; the task is now %s; see %s", out.ID, out.Outcome, err, out.StatusAfter, out.TrackingFile)
 		}
@@ -92,6 +100,49 @@ func (s *Server) dispatchTool(ctx context.Context, req *mcp.CallToolRequest, in 
 		out.Result.Argv = []string{}
 	}
 	return out, dispatchText(out), nil
+}
+
+// dispatchOptions checks the input against the schema (enums, the timeout's
+// bounds, paths inside the workspace, a mode that exists) and maps it to the
+// options `agentinfra dispatch` builds from its flags.
+func (s *Server) dispatchOptions(ctx context.Context, in DispatchInput) (dispatch.Options, error) {
+	o := dispatch.Options{
+		ID: strings.TrimSpace(in.ID), Mode: strings.TrimSpace(in.Mode), Model: strings.TrimSpace(in.Model),
+		TaskOverride: in.TaskOverride, ContextFiles: in.ContextFiles, Session: strings.TrimSpace(in.SessionID),
+		Force: in.Force, DryRun: in.DryRun, Now: s.opts.Now, Getenv: s.opts.Getenv,
+	}
+	var err error
+	if in.CLI != "" {
+		if o.CLI, err = enumValue("cli", in.CLI, runner.CLIs); err != nil {
+			return o, err
+		}
+	}
+	if in.ApprovalMode != "" {
+		if o.ApprovalMode, err = enumValue("approval_mode", in.ApprovalMode, runner.ApprovalModes); err != nil {
+			return o, err
+		}
+	}
+	if t := strings.TrimSpace(in.Timeout); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil {
+			return o, fieldErrorf("timeout", "%q is not a duration; pass one like 90s, 10m or 1h30m", in.Timeout)
+		}
+		if d < minDispatchTimeout || d > maxDispatchTimeout {
+			return o, fieldErrorf("timeout", "%s is out of bounds; pass %s to %s", d, minDispatchTimeout, maxDispatchTimeout)
+		}
+		o.Timeout = d
+	}
+	for i, p := range in.ContextFiles {
+		if _, err := s.ws.Resolve(p); err != nil {
+			return o, fieldErrorf(fmt.Sprintf("context_files[%d]", i), "%v", insideHint(err))
+		}
+	}
+	if o.Mode != "" {
+		if _, err := skills.LoadMode(ctx, s.ws, o.Mode); err != nil {
+			return o, fieldErrorf("mode", "%v", err)
+		}
+	}
+	return o, nil
 }
 
 func dispatchText(o dispatch.Outcome) string {

@@ -26,16 +26,15 @@ func (s *Server) addModelTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "select_model",
-			Description: "Pick the model for a task (id) or for a mode and difficulty, and say why. Rule: hard → deep " +
-				"tier, easy → fast tier, med → the mode's tier (its front matter model: fast|deep or .agent/config.yaml, " +
-				"else deep for planning and research modes, fast otherwise); a model name there is used at every " +
-				"difficulty. Tiers come from GEMINI_MODEL_FAST / GEMINI_MODEL_DEEP.",
+			Description: "Pick the model for a task (id) or a mode and difficulty, and say why: hard → deep tier, " +
+				"easy → fast, med → the mode's tier (front matter model: fast|deep, or .agent/config.yaml); " +
+				"a model name there is used at every difficulty.",
 			Annotations: readOnly("Select model"),
 		},
 		Props: map[string]prop{
-			"id":         {Desc: "Task ID; its mode and difficulty are used unless mode or difficulty is given. Pass id, or mode and difficulty."},
-			"mode":       {Desc: "Agent mode (overrides the task's), e.g. coder, oracle."},
-			"difficulty": {Desc: "Task difficulty (overrides the task's); med when neither is given.", Enum: matrix.Difficulties},
+			"id":         {},
+			"mode":       {Desc: "Overrides the task's."},
+			"difficulty": {Desc: "Overrides the task's; else med.", Enum: matrix.Difficulties},
 		},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ModelInput, raw map[string]json.RawMessage) (ModelOutput, string, error) {
 		q := prompt.ModelQuery{ID: in.ID, Mode: in.Mode, Difficulty: in.Difficulty}

@@ -15,7 +15,7 @@ import (
 )
 
 // Task actions.
-var taskActions = []string{"create", "update", "claim", "list", "archive", "scaffold"}
+var taskActions = []string{"create", "update", "claim", "list", "archive", "scaffold", "show", "validate"}
 
 // DefaultListLimit is the list action's default limit.
 const DefaultListLimit = 10
@@ -51,6 +51,8 @@ var taskFields = map[string][]string{
 	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit"},
 	"archive":  {"id"},
 	"scaffold": {"id", "slug"},
+	"show":     {"id"},
+	"validate": {},
 }
 
 // TaskOutput is the result of the task tool.
@@ -73,40 +75,44 @@ type TaskOutput struct {
 	// ends, `|`-led lines that belong to no table); for create and update, a
 	// mode with no .agent/agents/{mode}.md. Absent when there are none.
 	Warnings []string `json:"warnings,omitempty"`
+	// Archived and Readme are show's: the folder is in .agent/archive/; its README.md.
+	Archived bool   `json:"archived,omitempty"`
+	Readme   string `json:"readme,omitempty"`
+	// Validation is validate's result.
+	Validation *Validation `json:"validation,omitempty"`
 }
 
 func (s *Server) addTaskTool() error {
-	statusDesc := "update: the new status; list: only tasks with this status."
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "task",
-			Description: "Tasks of the development matrix (.agent/DEVELOPMENT_MATRIX.md). " +
-				"action list {status?, priority?, mode?, agent?, skill?, query?, limit=10}: matching rows, file order; warnings names rows of the matrix that could not be read. " +
-				"action create {description, mode, priority=P2, difficulty=med, skills[], slug?}: adds a TODO row and its folder .agent/tasks/{id}_{slug}/. " +
-				"action update {id, status?, agent?, priority?, set_fields{}}: changes only what is given and sets Updated. " +
-				"action claim {id, agent}: sets a TODO task IN_PROGRESS with agent as its holder; refused, naming the holder, when another agent holds it (claiming again what you hold changes nothing). " +
-				"action archive {id}: moves a DONE task's folder to .agent/archive/ (the row stays). " +
-				"action scaffold {id, slug?}: creates the missing folder of an existing row (the row stays). " +
-				"Writes take the same lock as the agentinfra CLI.",
+			Description: "List, show, create, update, claim, archive and validate the tasks of .agent/DEVELOPMENT_MATRIX.md. " +
+				"Actions (fields): list (status, priority, mode, agent, skill, query, limit: default 10, 0 = all): rows, " +
+				"total, warnings for unreadable rows; show (id): row, folder, README; create (description, mode, " +
+				"priority: default P2, difficulty: default med, skills, slug, force): a TODO row and its folder; update (id, " +
+				"status, agent, priority, set_fields, force): changes only what is given; claim (id, agent): TODO → " +
+				"IN_PROGRESS held by agent, refused naming the holder if another agent has it; archive (id): moves a DONE " +
+				"task's folder to .agent/archive/; scaffold (id, slug): makes a row's missing folder; validate: the " +
+				"matrix's problems by line.",
 			Annotations: &mcp.ToolAnnotations{Title: "Tasks", ReadOnlyHint: false, DestructiveHint: ptr(false),
 				IdempotentHint: false, OpenWorldHint: ptr(false)},
 		},
 		Props: map[string]prop{
-			"action":      {Desc: "What to do: list, create, update, claim, archive or scaffold.", Enum: taskActions},
-			"description": {Desc: "create: what the task is about (one line; becomes the Description column)."},
-			"mode":        {Desc: "create: the agent mode (a file .agent/agents/{mode}.md), e.g. coder; list: only tasks of this mode."},
-			"priority":    {Desc: "create: priority (default P2); update: the new priority; list: only tasks with this priority (no default).", Enum: s.store.Vocab.Priorities(), Default: "P2"},
-			"difficulty":  {Desc: "create: difficulty (default med).", Enum: s.store.Vocab.Difficulties(), Default: "med"},
-			"skills":      {Desc: "create: skill slugs (folders under .agent/skills/), e.g. [\"go-testing\"]."},
-			"slug":        {Desc: "create, scaffold: folder name suffix {id}_{slug}; default: a snake_case form of the description. No '/', '..' or leading dot."},
-			"id":          {Desc: "update, claim, archive, scaffold: the task ID (the ID column)."},
-			"force":       {Desc: "create, update: accept skills that do not exist yet."},
-			"status":      {Desc: statusDesc, Enum: s.store.Vocab.Statuses()},
-			"agent":       {Desc: "update: add this @mention to Agents (once); claim: who takes the task; list: only tasks mentioning it. E.g. @coder."},
-			"set_fields":  {Desc: "update: other columns to set, by header name, e.g. {\"Diff\": \"hard\", \"Mode\": \"reviewer\", \"Description\": \"...\"}."},
-			"skill":       {Desc: "list: only tasks that name this skill."},
-			"query":       {Desc: "list: words that must all appear in the ID, description, mode, skills, agents or extra columns."},
-			"limit":       {Desc: "list: at most this many rows (default 10; 0 means no limit).", Default: DefaultListLimit},
+			"action":      {Enum: taskActions},
+			"description": {Desc: "One line."},
+			"mode":        {Desc: "Agent mode (.agent/agents/{mode}.md), e.g. coder."},
+			"priority":    {Enum: s.store.Vocab.Priorities()},
+			"difficulty":  {Enum: s.store.Vocab.Difficulties()},
+			"skills":      {Desc: "Skill slugs (.agent/skills/{slug}/)."},
+			"slug":        {Desc: "Folder suffix; default: from the description."},
+			"id":          {},
+			"force":       {Desc: "Accept skills that do not exist yet."},
+			"status":      {Enum: s.store.Vocab.Statuses()},
+			"agent":       {Desc: "An @mention, e.g. @coder; update adds it to Agents, claim makes it the holder."},
+			"set_fields":  {Desc: `Other columns by header, e.g. {"Diff":"hard"}.`},
+			"skill":       {},
+			"query":       {Desc: "Words that must all appear in the row."},
+			"limit":       {},
 		},
 		Required: []string{"action"},
 	}, s.taskTool)
@@ -135,6 +141,10 @@ func (s *Server) taskTool(ctx context.Context, _ *mcp.CallToolRequest, in TaskIn
 		return s.taskClaim(ctx, in, out)
 	case "scaffold":
 		return s.taskScaffold(ctx, in, out)
+	case "show":
+		return s.taskShow(ctx, in, out)
+	case "validate":
+		return s.taskValidate(ctx, out)
 	default:
 		return s.taskArchive(ctx, in, out)
 	}

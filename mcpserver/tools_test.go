@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -29,22 +30,26 @@ func TestToolsListContract(t *testing.T) {
 		if tl.Description == "" {
 			t.Errorf("%s: no description", tl.Name)
 		}
-		if tl.OutputSchema == nil {
-			t.Errorf("%s: no outputSchema", tl.Name)
+		if _, ok := outputSchemas[tl.Name]; !ok {
+			t.Errorf("%s: its result type is not in outputSchemas", tl.Name)
 		}
 		if tl.Annotations == nil {
 			t.Errorf("%s: no annotations", tl.Name)
 		}
+		// A model learns what each parameter is for: from its description,
+		// its enum, or the tool's description, which names it.
 		var in struct {
 			Properties map[string]struct {
 				Description string `json:"description"`
+				Enum        []any  `json:"enum"`
 			} `json:"properties"`
 		}
 		b, _ := json.Marshal(tl.InputSchema)
 		json.Unmarshal(b, &in)
 		for p, s := range in.Properties {
-			if s.Description == "" {
-				t.Errorf("%s.%s: no description in the input schema", tl.Name, p)
+			named := regexp.MustCompile(`(^|[^a-z_])` + p + `([^a-z_]|$)`).MatchString(tl.Description)
+			if s.Description == "" && len(s.Enum) == 0 && !named {
+				t.Errorf("%s.%s: neither described, nor an enum, nor named in the tool's description", tl.Name, p)
 			}
 		}
 	}
@@ -69,14 +74,16 @@ func TestToolsListContract(t *testing.T) {
 		enum       []any
 		def        any
 	}{
-		{"task", "action", []any{"create", "update", "claim", "list", "archive", "scaffold"}, nil},
+		{"task", "action", []any{"create", "update", "claim", "list", "archive", "scaffold", "show", "validate"}, nil},
 		{"task", "status", []any{"TODO", "IN_PROGRESS", "BLOCKED", "REVIEW", "DONE"}, nil},
-		{"task", "priority", []any{"P1", "P2", "P3", "P4"}, "P2"},
-		{"task", "difficulty", []any{"easy", "med", "hard"}, "med"},
-		{"task", "limit", nil, float64(10)},
+		{"task", "priority", []any{"P1", "P2", "P3", "P4"}, nil},
+		{"task", "difficulty", []any{"easy", "med", "hard"}, nil},
 		{"skill", "action", []any{"list", "load"}, nil},
-		{"skill", "format", []any{"full", "summary", "instructions_only"}, "summary"},
+		{"skill", "format", []any{"full", "summary", "instructions_only"}, nil},
 		{"select_model", "difficulty", []any{"easy", "med", "hard"}, nil},
+		{"dispatch_task", "cli", []any{"gemini", "claude", "codex"}, "gemini"},
+		{"dispatch_task", "approval_mode", []any{"default", "auto_edit", "yolo"}, "default"},
+		{"dispatch_task", "timeout", nil, "30m"},
 	}
 	for _, c := range checks {
 		s := schema(c.tool, c.prop)
@@ -89,6 +96,21 @@ func TestToolsListContract(t *testing.T) {
 		}
 		if c.def != nil && s["default"] != c.def {
 			t.Errorf("%s.%s default = %v, want %v", c.tool, c.prop, s["default"], c.def)
+		}
+	}
+	// A tool with actions declares no default: clients fill defaults in, and
+	// one would reach every action (task list filtered by priority P2, an
+	// update setting it, skill list refusing a format).
+	for _, tool := range []string{"task", "skill"} {
+		b, _ := json.Marshal(findTool(t, cs, tool).InputSchema)
+		var in struct {
+			Properties map[string]map[string]any `json:"properties"`
+		}
+		json.Unmarshal(b, &in)
+		for prop, s := range in.Properties {
+			if d, ok := s["default"]; ok {
+				t.Errorf("%s.%s declares default %v; a tool with actions must not", tool, prop, d)
+			}
 		}
 	}
 	for _, p := range []string{"skills", "set_fields"} {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -35,10 +37,8 @@ as "Authorization: Bearer TOKEN" (the file is created, mode 0600, with a random
 token when missing). Requests to a loopback address with a non-loopback Host
 header are refused (DNS-rebinding protection).
 
-Tools: task (list|create|update|archive), task_get_context, skill (list|load),
-format_prompt, select_model, handoff_generate. Resources: agentinfra://matrix,
-agentinfra://task/{id}, with resources/subscribe: changes to .agent/ (by this
-server, the CLI or an editor) are notified within 500 ms. See docs/mcp.md.`,
+Resources support resources/subscribe: changes to .agent/ (by this server, the
+CLI or an editor) are notified within 500 ms. See docs/mcp.md.`,
 		Example: `  agentinfra serve
   agentinfra serve --http 127.0.0.1:8765
   agentinfra serve --http 0.0.0.0:8765 --allow-remote --token-file ~/.config/agentinfra/token
@@ -82,6 +82,18 @@ server, the CLI or an editor) are notified within 500 ms. See docs/mcp.md.`,
 			})
 		},
 	}
+	// The tools and resources are listed from the server's own definitions,
+	// at help time only: building them costs more than a command's startup.
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		ctx := c.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if text, err := mcpserver.CatalogText(ctx); err == nil {
+			c.Long = strings.TrimRight(c.Long, "\n") + "\n\n" + text
+		}
+		c.Root().HelpFunc()(c, args)
+	})
 	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio, e.g. 127.0.0.1:8765")
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires --token-file)")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "bearer token file for --http (created 0600 with a random token if missing)")
