@@ -176,4 +176,3 @@ func (c Config) validate() error {
 }
 
 func isCLI(s string) bool { return s == "gemini" || s == "claude" || s == "codex" }
-

@@ -39,11 +39,15 @@ const lockTimeout = 30 * time.Second
 
 type paths struct{ root string }
 
-func newPaths(ws *workspace.Workspace) paths { return paths{root: filepath.Join(ws.AgentDir(), "fleet")} }
+func newPaths(ws *workspace.Workspace) paths {
+	return paths{root: filepath.Join(ws.AgentDir(), "fleet")}
+}
 
-func (p paths) agentDir(name string) string   { return filepath.Join(p.root, "agents", key(name)) }
-func (p paths) agentsDir() string             { return filepath.Join(p.root, "agents") }
-func (p paths) agentLock(name string) string  { return filepath.Join(p.root, "locks", key(name)+".lock") }
+func (p paths) agentDir(name string) string { return filepath.Join(p.root, "agents", key(name)) }
+func (p paths) agentsDir() string           { return filepath.Join(p.root, "agents") }
+func (p paths) agentLock(name string) string {
+	return filepath.Join(p.root, "locks", key(name)+".lock")
+}
 func (p paths) fleetLock() string             { return filepath.Join(p.root, "fleet.lock") }
 func (p paths) archiveDir() string            { return filepath.Join(p.root, "archive") }
 func (p paths) runsDir(name string) string    { return filepath.Join(p.agentDir(name), "runs") }

@@ -99,4 +99,3 @@ func (f *Fleet) Projects() ([]Project, error) {
 	}
 	return cfg.Projects, nil
 }
-
