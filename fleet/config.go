@@ -139,7 +139,7 @@ func (c Config) project(name string) (Project, error) {
 		}
 		names = append(names, p.Name)
 	}
-	return Project{}, notFound("project", "no project %q: the projects are %s (see list_agent_projects)", name, strings.Join(names, ", "))
+	return Project{}, notFound("project", "no project %q: the projects are %s", name, strings.Join(names, ", "))
 }
 
 // baseBranch is the project's base branch, else the branch checked out there.

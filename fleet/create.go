@@ -181,7 +181,7 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 			return err
 		}
 		if len(changes) > 0 {
-			return &Error{Code: CodeConflict, Field: "force", Msg: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them, or delete with force",
+			return &Error{Code: CodeConflict, Field: "force", Msg: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
 				a.Name, len(changes), a.Workspace.Path, lastLines(strings.Join(changes, "\n"), 3))}
 		}
 		return nil

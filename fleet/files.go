@@ -58,21 +58,23 @@ func (p paths) ensure() error {
 	if err := os.MkdirAll(filepath.Join(p.root, "locks"), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", p.root, err)
 	}
-	return WriteIgnore(filepath.Dir(p.root))
+	_, err := WriteIgnore(filepath.Dir(p.root))
+	return err
 }
 
 // WriteIgnore makes git ignore agentDir/fleet (the fleet's state) with a
-// .gitignore of its own, so no repository file needs editing. Idempotent.
-func WriteIgnore(agentDir string) error {
+// .gitignore of its own, so no repository file needs editing. Idempotent;
+// created says whether it wrote the file.
+func WriteIgnore(agentDir string) (created bool, err error) {
 	dir := filepath.Join(agentDir, "fleet")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return false, err
 	}
 	p := filepath.Join(dir, ".gitignore")
 	if _, err := os.Stat(p); err == nil {
-		return nil
+		return false, nil
 	}
-	return renameio.WriteFile(p, []byte("# agentinfra fleet state (agents, runs, history): local to this machine\n*\n"), 0o644)
+	return true, renameio.WriteFile(p, []byte("# agentinfra fleet state (agents, runs, history): local to this machine\n*\n"), 0o644)
 }
 
 // withLock runs fn holding the lock file at path.

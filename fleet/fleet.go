@@ -78,7 +78,7 @@ func (f *Fleet) noAgent(name string) error {
 	names, _ := f.names()
 	msg := fmt.Sprintf("no agent %q", name)
 	if len(names) == 0 {
-		msg += ": the fleet has no agents; create one with create_agent"
+		msg += ": the fleet has no agents yet"
 	} else {
 		msg += ": the agents are " + strings.Join(names, ", ")
 	}
