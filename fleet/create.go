@@ -31,6 +31,9 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	if err := ValidateName(in.Name); err != nil {
 		return Agent{}, err
 	}
+	if err := f.nameFree(in.Name); err != nil {
+		return Agent{}, err
+	}
 	if strings.TrimSpace(in.Spec) == "" {
 		return Agent{}, badInput("spec", "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\"")
 	}
@@ -74,10 +77,10 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	wt := cfg.worktreePath(proj, in.Name)
 	branch := cfg.BranchPrefix + key(in.Name)
 	if _, err := os.Stat(wt); err == nil {
-		return Agent{}, conflict("%s already exists: remove it, or set fleet.worktree_dir in .agent/config.yaml", wt)
+		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
 	}
 	if _, err := git(ctx, proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		return Agent{}, conflict("branch %s already exists (an earlier agent %s keeps it): pick another name, or delete the branch", branch, in.Name)
+		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("branch %s already exists (an earlier agent %s kept it): pick another name, or delete the branch", branch, in.Name)}
 	}
 
 	// Take the name.
@@ -91,10 +94,8 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		return Agent{}, err
 	}
 	err = withLock(ctx, f.p.fleetLock(), func() error {
-		if _, err := os.Stat(f.p.agentDir(in.Name)); err == nil {
-			var other agentRecord
-			readJSON(f.p.file(in.Name, agentFile), &other)
-			return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", in.Name, other.Name)}
+		if err := f.nameFree(in.Name); err != nil {
+			return err
 		}
 		if err := os.MkdirAll(f.p.runsDir(in.Name), 0o755); err != nil {
 			return err
@@ -132,6 +133,16 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		return ag, fmt.Errorf("agent %s was created but its first run did not start: %w", in.Name, err)
 	}
 	return f.Show(ctx, in.Name)
+}
+
+// nameFree refuses a name an agent has, in any case.
+func (f *Fleet) nameFree(name string) error {
+	if _, err := os.Stat(f.p.agentDir(name)); err != nil {
+		return nil
+	}
+	var other agentRecord
+	readJSON(f.p.file(name, agentFile), &other)
+	return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
 }
 
 func checkSource(s string) (string, error) {

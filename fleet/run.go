@@ -21,6 +21,8 @@ type StartInput struct {
 	Text   string
 	TaskID string
 	Next   bool
+	// Note is added to a matrix task's prompt (a word from who gives it).
+	Note   string
 	Source string // "" = human
 }
 
@@ -95,6 +97,9 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			tr.TaskID, tr.Summary, difficulty = t.ID, oneLine(t.ID+": "+t.Description, 120), t.Difficulty
 			if prompt, err = taskPrompt(ctx, f.ws, t, a.Role); err != nil {
 				return errors.Join(err, releaseTask(context.WithoutCancel(ctx), f.ws, t.ID, mention, f.now()))
+			}
+			if note := strings.TrimSpace(in.Note); note != "" {
+				prompt += "\n\n## Note from who gave you this task\n\n" + note + "\n"
 			}
 		default:
 			tr.Summary = oneLine(in.Text, 120)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -39,6 +40,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is announced in serverInfo.
 	Version string
+	// Toolsets chooses the tools exposed: matrix (task, skill, dispatch...
+	// and the resources) and fleet (the agents); nil means all.
+	Toolsets []string
+	// Fleet tunes the fleet tools (tests point it at stub agents).
+	Fleet fleet.Options
 	// Debounce is how long the watcher gathers a burst of file events before
 	// notifying (default 50ms; notifications go out well within 500ms).
 	Debounce time.Duration
@@ -104,10 +110,18 @@ func New(opts Options) (*Server, error) {
 			return nil
 		},
 	})
-	if err := s.registerTools(); err != nil {
+	if err := CheckToolsets(opts.Toolsets); err != nil {
 		return nil, err
 	}
-	s.registerResources()
+	if hasToolset(opts.Toolsets, ToolsetMatrix) {
+		if err := s.registerTools(); err != nil {
+			return nil, err
+		}
+		s.registerResources()
+	}
+	if hasToolset(opts.Toolsets, ToolsetFleet) {
+		s.registerFleetTools()
+	}
 	return s, nil
 }
 
