@@ -58,9 +58,25 @@ func ReadyTasks(tasks []Task) []Task {
 	return out
 }
 
+// readySet is the set of ready IDs of tasks when on, else nil. tasks must
+// be every task of the matrix: a dependency's status decides.
+func readySet(on bool, tasks []Task) map[string]bool {
+	if !on {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, t := range ReadyTasks(tasks) {
+		out[t.ID] = true
+	}
+	return out
+}
+
 // DependencyDiagnostics reports Deps that name no task and dependency
 // cycles (each cycle once, at its first task's row).
 func (d *Doc) DependencyDiagnostics() []Diagnostic {
+	if !d.hasDepsColumn() {
+		return nil // most matrices: no Task is built
+	}
 	tasks := d.Tasks()
 	deps := map[string][]string{}
 	var order []string
@@ -119,4 +135,15 @@ func (d *Doc) DependencyDiagnostics() []Diagnostic {
 		}
 	}
 	return out
+}
+
+func (d *Doc) hasDepsColumn() bool {
+	for _, t := range d.tables {
+		for _, c := range t.cols {
+			if t.isTask && slices.Contains(depsHeaders, strings.ToLower(c.name)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -13,7 +13,7 @@ import (
 // and skills a row names that do not exist, task folders with no row, and
 // IN_PROGRESS or REVIEW tasks with no folder. file is the name to print.
 func Validate(ws *workspace.Workspace, d *Doc, file string, getenv func(string) string) []Diagnostic {
-	out := d.Diagnostics()
+	out := append(d.Diagnostics(), d.DependencyDiagnostics()...)
 	if err, ok := d.RequireTaskTable().(*NoTaskTableError); ok {
 		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning, Message: err.Explain(migrateAdvice)})
 	}

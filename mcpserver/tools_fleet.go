@@ -66,14 +66,14 @@ type fleetArgs struct {
 }
 
 var (
-	pAgent = fleetParam{"agent_name", "string", ""}
+	pAgent = fleetParam{"agent_name", "string", "agent name"}
 )
 
 func fleetTools() []fleetTool {
 	return []fleetTool{{
 		name: "create_agent", title: "Create agent",
 		desc: "Create a named agent with its own git worktree and branch (agent/NAME); it starts working on its spec at once. Name: 1-20 letters, digits, single hyphens.",
-		params: []fleetParam{{"name", "string", ""}, {"project", "string", "from list_agent_projects"},
+		params: []fleetParam{{"name", "string", "unique agent name"}, {"project", "string", "from list_agent_projects"},
 			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"}},
 		required: []string{"name", "project", "spec"},
 		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
@@ -86,7 +86,7 @@ func fleetTools() []fleetTool {
 	}, {
 		name: "list_agents", title: "List agents", readOnly: true,
 		desc:   "List agents with status (idle, busy, ...) and current task.",
-		params: []fleetParam{{"status_filter", "string", "e.g. idle"}, {"project_filter", "string", ""}},
+		params: []fleetParam{{"status_filter", "string", "e.g. idle"}, {"project_filter", "string", "project name"}},
 		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
 			as, err := f.List(ctx, fleet.ListFilter{Status: in.StatusFilter, Project: in.ProjectFilter})
 			if err != nil {
@@ -166,7 +166,7 @@ func fleetTools() []fleetTool {
 	}, {
 		name: "list_agent_roles", title: "List agent roles", readOnly: true,
 		desc:   "Roles an agent can take.",
-		params: []fleetParam{{"project", "string", ""}}, required: []string{"project"},
+		params: []fleetParam{{"project", "string", "project name"}}, required: []string{"project"},
 		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
 			rs, err := f.Roles(ctx, in.Project)
 			if err != nil {

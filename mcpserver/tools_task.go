@@ -39,13 +39,14 @@ type TaskInput struct {
 	Skill string `json:"skill,omitempty"`
 	Query string `json:"query,omitempty"`
 	Limit int    `json:"limit,omitempty"`
+	Ready bool   `json:"ready,omitempty"`
 }
 
 // taskFields are the fields each action accepts (besides action).
 var taskFields = map[string][]string{
 	"create":   {"description", "mode", "priority", "difficulty", "skills", "slug"},
 	"update":   {"id", "status", "agent", "priority", "set_fields"},
-	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit"},
+	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit", "ready"},
 	"archive":  {"id"},
 	"scaffold": {"id", "slug"},
 }
@@ -77,7 +78,7 @@ func (s *Server) addTaskTool() error {
 		Tool: &mcp.Tool{
 			Name: "task",
 			Description: "Tasks of the development matrix (.agent/DEVELOPMENT_MATRIX.md). " +
-				"action list {status?, priority?, mode?, agent?, skill?, query?, limit=10}: matching rows, file order; warnings names rows of the matrix that could not be read. " +
+				"action list {status?, priority?, mode?, agent?, skill?, query?, ready?, limit=10}: matching rows, file order; warnings names rows of the matrix that could not be read. " +
 				"action create {description, mode, priority=P2, difficulty=med, skills[], slug?}: adds a TODO row and its folder .agent/tasks/{id}_{slug}/. " +
 				"action update {id, status?, agent?, priority?, set_fields{}}: changes only what is given and sets Updated. " +
 				"action archive {id}: moves a DONE task's folder to .agent/archive/ (the row stays). " +
@@ -100,6 +101,7 @@ func (s *Server) addTaskTool() error {
 			"set_fields":  {Desc: "update: other columns to set, by header name, e.g. {\"Diff\": \"hard\", \"Mode\": \"reviewer\", \"Description\": \"...\"}."},
 			"skill":       {Desc: "list: only tasks that name this skill."},
 			"query":       {Desc: "list: words that must all appear in the ID, description, mode, skills, agents or extra columns."},
+			"ready":       {Desc: "list: only TODO tasks whose Deps are all DONE."},
 			"limit":       {Desc: "list: at most this many rows (default 10; 0 means no limit).", Default: DefaultListLimit},
 		},
 		Required: []string{"action"},
@@ -144,7 +146,7 @@ func fieldHint(action, k string) string {
 }
 
 func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json.RawMessage, out TaskOutput) (TaskOutput, string, error) {
-	q := matrix.Query{Mode: in.Mode, Agent: in.Agent, Skill: in.Skill, Text: in.Query}
+	q := matrix.Query{Mode: in.Mode, Agent: in.Agent, Skill: in.Skill, Text: in.Query, Ready: in.Ready}
 	if in.Status != "" {
 		q.Status = []string{in.Status}
 	}
