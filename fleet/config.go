@@ -168,11 +168,4 @@ func (c Config) worktreePath(p Project, name string) string {
 	return filepath.Join(filepath.Clean(dir), key(name))
 }
 
-func (c Config) validate() error {
-	if !isCLI(c.CLI) {
-		return badInput("cli", "fleet.cli %q in config.yaml: use gemini, claude or codex", c.CLI)
-	}
-	return nil
-}
-
 func isCLI(s string) bool { return s == "gemini" || s == "claude" || s == "codex" }

@@ -15,4 +15,3 @@ func pidAlive(pid int) bool                         { return false }
 func childrenOf(ppid int) []int                     { return nil }
 func signalGroup(pid int, sig syscall.Signal) error { return nil }
 func signalProc(pid int, sig syscall.Signal) error  { return nil }
-func groupAlive(pid int) bool                       { return false }

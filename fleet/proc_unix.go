@@ -37,8 +37,3 @@ func signalProc(pid int, sig syscall.Signal) error {
 	}
 	return err
 }
-
-// groupAlive reports whether any process of the group led by pid remains.
-func groupAlive(pid int) bool {
-	return pid > 0 && syscall.Kill(-pid, 0) == nil
-}
