@@ -55,6 +55,9 @@ func (f *Fleet) now() time.Time { return f.opts.Now().UTC() }
 
 // loadAgent reads an agent's record and current run (nil when none).
 func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
+	if ValidateName(name) != nil { // never a path outside the fleet's folder
+		return nil, nil, f.noAgent(name)
+	}
 	var a agentRecord
 	ok, err := readJSON(f.p.file(name, agentFile), &a)
 	if err != nil {
@@ -191,9 +194,6 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 
 // Show returns one agent.
 func (f *Fleet) Show(ctx context.Context, name string) (Agent, error) {
-	if err := ValidateName(name); err != nil {
-		return Agent{}, f.noAgent(name)
-	}
 	a, r, err := f.current(ctx, name)
 	if err != nil {
 		return Agent{}, err

@@ -359,3 +359,19 @@ func TestHistoryPagination(t *testing.T) {
 		t.Fatalf("not newest first: first %s, last %s", first.Tasks[0].ID, last.Tasks[4].ID)
 	}
 }
+
+func TestNamesFromInputNeverLeaveTheFleetFolder(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws, "STUB_MODE=ok")
+	ctx := context.Background()
+	for _, name := range []string{"../../etc", "a/b", "..", ""} {
+		_, err := f.Show(ctx, name)
+		wantCode(t, err, CodeNotFound, "agent_name")
+		_, err = f.Start(ctx, StartInput{Name: name, Text: "x"})
+		wantCode(t, err, CodeNotFound, "agent_name")
+		_, err = f.Delete(ctx, name, true)
+		wantCode(t, err, CodeNotFound, "agent_name")
+		_, err = f.History(ctx, name, 1, 20)
+		wantCode(t, err, CodeNotFound, "agent_name")
+	}
+}
