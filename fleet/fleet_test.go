@@ -15,7 +15,7 @@ import (
 
 func TestCreateGoesBusyThenIdleWithTheSpecRunCompleted(t *testing.T) {
 	ws := newRepo(t)
-	f := testFleet(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=500", "STUB_RESPONSE=spec done")
+	f := testFleet(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=1500", "STUB_RESPONSE=spec done")
 	ctx := context.Background()
 	a, err := f.Create(ctx, CreateInput{Name: "papi", Spec: "keep the tests green"})
 	if err != nil {
@@ -121,7 +121,7 @@ func TestStartWhileBusyIsRefusedAndConcurrentStartsHaveOneWinner(t *testing.T) {
 	}
 	waitStatus(t, f, "sony", StatusIdle)
 
-	slow := testFleet(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=1500")
+	slow := testFleet(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=3000")
 	const n = 20
 	errs := make([]error, n)
 	var wg sync.WaitGroup

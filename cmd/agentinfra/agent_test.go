@@ -121,6 +121,15 @@ func TestCLIAgentLifecycle(t *testing.T) {
 		t.Fatalf("start while busy: exit %d, %s", code, errOut)
 	}
 	c.waitStatus("papi", "idle")
+	// init wrote the fleet's ignore rule: git sees none of its files.
+	st := exec.Command("git", "status", "--porcelain")
+	st.Dir = c.repo
+	if out, err := st.Output(); err != nil || len(out) != 0 {
+		t.Fatalf("git status after a run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(c.repo, ".agent", "fleet", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
 
 	var list struct {
 		Agents []struct {
