@@ -57,3 +57,6 @@ func childrenOf(ppid int) []int {
 	}
 	return out
 }
+
+// childrenVisible says whether the supervisor can see the agent CLI it started.
+const childrenVisible = true

@@ -15,3 +15,6 @@ func pidAlive(pid int) bool                         { return false }
 func childrenOf(ppid int) []int                     { return nil }
 func signalGroup(pid int, sig syscall.Signal) error { return nil }
 func signalProc(pid int, sig syscall.Signal) error  { return nil }
+
+// childrenVisible says whether the supervisor can see the agent CLI it started.
+const childrenVisible = false

@@ -78,8 +78,8 @@ func deriveStatus(a *agentRecord, run *runRecord) Status {
 	switch {
 	case run.StopRequested:
 		return StatusStopping
-	case run.Child.PID == 0:
-		return StatusStarting
+	case run.Child.PID == 0 && (childrenVisible || run.Status != RunRunning):
+		return StatusStarting // where the CLI cannot be seen, running is busy
 	}
 	return StatusBusy
 }
