@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -221,5 +222,27 @@ func TestCLIAgentHelpHasExamples(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "Examples:") {
 			t.Errorf("%v --help lacks examples", c)
 		}
+	}
+}
+
+func TestCLIAgentListWatchRedrawsUntilCanceled(t *testing.T) {
+	root := fixtureWS(t)
+	var out, errb strings.Builder
+	f := &Factory{
+		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb, IsTTY: true, Width: 100},
+		Cwd:    root,
+		Now:    time.Now,
+		Getenv: func(k string) string { return map[string]string{"HOME": root, "NO_COLOR": "1"}[k] },
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if code := run(ctx, []string{"agent", "list", "--watch"}, f); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if n := strings.Count(out.String(), "\x1b[H\x1b[2J"); n < 2 {
+		t.Fatalf("redrew %d times in 1.5 s, want at least 2:\n%q", n, out.String())
+	}
+	if !strings.Contains(out.String(), "no agents") {
+		t.Fatalf("output: %q", out.String())
 	}
 }
