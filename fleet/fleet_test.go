@@ -65,6 +65,11 @@ func TestCreateGoesBusyThenIdleWithTheSpecRunCompleted(t *testing.T) {
 	if !strings.Contains(string(args), "--resume\x00stub-session-1") {
 		t.Fatalf("second run did not resume the session: %q", args)
 	}
+	for _, want := range []string{"now add a test", "You are agent papi", "keep the tests green", "branch agent/papi"} {
+		if !strings.Contains(string(args), want) {
+			t.Errorf("the prompt lacks %q: %q", want, args)
+		}
+	}
 }
 
 func TestCreateRefusesBadInputAndLeavesNothing(t *testing.T) {
@@ -261,6 +266,12 @@ func TestTwoAgentsClaimingOneTaskHaveOneWinner(t *testing.T) {
 	h, _ := f.History(ctx, names[winner], 1, 20)
 	if h.Tasks[0].TaskID != "a1a1a1" || h.Tasks[0].Status != RunCompleted {
 		t.Fatalf("winner's run = %+v", h.Tasks[0])
+	}
+	prompt, _ := os.ReadFile(filepath.Join(f.p.runsDir(names[winner]), h.Tasks[0].ID+".prompt.md"))
+	for _, want := range []string{"Implement the retry loop", "You are agent " + names[winner]} {
+		if !strings.Contains(string(prompt), want) {
+			t.Errorf("the task's prompt lacks %q:\n%s", want, prompt)
+		}
 	}
 	// --next takes the highest-priority ready task: c3c3c3 (P0); b2b2b2
 	// waits for a1a1a1, which is in REVIEW, not DONE.

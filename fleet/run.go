@@ -98,6 +98,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			if prompt, err = taskPrompt(ctx, f.ws, t, a.Role); err != nil {
 				return errors.Join(err, releaseTask(context.WithoutCancel(ctx), f.ws, t.ID, mention, f.now()))
 			}
+			prompt += "\n\n" + agentSection(a)
 			if note := strings.TrimSpace(in.Note); note != "" {
 				prompt += "\n\n## Note from who gave you this task\n\n" + note + "\n"
 			}
@@ -166,16 +167,22 @@ func taskError(err error) error {
 	return err
 }
 
-// textPrompt is the prompt of a free-text task: the role, the agent's
-// standing objective, the task.
+// textPrompt is the prompt of a free-text task: the role, who the agent is,
+// the task.
 func textPrompt(role string, a *agentRecord, text string) string {
 	var b strings.Builder
 	if role = strings.TrimSpace(role); role != "" {
 		b.WriteString(role + "\n\n")
 	}
-	fmt.Fprintf(&b, "## You are agent %s\n\nYour standing objective: %s\n\nYou work in the git worktree %s on branch %s; commit your work there.\n\n## Task\n\n%s\n",
-		a.Name, strings.TrimSpace(a.Spec), a.Workspace.Path, a.Workspace.Branch, strings.TrimSpace(text))
+	b.WriteString(agentSection(a))
+	fmt.Fprintf(&b, "\n## Task\n\n%s\n", strings.TrimSpace(text))
 	return b.String()
+}
+
+// agentSection tells the agent who it is, what it is for and where it works.
+func agentSection(a *agentRecord) string {
+	return fmt.Sprintf("## You are agent %s\n\nYour standing objective: %s\n\nYou work in the git worktree %s on branch %s; commit your work there. agentinfra commands reach the main workspace's matrix ($AGENTINFRA_ROOT).\n",
+		a.Name, strings.TrimSpace(a.Spec), a.Workspace.Path, a.Workspace.Branch)
 }
 
 // launch starts the supervisor of a run, detached in its own session, and
