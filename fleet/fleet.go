@@ -173,8 +173,12 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 			tr.ExitReason += "; task " + tr.TaskID + " is " + st
 		}
 	}
-	if err := appendLine(f.p.file(a.Name, historyFile), tr); err != nil {
-		return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
+	// A crash between this append and the removal of run.json leaves a run
+	// that is recorded already: it is not recorded twice.
+	if done, _ := f.lastRun(a.Name, tr.ID); done.ID == "" {
+		if err := appendLine(f.p.file(a.Name, historyFile), tr); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
+		}
 	}
 	if tr.SessionID != "" {
 		if a.Sessions == nil {
