@@ -386,3 +386,35 @@ func TestNamesFromInputNeverLeaveTheFleetFolder(t *testing.T) {
 		wantCode(t, err, CodeNotFound, "agent_name")
 	}
 }
+
+// An agent CLI that ignores SIGINT and SIGTERM (and whose child inherits
+// that) is killed by the last step of stop.
+func TestStopEscalatesToKill(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	script := filepath.Join(dir, "gemini")
+	body := "#!/bin/sh\ntrap '' INT TERM\necho '{\"type\":\"init\",\"session_id\":\"deaf-1\",\"model\":\"m\"}'\nsleep 1000 &\necho $! > " + pidFile + "\nwait\nwait\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := testFleet(t, ws)
+	f.opts.Binary = script
+	if _, err := f.Create(ctx, CreateInput{Name: "deaf", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "deaf", StatusBusy)
+	sleeper := readPid(t, pidFile)
+	tr, err := f.Stop(ctx, "deaf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Status != RunStopped {
+		t.Fatalf("run = %+v", tr)
+	}
+	waitGone(t, sleeper)
+	if a, _ := f.Show(ctx, "deaf"); a.Status != StatusIdle {
+		t.Fatalf("agent is %s", a.Status)
+	}
+}
