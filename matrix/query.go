@@ -26,6 +26,8 @@ type Query struct {
 	Text  string `json:"text,omitempty"`
 	Sort  string `json:"sort,omitempty"`
 	Limit int    `json:"limit,omitempty"` // 0 means no limit
+	// Ready keeps only TODO tasks whose Deps are all DONE (see ReadyTasks).
+	Ready bool `json:"ready,omitempty"`
 }
 
 // Normalize checks the query and writes its values the way the matrix does
@@ -173,8 +175,9 @@ func (q Query) applyWith(tasks []Task, vocab *Vocabulary) []Task {
 // when the caller owns it), then sorts and limits.
 func (q Query) filterWith(tasks, out []Task, vocab *Vocabulary) []Task {
 	n := q.lenientWith(vocab)
+	ready := readySet(q.Ready, tasks)
 	for _, t := range tasks {
-		if n.match(t) {
+		if n.match(t) && (ready == nil || ready[t.ID]) {
 			out = append(out, t)
 		}
 	}

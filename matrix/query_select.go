@@ -27,7 +27,7 @@ func (q Query) SelectWith(src []byte, v *Vocabulary) []Task {
 // are never a problem.
 func (q Query) SelectWithProblems(src []byte, v *Vocabulary) ([]Task, []Diagnostic) {
 	n := q.lenientWith(v)
-	if n.ID == "" && len(n.Status) == 0 && len(n.Priority) == 0 && n.Mode == "" && n.Agent == "" && n.Skill == "" && n.Text == "" {
+	if q.Ready || n.ID == "" && len(n.Status) == 0 && len(n.Priority) == 0 && n.Mode == "" && n.Agent == "" && n.Skill == "" && n.Text == "" {
 		d := ParseWith(src, v)
 		return q.applyWith(d.Tasks(), v), d.ReadProblems()
 	}

@@ -4,11 +4,12 @@ import (
 	"strings"
 )
 
-// Validate returns the file's own diagnostics, with the warning that it has
-// no task table, each named file, in line order. Checks against the
-// workspace (modes, skills, task folders) are the task package's.
+// Validate returns the file's own diagnostics (Deps naming unknown tasks or
+// making a cycle included), with the warning that it has no task table, each
+// named file, in line order. Checks against the workspace (modes, skills,
+// task folders) are the task package's.
 func Validate(d *Doc, file string) []Diagnostic {
-	out := d.Diagnostics()
+	out := append(d.Diagnostics(), d.DependencyDiagnostics()...)
 	if err, ok := d.RequireTaskTable().(*NoTaskTableError); ok {
 		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning, Message: err.Explain(migrateAdvice)})
 	}

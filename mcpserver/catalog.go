@@ -28,6 +28,7 @@ func Catalog(ctx context.Context) (tools, resources []CatalogEntry, err error) {
 		return nil, nil, err
 	}
 	s.registerResources()
+	s.registerFleetTools()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.mcp.Connect(ctx, st, nil)
 	if err != nil {

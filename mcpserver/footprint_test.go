@@ -20,11 +20,13 @@ import (
 // 20 tools take 18,398 bytes; ours took 22,661 with full output schemas.)
 const maxToolsListBytes = 8192
 
-// The tools/list result as it crossed the wire to a real SDK client, minified,
-// stays within maxToolsListBytes. Run with -v to see the sizes per tool.
+// The tools/list result of the matrix toolset, as it crossed the wire to a
+// real SDK client, minified, stays within maxToolsListBytes (the fleet's nine
+// tools have their own budget, asserted in tools_fleet_test.go). Run with -v to see
+// the sizes per tool.
 func TestToolsListFootprint(t *testing.T) {
 	ws := newWorkspace(t, 0)
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Now: func() time.Time { return fixedNow }})
+	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Now: func() time.Time { return fixedNow }, Toolsets: []string{ToolsetMatrix}})
 	if err != nil {
 		t.Fatal(err)
 	}

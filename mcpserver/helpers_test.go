@@ -93,7 +93,7 @@ const legacyProtocol = "2025-06-18"
 // connectProto is connect with a given protocol version ("" = the SDK's latest).
 func connectProto(t testing.TB, ws *workspace.Workspace, copts *mcp.ClientOptions, proto string) (*Server, *mcp.ClientSession) {
 	t.Helper()
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Now: func() time.Time { return fixedNow }})
+	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Now: func() time.Time { return fixedNow }, Toolsets: []string{ToolsetMatrix}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -40,6 +41,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is announced in serverInfo.
 	Version string
+	// Toolsets chooses the tools exposed: matrix (task, skill, dispatch...
+	// and the resources) and fleet (the agents); nil means all.
+	Toolsets []string
+	// Fleet tunes the fleet tools (tests point it at stub agents).
+	Fleet fleet.Options
 	// Debounce is how long the watcher gathers a burst of file events before
 	// notifying (default 50ms; notifications go out well within 500ms).
 	Debounce time.Duration
@@ -105,16 +111,24 @@ func New(opts Options) (*Server, error) {
 			return nil
 		},
 	})
-	if err := s.registerTools(); err != nil {
+	if err := CheckToolsets(opts.Toolsets); err != nil {
 		return nil, err
 	}
-	s.registerResources()
+	if hasToolset(opts.Toolsets, ToolsetMatrix) {
+		if err := s.registerTools(); err != nil {
+			return nil, err
+		}
+		s.registerResources()
+	}
+	if hasToolset(opts.Toolsets, ToolsetFleet) {
+		s.registerFleetTools()
+	}
 	return s, nil
 }
 
 const instructions = `agentinfra manages this repository's .agent/ folder: the task matrix
 (.agent/DEVELOPMENT_MATRIX.md), task folders, skills, agent modes and prompts.
-Use the task tool to list, show, create, update, archive and validate tasks;
+Use the task tool to list, show, create, update, claim, archive and validate tasks;
 task_get_context before working on a task; update its status with task
 (action update) when you start, block or finish. Read agentinfra://matrix for
 the whole matrix.`

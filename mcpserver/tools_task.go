@@ -41,6 +41,7 @@ type TaskInput struct {
 	Skill string `json:"skill,omitempty"`
 	Query string `json:"query,omitempty"`
 	Limit int    `json:"limit,omitempty"`
+	Ready bool   `json:"ready,omitempty"`
 }
 
 // taskFields are the fields each action accepts (besides action).
@@ -48,7 +49,7 @@ var taskFields = map[string][]string{
 	"create":   {"description", "mode", "priority", "difficulty", "skills", "slug", "force"},
 	"update":   {"id", "status", "agent", "priority", "set_fields", "force"},
 	"claim":    {"id", "agent"},
-	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit"},
+	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit", "ready"},
 	"archive":  {"id"},
 	"scaffold": {"id", "slug"},
 	"show":     {"id"},
@@ -86,14 +87,14 @@ func (s *Server) addTaskTool() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{
 			Name: "task",
-			Description: "List, show, create, update, claim, archive and validate the tasks of .agent/DEVELOPMENT_MATRIX.md. " +
-				"Actions (fields): list (status, priority, mode, agent, skill, query, limit: default 10, 0 = all): rows, " +
-				"total, warnings for unreadable rows; show (id): row, folder, README; create (description, mode, " +
-				"priority: default P2, difficulty: default med, skills, slug, force): a TODO row and its folder; update (id, " +
-				"status, agent, priority, set_fields, force): changes only what is given; claim (id, agent): TODO → " +
-				"IN_PROGRESS held by agent, refused naming the holder if another agent has it; archive (id): moves a DONE " +
-				"task's folder to .agent/archive/; scaffold (id, slug): makes a row's missing folder; validate: the " +
-				"matrix's problems by line.",
+			Description: "List, show, create, update, claim, archive and validate tasks (.agent/DEVELOPMENT_MATRIX.md). " +
+				"Actions (fields): list (status, priority, mode, agent, skill, query, ready: TODO with Deps all DONE, " +
+				"limit: default 10, 0 = all): rows, total, warnings for unreadable rows; show (id): row, folder, README; " +
+				"create (description, mode, priority: default P2, difficulty: default med, skills, slug, force): a TODO " +
+				"row and its folder; update (id, status, agent, priority, set_fields, force): changes only what is given; " +
+				"claim (id, agent): TODO → IN_PROGRESS held by agent, refused naming the holder if another agent has it; " +
+				"archive (id): moves a DONE task's folder to .agent/archive/; scaffold (id, slug): makes a row's missing " +
+				"folder; validate: the matrix's problems by line.",
 			Annotations: &mcp.ToolAnnotations{Title: "Tasks", ReadOnlyHint: false, DestructiveHint: ptr(false),
 				IdempotentHint: false, OpenWorldHint: ptr(false)},
 		},
@@ -112,6 +113,7 @@ func (s *Server) addTaskTool() error {
 			"set_fields":  {Desc: `Other columns by header, e.g. {"Diff":"hard"}.`},
 			"skill":       {},
 			"query":       {Desc: "Words that must all appear in the row."},
+			"ready":       {},
 			"limit":       {},
 		},
 		Required: []string{"action"},
@@ -162,7 +164,7 @@ func fieldHint(action, k string) string {
 }
 
 func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json.RawMessage, out TaskOutput) (TaskOutput, string, error) {
-	q := matrix.Query{Mode: in.Mode, Agent: in.Agent, Skill: in.Skill, Text: in.Query}
+	q := matrix.Query{Mode: in.Mode, Agent: in.Agent, Skill: in.Skill, Text: in.Query, Ready: in.Ready}
 	if in.Status != "" {
 		q.Status = []string{in.Status}
 	}

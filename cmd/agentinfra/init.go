@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
@@ -49,6 +50,11 @@ older Item format is converted with 'agentinfra migrate'.`,
 			var notReady error // the matrix init found has no task table
 			if err == nil {
 				notReady = unusableMatrix(ws.MatrixPath())
+				if made, ierr := fleet.WriteIgnore(ws.AgentDir()); made { // the fleet's state stays out of git
+					created = append(created, ".agent/fleet/.gitignore")
+				} else if ierr != nil {
+					err = ierr
+				}
 			}
 			if asJSON {
 				if err != nil {

@@ -22,6 +22,7 @@ var serveVersion = "dev"
 func newCmdServe(f *Factory) *cobra.Command {
 	var addr, tokenFile, logLevel string
 	var allowRemote bool
+	var toolsets []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve agentinfra's tools and resources over MCP (stdio, or streamable HTTP with --http)",
@@ -38,9 +39,12 @@ token when missing). Requests to a loopback address with a non-loopback Host
 header are refused (DNS-rebinding protection).
 
 Resources support resources/subscribe: changes to .agent/ (by this server, the
-CLI or an editor) are notified within 500 ms. See docs/mcp.md.`,
+CLI or an editor) are notified within 500 ms. --toolsets matrix,fleet chooses
+which tools are exposed (default: both; the fleet's are in docs/fleet.md).
+See docs/mcp.md.`,
 		Example: `  agentinfra serve
   agentinfra serve --http 127.0.0.1:8765
+  agentinfra serve --toolsets fleet
   agentinfra serve --http 0.0.0.0:8765 --allow-remote --token-file ~/.config/agentinfra/token
   claude mcp add agentinfra -- agentinfra serve`,
 		Args: cobra.NoArgs,
@@ -54,6 +58,9 @@ CLI or an editor) are notified within 500 ms. See docs/mcp.md.`,
 					return usageErrorf("%v", err)
 				}
 			}
+			if err := mcpserver.CheckToolsets(toolsets); err != nil {
+				return usageErrorf("--toolsets: %v", err)
+			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return usageErrorf("--log-level: %v (use debug, info, warn or error)", err)
@@ -64,7 +71,7 @@ CLI or an editor) are notified within 500 ms. See docs/mcp.md.`,
 			}
 			logger := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
 			srv, err := mcpserver.New(mcpserver.Options{
-				Workspace: ws, Getenv: f.Getenv, Now: f.Now, Logger: logger, Version: serveVersion,
+				Workspace: ws, Getenv: f.Getenv, Now: f.Now, Logger: logger, Version: serveVersion, Toolsets: toolsets,
 			})
 			if err != nil {
 				return err
@@ -97,6 +104,7 @@ CLI or an editor) are notified within 500 ms. See docs/mcp.md.`,
 	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio, e.g. 127.0.0.1:8765")
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires --token-file)")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "bearer token file for --http (created 0600 with a random token if missing)")
+	cmd.Flags().StringSliceVar(&toolsets, "toolsets", nil, "tools to expose: matrix, fleet (default: both)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "stderr log level: debug, info, warn or error")
 	return cmd
 }

@@ -39,7 +39,9 @@ A row whose cell goes on over several lines is read whole. Rows that cannot be r
 table are printed to stderr as FILE:LINE:COL: severity: message; list still prints
 the rows it read, and exits 1.`,
 		Example: `  agentinfra task list --status TODO
-  agentinfra task list --status TODO,IN_PROGRESS --priority P1,P2 --sort priority
+  agentinfra task list --ready --sort priority
+  agentinfra task list --status TODO
+  agentinfra task list --ready --sort priority,IN_PROGRESS --priority P1,P2 --sort priority
   agentinfra task list --mode coder --agent @coder --skill go-testing
   agentinfra task list --query "retry fetcher" --limit 5 --json
   agentinfra task list --status DONE | cut -f1`,
@@ -97,6 +99,7 @@ the rows it read, and exits 1.`,
 	fl.StringVar(&q.Agent, "agent", "", "only tasks mentioning this @agent")
 	fl.StringVar(&q.Skill, "skill", "", "only tasks using this skill")
 	fl.StringVarP(&q.Text, "query", "q", "", "only tasks whose text holds every word")
+	fl.BoolVar(&q.Ready, "ready", false, "only TODO tasks whose Deps are all DONE (the ready queue)")
 	fl.StringVar(&q.Sort, "sort", "", "file, priority, created or updated (prefix - to reverse)")
 	fl.IntVarP(&q.Limit, "limit", "n", 0, "print at most N tasks (0: all)")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON array of tasks")

@@ -1,0 +1,259 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// CreateInput is what create_agent and `agent create` take.
+type CreateInput struct {
+	Name    string
+	Project string // "" = the workspace's own repository
+	Role    string // "" = the configured default (coder)
+	Spec    string
+	CLI     string // "" = the configured default
+	Source  string // who asks (human, agent, ai_controller); "" = human
+}
+
+// Create makes an agent: it checks the input (nothing is written when it is
+// refused), takes the name, creates the git worktree on a new branch from
+// the project's base branch, runs the configured setup command, and starts
+// the first run on the spec at once.
+func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
+	cfg, err := LoadConfig(f.ws)
+	if err != nil {
+		return Agent{}, err
+	}
+	if err := ValidateName(in.Name); err != nil {
+		return Agent{}, err
+	}
+	if err := f.nameFree(in.Name); err != nil {
+		return Agent{}, err
+	}
+	if strings.TrimSpace(in.Spec) == "" {
+		return Agent{}, badInput("spec", "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\"")
+	}
+	proj := cfg.Projects[0]
+	if in.Project != "" {
+		if proj, err = cfg.project(in.Project); err != nil {
+			return Agent{}, err
+		}
+	}
+	if proj.Backend != BackendLocal {
+		return Agent{}, unavailable(nil, "project %s uses the %s backend, which this agentinfra does not have; only local projects can have agents here", proj.Name, proj.Backend)
+	}
+	role := in.Role
+	if role == "" {
+		role = cfg.Role
+	}
+	if _, err := loadRole(ctx, f.ws, role); err != nil {
+		names := []string{}
+		if modes, lerr := listRoles(ctx, f.ws); lerr == nil {
+			for _, m := range modes {
+				names = append(names, m.Name)
+			}
+		}
+		return Agent{}, &Error{Code: CodeBadInput, Field: "role", Msg: fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", ")), Err: err}
+	}
+	cli := in.CLI
+	if cli == "" {
+		cli = cfg.CLI
+	}
+	if !isCLI(cli) {
+		return Agent{}, badInput("cli", "unknown agent CLI %q: use gemini, claude or codex", cli)
+	}
+	source, err := checkSource(in.Source)
+	if err != nil {
+		return Agent{}, err
+	}
+	base, err := proj.baseBranch()
+	if err != nil {
+		return Agent{}, err
+	}
+	wt := cfg.worktreePath(proj, in.Name)
+	branch := cfg.BranchPrefix + key(in.Name)
+	if _, err := os.Stat(wt); err == nil {
+		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
+	}
+	if _, err := git(ctx, proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("branch %s already exists (an earlier agent %s kept it): pick another name, or delete the branch", branch, in.Name)}
+	}
+
+	// Take the name.
+	now := f.now()
+	owner := refOf(os.Getpid())
+	a := &agentRecord{
+		Name: in.Name, Role: role, Project: proj.Name, Spec: in.Spec, CLI: cli, CreatedAt: now, UpdatedAt: now,
+		Workspace: Workspace{ID: wt, Path: wt, Branch: branch}, Metadata: map[string]any{}, State: stateCreating, Owner: &owner,
+	}
+	if err := f.p.ensure(); err != nil {
+		return Agent{}, err
+	}
+	err = withLock(ctx, f.p.fleetLock(), func() error {
+		if err := f.nameFree(in.Name); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(f.p.runsDir(in.Name), 0o755); err != nil {
+			return err
+		}
+		return writeJSON(f.p.file(in.Name, agentFile), a)
+	})
+	if err != nil {
+		return Agent{}, err
+	}
+	undo := func(cause error) (Agent, error) {
+		removeWorktree(context.WithoutCancel(ctx), proj.Path, wt, true)
+		git(context.WithoutCancel(ctx), proj.Path, "branch", "-D", branch)
+		os.RemoveAll(f.p.agentDir(in.Name))
+		return Agent{}, cause
+	}
+	if err := addWorktree(ctx, proj.Path, wt, branch, base); err != nil {
+		return undo(unavailable(err, "could not create the worktree %s from %s", wt, base))
+	}
+	if cfg.Setup != "" {
+		cmd := exec.CommandContext(ctx, "sh", "-c", cfg.Setup)
+		cmd.Dir = wt
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return undo(unavailable(err, "the setup command %q failed in %s: %s", cfg.Setup, wt, lastLines(string(out), 5)))
+		}
+	}
+	err = withLock(ctx, f.p.agentLock(in.Name), func() error {
+		a.State, a.Owner, a.UpdatedAt = stateReady, nil, f.now()
+		return writeJSON(f.p.file(in.Name, agentFile), a)
+	})
+	if err != nil {
+		return undo(err)
+	}
+	if _, err := f.Start(ctx, StartInput{Name: in.Name, Text: in.Spec, Source: source}); err != nil {
+		ag, _ := f.Show(ctx, in.Name)
+		return ag, fmt.Errorf("agent %s was created but its first run did not start: %w", in.Name, err)
+	}
+	return f.Show(ctx, in.Name)
+}
+
+// nameFree refuses a name an agent has, in any case.
+func (f *Fleet) nameFree(name string) error {
+	if _, err := os.Stat(f.p.agentDir(name)); err != nil {
+		return nil
+	}
+	var other agentRecord
+	readJSON(f.p.file(name, agentFile), &other)
+	return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
+}
+
+func checkSource(s string) (string, error) {
+	switch s {
+	case "":
+		return SourceHuman, nil
+	case SourceAgent, SourceHuman, SourceAIController:
+		return s, nil
+	}
+	return "", badInput("source", "unknown source %q: use agent, human or ai_controller", s)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}
+
+// DeleteResult is what delete_agent returns.
+type DeleteResult struct {
+	Name        string `json:"name"`
+	WorkspaceID string `json:"workspace_id"`
+	Branch      string `json:"branch"`
+	ArchivedTo  string `json:"archived_to"`
+}
+
+// Delete stops the agent's run, removes its worktree (refusing one with
+// uncommitted changes unless force), keeps its branch, and moves its folder
+// (the history) to .agent/fleet/archive/.
+func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResult, error) {
+	a, r, err := f.current(ctx, name)
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	res := DeleteResult{Name: a.Name, WorkspaceID: a.Workspace.ID, Branch: a.Workspace.Branch}
+	dirty := func() error {
+		if force {
+			return nil
+		}
+		changes, err := uncommitted(ctx, a.Workspace.Path)
+		if err != nil {
+			if _, serr := os.Stat(a.Workspace.Path); serr != nil {
+				return nil // the worktree is gone already
+			}
+			return err
+		}
+		if len(changes) > 0 {
+			return &Error{Code: CodeConflict, Field: "force", Msg: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
+				a.Name, len(changes), a.Workspace.Path, lastLines(strings.Join(changes, "\n"), 3))}
+		}
+		return nil
+	}
+	if err := dirty(); err != nil {
+		return res, err
+	}
+	if r != nil && r.Supervisor.alive() {
+		if _, err := f.Stop(ctx, name); err != nil && CodeOf(err) != CodeConflict {
+			return res, err
+		}
+		if err := dirty(); err != nil { // the stopped run may have left changes
+			return res, err
+		}
+	}
+	err = withLock(ctx, f.p.agentLock(name), func() error {
+		a, r, err = f.loadAgent(name)
+		if err != nil {
+			return err
+		}
+		if r != nil && r.Supervisor.alive() {
+			return conflict("agent %s started a new run while it was being deleted: stop it and try again", a.Name)
+		}
+		if r != nil {
+			if err := f.reapLocked(ctx, a, r); err != nil {
+				return err
+			}
+		}
+		owner := refOf(os.Getpid())
+		a.State, a.Owner, a.UpdatedAt = stateDeleting, &owner, f.now()
+		return writeJSON(f.p.file(name, agentFile), a)
+	})
+	if err != nil {
+		return res, err
+	}
+	cfg, _ := LoadConfig(f.ws)
+	repo := f.ws.Root
+	if p, perr := cfg.project(a.Project); perr == nil {
+		repo = p.Path
+	}
+	if _, serr := os.Stat(a.Workspace.Path); serr == nil {
+		if err := removeWorktree(ctx, repo, a.Workspace.Path, force); err != nil {
+			return res, unavailable(err, "could not remove the worktree %s", a.Workspace.Path)
+		}
+	}
+	git(ctx, repo, "worktree", "prune")
+	err = withLock(ctx, f.p.fleetLock(), func() error {
+		if err := os.MkdirAll(f.p.archiveDir(), 0o755); err != nil {
+			return err
+		}
+		dst := fmt.Sprintf("%s/%s-%s", f.p.archiveDir(), key(name), f.now().Format("20060102T150405.000000000Z"))
+		res.ArchivedTo = dst
+		a.State = "deleted"
+		a.Owner = nil
+		if err := writeJSON(f.p.file(name, agentFile), a); err != nil {
+			return err
+		}
+		return os.Rename(f.p.agentDir(name), dst)
+	})
+	if err != nil {
+		return res, errors.Join(fmt.Errorf("archive agent %s", name), err)
+	}
+	return res, nil
+}

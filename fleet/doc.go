@@ -1,0 +1,15 @@
+// Package fleet runs named agents that work in parallel, each in its own git
+// worktree: create, start, stop, delete and the history of their task runs.
+//
+// The state is files under .agent/fleet/ (one folder per agent, an
+// append-only history), written under a lock with atomic replaces. Statuses
+// are derived when read, from the agent's recorded state and whether the
+// supervisor process of its current run is alive, so they never go stale: a
+// run whose supervisor died without recording an end is recorded as failed
+// ("interrupted") and the agent is idle.
+//
+// Runs are detached: Start launches a small supervisor process (the hidden
+// `agentinfra agent supervise` command, in its own session) that runs the
+// agent CLI through the dispatch runners and records the outcome, so a run
+// outlives the CLI call or MCP request that started it. See docs/fleet.md.
+package fleet

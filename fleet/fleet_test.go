@@ -1,0 +1,420 @@
+package fleet
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/matrix"
+)
+
+func TestCreateGoesBusyThenIdleWithTheSpecRunCompleted(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=1500", "STUB_RESPONSE=spec done")
+	ctx := context.Background()
+	a, err := f.Create(ctx, CreateInput{Name: "papi", Spec: "keep the tests green"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != StatusStarting && a.Status != StatusBusy {
+		t.Fatalf("right after create the agent is %s, want starting or busy", a.Status)
+	}
+	if a.CurrentTask == nil || a.CurrentTask.Summary != "keep the tests green" {
+		t.Fatalf("current task = %+v", a.CurrentTask)
+	}
+	busy := waitStatus(t, f, "papi", StatusBusy)
+	if busy.CurrentTask == nil || busy.CurrentTask.Status != RunRunning {
+		t.Fatalf("busy agent's current task = %+v", busy.CurrentTask)
+	}
+	idle := waitStatus(t, f, "papi", StatusIdle)
+	if idle.CurrentTask != nil {
+		t.Fatalf("idle agent has a current task %+v", idle.CurrentTask)
+	}
+	h, err := f.History(ctx, "papi", 1, DefaultPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount != 1 || h.Tasks[0].Status != RunCompleted || h.Tasks[0].SessionID != "stub-session-1" || h.Tasks[0].CompletedAt == nil {
+		t.Fatalf("history = %+v", h)
+	}
+	// The worktree is outside the repository, on agent/papi, from main.
+	wt := idle.Workspace.Path
+	if strings.HasPrefix(wt, ws.Root+string(filepath.Separator)) {
+		t.Fatalf("worktree %s is inside the repository", wt)
+	}
+	if got := run(t, wt, "git", "rev-parse", "--abbrev-ref", "HEAD"); got != "agent/papi" {
+		t.Fatalf("worktree branch = %s", got)
+	}
+	// The fleet's files are not seen by git.
+	if out := run(t, ws.Root, "git", "status", "--porcelain"); out != "" {
+		t.Fatalf("git sees fleet files:\n%s", out)
+	}
+	// The next run resumes the session.
+	argsFile := filepath.Join(t.TempDir(), "args")
+	f2 := testFleet(t, ws, "STUB_MODE=ok", "STUB_ARGSFILE="+argsFile)
+	if _, err := f2.Start(ctx, StartInput{Name: "papi", Text: "now add a test"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f2, "papi", StatusIdle)
+	args, _ := os.ReadFile(argsFile)
+	if !strings.Contains(string(args), "--resume\x00stub-session-1") {
+		t.Fatalf("second run did not resume the session: %q", args)
+	}
+	for _, want := range []string{"now add a test", "You are agent papi", "keep the tests green", "branch agent/papi"} {
+		if !strings.Contains(string(args), want) {
+			t.Errorf("the prompt lacks %q: %q", want, args)
+		}
+	}
+}
+
+func TestCreateRefusesBadInputAndLeavesNothing(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws, "STUB_MODE=ok")
+	ctx := context.Background()
+	if _, err := f.Create(ctx, CreateInput{Name: "Papi", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	before, err := treehash.Snapshot(filepath.Dir(ws.Root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		in    CreateInput
+		code  int
+		field string
+	}{
+		{CreateInput{Name: "", Spec: "s"}, 400, "name"},
+		{CreateInput{Name: "-papi", Spec: "s"}, 400, "name"},
+		{CreateInput{Name: "pa--pi", Spec: "s"}, 400, "name"},
+		{CreateInput{Name: "papi_2", Spec: "s"}, 400, "name"},
+		{CreateInput{Name: "abcdefghijklmnopqrstu", Spec: "s"}, 400, "name"},
+		{CreateInput{Name: "sony", Spec: "  "}, 400, "spec"},
+		{CreateInput{Name: "sony", Spec: "s", Role: "pilot"}, 400, "role"},
+		{CreateInput{Name: "sony", Spec: "s", Project: "nowhere"}, 404, "project"},
+		{CreateInput{Name: "sony", Spec: "s", CLI: "vim"}, 400, "cli"},
+		{CreateInput{Name: "PAPI", Spec: "s"}, 409, ""},
+	}
+	for _, c := range cases {
+		_, err := f.Create(ctx, c.in)
+		wantCode(t, err, c.code, c.field)
+	}
+	after, _ := treehash.Snapshot(filepath.Dir(ws.Root))
+	for p, h := range after {
+		if before[p] != h {
+			t.Errorf("a refused create changed or added %s", p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			t.Errorf("a refused create removed %s", p)
+		}
+	}
+}
+
+func TestStartWhileBusyIsRefusedAndConcurrentStartsHaveOneWinner(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	f := testFleet(t, ws, "STUB_MODE=ok")
+	if _, err := f.Create(ctx, CreateInput{Name: "sony", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "sony", StatusIdle)
+
+	slow := testFleet(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=3000")
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = slow.Start(ctx, StartInput{Name: "sony", Text: "task"})
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range errs {
+		if err == nil {
+			wins++
+			continue
+		}
+		wantCode(t, err, CodeConflict, "")
+	}
+	if wins != 1 {
+		t.Fatalf("%d of %d concurrent starts won, want exactly 1", wins, n)
+	}
+	_, err := slow.Start(ctx, StartInput{Name: "sony", Text: "one more"})
+	wantCode(t, err, CodeConflict, "")
+	waitStatus(t, f, "sony", StatusIdle)
+	h, _ := f.History(ctx, "sony", 1, 100)
+	if h.TotalCount != 2 {
+		t.Fatalf("history has %d runs, want 2 (spec + the winner)", h.TotalCount)
+	}
+}
+
+func TestStopOfAHangingRunLeavesNoProcess(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	f := testFleet(t, ws, "STUB_MODE=hang", "STUB_PIDFILE="+pidFile, "STUB_IGNORE_TERM=1")
+	if _, err := f.Create(ctx, CreateInput{Name: "hang", Spec: "never ends"}); err != nil {
+		t.Fatal(err)
+	}
+	busy := waitStatus(t, f, "hang", StatusBusy)
+	grandchild := readPid(t, pidFile)
+	var rec runRecord
+	readJSON(f.p.file("hang", runFile), &rec)
+	tr, err := f.Stop(ctx, "hang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Status != RunStopped || tr.ID != busy.CurrentTask.ID {
+		t.Fatalf("stopped run = %+v", tr)
+	}
+	a, _ := f.Show(ctx, "hang")
+	if a.Status != StatusIdle {
+		t.Fatalf("after stop the agent is %s, want idle", a.Status)
+	}
+	for _, pid := range []int{grandchild, rec.Child.PID, rec.Supervisor.PID} {
+		waitGone(t, pid)
+	}
+	var ar agentRecord
+	readJSON(f.p.file("hang", agentFile), &ar)
+	if ar.Sessions["gemini"] != "hang-1" {
+		t.Fatalf("the session was not kept: %v", ar.Sessions)
+	}
+	_, err = f.Stop(ctx, "hang")
+	wantCode(t, err, CodeConflict, "")
+}
+
+func TestKilledSupervisorLeavesTheRunFailedAndTheAgentIdle(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	f := testFleet(t, ws, "STUB_MODE=hang", "STUB_PIDFILE="+pidFile)
+	if _, err := f.Create(ctx, CreateInput{Name: "k9", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "k9", StatusBusy)
+	grandchild := readPid(t, pidFile)
+	var rec runRecord
+	readJSON(f.p.file("k9", runFile), &rec)
+	if err := syscall.Kill(rec.Supervisor.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a := waitStatus(t, f, "k9", StatusIdle)
+	if a.CurrentTask != nil {
+		t.Fatalf("current task = %+v", a.CurrentTask)
+	}
+	h, _ := f.History(ctx, "k9", 1, 20)
+	if h.Tasks[0].Status != RunFailed || !strings.HasPrefix(h.Tasks[0].ExitReason, "interrupted") {
+		t.Fatalf("run after the supervisor's death = %+v", h.Tasks[0])
+	}
+	// The agent CLI the supervisor left behind is killed with it.
+	waitGone(t, rec.Child.PID)
+	waitGone(t, grandchild)
+}
+
+func TestTwoAgentsClaimingOneTaskHaveOneWinner(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	f := testFleet(t, ws, "STUB_MODE=ok")
+	for _, n := range []string{"papi", "sony"} {
+		if _, err := f.Create(ctx, CreateInput{Name: n, Spec: "s"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	waitStatus(t, f, "sony", StatusIdle)
+	slow := testFleet(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=300")
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, n := range []string{"papi", "sony"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = slow.Start(ctx, StartInput{Name: n, TaskID: "a1a1a1"})
+		}()
+	}
+	wg.Wait()
+	winner, loser := 0, 1
+	if errs[0] != nil {
+		winner, loser = 1, 0
+	}
+	if errs[winner] != nil {
+		t.Fatalf("no winner: %v", errs)
+	}
+	wantCode(t, errs[loser], CodeConflict, "task_id")
+	names := []string{"papi", "sony"}
+	waitStatus(t, f, names[winner], StatusIdle)
+	d := loadDoc(t, ws)
+	task, _ := d.Task("a1a1a1")
+	if task.Status != "REVIEW" || strings.Join(task.Agents, " ") != "@"+names[winner] {
+		t.Fatalf("task after the run: %s %v", task.Status, task.Agents)
+	}
+	for _, dg := range d.Diagnostics() {
+		if dg.Severity == matrix.SeverityError {
+			t.Fatalf("matrix invalid: %v", dg)
+		}
+	}
+	h, _ := f.History(ctx, names[winner], 1, 20)
+	if h.Tasks[0].TaskID != "a1a1a1" || h.Tasks[0].Status != RunCompleted {
+		t.Fatalf("winner's run = %+v", h.Tasks[0])
+	}
+	prompt, _ := os.ReadFile(filepath.Join(f.p.runsDir(names[winner]), h.Tasks[0].ID+".prompt.md"))
+	for _, want := range []string{"Implement the retry loop", "You are agent " + names[winner]} {
+		if !strings.Contains(string(prompt), want) {
+			t.Errorf("the task's prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	// --next takes the highest-priority ready task: c3c3c3 (P0); b2b2b2
+	// waits for a1a1a1, which is in REVIEW, not DONE.
+	if _, err := slow.Start(ctx, StartInput{Name: names[loser], Next: true}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := f.Show(ctx, names[loser])
+	if a.CurrentTask == nil || a.CurrentTask.TaskID != "c3c3c3" {
+		t.Fatalf("--next took %+v, want c3c3c3", a.CurrentTask)
+	}
+	waitStatus(t, f, names[loser], StatusIdle)
+}
+
+func loadDoc(t testing.TB, ws interface{ MatrixPath() string }) *matrix.Doc {
+	t.Helper()
+	d, err := matrix.NewStore(ws.MatrixPath()).Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	f := testFleet(t, ws, "STUB_MODE=ok")
+	a, err := f.Create(ctx, CreateInput{Name: "del", Spec: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "del", StatusIdle)
+	if err := os.WriteFile(filepath.Join(a.Workspace.Path, "wip.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Delete(ctx, "del", false)
+	wantCode(t, err, CodeConflict, "force")
+	if _, err := os.Stat(a.Workspace.Path); err != nil {
+		t.Fatalf("a refused delete removed the worktree: %v", err)
+	}
+	if got, _ := f.Show(ctx, "del"); got.Status != StatusIdle {
+		t.Fatalf("after a refused delete the agent is %s", got.Status)
+	}
+	res, err := f.Delete(ctx, "del", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(a.Workspace.Path); !os.IsNotExist(err) {
+		t.Fatalf("worktree still there: %v", err)
+	}
+	if out := run(t, ws.Root, "git", "branch", "--list", "agent/del"); !strings.Contains(out, "agent/del") {
+		t.Fatal("the branch was deleted")
+	}
+	if _, err := os.Stat(filepath.Join(res.ArchivedTo, historyFile)); err != nil {
+		t.Fatalf("history not archived: %v", err)
+	}
+	_, err = f.Show(ctx, "del")
+	wantCode(t, err, CodeNotFound, "agent_name")
+	// The name is free again, on a new branch name only: the old branch is kept.
+	_, err = f.Create(ctx, CreateInput{Name: "del", Spec: "s"})
+	wantCode(t, err, CodeConflict, "")
+}
+
+func TestHistoryPagination(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	f := testFleet(t, ws, "STUB_MODE=ok")
+	if _, err := f.Create(ctx, CreateInput{Name: "hist", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "hist", StatusIdle)
+	for i := 2; i <= 45; i++ { // 44 more finished runs, appended as the supervisor does
+		if err := appendLine(f.p.file("hist", historyFile), TaskRun{ID: "hist-x" + strings.Repeat("i", i), Status: RunCompleted, Summary: "run"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		page, size int
+		field      string
+		want       string
+	}{{0, 20, "page", "from 1"}, {1, 0, "page_size", "1 to 100"}, {1, 101, "page_size", "1 to 100"}, {4, 20, "page", "3 page(s)"}} {
+		_, err := f.History(ctx, "hist", c.page, c.size)
+		wantCode(t, err, CodeBadInput, c.field)
+		if !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("page %d size %d: error %q does not say %q", c.page, c.size, err, c.want)
+		}
+	}
+	first, _ := f.History(ctx, "hist", 1, 20)
+	last, err := f.History(ctx, "hist", 3, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.TotalCount != 45 || first.TotalPages != 3 || len(first.Tasks) != 20 || len(last.Tasks) != 5 {
+		t.Fatalf("pages: first %d/%d/%d, last %d", first.TotalCount, first.TotalPages, len(first.Tasks), len(last.Tasks))
+	}
+	if first.Tasks[0].ID != "hist-x"+strings.Repeat("i", 45) || last.Tasks[4].ID != "hist-1" {
+		t.Fatalf("not newest first: first %s, last %s", first.Tasks[0].ID, last.Tasks[4].ID)
+	}
+}
+
+func TestNamesFromInputNeverLeaveTheFleetFolder(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws, "STUB_MODE=ok")
+	ctx := context.Background()
+	for _, name := range []string{"../../etc", "a/b", "..", ""} {
+		_, err := f.Show(ctx, name)
+		wantCode(t, err, CodeNotFound, "agent_name")
+		_, err = f.Start(ctx, StartInput{Name: name, Text: "x"})
+		wantCode(t, err, CodeNotFound, "agent_name")
+		_, err = f.Delete(ctx, name, true)
+		wantCode(t, err, CodeNotFound, "agent_name")
+		_, err = f.History(ctx, name, 1, 20)
+		wantCode(t, err, CodeNotFound, "agent_name")
+	}
+}
+
+// An agent CLI that ignores SIGINT and SIGTERM (and whose child inherits
+// that) is killed by the last step of stop.
+func TestStopEscalatesToKill(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	script := filepath.Join(dir, "gemini")
+	body := "#!/bin/sh\ntrap '' INT TERM\necho '{\"type\":\"init\",\"session_id\":\"deaf-1\",\"model\":\"m\"}'\nsleep 1000 &\necho $! > " + pidFile + "\nwait\nwait\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := testFleet(t, ws)
+	f.opts.Binary = script
+	if _, err := f.Create(ctx, CreateInput{Name: "deaf", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "deaf", StatusBusy)
+	sleeper := readPid(t, pidFile)
+	tr, err := f.Stop(ctx, "deaf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Status != RunStopped {
+		t.Fatalf("run = %+v", tr)
+	}
+	waitGone(t, sleeper)
+	if a, _ := f.Show(ctx, "deaf"); a.Status != StatusIdle {
+		t.Fatalf("agent is %s", a.Status)
+	}
+}

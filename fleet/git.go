@@ -1,0 +1,46 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// git runs git in dir and returns its trimmed stdout; the error carries
+// git's stderr.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// addWorktree creates path on a new branch from base.
+func addWorktree(ctx context.Context, repo, path, branch, base string) error {
+	_, err := git(ctx, repo, "worktree", "add", "-b", branch, path, base)
+	return err
+}
+
+// removeWorktree removes the worktree (its branch stays).
+func removeWorktree(ctx context.Context, repo, path string, force bool) error {
+	args := []string{"worktree", "remove", path}
+	if force {
+		args = []string{"worktree", "remove", "--force", "--force", path}
+	}
+	_, err := git(ctx, repo, args...)
+	return err
+}
+
+// uncommitted lists the worktree's uncommitted changes (git status --porcelain).
+func uncommitted(ctx context.Context, path string) ([]string, error) {
+	out, err := git(ctx, path, "status", "--porcelain", "--untracked-files=normal")
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return strings.Split(out, "\n"), nil
+}

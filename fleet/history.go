@@ -1,0 +1,101 @@
+package fleet
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// History returns one page of an agent's task runs, newest first: the
+// current run (if any), then the finished ones. page counts from 1;
+// pageSize is 1–100 (0 given as "not set" is the caller's business: pass
+// DefaultPageSize).
+func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (HistoryPage, error) {
+	if page < 1 {
+		return HistoryPage{}, badInput("page", "page %d is out of range: pages count from 1", page)
+	}
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return HistoryPage{}, badInput("page_size", "page_size %d is out of range: use 1 to %d (default %d)", pageSize, MaxPageSize, DefaultPageSize)
+	}
+	a, r, err := f.current(ctx, name)
+	if err != nil {
+		return HistoryPage{}, err
+	}
+	runs, err := readLines[TaskRun](f.p.file(a.Name, historyFile))
+	if err != nil {
+		return HistoryPage{}, err
+	}
+	all := make([]TaskRun, 0, len(runs)+1)
+	if r != nil {
+		all = append(all, r.TaskRun)
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		all = append(all, runs[i])
+	}
+	out := HistoryPage{Tasks: []TaskRun{}, TotalCount: len(all), Page: page, PageSize: pageSize}
+	out.TotalPages = (len(all) + pageSize - 1) / pageSize
+	if page > 1 && page > out.TotalPages {
+		return HistoryPage{}, badInput("page", "page %d is out of range: agent %s has %d run(s), %d page(s) of %d", page, a.Name, len(all), out.TotalPages, pageSize)
+	}
+	lo := (page - 1) * pageSize
+	hi := min(lo+pageSize, len(all))
+	if lo < hi {
+		out.Tasks = append(out.Tasks, all[lo:hi]...)
+	}
+	return out, nil
+}
+
+// Roles lists the roles agents can take: the workspace's agent modes.
+func (f *Fleet) Roles(ctx context.Context, project string) ([]Role, error) {
+	if project != "" {
+		cfg, err := LoadConfig(f.ws)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := cfg.project(project); err != nil {
+			return nil, err
+		}
+	}
+	modes, err := listRoles(ctx, f.ws)
+	if err != nil {
+		return nil, err
+	}
+	out := []Role{}
+	for _, m := range modes {
+		out = append(out, Role{Name: m.Name, DisplayName: displayName(m.Path, m.Name), Description: m.Description})
+	}
+	return out, nil
+}
+
+// displayName reads display_name from a mode file's front matter, else
+// capitalizes the name.
+func displayName(path, name string) string {
+	if b, err := os.ReadFile(path); err == nil {
+		s := strings.ReplaceAll(string(b), "\r\n", "\n")
+		if rest, ok := strings.CutPrefix(s, "---\n"); ok {
+			if fm, _, ok := strings.Cut(rest, "\n---"); ok {
+				var meta struct {
+					DisplayName string `yaml:"display_name"`
+				}
+				if yaml.Unmarshal([]byte(fm), &meta) == nil && meta.DisplayName != "" {
+					return meta.DisplayName
+				}
+			}
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	return strings.ToUpper(name[:1]) + name[1:]
+}
+
+// Projects lists the projects agents can work in.
+func (f *Fleet) Projects() ([]Project, error) {
+	cfg, err := LoadConfig(f.ws)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Projects, nil
+}

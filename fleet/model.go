@@ -1,0 +1,144 @@
+package fleet
+
+import "time"
+
+// Status is an agent's derived status.
+type Status string
+
+// Agent statuses. Locally an agent goes pending → starting → busy ⇄ idle, and
+// deleting when removed; stopping is a stop in progress. stopped, canceling
+// and canceled are the states of a remote backend's workspace (Coder) and
+// are never derived by the local backend; failed is a creation that did not
+// finish.
+const (
+	StatusPending   Status = "pending"
+	StatusStarting  Status = "starting"
+	StatusBusy      Status = "busy"
+	StatusIdle      Status = "idle"
+	StatusStopping  Status = "stopping"
+	StatusStopped   Status = "stopped"
+	StatusFailed    Status = "failed"
+	StatusCanceling Status = "canceling"
+	StatusCanceled  Status = "canceled"
+	StatusDeleting  Status = "deleting"
+	StatusDeleted   Status = "deleted"
+)
+
+// Statuses lists every status, in lifecycle order.
+var Statuses = []Status{StatusPending, StatusStarting, StatusBusy, StatusIdle, StatusStopping, StatusStopped,
+	StatusFailed, StatusCanceling, StatusCanceled, StatusDeleting, StatusDeleted}
+
+// Run statuses.
+const (
+	RunPending   = "pending"
+	RunRunning   = "running"
+	RunCompleted = "completed"
+	RunFailed    = "failed"
+	RunStopped   = "stopped"
+)
+
+// Run sources: who asked for the run.
+const (
+	SourceAgent        = "agent"
+	SourceHuman        = "human"
+	SourceAIController = "ai_controller"
+)
+
+// Sources lists the accepted run sources.
+var Sources = []string{SourceAgent, SourceHuman, SourceAIController}
+
+// Agent is one named agent as the CLI and MCP show it.
+type Agent struct {
+	Name        string         `json:"name"`
+	Status      Status         `json:"status"`
+	CurrentTask *TaskRun       `json:"current_task"`
+	Role        string         `json:"role"`
+	Project     string         `json:"project"`
+	Spec        string         `json:"spec"`
+	CLI         string         `json:"cli"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+	Workspace   Workspace      `json:"workspace"`
+	Metadata    map[string]any `json:"metadata"`
+	// Error says why a failed agent failed ("" otherwise).
+	Error string `json:"error,omitempty"`
+}
+
+// Workspace is where an agent works: a git worktree on its own branch.
+type Workspace struct {
+	// ID identifies the workspace for the backend (locally the worktree path).
+	ID     string `json:"id"`
+	Path   string `json:"path"`
+	Branch string `json:"branch"`
+}
+
+// AgentSummary is one row of list_agents.
+type AgentSummary struct {
+	Name        string    `json:"name"`
+	Status      Status    `json:"status"`
+	CurrentTask *TaskRun  `json:"current_task"`
+	Role        string    `json:"role"`
+	Project     string    `json:"project"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Summary returns the list_agents row of a.
+func (a Agent) Summary() AgentSummary {
+	return AgentSummary{Name: a.Name, Status: a.Status, CurrentTask: a.CurrentTask, Role: a.Role, Project: a.Project, CreatedAt: a.CreatedAt}
+}
+
+// TaskRun is one task an agent was given: the history's unit.
+type TaskRun struct {
+	ID          string     `json:"id"`
+	AgentName   string     `json:"agent_name"`
+	Summary     string     `json:"summary"`
+	Status      string     `json:"status"`
+	Source      string     `json:"source"`
+	CreatedAt   time.Time  `json:"created_at"`
+	StartedAt   *time.Time `json:"started_at"`
+	CompletedAt *time.Time `json:"completed_at"`
+	// TaskID is the matrix task of the run ("" for free text).
+	TaskID string `json:"task_id,omitempty"`
+	// SessionID is the agent CLI's session (resumed by the next run).
+	SessionID string `json:"session_id,omitempty"`
+	// ExitReason says how the run ended ("" while it runs).
+	ExitReason string `json:"exit_reason,omitempty"`
+	// ExitCode is the agent CLI's exit code (nil while it runs or when it never ran).
+	ExitCode *int `json:"exit_code,omitempty"`
+}
+
+// Role is an agent mode (.agent/agents/{name}.md) used as an agent's role.
+type Role struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+	Description string `json:"description"`
+}
+
+// Project is a repository agents work in.
+type Project struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+	Description string `json:"description"`
+	// TemplateID and TemplateName are the Coder template of a coder project
+	// ("" locally).
+	TemplateID   string `json:"template_id"`
+	TemplateName string `json:"template_name"`
+	Path         string `json:"path"`
+	BaseBranch   string `json:"base_branch"`
+	Backend      string `json:"backend"`
+}
+
+// HistoryPage is one page of an agent's task runs, newest first.
+type HistoryPage struct {
+	Tasks      []TaskRun `json:"tasks"`
+	TotalCount int       `json:"total_count"`
+	Page       int       `json:"page"`
+	PageSize   int       `json:"page_size"`
+	TotalPages int       `json:"total_pages"`
+}
+
+// History page limits.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)

@@ -1,0 +1,105 @@
+package fleet
+
+import (
+	"time"
+)
+
+// Agent states as recorded (the status is derived from them and the run).
+const (
+	stateCreating = "creating"
+	stateReady    = "ready"
+	stateFailed   = "failed"
+	stateDeleting = "deleting"
+)
+
+// agentRecord is agent.json.
+type agentRecord struct {
+	Name      string         `json:"name"`
+	Role      string         `json:"role"`
+	Project   string         `json:"project"`
+	Spec      string         `json:"spec"`
+	CLI       string         `json:"cli"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	Workspace Workspace      `json:"workspace"`
+	Metadata  map[string]any `json:"metadata"`
+	State     string         `json:"state"`
+	// Owner is the process creating or deleting the agent: when it dies
+	// half-way, the agent is failed instead of pending forever.
+	Owner *procRef `json:"owner,omitempty"`
+	Error string   `json:"error,omitempty"`
+	// Sessions holds the last session of each CLI, resumed by the next run.
+	Sessions map[string]string `json:"sessions,omitempty"`
+	// Runs counts the runs ever started (run IDs are {name}-{n}).
+	Runs int `json:"runs"`
+}
+
+// runRecord is run.json: the current run and what its supervisor needs.
+type runRecord struct {
+	TaskRun
+	// Supervisor is the process recording the run; Child the agent CLI,
+	// leader of its own process group (zero until the supervisor saw it).
+	Supervisor procRef `json:"supervisor"`
+	Child      procRef `json:"child"`
+	// StopRequested is set by stop: the run is recorded stopped.
+	StopRequested bool `json:"stop_requested,omitempty"`
+
+	// How to run it (read by the supervisor).
+	CLI          string        `json:"cli"`
+	Binary       string        `json:"binary,omitempty"`
+	Env          []string      `json:"env,omitempty"`
+	Dir          string        `json:"dir"`
+	Model        string        `json:"model,omitempty"`
+	Session      string        `json:"session,omitempty"`
+	ApprovalMode string        `json:"approval_mode,omitempty"`
+	Timeout      time.Duration `json:"timeout"`
+	KillGrace    time.Duration `json:"kill_grace,omitempty"`
+	PromptFile   string        `json:"prompt_file"`
+}
+
+// status derives the agent's status from its record and its current run.
+// run is nil when there is none; a run whose supervisor is gone counts as
+// none (the caller records it as interrupted).
+func deriveStatus(a *agentRecord, run *runRecord) Status {
+	switch a.State {
+	case stateCreating:
+		if a.Owner != nil && !a.Owner.alive() {
+			return StatusFailed
+		}
+		return StatusPending
+	case stateFailed:
+		return StatusFailed
+	case stateDeleting:
+		return StatusDeleting
+	}
+	if run == nil || !run.Supervisor.alive() {
+		return StatusIdle
+	}
+	switch {
+	case run.StopRequested:
+		return StatusStopping
+	case run.Child.PID == 0 && (childrenVisible || run.Status != RunRunning):
+		return StatusStarting // where the CLI cannot be seen, running is busy
+	}
+	return StatusBusy
+}
+
+// view renders the agent as callers see it.
+func view(a *agentRecord, run *runRecord) Agent {
+	st := deriveStatus(a, run)
+	out := Agent{
+		Name: a.Name, Status: st, Role: a.Role, Project: a.Project, Spec: a.Spec, CLI: a.CLI,
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Workspace: a.Workspace, Metadata: a.Metadata, Error: a.Error,
+	}
+	if out.Metadata == nil {
+		out.Metadata = map[string]any{}
+	}
+	if st == StatusFailed && out.Error == "" && a.State == stateCreating {
+		out.Error = "the process creating the agent ended before it was ready; delete it and create it again"
+	}
+	if run != nil && run.Supervisor.alive() {
+		tr := run.TaskRun
+		out.CurrentTask = &tr
+	}
+	return out
+}

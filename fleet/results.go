@@ -1,0 +1,90 @@
+package fleet
+
+import "fmt"
+
+// The results below are what both adapters print: the MCP tools return them
+// as structured content, and the CLI's --json prints the same objects.
+
+// AgentResult is the result of create_agent and show_agent.
+type AgentResult struct {
+	Agent   Agent  `json:"agent"`
+	Message string `json:"message"`
+}
+
+// ListResult is the result of list_agents.
+type ListResult struct {
+	Agents     []AgentSummary `json:"agents"`
+	TotalCount int            `json:"total_count"`
+}
+
+// TaskResult is the result of start_agent_task and stop_agent_task.
+type TaskResult struct {
+	Task        TaskRun `json:"task"`
+	AgentStatus Status  `json:"agent_status"`
+	Message     string  `json:"message"`
+}
+
+// DeletedAgent names what delete_agent removed.
+type DeletedAgent struct {
+	Name        string `json:"name"`
+	WorkspaceID string `json:"workspace_id"`
+	Branch      string `json:"branch"`
+	ArchivedTo  string `json:"archived_to"`
+}
+
+// DeleteAgentResult is the result of delete_agent.
+type DeleteAgentResult struct {
+	Message      string       `json:"message"`
+	DeletedAgent DeletedAgent `json:"deleted_agent"`
+}
+
+// RolesResult is the result of list_agent_roles.
+type RolesResult struct {
+	Roles []Role `json:"roles"`
+}
+
+// ProjectsResult is the result of list_agent_projects.
+type ProjectsResult struct {
+	Projects []Project `json:"projects"`
+}
+
+// NewListResult builds list_agents' result.
+func NewListResult(agents []Agent) ListResult {
+	out := ListResult{Agents: make([]AgentSummary, 0, len(agents)), TotalCount: len(agents)}
+	for _, a := range agents {
+		out.Agents = append(out.Agents, a.Summary())
+	}
+	return out
+}
+
+// NewCreateResult builds create_agent's result.
+func NewCreateResult(a Agent) AgentResult {
+	return AgentResult{Agent: a, Message: fmt.Sprintf("agent %s created in %s (branch %s); it is %s on its spec", a.Name, a.Workspace.Path, a.Workspace.Branch, a.Status)}
+}
+
+// NewShowResult builds show_agent's result.
+func NewShowResult(a Agent) AgentResult {
+	msg := fmt.Sprintf("agent %s is %s", a.Name, a.Status)
+	if a.CurrentTask != nil {
+		msg += " with run " + a.CurrentTask.ID + ": " + a.CurrentTask.Summary
+	}
+	return AgentResult{Agent: a, Message: msg}
+}
+
+// NewStartResult builds start_agent_task's result.
+func NewStartResult(name string, r StartResult) TaskResult {
+	return TaskResult{Task: r.Task, AgentStatus: r.AgentStatus, Message: fmt.Sprintf("agent %s started run %s: %s", name, r.Task.ID, r.Task.Summary)}
+}
+
+// NewStopResult builds stop_agent_task's result.
+func NewStopResult(name string, tr TaskRun, st Status) TaskResult {
+	return TaskResult{Task: tr, AgentStatus: st, Message: fmt.Sprintf("run %s of agent %s is %s; the agent is %s", tr.ID, name, tr.Status, st)}
+}
+
+// NewDeleteResult builds delete_agent's result.
+func NewDeleteResult(d DeleteResult) DeleteAgentResult {
+	return DeleteAgentResult{
+		Message:      fmt.Sprintf("agent %s deleted: worktree %s removed, branch %s kept, history archived in %s", d.Name, d.WorkspaceID, d.Branch, d.ArchivedTo),
+		DeletedAgent: DeletedAgent(d),
+	}
+}

@@ -1,0 +1,323 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentinfra/agentinfra/matrix"
+)
+
+// StartInput is a task for an agent: free text, a matrix task ID, or Next
+// (the highest-priority ready task). Exactly one of them.
+type StartInput struct {
+	Name   string
+	Text   string
+	TaskID string
+	Next   bool
+	// Note is added to a matrix task's prompt (a word from who gives it).
+	Note   string
+	Source string // "" = human
+}
+
+// StartResult is what start_agent_task returns.
+type StartResult struct {
+	Task        TaskRun `json:"task"`
+	AgentStatus Status  `json:"agent_status"`
+}
+
+// Start gives an idle agent a task. Under the agent's lock it checks the
+// agent is idle (a busy one is refused, 409), claims the matrix task when
+// there is one (refused, 409, when another agent holds it), writes the run
+// and launches its supervisor, which runs the agent CLI detached.
+func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
+	given := 0
+	for _, b := range []bool{strings.TrimSpace(in.Text) != "", strings.TrimSpace(in.TaskID) != "", in.Next} {
+		if b {
+			given++
+		}
+	}
+	if given != 1 {
+		return StartResult{}, badInput("task_description", "give exactly one of a task description, a task ID or next")
+	}
+	source, err := checkSource(in.Source)
+	if err != nil {
+		return StartResult{}, err
+	}
+	cfg, err := LoadConfig(f.ws)
+	if err != nil {
+		return StartResult{}, err
+	}
+	if _, _, err := f.current(ctx, in.Name); err != nil { // 404, and any dead run recorded
+		return StartResult{}, err
+	}
+	var out StartResult
+	err = withLock(ctx, f.p.agentLock(in.Name), func() error {
+		a, r, err := f.loadAgent(in.Name)
+		if err != nil {
+			return err
+		}
+		if st := deriveStatus(a, r); st != StatusIdle {
+			if r != nil && r.Supervisor.alive() {
+				return &Error{Code: CodeConflict, Msg: fmt.Sprintf("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)}
+			}
+			return conflict("agent %s is %s, not idle: it cannot take a task now", a.Name, st)
+		}
+		if r != nil { // supervisor gone since current() looked
+			if err := f.reapLocked(ctx, a, r); err != nil {
+				return err
+			}
+		}
+		role, err := loadRole(ctx, f.ws, a.Role)
+		if err != nil {
+			return notFound("role", "the role %s of agent %s is gone (.agent/agents/%s.md): %v", a.Role, a.Name, a.Role, err)
+		}
+		now := f.now()
+		mention := "@" + a.Name
+		tr := TaskRun{ID: fmt.Sprintf("%s-%d", key(a.Name), a.Runs+1), AgentName: a.Name, Status: RunPending, Source: source, CreatedAt: now}
+		var prompt string
+		difficulty := ""
+		switch {
+		case in.Next || in.TaskID != "":
+			var t matrix.Task
+			if in.Next {
+				t, err = claimNext(ctx, f.ws, mention, now)
+			} else {
+				t, err = claimTask(ctx, f.ws, strings.TrimSpace(in.TaskID), mention, now)
+			}
+			if err != nil {
+				return taskError(err)
+			}
+			tr.TaskID, tr.Summary, difficulty = t.ID, oneLine(t.ID+": "+t.Description, 120), t.Difficulty
+			if prompt, err = taskPrompt(ctx, f.ws, t, a.Role); err != nil {
+				return errors.Join(err, releaseTask(context.WithoutCancel(ctx), f.ws, t.ID, mention, f.now()))
+			}
+			prompt += "\n\n" + agentSection(a)
+			if note := strings.TrimSpace(in.Note); note != "" {
+				prompt += "\n\n## Note from who gave you this task\n\n" + note + "\n"
+			}
+		default:
+			tr.Summary = oneLine(in.Text, 120)
+			prompt = textPrompt(role.Body, a, in.Text)
+		}
+		release := func(cause error) error {
+			if tr.TaskID != "" {
+				cause = errors.Join(cause, releaseTask(context.WithoutCancel(ctx), f.ws, tr.TaskID, mention, f.now()))
+			}
+			return cause
+		}
+		model, err := pickModel(ctx, f.ws, a.CLI, a.Role, difficulty)
+		if err != nil {
+			return release(err)
+		}
+		promptFile := filepath.Join(f.p.runsDir(a.Name), tr.ID+".prompt.md")
+		if err := os.MkdirAll(filepath.Dir(promptFile), 0o755); err != nil {
+			return release(err)
+		}
+		if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
+			return release(err)
+		}
+		run := &runRecord{
+			TaskRun: tr, CLI: a.CLI, Model: model, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
+			ApprovalMode: cfg.ApprovalMode, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
+			Env: append([]string{"AGENTINFRA_ROOT=" + f.ws.Root}, f.opts.Env...),
+		}
+		a.Runs++
+		a.UpdatedAt = now
+		if err := writeJSON(f.p.file(a.Name, agentFile), a); err != nil {
+			return release(err)
+		}
+		if err := writeJSON(f.p.file(a.Name, runFile), run); err != nil {
+			return release(err)
+		}
+		sup, err := f.launch(a.Name, tr.ID)
+		if err != nil {
+			os.Remove(f.p.file(a.Name, runFile))
+			return release(unavailable(err, "could not start the supervisor of agent %s", a.Name))
+		}
+		run.Supervisor = sup
+		if err := writeJSON(f.p.file(a.Name, runFile), run); err != nil {
+			killGroup(sup.PID)
+			os.Remove(f.p.file(a.Name, runFile))
+			return release(err)
+		}
+		out = StartResult{Task: run.TaskRun, AgentStatus: deriveStatus(a, run)}
+		return nil
+	})
+	return out, err
+}
+
+// taskError renders the task service's refusals as fleet errors.
+func taskError(err error) error {
+	var re *matrix.RefusedError
+	switch {
+	case errors.As(err, &re):
+		return &Error{Code: CodeConflict, Field: "task_id", Msg: re.Reason, Err: err}
+	case errors.Is(err, matrix.ErrNotFound):
+		return &Error{Code: CodeNotFound, Field: "task_id", Msg: "no such task in the matrix", Err: err}
+	case errors.Is(err, matrix.ErrInvalid):
+		return &Error{Code: CodeBadInput, Field: "task_id", Msg: "bad task ID", Err: err}
+	}
+	return err
+}
+
+// textPrompt is the prompt of a free-text task: the role, who the agent is,
+// the task.
+func textPrompt(role string, a *agentRecord, text string) string {
+	var b strings.Builder
+	if role = strings.TrimSpace(role); role != "" {
+		b.WriteString(role + "\n\n")
+	}
+	b.WriteString(agentSection(a))
+	fmt.Fprintf(&b, "\n## Task\n\n%s\n", strings.TrimSpace(text))
+	return b.String()
+}
+
+// agentSection tells the agent who it is, what it is for and where it works.
+func agentSection(a *agentRecord) string {
+	return fmt.Sprintf("## You are agent %s\n\nYour standing objective: %s\n\nYou work in the git worktree %s on branch %s; commit your work there. agentinfra commands reach the main workspace's matrix ($AGENTINFRA_ROOT).\n",
+		a.Name, strings.TrimSpace(a.Spec), a.Workspace.Path, a.Workspace.Branch)
+}
+
+// launch starts the supervisor of a run, detached in its own session, and
+// returns it. Called under the agent lock: the supervisor waits for it
+// before it reads the run.
+func (f *Fleet) launch(name, runID string) (procRef, error) {
+	argv := f.opts.SupervisorArgv
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return procRef{}, err
+		}
+		argv = []string{exe, "agent", "supervise"}
+	}
+	args := append(append([]string{}, argv[1:]...), "--root", f.ws.Root, name, runID)
+	cmd := exec.Command(argv[0], args...)
+	cmd.Dir = f.ws.Root
+	cmd.Env = append(os.Environ(), f.opts.SupervisorEnv...)
+	logf, err := os.OpenFile(filepath.Join(f.p.runsDir(name), runID+".supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return procRef{}, err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return procRef{}, err
+	}
+	ref := refOf(cmd.Process.Pid)
+	go cmd.Wait() // a long-lived caller (the MCP server) must not keep a zombie
+	return ref, nil
+}
+
+// Stop ends the agent's current run: the agent CLI's process group gets an
+// interrupt, then a terminate, then a kill; the run is recorded stopped and
+// the agent is idle, its CLI session kept for the next task.
+func (f *Fleet) Stop(ctx context.Context, name string) (TaskRun, error) {
+	a, r, err := f.current(ctx, name)
+	if err != nil {
+		return TaskRun{}, err
+	}
+	if r == nil {
+		return TaskRun{}, conflict("agent %s is %s: it has no run to stop", a.Name, deriveStatus(a, r))
+	}
+	err = withLock(ctx, f.p.agentLock(name), func() error {
+		a, r, err = f.loadAgent(name)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return conflict("agent %s finished its run meanwhile: nothing to stop", a.Name)
+		}
+		r.StopRequested = true
+		return writeJSON(f.p.file(name, runFile), r)
+	})
+	if err != nil {
+		return TaskRun{}, err
+	}
+	runID := r.ID
+	grace := r.KillGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	ended := func(d time.Duration) bool {
+		deadline := time.Now().Add(d)
+		for {
+			var cur runRecord
+			ok, _ := readJSON(f.p.file(name, runFile), &cur)
+			if !ok || cur.ID != runID || !cur.Supervisor.alive() {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// The child may not be known yet (the supervisor is starting it): then
+	// the supervisor is told, and it ends the run through its context.
+	child := func() procRef {
+		var cur runRecord
+		readJSON(f.p.file(name, runFile), &cur)
+		return cur.Child
+	}
+	steps := []struct {
+		sig  syscall.Signal
+		wait time.Duration
+	}{{syscall.SIGINT, f.opts.StopGrace}, {syscall.SIGTERM, grace}, {syscall.SIGKILL, 2 * time.Second}}
+	done := false
+	for _, s := range steps {
+		if c := child(); c.PID != 0 && c.alive() {
+			signalGroup(c.PID, s.sig)
+		} else {
+			signalProc(r.Supervisor.PID, syscall.SIGTERM)
+		}
+		if done = ended(s.wait); done {
+			break
+		}
+	}
+	if !done {
+		// The supervisor does not answer: end it, and record the run here.
+		signalGroup(r.Supervisor.PID, syscall.SIGKILL)
+		ended(2 * time.Second)
+	}
+	if _, _, err := f.current(ctx, name); err != nil {
+		return TaskRun{}, err
+	}
+	return f.lastRun(name, runID)
+}
+
+// lastRun finds a finished run in the history.
+func (f *Fleet) lastRun(name, runID string) (TaskRun, error) {
+	runs, err := readLines[TaskRun](f.p.file(name, historyFile))
+	if err != nil {
+		return TaskRun{}, err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].ID == runID {
+			return runs[i], nil
+		}
+	}
+	return TaskRun{}, fmt.Errorf("run %s of agent %s is not in its history", runID, name)
+}
+
+// killGroup kills a process group and the leader (gone is fine).
+func killGroup(pid int) {
+	signalGroup(pid, syscall.SIGKILL)
+	signalProc(pid, syscall.SIGKILL)
+}
+
+// oneLine squeezes whitespace and cuts s to n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,69 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/fleet"
+)
+
+// BenchmarkMCPListAgents calls list_agents over the in-memory transport on
+// a fleet of 50 idle agents and reports the p50 and p99 latencies.
+func BenchmarkMCPListAgents(b *testing.B) {
+	ws := fleetWorkspace(b, 0)
+	stub := filepath.Join(b.TempDir(), "gemini")
+	cmd := exec.Command("go", "build", "-o", stub, "./internal/agentstub/stub")
+	cmd.Dir = repoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build stub: %v\n%s", err, out)
+	}
+	f := fleet.New(ws, fleet.Options{SupervisorArgv: []string{agentinfraBin(b), "agent", "supervise"}, Binary: stub, Env: []string{"STUB_MODE=ok"}})
+	ctx := context.Background()
+	for i := range 50 {
+		if _, err := f.Create(ctx, fleet.CreateInput{Name: fmt.Sprintf("a%d", i), Spec: "s"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		idle, _ := f.List(ctx, fleet.ListFilter{Status: "idle"})
+		if len(idle) == 50 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of 50 agents idle", len(idle))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Toolsets: []string{ToolsetFleet}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, _ := srv.MCP().Connect(ctx, st, nil)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	var lat []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_agents", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			b.Fatal(err, text(res))
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}

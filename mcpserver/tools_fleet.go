@@ -1,0 +1,297 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/fleet"
+)
+
+// Toolsets the server can expose (serve --toolsets).
+const (
+	ToolsetMatrix = "matrix"
+	ToolsetFleet  = "fleet"
+)
+
+// Toolsets lists the toolsets; all are on by default.
+var Toolsets = []string{ToolsetMatrix, ToolsetFleet}
+
+// CheckToolsets refuses an unknown toolset name.
+func CheckToolsets(sets []string) error {
+	for _, s := range sets {
+		if !slices.Contains(Toolsets, s) {
+			return fmt.Errorf("unknown toolset %q: use %s", s, strings.Join(Toolsets, ","))
+		}
+	}
+	return nil
+}
+
+func hasToolset(sets []string, name string) bool {
+	return len(sets) == 0 || slices.Contains(sets, name)
+}
+
+// fleetTool is one fleet tool: its flat parameters (name → JSON schema
+// type and description), the required ones, and its logic.
+type fleetTool struct {
+	name, title, desc string
+	params            []fleetParam
+	required          []string
+	readOnly          bool
+	destructive       bool
+	run               func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error)
+}
+
+type fleetParam struct{ name, typ, desc string }
+
+// fleetArgs are the decoded arguments of a fleet tool.
+type fleetArgs struct {
+	Name            string `json:"name"`
+	Project         string `json:"project"`
+	Role            string `json:"role"`
+	Spec            string `json:"spec"`
+	StatusFilter    string `json:"status_filter"`
+	ProjectFilter   string `json:"project_filter"`
+	AgentName       string `json:"agent_name"`
+	Page            *int   `json:"page"`
+	PageSize        *int   `json:"page_size"`
+	TaskDescription string `json:"task_description"`
+	TaskID          string `json:"task_id"`
+}
+
+var (
+	pAgent = fleetParam{"agent_name", "string", "agent name"}
+)
+
+func fleetTools() []fleetTool {
+	return []fleetTool{{
+		name: "create_agent", title: "Create agent",
+		desc: "Create a named agent with its own git worktree and branch (agent/NAME); it starts working on its spec at once. Name: 1-20 letters, digits, single hyphens.",
+		params: []fleetParam{{"name", "string", "unique agent name"}, {"project", "string", "from list_agent_projects"},
+			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"}},
+		required: []string{"name", "project", "spec"},
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			a, err := f.Create(ctx, fleet.CreateInput{Name: in.Name, Project: in.Project, Role: in.Role, Spec: in.Spec, Source: fleet.SourceAIController})
+			if err != nil {
+				return nil, err
+			}
+			return fleet.NewCreateResult(a), nil
+		},
+	}, {
+		name: "list_agents", title: "List agents", readOnly: true,
+		desc:   "List agents with status (idle, busy, ...) and current task.",
+		params: []fleetParam{{"status_filter", "string", "e.g. idle"}, {"project_filter", "string", "project name"}},
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			as, err := f.List(ctx, fleet.ListFilter{Status: in.StatusFilter, Project: in.ProjectFilter})
+			if err != nil {
+				return nil, err
+			}
+			return fleet.NewListResult(as), nil
+		},
+	}, {
+		name: "show_agent", title: "Show agent", readOnly: true,
+		desc:   "One agent: status, current task, worktree, spec.",
+		params: []fleetParam{pAgent}, required: []string{"agent_name"},
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			a, err := f.Show(ctx, in.AgentName)
+			if err != nil {
+				return nil, err
+			}
+			return fleet.NewShowResult(a), nil
+		},
+	}, {
+		name: "show_agent_task_history", title: "Agent task history", readOnly: true,
+		desc:     "An agent's task runs, newest first, paginated.",
+		params:   []fleetParam{pAgent, {"page", "integer", "from 1"}, {"page_size", "integer", "1-100, default 20"}},
+		required: []string{"agent_name"},
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			page, size := 1, fleet.DefaultPageSize
+			if in.Page != nil {
+				page = *in.Page
+			}
+			if in.PageSize != nil {
+				size = *in.PageSize
+			}
+			return f.History(ctx, in.AgentName, page, size)
+		},
+	}, {
+		name: "delete_agent", title: "Delete agent", destructive: true,
+		desc:   "Stop an agent and remove its worktree; its branch and history are kept. Refused if the worktree has uncommitted changes.",
+		params: []fleetParam{pAgent}, required: []string{"agent_name"},
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			d, err := f.Delete(ctx, in.AgentName, false)
+			if err != nil {
+				return nil, err
+			}
+			return fleet.NewDeleteResult(d), nil
+		},
+	}, {
+		name: "start_agent_task", title: "Start agent task",
+		desc: "Give an idle agent a task; returns at once, the run goes on detached. With task_id the matrix task is claimed (IN_PROGRESS) and ends in REVIEW or BLOCKED. Busy agent: error 409.",
+		params: []fleetParam{pAgent, {"task_description", "string", "what to do; with task_id, a note"},
+			{"task_id", "string", "matrix task ID"}},
+		required: []string{"agent_name", "task_description"},
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			si := fleet.StartInput{Name: in.AgentName, Text: in.TaskDescription, Source: fleet.SourceAIController}
+			if strings.TrimSpace(in.TaskID) != "" {
+				si.Text, si.TaskID, si.Note = "", in.TaskID, in.TaskDescription
+			}
+			r, err := f.Start(ctx, si)
+			if err != nil {
+				return nil, err
+			}
+			return fleet.NewStartResult(in.AgentName, r), nil
+		},
+	}, {
+		name: "stop_agent_task", title: "Stop agent task", destructive: true,
+		desc:   "Stop an agent's current run; the agent becomes idle.",
+		params: []fleetParam{pAgent}, required: []string{"agent_name"},
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			tr, err := f.Stop(ctx, in.AgentName)
+			if err != nil {
+				return nil, err
+			}
+			st := fleet.StatusIdle
+			if a, err := f.Show(ctx, in.AgentName); err == nil {
+				st = a.Status
+			}
+			return fleet.NewStopResult(in.AgentName, tr, st), nil
+		},
+	}, {
+		name: "list_agent_roles", title: "List agent roles", readOnly: true,
+		desc:   "Roles an agent can take.",
+		params: []fleetParam{{"project", "string", "project name"}}, required: []string{"project"},
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			rs, err := f.Roles(ctx, in.Project)
+			if err != nil {
+				return nil, err
+			}
+			return fleet.RolesResult{Roles: rs}, nil
+		},
+	}, {
+		name: "list_agent_projects", title: "List agent projects", readOnly: true,
+		desc: "Projects agents can work in.",
+		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+			ps, err := f.Projects()
+			if err != nil {
+				return nil, err
+			}
+			return fleet.ProjectsResult{Projects: ps}, nil
+		},
+	}}
+}
+
+// registerFleetTools adds the nine fleet tools. They hold no state: each
+// call reads the fleet's files, and runs live in their own supervisors.
+func (s *Server) registerFleetTools() {
+	for _, ft := range fleetTools() {
+		props := map[string]any{}
+		names := []string{}
+		for _, p := range ft.params {
+			ps := map[string]any{"type": p.typ}
+			if p.desc != "" {
+				ps["description"] = p.desc
+			}
+			props[p.name] = ps
+			names = append(names, p.name)
+		}
+		schema := map[string]any{"type": "object", "properties": props}
+		if len(ft.required) > 0 {
+			schema["required"] = ft.required
+		}
+		ann := &mcp.ToolAnnotations{Title: ft.title, OpenWorldHint: ptr(false)}
+		if ft.readOnly {
+			ann.ReadOnlyHint = true
+		} else {
+			ann.DestructiveHint = ptr(ft.destructive)
+		}
+		s.mcp.AddTool(&mcp.Tool{Name: ft.name, Description: ft.desc, InputSchema: schema, Annotations: ann},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				in, err := decodeFleetArgs(req.Params.Arguments, names, ft.required)
+				if err != nil {
+					return fleetError(err), nil
+				}
+				out, err := ft.run(ctx, fleet.New(s.ws, s.fleetOptions()), in)
+				if err != nil {
+					return fleetError(err), nil
+				}
+				b, err := json.Marshal(out)
+				if err != nil {
+					return nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+			})
+	}
+}
+
+func (s *Server) fleetOptions() fleet.Options {
+	o := s.opts.Fleet
+	if o.Now == nil {
+		o.Now = s.opts.Now
+	}
+	return o
+}
+
+// decodeFleetArgs decodes flat arguments, refusing unknown names, wrong
+// types and missing required ones with a 400 that names the field.
+func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs, error) {
+	var in fleetArgs
+	raw := map[string]json.RawMessage{}
+	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		if err := json.Unmarshal(t, &raw); err != nil {
+			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: "arguments", Msg: "arguments must be a JSON object"}
+		}
+	}
+	for k, v := range raw {
+		if !slices.Contains(names, k) {
+			msg := fmt.Sprintf("unknown parameter %q", k)
+			if len(names) > 0 {
+				msg += "; the parameters are " + strings.Join(names, ", ")
+			}
+			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: msg}
+		}
+		one, _ := json.Marshal(map[string]json.RawMessage{k: v})
+		if err := json.Unmarshal(one, &in); err != nil {
+			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: fmt.Sprintf("%s must be %s", k, jsonKind(k))}
+		}
+	}
+	for _, k := range required {
+		if v, ok := raw[k]; !ok || bytes.Equal(v, []byte(`""`)) || bytes.Equal(v, []byte("null")) {
+			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: k + " is required"}
+		}
+	}
+	return in, nil
+}
+
+func jsonKind(k string) string {
+	if k == "page" || k == "page_size" {
+		return "an integer"
+	}
+	return "a string"
+}
+
+// fleetError is a tool error carrying the fleet's code: the text starts
+// with it ("409: ...") and the structured content is {error:{code, field,
+// message}}.
+func fleetError(err error) *mcp.CallToolResult {
+	code := fleet.CodeOf(err)
+	field := ""
+	var fe *fleet.Error
+	if errors.As(err, &fe) {
+		field = fe.Field
+	}
+	if code == 500 && errors.Is(err, context.Canceled) {
+		code = fleet.CodeUnavailable
+	}
+	body := map[string]any{"error": map[string]any{"code": code, "field": field, "message": err.Error()}}
+	b, _ := json.Marshal(body)
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d: %s", code, err.Error())}}, StructuredContent: json.RawMessage(b)}
+	r.IsError = true
+	return r
+}
