@@ -1,0 +1,325 @@
+// Package fix repairs a matrix without losing a word (`agentinfra validate
+// --fix`): rows that go on over several lines become one line each (Join),
+// or their long text moves into the task's README (Move); aliases become
+// canonical values when the workspace config asks for it. The CLI and the
+// MCP server both call Run.
+package fix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentinfra/agentinfra/internal/textdiff"
+	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Mode says what happens to a row that goes on over several lines.
+type Mode string
+
+const (
+	// Join writes the row on one line, its line breaks as `<br>` (JoinCell).
+	Join Mode = "join"
+	// Move moves the long Description into the task's README and leaves its
+	// first sentence in the cell; a row without a usable ID is joined.
+	Move Mode = "move"
+)
+
+// ErrMode marks a mode that is neither join nor move.
+var ErrMode = errors.New("unknown fix mode")
+
+// ParseMode reads a --fix value; "" is Join.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(strings.ToLower(strings.TrimSpace(s))) {
+	case "", Join:
+		return Join, nil
+	case Move:
+		return Move, nil
+	}
+	return "", fmt.Errorf("%w %q: use join (the default) or move", ErrMode, s)
+}
+
+// Options tunes Run.
+type Options struct {
+	Mode   Mode // "" is Join
+	DryRun bool // change nothing; Report.Files carry the diffs
+	// Now dates the note above moved text and the task folders Move
+	// creates; zero is time.Now().
+	Now time.Time
+	// File names the matrix in Report.Remaining; "" is its path relative to
+	// the workspace root.
+	File string
+	// Getenv finds the global skills folder for the validation of the
+	// result; nil is os.Getenv.
+	Getenv func(string) string
+}
+
+// Report says what Run did (or, in a dry run, would do) and what is left.
+type Report struct {
+	Matrix string `json:"matrix"` // workspace-relative, slash-separated
+	Mode   Mode   `json:"mode"`
+	DryRun bool   `json:"dry_run"`
+	// Rows are the rows fixed, in file order.
+	Rows []RowFix `json:"rows"`
+	// Canonicalized counts the Status, Pri and Diff cells rewritten from an
+	// alias (the config's matrix.canonicalize); -1 when the config does not
+	// ask for it.
+	Canonicalized int `json:"canonicalized"`
+	// NotFixed are the rows --fix could not repair: rows it could not read
+	// (a wrong number of cells, a row that never ends) and rows whose new
+	// line would not read back as the same row.
+	NotFixed []NotFixed `json:"not_fixed"`
+	// Files are the files written (or that a dry run would write): task
+	// READMEs first, in the order they are written, the matrix last.
+	Files []FileChange `json:"files"`
+	// Tasks is the number of task rows in the result.
+	Tasks int `json:"tasks"`
+	// Remaining is what validate reports on the result: the file's problems
+	// and the workspace warnings.
+	Remaining []matrix.Diagnostic `json:"remaining"`
+}
+
+// RowFix is one repaired row. Line and EndLine are where it was before.
+type RowFix struct {
+	ID      string `json:"id,omitempty"`
+	Line    int    `json:"line"`
+	EndLine int    `json:"end_line"`
+	Action  string `json:"action"`           // "joined" or "moved"
+	Readme  string `json:"readme,omitempty"` // moved: the README that holds the text now
+	// Note says why a row Move was asked to move was joined instead.
+	Note string `json:"note,omitempty"`
+}
+
+// NotFixed is a row left for a person to repair, with what to do.
+type NotFixed struct {
+	ID     string `json:"id,omitempty"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// FileChange is one file written (or, in a dry run, that would be).
+type FileChange struct {
+	Path    string `json:"path"` // workspace-relative, slash-separated
+	Created bool   `json:"created,omitempty"`
+	// Diff is the unified diff of the change (dry runs only).
+	Diff   string `json:"diff,omitempty"`
+	before string
+	after  string
+}
+
+// Errors counts the errors left in the result.
+func (r Report) Errors() int {
+	n := 0
+	for _, d := range r.Remaining {
+		if d.Severity == matrix.SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+// Warnings counts the warnings left in the result.
+func (r Report) Warnings() int { return len(r.Remaining) - r.Errors() }
+
+// Changed reports whether the fix changes any file.
+func (r Report) Changed() bool { return len(r.Files) > 0 }
+
+// Run repairs the workspace's matrix (see the package comment) and then
+// validates the result. Files change in this order, each atomically: task
+// folders Move needs are scaffolded (each under the matrix lock), then under
+// the lock the READMEs get the moved text, then the matrix is replaced; so a
+// failure at any step leaves every word in the workspace (at worst twice).
+// A dry run reads, plans and diffs, and writes nothing.
+func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error) {
+	if o.Mode == "" {
+		o.Mode = Join
+	}
+	if o.Mode != Join && o.Mode != Move {
+		return Report{}, fmt.Errorf("%w %q: use join or move", ErrMode, o.Mode)
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	st, err := matrix.OpenStore(ws)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Matrix: relPath(ws, st.Path), Mode: o.Mode, DryRun: o.DryRun, Canonicalized: -1}
+	if o.File == "" {
+		o.File = rep.Matrix
+	}
+	tmpl, err := loadTemplate(ws, o)
+	if err != nil {
+		return Report{}, err
+	}
+	r := &run{ws: ws, o: o, tmpl: tmpl, matrixRel: rep.Matrix, canonicalize: st.Vocab.Canonicalize()}
+	var (
+		doc    *matrix.Doc
+		before []byte
+		p      *plan
+	)
+	if o.DryRun {
+		if doc, err = st.Load(ctx); err != nil {
+			return Report{}, err
+		}
+		before = doc.Bytes()
+		if p, err = r.plan(doc); err != nil {
+			return Report{}, err
+		}
+	} else {
+		if r.sc, err = scaffoldFolders(ctx, ws, st, o); err != nil {
+			return Report{}, err
+		}
+		doc, err = st.Modify(ctx, func(d *matrix.Doc) error {
+			before = append([]byte(nil), d.Bytes()...)
+			var err error
+			if p, err = r.plan(d); err != nil {
+				return err
+			}
+			return p.writeReadmes(ws)
+		})
+		if err != nil {
+			return Report{}, err
+		}
+	}
+	rep.Rows, rep.NotFixed, rep.Files = p.rows, p.notFixed, p.files
+	if string(doc.Bytes()) != string(before) {
+		rep.Files = append(rep.Files, FileChange{Path: rep.Matrix, before: string(before), after: string(doc.Bytes())})
+	}
+	if r.canonicalize {
+		rep.Canonicalized = p.canonicalized
+	}
+	if o.DryRun {
+		for i := range rep.Files {
+			f := &rep.Files[i]
+			if f.Diff, err = textdiff.Diff(f.Path, f.before, f.after); err != nil {
+				return Report{}, err
+			}
+		}
+	}
+	rep.Tasks = len(doc.Tasks())
+	rep.Remaining = matrix.Validate(ws, doc, o.File, o.Getenv)
+	for _, dg := range doc.ReadProblems() {
+		if dg.Severity == matrix.SeverityError {
+			rep.NotFixed = append(rep.NotFixed, NotFixed{Line: dg.Line, Reason: fmt.Sprintf(
+				"the row cannot be read (see the error on line %d), so --fix cannot tell which | is text or which cell is missing; edit the line by hand", dg.Line)})
+		}
+	}
+	return rep, nil
+}
+
+// plan is what one pass over the matrix changes: the doc is edited in place,
+// the READMEs are only computed.
+type plan struct {
+	rows          []RowFix
+	notFixed      []NotFixed
+	files         []FileChange // READMEs, to write before the matrix
+	canonicalized int
+}
+
+// run is one Run's settings.
+type run struct {
+	ws           *workspace.Workspace
+	o            Options
+	tmpl         string      // the README template (dry runs of Move)
+	sc           *scaffolded // the folders Run created (nil in a dry run)
+	matrixRel    string
+	canonicalize bool
+}
+
+// plan rewrites every continued row of d, bottom up so that the line
+// numbers of the rows above stay right, then canonicalizes aliases when the
+// vocabulary asks for it. The READMEs of moved rows are only computed.
+func (r *run) plan(d *matrix.Doc) (*plan, error) {
+	o := r.o
+	p := &plan{}
+	rows := d.ContinuedRows()
+	count := idCounts(d)
+	fixed := make([]RowFix, 0, len(rows))
+	for i := len(rows) - 1; i >= 0; i-- {
+		cr := rows[i]
+		fx := RowFix{ID: cr.ID, Line: cr.Line, EndLine: cr.EndLine, Action: "joined"}
+		desc := descriptionIndex(cr)
+		var (
+			readme string
+			change *FileChange
+		)
+		if o.Mode == Move {
+			var why string
+			readme, change, why = r.moveTarget(d, cr, desc, count)
+			fx.Note = why
+		}
+		cells := make([]string, len(cr.Cells))
+		for j, c := range cr.Cells {
+			switch {
+			case readme != "" && j == desc:
+				cells[j] = EscapePipes(FirstSentence(c))
+			case strings.Contains(c, "\n"):
+				cells[j] = JoinCell(c)
+			default:
+				cells[j] = EscapePipes(strings.TrimSuffix(c, "\r"))
+			}
+		}
+		if err := d.ReplaceRowAt(cr.Line, cells); err != nil {
+			if !errors.Is(err, matrix.ErrRefused) && !errors.Is(err, matrix.ErrInvalid) {
+				return nil, err
+			}
+			p.notFixed = append(p.notFixed, NotFixed{ID: cr.ID, Line: cr.Line,
+				Reason: fmt.Sprintf("goes on over lines %d-%d and its one-line form would not read back as the same row; join its lines by hand, writing a line break as <br> and a | as \\|", cr.Line, cr.EndLine)})
+			continue
+		}
+		if readme != "" {
+			fx.Action, fx.Readme = "moved", readme
+		}
+		if change != nil {
+			p.files = append(p.files, *change) // one per ID: duplicated IDs are joined
+		}
+		fixed = append(fixed, fx)
+	}
+	for i := len(fixed) - 1; i >= 0; i-- {
+		p.rows = append(p.rows, fixed[i])
+	}
+	for i, j := 0, len(p.notFixed)-1; i < j; i, j = i+1, j-1 {
+		p.notFixed[i], p.notFixed[j] = p.notFixed[j], p.notFixed[i]
+	}
+	if r.canonicalize {
+		p.canonicalized = d.CanonicalizeAliases()
+	}
+	return p, nil
+}
+
+// descriptionIndex is the Description column of the row's table, or -1.
+func descriptionIndex(cr matrix.ContinuedRow) int {
+	for i, c := range cr.Columns {
+		if matrix.CanonicalColumn(c) == matrix.ColDescription {
+			return i
+		}
+	}
+	return -1
+}
+
+// writeReadmes writes the READMEs of the plan, each atomically.
+func (p *plan) writeReadmes(ws *workspace.Workspace) error {
+	for _, f := range p.files {
+		path := filepath.Join(ws.Root, filepath.FromSlash(f.Path))
+		if err := writeFileAtomic(path, []byte(f.after)); err != nil {
+			return fmt.Errorf("write %s (the matrix is unchanged): %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+func relPath(ws *workspace.Workspace, p string) string {
+	if rel, err := filepath.Rel(ws.Root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(p)
+}
