@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,35 +162,47 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 		return Report{}, err
 	}
 	r := &run{ws: ws, o: o, tmpl: tmpl, matrixRel: rep.Matrix, canonicalize: st.Vocab.Canonicalize()}
-	var (
-		doc    *matrix.Doc
-		before []byte
-		p      *plan
-	)
-	if o.DryRun {
-		if doc, err = st.Load(ctx); err != nil {
-			return Report{}, err
-		}
-		before = doc.Bytes()
-		if p, err = r.plan(doc); err != nil {
-			return Report{}, err
-		}
-	} else {
-		if r.sc, err = scaffoldFolders(ctx, ws, st, o); err != nil {
-			return Report{}, err
-		}
-		doc, err = st.Modify(ctx, func(d *matrix.Doc) error {
-			before = append([]byte(nil), d.Bytes()...)
-			var err error
-			if p, err = r.plan(d); err != nil {
-				return err
-			}
-			return p.writeReadmes(ws)
-		})
-		if err != nil {
-			return Report{}, err
-		}
+	// Plan on a read without the lock first: a dry run stops here, and with
+	// nothing to fix nothing is touched, not even the lock file.
+	doc, err := st.Load(ctx)
+	if err != nil {
+		return Report{}, err
 	}
+	before := doc.Bytes()
+	p, err := r.plan(doc)
+	if err != nil {
+		return Report{}, err
+	}
+	if o.DryRun || string(doc.Bytes()) == string(before) && len(p.files) == 0 {
+		return r.report(rep, doc, before, p)
+	}
+	if r.sc, err = scaffoldFolders(ctx, ws, st, o); err != nil {
+		return Report{}, err
+	}
+	// Under the lock, plan again on what is there now.
+	doc, err = st.Modify(ctx, func(d *matrix.Doc) error {
+		before = append([]byte(nil), d.Bytes()...)
+		var err error
+		if p, err = r.plan(d); err != nil {
+			return err
+		}
+		if err := p.writeReadmes(ws); err != nil {
+			return err
+		}
+		if testHookAfterReadmes != nil {
+			return testHookAfterReadmes()
+		}
+		return nil
+	})
+	if err != nil {
+		return Report{}, err
+	}
+	return r.report(rep, doc, before, p)
+}
+
+// report fills rep with the plan and the validation of the result.
+func (r *run) report(rep Report, doc *matrix.Doc, before []byte, p *plan) (Report, error) {
+	var err error
 	rep.Rows, rep.NotFixed, rep.Files = p.rows, p.notFixed, p.files
 	if string(doc.Bytes()) != string(before) {
 		rep.Files = append(rep.Files, FileChange{Path: rep.Matrix, before: string(before), after: string(doc.Bytes())})
@@ -197,7 +210,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 	if r.canonicalize {
 		rep.Canonicalized = p.canonicalized
 	}
-	if o.DryRun {
+	if r.o.DryRun {
 		for i := range rep.Files {
 			f := &rep.Files[i]
 			if f.Diff, err = textdiff.Diff(f.Path, f.before, f.after); err != nil {
@@ -206,7 +219,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 		}
 	}
 	rep.Tasks = len(doc.Tasks())
-	rep.Remaining = matrix.Validate(ws, doc, o.File, o.Getenv)
+	rep.Remaining = matrix.Validate(r.ws, doc, r.o.File, r.o.Getenv)
 	for _, dg := range doc.ReadProblems() {
 		if dg.Severity == matrix.SeverityError {
 			rep.NotFixed = append(rep.NotFixed, NotFixed{Line: dg.Line, Reason: fmt.Sprintf(
@@ -215,6 +228,10 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 	}
 	return rep, nil
 }
+
+// testHookAfterReadmes, when set, runs after the READMEs are written and
+// before the matrix is; an error simulates a failed matrix write.
+var testHookAfterReadmes func() error
 
 // plan is what one pass over the matrix changes: the doc is edited in place,
 // the READMEs are only computed.
@@ -284,12 +301,10 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 		}
 		fixed = append(fixed, fx)
 	}
-	for i := len(fixed) - 1; i >= 0; i-- {
-		p.rows = append(p.rows, fixed[i])
-	}
-	for i, j := 0, len(p.notFixed)-1; i < j; i, j = i+1, j-1 {
-		p.notFixed[i], p.notFixed[j] = p.notFixed[j], p.notFixed[i]
-	}
+	slices.Reverse(fixed)
+	p.rows = fixed
+	slices.Reverse(p.notFixed) // file order, as the rows
+	slices.Reverse(p.files)
 	if r.canonicalize {
 		p.canonicalized = d.CanonicalizeAliases()
 	}
@@ -310,7 +325,7 @@ func descriptionIndex(cr matrix.ContinuedRow) int {
 func (p *plan) writeReadmes(ws *workspace.Workspace) error {
 	for _, f := range p.files {
 		path := filepath.Join(ws.Root, filepath.FromSlash(f.Path))
-		if err := writeFileAtomic(path, []byte(f.after)); err != nil {
+		if err := writeFile(path, []byte(f.after)); err != nil {
 			return fmt.Errorf("write %s (the matrix is unchanged): %w", f.Path, err)
 		}
 	}

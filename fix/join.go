@@ -57,7 +57,7 @@ func JoinCell(text string) string {
 			}
 			continue
 		}
-		add(EscapePipes(line))
+		add(EscapePipes(strings.TrimLeftFunc(line, unicode.IsSpace))) // indentation shows nothing after <br>
 	}
 	return b.String()
 }

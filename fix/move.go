@@ -161,6 +161,9 @@ func loadTemplate(ws *workspace.Workspace, o Options) (string, error) {
 	return scaffold.LoadTemplate(ws)
 }
 
+// writeFile writes a README; tests swap it to fail.
+var writeFile = writeFileAtomic
+
 // writeFileAtomic replaces path with data (temp file, fsync, rename),
 // keeping the mode of the file it replaces.
 func writeFileAtomic(path string, data []byte) error {
