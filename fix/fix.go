@@ -252,64 +252,90 @@ type run struct {
 	canonicalize bool
 }
 
-// plan rewrites every continued row of d, bottom up so that the line
-// numbers of the rows above stay right, then canonicalizes aliases when the
-// vocabulary asks for it. The READMEs of moved rows are only computed.
+// plan rewrites every continued row of d, then canonicalizes aliases when
+// the vocabulary asks for it. The READMEs of moved rows are only computed.
 func (r *run) plan(d *matrix.Doc) (*plan, error) {
-	o := r.o
+	type candidate struct {
+		fx     RowFix
+		cells  []string
+		change *FileChange
+	}
 	p := &plan{}
-	rows := d.ContinuedRows()
 	count := idCounts(d)
-	fixed := make([]RowFix, 0, len(rows))
-	for i := len(rows) - 1; i >= 0; i-- {
-		cr := rows[i]
-		fx := RowFix{ID: cr.ID, Line: cr.Line, EndLine: cr.EndLine, Action: "joined"}
+	var cands []candidate
+	for _, cr := range d.ContinuedRows() {
+		c := candidate{fx: RowFix{ID: cr.ID, Line: cr.Line, EndLine: cr.EndLine, Action: "joined"}}
 		desc := descriptionIndex(cr)
-		var (
-			readme string
-			change *FileChange
-		)
-		if o.Mode == Move {
-			var why string
-			readme, change, why = r.moveTarget(d, cr, desc, count)
-			fx.Note = why
+		if r.o.Mode == Move {
+			var readme, why string
+			readme, c.change, why = r.moveTarget(d, cr, desc, count)
+			if readme != "" {
+				c.fx.Action, c.fx.Readme = "moved", readme
+			}
+			c.fx.Note = why
 		}
-		cells := make([]string, len(cr.Cells))
-		for j, c := range cr.Cells {
+		c.cells = make([]string, len(cr.Cells))
+		for j, cell := range cr.Cells {
 			switch {
-			case readme != "" && j == desc:
-				cells[j] = EscapePipes(FirstSentence(c))
-			case strings.Contains(c, "\n"):
-				cells[j] = JoinCell(c)
+			case c.fx.Readme != "" && j == desc:
+				c.cells[j] = EscapePipes(FirstSentence(cell))
+			case strings.Contains(cell, "\n"):
+				c.cells[j] = JoinCell(cell)
 			default:
-				cells[j] = EscapePipes(strings.TrimSuffix(c, "\r"))
+				c.cells[j] = EscapePipes(strings.TrimSuffix(cell, "\r"))
 			}
 		}
-		if err := d.ReplaceRowAt(cr.Line, cells); err != nil {
-			if !errors.Is(err, matrix.ErrRefused) && !errors.Is(err, matrix.ErrInvalid) {
-				return nil, err
+		cands = append(cands, c)
+	}
+	edits := make([]matrix.RowEdit, len(cands))
+	for i, c := range cands {
+		edits[i] = matrix.RowEdit{Line: c.fx.Line, Cells: c.cells}
+	}
+	done := make([]bool, len(cands))
+	err := replaceRows(d, edits) // one parse for all rows
+	switch {
+	case err == nil:
+		for i := range done {
+			done[i] = true
+		}
+	case errors.Is(err, matrix.ErrRefused) || errors.Is(err, matrix.ErrInvalid):
+		// Some row does not read back: replace them one at a time, bottom
+		// up so that the line numbers of the rows above stay right, and
+		// name the ones that fail.
+		for i := len(cands) - 1; i >= 0; i-- {
+			c := cands[i]
+			if err := d.ReplaceRowAt(c.fx.Line, c.cells); err != nil {
+				if !errors.Is(err, matrix.ErrRefused) && !errors.Is(err, matrix.ErrInvalid) {
+					return nil, err
+				}
+				p.notFixed = append(p.notFixed, NotFixed{ID: c.fx.ID, Line: c.fx.Line,
+					Reason: fmt.Sprintf("goes on over lines %d-%d and its one-line form would not read back as the same row; join its lines by hand, writing a line break as <br> and a | as \\|", c.fx.Line, c.fx.EndLine)})
+				continue
 			}
-			p.notFixed = append(p.notFixed, NotFixed{ID: cr.ID, Line: cr.Line,
-				Reason: fmt.Sprintf("goes on over lines %d-%d and its one-line form would not read back as the same row; join its lines by hand, writing a line break as <br> and a | as \\|", cr.Line, cr.EndLine)})
+			done[i] = true
+		}
+		slices.Reverse(p.notFixed) // file order
+	default:
+		return nil, err
+	}
+	for i, c := range cands {
+		if !done[i] {
 			continue
 		}
-		if readme != "" {
-			fx.Action, fx.Readme = "moved", readme
+		p.rows = append(p.rows, c.fx)
+		if c.change != nil {
+			p.files = append(p.files, *c.change) // one per ID: duplicated IDs are joined
 		}
-		if change != nil {
-			p.files = append(p.files, *change) // one per ID: duplicated IDs are joined
-		}
-		fixed = append(fixed, fx)
 	}
-	slices.Reverse(fixed)
-	p.rows = fixed
-	slices.Reverse(p.notFixed) // file order, as the rows
-	slices.Reverse(p.files)
 	if r.canonicalize {
 		p.canonicalized = d.CanonicalizeAliases()
 	}
 	return p, nil
 }
+
+// replaceRows is Doc.ReplaceRowsAt; tests swap it to take the one-at-a-time
+// path.
+var replaceRows = (*matrix.Doc).ReplaceRowsAt
 
 // descriptionIndex is the Description column of the row's table, or -1.
 func descriptionIndex(cr matrix.ContinuedRow) int {

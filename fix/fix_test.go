@@ -328,3 +328,23 @@ func TestRunKeepsCRLF(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
+
+// When the one-parse replacement refuses, rows are replaced one at a time,
+// with the same result.
+func TestRunOneRowAtATime(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{".agent/DEVELOPMENT_MATRIX.md": brokenMatrix})
+	if _, err := Run(context.Background(), ws, Options{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	want := readFile(t, ws, ".agent/DEVELOPMENT_MATRIX.md")
+	replaceRows = func(*matrix.Doc, []matrix.RowEdit) error { return matrix.ErrRefused }
+	defer func() { replaceRows = (*matrix.Doc).ReplaceRowsAt }()
+	ws = newWorkspace(t, map[string]string{".agent/DEVELOPMENT_MATRIX.md": brokenMatrix})
+	rep, err := Run(context.Background(), ws, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, ws, ".agent/DEVELOPMENT_MATRIX.md"); got != want || len(rep.Rows) != 5 {
+		t.Errorf("one at a time (%d rows):\n%s\nwant\n%s", len(rep.Rows), got, want)
+	}
+}

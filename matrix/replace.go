@@ -68,29 +68,10 @@ func (d *Doc) ReplaceRowAt(line int, cells []string) error {
 }
 
 func (d *Doc) replaceRow(r *row, cells []string) error {
-	if len(cells) != len(r.tbl.cols) {
-		return fmt.Errorf("%w: %d cells for a table of %d columns (line %d)", ErrInvalid, len(cells), len(r.tbl.cols), r.tbl.headerLine)
+	line, err := d.oneLine(r, cells)
+	if err != nil {
+		return err
 	}
-	for i, c := range cells {
-		if strings.ContainsAny(c, "\r\n") {
-			return fmt.Errorf("%w: cell %d (%s) holds a line break; a row is one line", ErrInvalid, i+1, r.tbl.cols[i].name)
-		}
-		if c != strings.TrimSpace(c) {
-			return fmt.Errorf("%w: cell %d (%s) starts or ends with white space", ErrInvalid, i+1, r.tbl.cols[i].name)
-		}
-		for j := 0; j < len(c); j++ {
-			if c[j] == '|' && (j == 0 || c[j-1] != '\\') {
-				return fmt.Errorf("%w: cell %d (%s) holds an unescaped |; write it as \\|", ErrInvalid, i+1, r.tbl.cols[i].name)
-			}
-		}
-	}
-	first := d.src[r.span.start:nextLine(d.src, r.span.start)]
-	indent := first[:len(first)-len(bytes.TrimLeft(first, " \t"))]
-	line := strings.Join(cells, " | ")
-	if r.tbl.pipes || needsLeadingPipe(cells[0]) || needsTrailingPipe(cells[len(cells)-1]) {
-		line = "| " + line + " |"
-	}
-	line = string(indent) + line
 	old, nrows, errs := *d, len(d.rows), countErrors(d.diags)
 	wasContinued := r.endLine > r.line
 	d.splice(r.span, line)
@@ -117,4 +98,32 @@ func (d *Doc) replaceRow(r *row, cells []string) error {
 		return fmt.Errorf("%w: the new line for the row on line %d would not read back as the same row with these cells; nothing was changed", ErrRefused, r.line)
 	}
 	return nil
+}
+
+// oneLine is the row line that replaces r: cells in the table's pipe style,
+// with the row's indentation.
+func (d *Doc) oneLine(r *row, cells []string) (string, error) {
+	if len(cells) != len(r.tbl.cols) {
+		return "", fmt.Errorf("%w: %d cells for a table of %d columns (line %d)", ErrInvalid, len(cells), len(r.tbl.cols), r.tbl.headerLine)
+	}
+	for i, c := range cells {
+		if strings.ContainsAny(c, "\r\n") {
+			return "", fmt.Errorf("%w: cell %d (%s) holds a line break; a row is one line", ErrInvalid, i+1, r.tbl.cols[i].name)
+		}
+		if c != strings.TrimSpace(c) {
+			return "", fmt.Errorf("%w: cell %d (%s) starts or ends with white space", ErrInvalid, i+1, r.tbl.cols[i].name)
+		}
+		for j := 0; j < len(c); j++ {
+			if c[j] == '|' && (j == 0 || c[j-1] != '\\') {
+				return "", fmt.Errorf("%w: cell %d (%s) holds an unescaped |; write it as \\|", ErrInvalid, i+1, r.tbl.cols[i].name)
+			}
+		}
+	}
+	first := d.src[r.span.start:nextLine(d.src, r.span.start)]
+	indent := first[:len(first)-len(bytes.TrimLeft(first, " \t"))]
+	line := strings.Join(cells, " | ")
+	if r.tbl.pipes || needsLeadingPipe(cells[0]) || needsTrailingPipe(cells[len(cells)-1]) {
+		line = "| " + line + " |"
+	}
+	return string(indent) + line, nil
 }
