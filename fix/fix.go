@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -264,6 +264,13 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 	count := idCounts(d)
 	var cands []candidate
 	for _, cr := range d.ContinuedRows() {
+		if col := brokenValue(cr); col != "" {
+			// Joining would change the value (an ID would no longer be the
+			// task's ID): a person must say what it is.
+			p.notFixed = append(p.notFixed, NotFixed{ID: cr.ID, Line: cr.Line, Reason: fmt.Sprintf(
+				"its %s cell goes on over lines %d-%d; a %s is one value, not text, so --fix does not join it: write it on the row's first line by hand", col, cr.Line, cr.EndLine, col)})
+			continue
+		}
 		c := candidate{fx: RowFix{ID: cr.ID, Line: cr.Line, EndLine: cr.EndLine, Action: "joined"}}
 		desc := descriptionIndex(cr)
 		if r.o.Mode == Move {
@@ -314,10 +321,10 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 			}
 			done[i] = true
 		}
-		slices.Reverse(p.notFixed) // file order
 	default:
 		return nil, err
 	}
+	sort.SliceStable(p.notFixed, func(i, j int) bool { return p.notFixed[i].Line < p.notFixed[j].Line })
 	for i, c := range cands {
 		if !done[i] {
 			continue
@@ -331,6 +338,21 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 		p.canonicalized = d.CanonicalizeAliases()
 	}
 	return p, nil
+}
+
+// brokenValue names the first column of the row whose cell holds a line
+// break although it holds a value (ID, Status, Pri, Diff, Created,
+// Updated), or "".
+func brokenValue(cr matrix.ContinuedRow) string {
+	for i, c := range cr.Cells {
+		switch col := matrix.CanonicalColumn(cr.Columns[i]); col {
+		case matrix.ColID, matrix.ColStatus, matrix.ColPri, matrix.ColDiff, matrix.ColCreated, matrix.ColUpdated:
+			if strings.Contains(c, "\n") {
+				return col
+			}
+		}
+	}
+	return ""
 }
 
 // replaceRows is Doc.ReplaceRowsAt; tests swap it to take the one-at-a-time

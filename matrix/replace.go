@@ -39,8 +39,8 @@ func (d *Doc) ContinuedRows() []ContinuedRow {
 
 // ReplaceRow replaces every line of the task row of id with one row line made
 // of cells, raw cell texts the caller has escaped: no line breaks, no bare
-// `|`. The row keeps the table's pipe style, its indentation and the line
-// ending of its last line. The result must read back as the same row with
+// `|`. The row keeps the table's pipe style (or its own outer pipes in a
+// table without), its indentation and the line ending of its last line. The result must read back as the same row with
 // these cells, or nothing changes.
 func (d *Doc) ReplaceRow(id string, cells []string) error {
 	rs := d.byID[id]
@@ -122,7 +122,11 @@ func (d *Doc) oneLine(r *row, cells []string) (string, error) {
 	first := d.src[r.span.start:nextLine(d.src, r.span.start)]
 	indent := first[:len(first)-len(bytes.TrimLeft(first, " \t"))]
 	line := strings.Join(cells, " | ")
-	if r.tbl.pipes || needsLeadingPipe(cells[0]) || needsTrailingPipe(cells[len(cells)-1]) {
+	// A row with outer pipes keeps them in a table without: they are
+	// characters someone wrote.
+	last := bytes.TrimRight(d.src[r.span.start:r.span.end], " \t\r\n")
+	ownPipes := bytes.HasPrefix(bytes.TrimLeft(first, " \t"), []byte("|")) || bytes.HasSuffix(last, []byte("|"))
+	if r.tbl.pipes || ownPipes || needsLeadingPipe(cells[0]) || needsTrailingPipe(cells[len(cells)-1]) {
 		line = "| " + line + " |"
 	}
 	return string(indent) + line, nil

@@ -36,3 +36,16 @@ func TestReplaceRowsAt(t *testing.T) {
 		t.Errorf("unknown line: %v", err)
 	}
 }
+
+// In a table without outer pipes, a row written with them keeps them.
+func TestReplaceRowKeepsItsOuterPipes(t *testing.T) {
+	src := "ID | Status | Description\n---|---|---\na1 | TODO | plain\n| b2 | DONE | piped |\n"
+	d := Parse([]byte(src))
+	if err := d.ReplaceRowsAt([]RowEdit{{3, []string{"a1", "TODO", "plain too"}}, {4, []string{"b2", "DONE", "still piped"}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "ID | Status | Description\n---|---|---\na1 | TODO | plain too\n| b2 | DONE | still piped |\n"
+	if got := string(d.Bytes()); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
