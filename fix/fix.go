@@ -98,9 +98,12 @@ type RowFix struct {
 
 // NotFixed is a row left for a person to repair, with what to do.
 type NotFixed struct {
-	ID     string `json:"id,omitempty"`
-	Line   int    `json:"line"`
-	Reason string `json:"reason"`
+	ID string `json:"id,omitempty"`
+	// Line is the row's first line in the fixed file (in a dry run: in the
+	// file as the fix would leave it).
+	Line    int    `json:"line"`
+	Reason  string `json:"reason"`
+	endLine int
 }
 
 // FileChange is one file written (or, in a dry run, that would be).
@@ -218,8 +221,10 @@ func (r *run) report(rep Report, doc *matrix.Doc, before []byte, p *plan) (Repor
 			}
 		}
 	}
+	// Lists are [] in JSON, never null.
+	rep.Rows, rep.NotFixed, rep.Files = orEmpty(rep.Rows), orEmpty(rep.NotFixed), orEmpty(rep.Files)
 	rep.Tasks = len(doc.Tasks())
-	rep.Remaining = matrix.Validate(r.ws, doc, r.o.File, r.o.Getenv)
+	rep.Remaining = orEmpty(matrix.Validate(r.ws, doc, r.o.File, r.o.Getenv))
 	for _, dg := range doc.ReadProblems() {
 		if dg.Severity == matrix.SeverityError {
 			rep.NotFixed = append(rep.NotFixed, NotFixed{Line: dg.Line, Reason: fmt.Sprintf(
@@ -232,6 +237,13 @@ func (r *run) report(rep Report, doc *matrix.Doc, before []byte, p *plan) (Repor
 // testHookAfterReadmes, when set, runs after the READMEs are written and
 // before the matrix is; an error simulates a failed matrix write.
 var testHookAfterReadmes func() error
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
 
 // plan is what one pass over the matrix changes: the doc is edited in place,
 // the READMEs are only computed.
@@ -267,8 +279,8 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 		if col := brokenValue(cr); col != "" {
 			// Joining would change the value (an ID would no longer be the
 			// task's ID): a person must say what it is.
-			p.notFixed = append(p.notFixed, NotFixed{ID: cr.ID, Line: cr.Line, Reason: fmt.Sprintf(
-				"its %s cell goes on over lines %d-%d; a %s is one value, not text, so --fix does not join it: write it on the row's first line by hand", col, cr.Line, cr.EndLine, col)})
+			p.notFixed = append(p.notFixed, NotFixed{ID: cr.ID, Line: cr.Line, endLine: cr.EndLine, Reason: fmt.Sprintf(
+				"its %s cell goes on over several lines; that cell holds one value, not text, so --fix does not join it: write the value on the row's first line by hand", col)})
 			continue
 		}
 		c := candidate{fx: RowFix{ID: cr.ID, Line: cr.Line, EndLine: cr.EndLine, Action: "joined"}}
@@ -315,8 +327,8 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 				if !errors.Is(err, matrix.ErrRefused) && !errors.Is(err, matrix.ErrInvalid) {
 					return nil, err
 				}
-				p.notFixed = append(p.notFixed, NotFixed{ID: c.fx.ID, Line: c.fx.Line,
-					Reason: fmt.Sprintf("goes on over lines %d-%d and its one-line form would not read back as the same row; join its lines by hand, writing a line break as <br> and a | as \\|", c.fx.Line, c.fx.EndLine)})
+				p.notFixed = append(p.notFixed, NotFixed{ID: c.fx.ID, Line: c.fx.Line, endLine: c.fx.EndLine,
+					Reason: "its one-line form would not read back as the same row; join its lines by hand, writing a line break as <br> and a | as \\|"})
 				continue
 			}
 			done[i] = true
@@ -324,7 +336,19 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 	default:
 		return nil, err
 	}
+	// Name the rows left where they are in the fixed file, as validate does.
 	sort.SliceStable(p.notFixed, func(i, j int) bool { return p.notFixed[i].Line < p.notFixed[j].Line })
+	for k := range p.notFixed {
+		nf := &p.notFixed[k]
+		shift := 0
+		for i, c := range cands {
+			if done[i] && c.fx.Line < nf.Line {
+				shift += c.fx.EndLine - c.fx.Line
+			}
+		}
+		nf.Line, nf.endLine = nf.Line-shift, nf.endLine-shift
+		nf.Reason = fmt.Sprintf("the row goes on over lines %d-%d and %s", nf.Line, nf.endLine, nf.Reason)
+	}
 	for i, c := range cands {
 		if !done[i] {
 			continue

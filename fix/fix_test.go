@@ -348,3 +348,22 @@ func TestRunOneRowAtATime(t *testing.T) {
 		t.Errorf("one at a time (%d rows):\n%s\nwant\n%s", len(rep.Rows), got, want)
 	}
 }
+
+// A row whose ID cell goes on over lines is not joined (its ID would
+// change); it is named on its line in the fixed file.
+func TestRunLeavesBrokenValues(t *testing.T) {
+	src := "| ID | Status | Description |\n|--|--|--|\n| a1 | TODO | one\ntwo |\n| b2\nx | TODO | three |\n"
+	ws := newWorkspace(t, map[string]string{".agent/DEVELOPMENT_MATRIX.md": src})
+	rep, err := Run(context.Background(), ws, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| ID | Status | Description |\n|--|--|--|\n| a1 | TODO | one<br>two |\n| b2\nx | TODO | three |\n"
+	if got := readFile(t, ws, ".agent/DEVELOPMENT_MATRIX.md"); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	wantNF := []NotFixed{{ID: "b2\nx", Line: 4, endLine: 5, Reason: "the row goes on over lines 4-5 and its ID cell goes on over several lines; that cell holds one value, not text, so --fix does not join it: write the value on the row's first line by hand"}}
+	if !slices.Equal(rep.NotFixed, wantNF) || rep.Errors() == 0 {
+		t.Errorf("NotFixed = %+v, errors %d", rep.NotFixed, rep.Errors())
+	}
+}
