@@ -24,6 +24,10 @@ fuzz time="2m":
 fuzz-strict time="30s":
     go test ./matrix -run '^$' -fuzz '^FuzzTolerantAgreesWithStrict$' -fuzztime {{time}}
 
+# Fuzz: validate --fix never loses a non-space character (default 1 minute).
+fuzz-fix time="1m":
+    go test ./cmd/agentinfra -run '^$' -fuzz '^FuzzFixKeepsEveryCharacter$' -fuzztime {{time}}
+
 # Refresh the real-world corpus goldens (review the diff before committing).
 golden-realworld:
     go test ./cmd/agentinfra -run 'TestRealworldGoldens' -update

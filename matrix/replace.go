@@ -39,8 +39,8 @@ func (d *Doc) ContinuedRows() []ContinuedRow {
 
 // ReplaceRow replaces every line of the task row of id with one row line made
 // of cells, raw cell texts the caller has escaped: no line breaks, no bare
-// `|`. The row keeps the table's pipe style, its indentation and the line
-// ending of its last line. The result must read back as the same row with
+// `|`. The row keeps the table's pipe style (or its own outer pipes in a
+// table without), its indentation and the line ending of its last line. The result must read back as the same row with
 // these cells, or nothing changes.
 func (d *Doc) ReplaceRow(id string, cells []string) error {
 	rs := d.byID[id]
@@ -68,29 +68,10 @@ func (d *Doc) ReplaceRowAt(line int, cells []string) error {
 }
 
 func (d *Doc) replaceRow(r *row, cells []string) error {
-	if len(cells) != len(r.tbl.cols) {
-		return fmt.Errorf("%w: %d cells for a table of %d columns (line %d)", ErrInvalid, len(cells), len(r.tbl.cols), r.tbl.headerLine)
+	line, err := d.oneLine(r, cells)
+	if err != nil {
+		return err
 	}
-	for i, c := range cells {
-		if strings.ContainsAny(c, "\r\n") {
-			return fmt.Errorf("%w: cell %d (%s) holds a line break; a row is one line", ErrInvalid, i+1, r.tbl.cols[i].name)
-		}
-		if c != strings.TrimSpace(c) {
-			return fmt.Errorf("%w: cell %d (%s) starts or ends with white space", ErrInvalid, i+1, r.tbl.cols[i].name)
-		}
-		for j := 0; j < len(c); j++ {
-			if c[j] == '|' && (j == 0 || c[j-1] != '\\') {
-				return fmt.Errorf("%w: cell %d (%s) holds an unescaped |; write it as \\|", ErrInvalid, i+1, r.tbl.cols[i].name)
-			}
-		}
-	}
-	first := d.src[r.span.start:nextLine(d.src, r.span.start)]
-	indent := first[:len(first)-len(bytes.TrimLeft(first, " \t"))]
-	line := strings.Join(cells, " | ")
-	if r.tbl.pipes || needsLeadingPipe(cells[0]) || needsTrailingPipe(cells[len(cells)-1]) {
-		line = "| " + line + " |"
-	}
-	line = string(indent) + line
 	old, nrows, errs := *d, len(d.rows), countErrors(d.diags)
 	wasContinued := r.endLine > r.line
 	d.splice(r.span, line)
@@ -117,4 +98,36 @@ func (d *Doc) replaceRow(r *row, cells []string) error {
 		return refusedf("the new line for the row on line %d would not read back as the same row with these cells; nothing was changed", r.line)
 	}
 	return nil
+}
+
+// oneLine is the row line that replaces r: cells in the table's pipe style,
+// with the row's indentation.
+func (d *Doc) oneLine(r *row, cells []string) (string, error) {
+	if len(cells) != len(r.tbl.cols) {
+		return "", fmt.Errorf("%w: %d cells for a table of %d columns (line %d)", ErrInvalid, len(cells), len(r.tbl.cols), r.tbl.headerLine)
+	}
+	for i, c := range cells {
+		if strings.ContainsAny(c, "\r\n") {
+			return "", fmt.Errorf("%w: cell %d (%s) holds a line break; a row is one line", ErrInvalid, i+1, r.tbl.cols[i].name)
+		}
+		if c != strings.TrimSpace(c) {
+			return "", fmt.Errorf("%w: cell %d (%s) starts or ends with white space", ErrInvalid, i+1, r.tbl.cols[i].name)
+		}
+		for j := 0; j < len(c); j++ {
+			if c[j] == '|' && (j == 0 || c[j-1] != '\\') {
+				return "", fmt.Errorf("%w: cell %d (%s) holds an unescaped |; write it as \\|", ErrInvalid, i+1, r.tbl.cols[i].name)
+			}
+		}
+	}
+	first := d.src[r.span.start:nextLine(d.src, r.span.start)]
+	indent := first[:len(first)-len(bytes.TrimLeft(first, " \t"))]
+	line := strings.Join(cells, " | ")
+	// A row with outer pipes keeps them in a table without: they are
+	// characters someone wrote.
+	last := bytes.TrimRight(d.src[r.span.start:r.span.end], " \t\r\n")
+	ownPipes := bytes.HasPrefix(bytes.TrimLeft(first, " \t"), []byte("|")) || bytes.HasSuffix(last, []byte("|"))
+	if r.tbl.pipes || ownPipes || needsLeadingPipe(cells[0]) || needsTrailingPipe(cells[len(cells)-1]) {
+		line = "| " + line + " |"
+	}
+	return string(indent) + line, nil
 }

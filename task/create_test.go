@@ -82,7 +82,7 @@ func TestCreateTaskEmbeddedTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := readFile(t, filepath.Join(dir, "README.md")), RenderReadme(DefaultTemplate(), task, "no_template_here"); got != want {
+	if got, want := readFile(t, filepath.Join(dir, "README.md")), RenderReadme(DefaultTemplate(), task, "no_template_here", task.Created); got != want {
 		t.Errorf("README:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
-// RenderReadme fills a task template, with {{date}} the task's Created date.
+// RenderReadme fills a task template, with {{date}} the day the folder is made.
 // Placeholders, in the brace form of the built-in template and the bracket
 // form people write in their own (any case: [ID], [id], [Task Name]):
 //
@@ -20,8 +20,8 @@ import (
 //	{{date}} [Date]                  the day the folder is made
 //
 // Anything else is left as written.
-func RenderReadme(tmpl string, t matrix.Task, slug string) string {
-	return renderReadme(tmpl, t, slug, t.Created)
+func RenderReadme(tmpl string, t matrix.Task, slug, date string) string {
+	return renderReadme(tmpl, t, slug, date)
 }
 
 func renderReadme(tmpl string, t matrix.Task, slug, date string) string {

@@ -192,7 +192,7 @@ func TestInitErrors(t *testing.T) {
 }
 
 func TestRenderReadmeEmbeddedTemplateHasLogSection(t *testing.T) {
-	out := RenderReadme(DefaultTemplate(), matrix.Task{ID: "abcdef", Description: "d", Status: "TODO", Priority: "P2", Difficulty: "med", Created: "2026-01-02"}, "d")
+	out := RenderReadme(DefaultTemplate(), matrix.Task{ID: "abcdef", Description: "d", Status: "TODO", Priority: "P2", Difficulty: "med", Created: "2026-01-02"}, "d", "2026-01-02")
 	if _, ok := AppendStatusLine([]byte(out), "- x"); !ok {
 		t.Error("the embedded template has no status/log section")
 	}

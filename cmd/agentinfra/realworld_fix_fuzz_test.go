@@ -1,16 +1,23 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentinfra/agentinfra/matrix"
 )
 
 // FuzzFixKeepsEveryCharacter checks the promise of `validate --fix` on any
 // matrix: every non-space character of the file is still in the workspace
-// afterwards, in the matrix or in a task README the fix wrote (--fix=move).
+// afterwards, in the matrix or in a task README the fix wrote (--fix=move),
+// and `task list --json` returns the same set of IDs. Inputs are bounded
+// (fuzzFixMaxBytes) so that each run stays a few milliseconds.
 //
 //	go test ./cmd/agentinfra -run x -fuzz FuzzFixKeepsEveryCharacter -fuzztime 1m
 func FuzzFixKeepsEveryCharacter(f *testing.F) {
@@ -25,9 +32,24 @@ func FuzzFixKeepsEveryCharacter(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
+		if len(src) > fuzzFixMaxBytes { // its first lines, whole
+			src = src[:bytes.LastIndexByte(src[:fuzzFixMaxBytes], '\n')+1]
+		}
 		f.Add(src)
 	}
+	// Small shapes of continued rows people write.
+	for _, s := range []string{
+		"| ID | Status | Description |\n|---|---|---|\n| a1 | TODO | Repro:\n```sh\ncat x | wc -l\n| x | y |\n```\n|\n| b2 | DONE | ok |\n",
+		"| ID | Status | Description | Created |\n|--|--|--|--|\n|  | TODO | no ID\n\n## Heading\nline \\\n| 2026-01-02 |\n| a1 | TODO | dup\n- x | 2026-01-02 |\n| a1 | TODO | dup again\n- y | 2026-01-02 |\n",
+		"| ID | Status | Description |\r\n|--|--|--|\r\n| a1 | TODO | first\r\n\r\n- second |\r\n| b2 | TODO | fine\r\n",
+		"| ID | Status | Description |\n|--|--|--|\n| a1 | TODO | no closing pipe\ngoes on\n| b2 | TODO | `code | pipe` text \\| escaped |\n",
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > fuzzFixMaxBytes {
+			t.Skip("bounded: larger inputs add time, not shapes")
+		}
 		for _, args := range modes {
 			root := t.TempDir()
 			for rel, s := range map[string]string{".agent/agents/code.md": "code\n", ".agent/DEVELOPMENT_MATRIX.md": string(src)} {
@@ -39,13 +61,38 @@ func FuzzFixKeepsEveryCharacter(f *testing.F) {
 				}
 			}
 			before := rwTreeSnapshot(t, root)
-			runTask(t, root, cliOpts{}, args...)
+			idsBefore, readBefore := fuzzListIDs(t, root)
+			code, _, stderr := runTask(t, root, cliOpts{}, args...)
+			if code > 1 {
+				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+			}
 			after := rwTreeSnapshot(t, root)
 			if lost := rwLostCharacters(before, after); len(lost) > 0 {
 				t.Fatalf("%s lost %v\n%s", strings.Join(args, " "), lost, rwTreeChanges(before, after))
 			}
+			idsAfter, readAfter := fuzzListIDs(t, root)
+			if readBefore != readAfter || !slices.Equal(idsBefore, idsAfter) {
+				t.Fatalf("%s: task list --json read %v %v before, %v %v after\n%s", strings.Join(args, " "),
+					readBefore, idsBefore, readAfter, idsAfter, rwTreeChanges(before, after))
+			}
 		}
 	})
+}
+
+const fuzzFixMaxBytes = 8 << 10
+
+// fuzzListIDs is the sorted set of IDs `task list --json` returns, and
+// whether it returned a list at all (a file with no task table does not).
+func fuzzListIDs(t *testing.T, root string) ([]string, bool) {
+	t.Helper()
+	_, out, _ := runTask(t, root, cliOpts{}, "task", "list", "--json")
+	var tasks []matrix.Task
+	if json.Unmarshal([]byte(out), &tasks) != nil {
+		return nil, false
+	}
+	ids := rwTaskIDs(tasks)
+	slices.Sort(ids)
+	return slices.Compact(ids), true
 }
 
 // The check itself: text moved into a task README counts, text dropped or

@@ -515,7 +515,7 @@ func TestRealworldFixLeavesOneGFMTable(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			root := realworldWorkspace(t, c)
 			runTask(t, root, cliOpts{}, "validate", "--fix")
-			listed, _ := rwListIDs(t, root)
+			listed, stderr := rwListIDs(t, root)
 			var taskTables []gfmtable.Table
 			for _, tb := range gfmtable.Parse([]byte(matrixOf(t, root))) {
 				if tb.Column("ID") >= 0 && tb.Column("Status") >= 0 {
@@ -533,8 +533,14 @@ func TestRealworldFixLeavesOneGFMTable(t *testing.T) {
 			if !slices.Equal(seen, want) {
 				t.Errorf("GFM rows of the task table (ID cells):\n%v\nwant one per task of ids.txt, in order:\n%v", seen, want)
 			}
-			if got := rwTaskIDs(listed); !slices.Equal(got, seen) {
-				t.Errorf("task list --json after --fix\n%v\ndiffers from the rows GFM sees\n%v", got, seen)
+			// A row with the wrong number of cells cannot be fixed
+			// automatically (--fix says so): GFM shows it, the reader names
+			// it on stderr. Every other row GFM shows is a listed task.
+			readable := slices.DeleteFunc(slices.Clone(seen), func(id string) bool {
+				return !slices.Contains(rwTaskIDs(listed), id) && strings.Contains(stderr, id)
+			})
+			if got := rwTaskIDs(listed); !slices.Equal(got, readable) {
+				t.Errorf("task list --json after --fix\n%v\ndiffers from the rows GFM sees (minus the unreadable rows named on stderr)\n%v", got, readable)
 			}
 		})
 	}

@@ -87,7 +87,7 @@ func fixtureWS(t *testing.T) string {
 			continue
 		}
 		dir := filepath.Join(".agent/tasks", tk.ID+"_"+task.Slugify(tk.Description))
-		write(filepath.Join(dir, "README.md"), task.RenderReadme(task.DefaultTemplate(), tk, ""))
+		write(filepath.Join(dir, "README.md"), task.RenderReadme(task.DefaultTemplate(), tk, "", tk.Created))
 		write(filepath.Join(dir, "tracking", "notes.md"), "notes\n")
 	}
 	return root

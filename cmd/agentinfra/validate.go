@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/fix"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
@@ -18,8 +19,11 @@ func init() { registerCommand(newCmdValidate) }
 
 type validateOptions struct {
 	Format string
+	JSON   bool
 	Files  []string
 	Staged bool
+	Fix    string // "" without --fix; join or move
+	DryRun bool
 }
 
 func newCmdValidate(f *Factory) *cobra.Command {
@@ -43,24 +47,69 @@ empty or has no task table is an error, rows that HEAD has and the staged file
 lacks are a warning naming their IDs, and when no matrix is staged or tracked
 (no .agent/ committed yet, or .agent/ gitignored) it passes without a word.
 
-Exit status: 1 if there is any error, 0 otherwise (warnings alone pass).`,
+With --fix it repairs the workspace's matrix without losing a word, then
+validates the result and prints what is left:
+  --fix (or --fix=join)  every row that goes on over several lines becomes one
+                         line: its lines joined with <br> (a blank line: <br><br>),
+                         each line of a fenced code block as inline code, every
+                         | escaped as \|
+  --fix=move             the long Description moves, verbatim, into the task's
+                         README (.agent/tasks/{id}_{slug}/README.md, scaffolded
+                         when missing) under "## Description"; the cell keeps
+                         its first sentence. Rows without a usable ID are joined.
+With matrix.canonicalize: true in .agent/config.yaml it also rewrites aliases
+of Status, Pri and Diff to their canonical value. It takes the matrix lock,
+writes task READMEs before the matrix, and replaces each file atomically;
+--dry-run prints the unified diff of every file it would change and writes
+nothing. Rows it cannot read (a wrong number of cells, a row that never ends)
+cannot be fixed automatically: it names their lines and what to do.
+
+Exit status: 1 if there is any error (with --fix: any error left after the
+fix, or in a dry run after the fix it would make), 0 otherwise (warnings
+alone pass); 2 for a wrong invocation.`,
 		Example: `  agentinfra validate
   agentinfra validate --format json
   agentinfra validate path/to/DEVELOPMENT_MATRIX.md
-  agentinfra validate --staged      # what the pre-commit hook runs`,
+  agentinfra validate --staged             # what the pre-commit hook runs
+  agentinfra validate --fix --dry-run      # show the diff of the repair
+  agentinfra validate --fix                # join rows broken over several lines
+  agentinfra validate --fix=move --json    # move long descriptions into task READMEs`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
+			if opts.JSON {
+				opts.Format = "json"
+			}
 			if opts.Format != "text" && opts.Format != "json" {
 				return usageErrorf("--format must be text or json, not %q", opts.Format)
 			}
 			if opts.Staged && len(args) > 0 {
 				return usageErrorf("--staged checks the workspace's matrix; do not pass files with it")
 			}
+			if opts.DryRun && !cmd.Flags().Changed("fix") {
+				return usageErrorf("--dry-run goes with --fix: agentinfra validate --fix --dry-run")
+			}
+			if cmd.Flags().Changed("fix") {
+				if len(args) == 1 && (args[0] == "move" || args[0] == "join") {
+					return usageErrorf("write --fix=%s, with '=' (a word after --fix is a FILE)", args[0])
+				}
+				if opts.Staged || len(args) > 0 {
+					return usageErrorf("--fix repairs the workspace's matrix (see --root) and cannot take --staged or FILE arguments; run agentinfra validate --fix in the workspace")
+				}
+				mode, err := fix.ParseMode(opts.Fix)
+				if err != nil {
+					return usageErrorf("--fix=%s: use --fix (join, the default) or --fix=move", opts.Fix)
+				}
+				return runValidateFix(cmd.Context(), f, opts, mode)
+			}
 			return runValidate(cmd.Context(), f, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "same as --format json")
 	cmd.Flags().BoolVar(&opts.Staged, "staged", false, "check the matrix as staged in git's index")
+	cmd.Flags().StringVar(&opts.Fix, "fix", "", "repair the workspace's matrix: join (the default) or move")
+	cmd.Flags().Lookup("fix").NoOptDefVal = string(fix.Join)
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --fix: print the diff of every file it would change, write nothing")
 	return cmd
 }
 
