@@ -375,7 +375,7 @@ func (d *Doc) AddTask(t Task) error {
 		}
 	}
 	if r := tbl.brokenEnd; r != nil {
-		return refusedf("the task table's last row (line %d) never ends, so a new row after it would become part of it; end that row by hand (its last line ends with its last cells and a |); the validator's fix then joins it into one line", r.line)
+		return refusedf("the task table's last row (line %d) never ends, so a new row after it would become part of it; end that row by hand (its last line ends with its last cells and a |); then `agentinfra validate --fix` joins it into one line", r.line)
 	}
 	cells := make([]string, len(tbl.cols))
 	for i, col := range tbl.cols {
@@ -418,7 +418,7 @@ func (d *Doc) AddTask(t Task) error {
 	d.splice(span{at, at}, eol+line)
 	if _, ok := d.Task(t.ID); !ok || len(d.rows) != nrows+1 {
 		*d = old
-		return refusedf("a new row for %s after line %d would not read back as one row; fix the table's last rows first (validate names what is wrong)", t.ID, old.lines.line(tbl.lastEnd))
+		return refusedf("a new row for %s after line %d would not read back as one row; fix the table's last rows first (`agentinfra validate` names what is wrong)", t.ID, old.lines.line(tbl.lastEnd))
 	}
 	return nil
 }

@@ -138,7 +138,7 @@ func TestRowThatNeverEnds(t *testing.T) {
 		// create refuses: a new row would become part of the open one.
 		s := writeMatrix(t, src)
 		_, err := createVia(s, context.Background(), Task{Description: "new"}, goldenNow)
-		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "line 6") || !strings.Contains(err.Error(), "the validator's fix") {
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "line 6") || !strings.Contains(err.Error(), "agentinfra validate --fix") {
 			t.Errorf("create after a row that never ends: %v", err)
 		}
 		assertUntouched(t, s, src)
