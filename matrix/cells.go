@@ -1,6 +1,10 @@
 package matrix
 
-import "strings"
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+)
 
 // span is a half-open byte range [start, end) of the source.
 type span struct{ start, end int }
@@ -24,7 +28,10 @@ func splitRow(src []byte, start, end, hint int) []cellSpan {
 	return appendCells(make([]cellSpan, 0, hint), src, start, end)
 }
 
-// appendCells appends the cells of src[start:end] to dst.
+// appendCells appends the cells of src[start:end] to dst. Every row of a
+// matrix is split here, and most cells are a few bytes long: pipes are found
+// eight bytes at a time (nextPipe), where a byte loop was a quarter of a
+// large matrix's parse and bytes.IndexByte costs more per call than it saves.
 func appendCells(dst []cellSpan, src []byte, start, end int) []cellSpan {
 	for start < end && isSpace(src[start]) {
 		start++
@@ -38,20 +45,39 @@ func appendCells(dst []cellSpan, src []byte, start, end int) []cellSpan {
 	if end > start && src[end-1] == '|' {
 		end--
 	}
-	cells := dst
-	pos := start
-	for pos < end {
-		closure := pos
-		for closure < end {
-			if src[closure] == '|' && (closure == 0 || src[closure-1] != '\\') {
-				break
-			}
-			closure++
+	for pos := start; pos < end; {
+		closure := nextPipe(src, pos, end)
+		for closure < end && closure > 0 && src[closure-1] == '\\' {
+			closure = nextPipe(src, closure+1, end)
 		}
-		cells = append(cells, makeCell(src, pos, closure))
+		dst = append(dst, makeCell(src, pos, closure))
 		pos = closure + 1
 	}
-	return cells
+	return dst
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+	pipes = '|' * ones
+)
+
+// nextPipe returns the index of the first '|' in src[from:end], or end.
+func nextPipe(src []byte, from, end int) int {
+	for ; from+8 <= end; from += 8 {
+		x := binary.LittleEndian.Uint64(src[from:]) ^ pipes
+		// The lowest high bit set is the first zero byte of x (bytes above
+		// it can be false positives, never the ones below).
+		if m := (x - ones) & ^x & highs; m != 0 {
+			return from + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; from < end; from++ {
+		if src[from] == '|' {
+			return from
+		}
+	}
+	return end
 }
 
 func makeCell(src []byte, start, end int) cellSpan {

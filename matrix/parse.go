@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -156,6 +157,7 @@ type table struct {
 	header     span
 	cols       []column
 	colIndex   map[string]int // canonical name → index
+	kinds      []columnKind   // what readTask checks in each column
 	isTask     bool
 	rows       []*row
 	lastEnd    int    // end of the last line's content (before its line ending)
@@ -358,22 +360,28 @@ func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) int {
 // readTask checks r's values, reporting bad ones, and indexes it by ID. The
 // Task itself is built only on demand (taskOf): validate never needs it.
 func (d *Doc) readTask(r *row) {
-	for i, col := range r.tbl.cols {
+	t := r.tbl
+	if len(t.kinds) != len(t.cols) {
+		t.kinds = columnKinds(t.cols)
+	}
+	vocab := d.vocab.orDefault()
+	for i, k := range t.kinds {
 		if i >= len(r.cells) {
 			break
 		}
-		switch col.canonical {
-		case ColID, ColStatus, ColPri, ColDiff, ColCreated, ColUpdated:
-		default:
+		if k == kindText {
 			continue // free text: nothing to check
 		}
 		c := r.cells[i]
 		// No unescaping: a `\|` makes these values invalid either way.
 		v := d.str[c.text.start:c.text.end]
-		if col.canonical == ColID {
+		if k == kindID {
 			r.id = v
 		}
-		if msg := d.checkValue(col.canonical, v); msg != "" {
+		if vocab.plainValue(k, v) {
+			continue
+		}
+		if msg := d.checkValue(t.cols[i].canonical, v); msg != "" {
 			d.rowError(r, int(c.text.start), "%s", msg)
 		}
 	}
@@ -385,6 +393,58 @@ func (d *Doc) readTask(r *row) {
 		}
 		d.byID[r.id] = append(d.byID[r.id], r)
 	}
+}
+
+// columnKind is what readTask checks in a column.
+type columnKind uint8
+
+const (
+	kindText columnKind = iota // nothing to check
+	kindID
+	kindStatus
+	kindPri
+	kindDiff
+	kindDate // Created, Updated
+)
+
+func columnKinds(cols []column) []columnKind {
+	kinds := make([]columnKind, len(cols))
+	for i, c := range cols {
+		switch c.canonical {
+		case ColID:
+			kinds[i] = kindID
+		case ColStatus:
+			kinds[i] = kindStatus
+		case ColPri:
+			kinds[i] = kindPri
+		case ColDiff:
+			kinds[i] = kindDiff
+		case ColCreated, ColUpdated:
+			kinds[i] = kindDate
+		}
+	}
+	return kinds
+}
+
+// plainValue reports whether v is valid in a column of kind k in the way
+// nearly every value is: a valid ID, a canonical value written as the
+// vocabulary spells it, an empty or dash cell where that is allowed, a plain
+// YYYY-MM-DD date. false means "check it" (checkValue), not "invalid". It
+// spares the common case the vocabulary's normalization.
+func (v *Vocabulary) plainValue(k columnKind, s string) bool {
+	switch k {
+	case kindID:
+		return ValidID(s)
+	case kindStatus:
+		return slices.Contains(v.statuses, s)
+	case kindPri:
+		return s == "" || isEmptyMark(s) || slices.Contains(v.priorities, s)
+	case kindDiff:
+		return s == "" || isEmptyMark(s) || slices.Contains(v.difficulties, s)
+	case kindDate:
+		return s == "" || isEmptyMark(s) || validDate(s)
+	}
+	return false
 }
 
 // checkValue returns what is wrong with a value read from a canonical column.

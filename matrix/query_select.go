@@ -116,7 +116,7 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 		}
 		var tentative []int
 		for k := i + 2; k < j; k++ {
-			cells = fastCells(cells[:0], src, lines[k].start, lines[k].end)
+			cells = appendCells(cells[:0], src, lines[k].start, lines[k].end)
 			if len(cells) != ncols || !d.closesWithPipe(span{lines[k].start, lines[k].end}) {
 				// A short or long row, or one without its closing pipe, may
 				// go on over the lines after it, past blank lines and into
@@ -219,42 +219,6 @@ func isBlankLine(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// fastCells appends the cells of src[start:end] to dst exactly as appendCells
-// does, jumping from pipe to pipe with bytes.IndexByte: the prefilter splits
-// every row of the file, so this loop is most of its time.
-func fastCells(dst []cellSpan, src []byte, start, end int) []cellSpan {
-	for start < end && isSpace(src[start]) {
-		start++
-	}
-	for end > start && isSpace(src[end-1]) {
-		end--
-	}
-	if start < end && src[start] == '|' {
-		start++
-	}
-	if end > start && src[end-1] == '|' {
-		end--
-	}
-	for pos := start; pos < end; {
-		closure := end
-		for from := pos; from < end; {
-			i := bytes.IndexByte(src[from:end], '|')
-			if i < 0 {
-				break
-			}
-			c := from + i
-			if c == 0 || src[c-1] != '\\' {
-				closure = c
-				break
-			}
-			from = c + 1
-		}
-		dst = append(dst, makeCell(src, pos, closure))
-		pos = closure + 1
-	}
-	return dst
 }
 
 // hasLoneCR reports whether src holds a '\r' not followed by '\n'.
