@@ -34,7 +34,7 @@ func (d *Doc) splice(sp span, repl string) {
 // close matches, or says how to see the IDs. For the ID of a row that could
 // not be read it wraps ErrUnreadable instead and says where the row is and why.
 func (d *Doc) NotFound(id string) error {
-	if r := d.unread[id]; r != nil && len(d.byID[id]) == 0 {
+	if r := d.unread[id]; r != nil && len(d.byID(id)) == 0 {
 		return d.unreadableErr(r)
 	}
 	msg := fmt.Sprintf("%v: no task with ID %q", ErrNotFound, id)
@@ -134,7 +134,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	if r.unreadable != 0 {
 		return Task{}, &wrapped{msg: fmt.Sprintf("%v: task %s on line %d could not be read, so it cannot be changed: %s", ErrRefused, id, r.line, r.problem), err: ErrRefused}
 	}
-	if rs := d.byID[id]; len(rs) > 1 {
+	if rs := d.byID(id); len(rs) > 1 {
 		return Task{}, refusedf("%v: ID %s is on lines %d and %d; give one of them a new ID first", ErrRefused, id, rs[0].line, rs[1].line)
 	}
 	values := map[int]string{} // cell index → new value
@@ -225,7 +225,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	// A row with errors may be changed, so that the tool can repair it,
 	// as long as the change adds no error.
 	if countErrors(d.diags) > errs {
-		after := d.rowErrors(d.byID[id][0])
+		after := d.rowErrors(d.byID(id)[0])
 		*d = old
 		return Task{}, refusedf("%v: the change would add errors to task %s (line %d): %s; nothing was changed", ErrRefused, id, r.line, strings.Join(after, "; "))
 	}

@@ -136,8 +136,8 @@ type Doc struct {
 	src    []byte
 	str    string // src as one string: cell values are substrings of it, no copy each
 	tables []*table
-	rows   []*row // task rows in file order
-	byID   map[string][]*row
+	rows   []*row          // task rows in file order
+	ids    idIndex         // byID
 	unread map[string]*row // rows that could not be read, by the plausible ID in their ID cell
 	diags  []Diagnostic
 	// problems are the diagnostics of rows a read does not return: rows that
@@ -191,37 +191,6 @@ func bytesToString(src []byte) string {
 	return unsafe.String(&src[0], len(src))
 }
 
-// lineIndex maps byte offsets to 1-based line numbers.
-type lineIndex struct {
-	starts []int
-}
-
-func newLineIndex(src []byte) *lineIndex {
-	starts := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
-	for off := 0; ; {
-		i := bytes.IndexByte(src[off:], '\n')
-		if i < 0 {
-			break
-		}
-		off += i + 1
-		starts = append(starts, off)
-	}
-	return &lineIndex{starts: starts}
-}
-
-func (li *lineIndex) line(off int) int {
-	lo, hi := 0, len(li.starts)-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if li.starts[mid] <= off {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo + 1
-}
-
 // Parse reads a matrix file with the default vocabulary. It never fails:
 // problems become diagnostics. The Doc keeps src without copying it: do not
 // modify src afterwards.
@@ -230,8 +199,7 @@ func Parse(src []byte) *Doc { return ParseWith(src, nil) }
 // ParseWith is Parse with a workspace's vocabulary (nil: the default). Edits
 // of the Doc keep using it.
 func ParseWith(src []byte, v *Vocabulary) *Doc {
-	li := newLineIndex(src)
-	d := &Doc{src: src, str: bytesToString(src), byID: make(map[string][]*row, len(li.starts)), lines: li, vocab: v}
+	d := &Doc{src: src, str: bytesToString(src), lines: newLineIndex(src), vocab: v}
 	pc := parser.NewContext()
 	input := src
 	if c := collapseRuns(src); c != nil {
@@ -385,13 +353,26 @@ func (d *Doc) readTask(r *row) {
 			d.rowError(r, int(c.text.start), "%s", msg)
 		}
 	}
-	d.rows = append(d.rows, r)
+	first := -1
 	if r.id != "" {
-		if prev := d.byID[r.id]; len(prev) > 0 {
-			d.rowError(r, int(r.cells[r.tbl.colIndex[ColID]].text.start), "duplicate ID %s: also on line %d; give one of them a new ID", r.id, prev[0].line)
-			prev[0].bad = true
+		first = d.ids.first(d.rows, r.id)
+	}
+	d.rows = append(d.rows, r)
+	switch {
+	case r.id == "":
+	case first < 0:
+		d.ids.add(d.rows, len(d.rows)-1)
+	default:
+		prev := d.rows[first]
+		d.rowError(r, int(r.cells[r.tbl.colIndex[ColID]].text.start), "duplicate ID %s: also on line %d; give one of them a new ID", r.id, prev.line)
+		prev.bad = true
+		if d.ids.dups == nil {
+			d.ids.dups = map[string][]*row{}
 		}
-		d.byID[r.id] = append(d.byID[r.id], r)
+		if _, ok := d.ids.dups[r.id]; !ok {
+			d.ids.dups[r.id] = []*row{prev}
+		}
+		d.ids.dups[r.id] = append(d.ids.dups[r.id], r)
 	}
 }
 
@@ -545,7 +526,7 @@ func (d *Doc) errorAt(off int, format string, a ...any) {
 
 func (d *Doc) diagAt(off int, sev Severity, format string, a ...any) Diagnostic {
 	line := d.lines.line(off)
-	col := utf8.RuneCount(d.src[d.lines.starts[line-1]:off]) + 1
+	col := utf8.RuneCount(d.src[d.lines.lineStart(off):off]) + 1
 	return Diagnostic{Line: line, Col: col, Severity: sev, Message: fmt.Sprintf(format, a...)}
 }
 
@@ -560,11 +541,11 @@ func (d *Doc) Tasks() []Task {
 
 // Task returns the task with the given ID (the first, if duplicated).
 func (d *Doc) Task(id string) (Task, bool) {
-	rs := d.byID[id]
-	if len(rs) == 0 {
+	i := d.ids.first(d.rows, id)
+	if i < 0 {
 		return Task{}, false
 	}
-	return d.taskOf(rs[0]), true
+	return d.taskOf(d.rows[i]), true
 }
 
 // IDs returns every task ID in file order.
@@ -625,8 +606,8 @@ func (d *Doc) Columns() []string {
 // rowWithID returns the first row holding id: a task row, else a row that
 // could not be read whose ID cell holds it; nil if none.
 func (d *Doc) rowWithID(id string) *row {
-	if rs := d.byID[id]; len(rs) > 0 {
-		return rs[0]
+	if i := d.ids.first(d.rows, id); i >= 0 {
+		return d.rows[i]
 	}
 	return d.unread[id]
 }

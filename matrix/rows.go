@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -120,6 +121,8 @@ func (d *Doc) scanRows(t *table, off, lineNo, paraEnd, estimate, tableEnd int) i
 	s.slab = make([]cellSpan, 0, estimate*s.want)
 	s.rows = make([]row, 0, estimate)
 	s.cellAt = make([]int, 0, estimate+1)
+	d.rows = slices.Grow(d.rows, estimate)
+	d.ids.reserve(d.rows, len(d.rows)+estimate)
 	src := d.src
 	for off < s.limit {
 		ls, le, next := lineAt(src, off)

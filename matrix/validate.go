@@ -86,7 +86,7 @@ func workspaceWarnings(ws *workspace.Workspace, d *Doc, getenv func(string) stri
 	}
 	// Folders with no row, by name (sorting only these, not every folder,
 	// matters with thousands of folders).
-	hasRow := func(id string) bool { return len(d.byID[id]) > 0 }
+	hasRow := func(id string) bool { return len(d.byID(id)) > 0 }
 	type orphan struct{ id, name string }
 	var orphans []orphan
 	for id, names := range taskDirs {
