@@ -37,7 +37,9 @@ var utf8BOM = []byte("\ufeff")
 type foundTable struct {
 	header     []cellSpan
 	headerLine span
-	rest       []span // alignment row, then the rest of the paragraph's lines
+	delimLine  span // the alignment row
+	paraEnd    int  // end of the paragraph's last line's content
+	estimate   int  // lines after the alignment row, to size the row slabs
 }
 
 // lineRun is a run of consecutive lines: the start of the first, the end of
@@ -47,57 +49,106 @@ type lineRun struct{ start, end int }
 type tableFinder struct{}
 
 func (tableFinder) Transform(p *ast.Paragraph, reader text.Reader, pc parser.Context) {
-	lines, src := paragraphLines(p, reader, pc)
-	if len(lines) == 0 {
-		return
-	}
-	if p.Parent() != nil && p.Parent().Kind() == ast.KindDocument && len(lines) >= 2 {
-		for i := 1; i < len(lines); i++ {
-			ncols, ok := delimiterColumns(src[lines[i].start:lines[i].end])
-			if !ok {
+	pl := newParaLines(p, reader, pc)
+	if p.Parent() != nil && p.Parent().Kind() == ast.KindDocument {
+		// Lines are read one by one: a 10,000-row table is found at its
+		// second line, and its rows are never listed here (scanRows reads
+		// them from the source).
+		prev, ok := pl.next()
+		for ok {
+			var l span
+			if l, ok = pl.next(); !ok {
+				break
+			}
+			ncols, delim := delimiterColumns(pl.src[l.start:l.end])
+			if !delim {
+				prev = l
 				continue
 			}
-			header := splitRow(src, lines[i-1].start, lines[i-1].end, ncols)
+			header := splitRow(pl.src, prev.start, prev.end, ncols)
 			if len(header) != ncols {
 				return // as in goldmark: not a table
 			}
+			end := pl.lastEnd()
 			found, _ := pc.Get(foundTablesKey).([]foundTable)
-			pc.Set(foundTablesKey, append(found, foundTable{header: header, headerLine: lines[i-1], rest: lines[i:]}))
+			pc.Set(foundTablesKey, append(found, foundTable{header: header, headerLine: prev, delimLine: l, paraEnd: end,
+				estimate: bytes.Count(pl.src[l.start:end], []byte{'\n'})}))
 			p.Parent().RemoveChild(p.Parent(), p)
 			return
 		}
 	}
-	noteStrayRuns(src, lines, pc)
+	noteStrayRuns(pl.src, pl.all(), pc)
 }
 
-// paragraphLines returns the source lines of a paragraph (runs cut by
-// collapse put back) and the source.
-func paragraphLines(p *ast.Paragraph, reader text.Reader, pc parser.Context) ([]span, []byte) {
-	segs := p.Lines()
-	src := reader.Source()
-	col, _ := pc.Get(collapsedKey).(*collapsed)
-	if col != nil {
-		src = col.src
+// paraLines reads the source lines of a paragraph in order, the runs cut by
+// collapse put back.
+type paraLines struct {
+	segs        *text.Segments
+	src         []byte
+	col         *collapsed // nil when Parse cut nothing
+	i           int        // next segment
+	runAt, runE int        // next line and end of the run being read
+}
+
+func newParaLines(p *ast.Paragraph, reader text.Reader, pc parser.Context) *paraLines {
+	pl := &paraLines{segs: p.Lines(), src: reader.Source()}
+	if col, _ := pc.Get(collapsedKey).(*collapsed); col != nil {
+		pl.col, pl.src = col, col.src
 	}
-	lines := make([]span, 0, segs.Len())
-	for i := 0; i < segs.Len(); i++ {
-		off := segs.At(i).Start
-		if col != nil {
-			off = col.toOrig(off)
-		}
-		s, e := lineBounds(src, off)
-		if col != nil {
-			var expanded bool
-			if lines, expanded = col.expand(lines, s); expanded {
-				continue
-			}
-		}
-		if s == 0 && bytes.HasPrefix(src, utf8BOM) {
-			s = len(utf8BOM) // a BOM (Windows editors) is not part of the first cell
-		}
-		lines = append(lines, span{s, e})
+	return pl
+}
+
+// segLine returns the line of segment i: its start and content end.
+func (pl *paraLines) segLine(i int) (int, int) {
+	off := pl.segs.At(i).Start
+	if pl.col != nil {
+		off = pl.col.toOrig(off)
 	}
-	return lines, src
+	return lineBounds(pl.src, off)
+}
+
+func (pl *paraLines) next() (span, bool) {
+	if pl.runAt < pl.runE {
+		s, e := lineBounds(pl.src, pl.runAt)
+		pl.runAt = nextLine(pl.src, pl.runAt)
+		return span{s, e}, true
+	}
+	if pl.i >= pl.segs.Len() {
+		return span{}, false
+	}
+	s, e := pl.segLine(pl.i)
+	pl.i++
+	if pl.col != nil {
+		if end, ok := pl.col.runEnd(s); ok {
+			pl.runAt, pl.runE = s, end
+			return pl.next()
+		}
+	}
+	if s == 0 && bytes.HasPrefix(pl.src, utf8BOM) {
+		s = len(utf8BOM) // a BOM (Windows editors) is not part of the first cell
+	}
+	return span{s, e}, true
+}
+
+// lastEnd returns the content end of the paragraph's last line.
+func (pl *paraLines) lastEnd() int {
+	s, e := pl.segLine(pl.segs.Len() - 1)
+	if pl.col != nil {
+		if end, ok := pl.col.runEnd(s); ok {
+			_, e = lineBounds(pl.src, end-1) // end-1 is the run's last LF
+		}
+	}
+	return e
+}
+
+// all returns every line of the paragraph.
+func (pl *paraLines) all() []span {
+	pl.i, pl.runAt, pl.runE = 0, 0, 0
+	lines := make([]span, 0, pl.segs.Len())
+	for l, ok := pl.next(); ok; l, ok = pl.next() {
+		lines = append(lines, l)
+	}
+	return lines
 }
 
 // noteStrayRuns remembers the runs of `|`-led lines of a paragraph that holds
@@ -213,7 +264,7 @@ func ParseWith(src []byte, v *Vocabulary) *Doc {
 		if n := len(taken); n > 0 && ft.headerLine.start <= taken[n-1].end {
 			continue // inside a row of the table before: part of a cell
 		}
-		end := d.addTable(ft.header, ft.headerLine, ft.rest)
+		end := d.addTable(ft)
 		taken = append(taken, lineRun{ft.headerLine.start, end})
 	}
 	strays, _ := pc.Get(strayRunsKey).([]lineRun)
@@ -274,7 +325,8 @@ func delimiterColumns(b []byte) (int, bool) {
 
 // addTable reads a table found by tableFinder and returns the end of its
 // last line's content.
-func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) int {
+func (d *Doc) addTable(ft foundTable) int {
+	header, headerLine := ft.header, ft.headerLine
 	t := &table{
 		headerLine: d.lines.line(headerLine.start),
 		header:     headerLine,
@@ -301,7 +353,7 @@ func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) int {
 		}
 		t.cols = append(t.cols, col)
 	}
-	t.lastEnd = rest[len(rest)-1].end
+	t.lastEnd = ft.paraEnd
 	_, hasID := t.colIndex[ColID]
 	_, hasStatus := t.colIndex[ColStatus]
 	t.isTask = hasID && hasStatus
@@ -321,7 +373,7 @@ func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) int {
 		d.errorAt(int(header[i].text.start), "column %q repeats column %q (%s); a task table has each column once", t.cols[i].name, first, CanonicalColumn(first))
 	}
 	paraEnd := t.lastEnd
-	t.lastEnd = d.scanRows(t, nextLine(d.src, rest[0].start), t.headerLine+2, paraEnd, len(rest)-1, rest[0].end)
+	t.lastEnd = d.scanRows(t, nextLine(d.src, ft.delimLine.start), t.headerLine+2, paraEnd, ft.estimate, ft.delimLine.end)
 	return t.lastEnd
 }
 
