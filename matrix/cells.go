@@ -78,7 +78,7 @@ func makeCell(src []byte, start, end int) cellSpan {
 // unescapeCell turns a cell's raw text into its value: `\|` becomes `|`;
 // everything else (inline code, links, emoji) is kept as written.
 func unescapeCell(s string) string {
-	if strings.Contains(s, `\|`) {
+	if strings.IndexByte(s, '\\') >= 0 && strings.Contains(s, `\|`) { // IndexByte: most cells have no backslash
 		s = strings.ReplaceAll(s, `\|`, `|`)
 	}
 	return s

@@ -296,23 +296,28 @@ func NormalizeMention(s string) (string, error) {
 	return v, nil
 }
 
-// splitList splits s at any of seps, trimming and dropping empty parts. It
-// sizes the result first: parsing a large matrix calls it twice per row.
-func splitList(s string, seps string) []string {
+// splitList splits s at separators (',' and, for agents, ' ' and '\t'),
+// trimming and dropping empty parts. It sizes the result first: listing a
+// large matrix calls it twice per row.
+func splitList(s string, agents bool) []string {
+	isSep := func(c byte) bool { return c == ',' || agents && (c == ' ' || c == '\t') }
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return []string{}
 	}
 	n := 1
 	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(seps, s[i]) >= 0 {
+		if isSep(s[i]) {
 			n++
 		}
+	}
+	if n == 1 {
+		return []string{s} // one skill or agent: the common case
 	}
 	out := make([]string, 0, n)
 	start := 0
 	for i := 0; i <= len(s); i++ {
-		if i == len(s) || strings.IndexByte(seps, s[i]) >= 0 {
+		if i == len(s) || isSep(s[i]) {
 			if p := strings.TrimSpace(s[start:i]); p != "" {
 				out = append(out, p)
 			}
@@ -322,6 +327,6 @@ func splitList(s string, seps string) []string {
 	return out
 }
 
-func splitSkills(s string) []string { return splitList(s, ",") }
+func splitSkills(s string) []string { return splitList(s, false) }
 
-func splitAgents(s string) []string { return splitList(s, ", \t") }
+func splitAgents(s string) []string { return splitList(s, true) }

@@ -353,6 +353,7 @@ func (d *Doc) addTable(ft foundTable) int {
 		}
 		t.cols = append(t.cols, col)
 	}
+	t.kinds = columnKinds(t.cols) // now: a Doc may be read from several goroutines
 	t.lastEnd = ft.paraEnd
 	_, hasID := t.colIndex[ColID]
 	_, hasStatus := t.colIndex[ColStatus]
@@ -381,15 +382,12 @@ func (d *Doc) addTable(ft foundTable) int {
 // Task itself is built only on demand (taskOf): validate never needs it.
 func (d *Doc) readTask(r *row) {
 	t := r.tbl
-	if len(t.kinds) != len(t.cols) {
-		t.kinds = columnKinds(t.cols)
-	}
 	vocab := d.vocab.orDefault()
-	for i, k := range t.kinds {
+	for i, k := range t.kindsOf() {
 		if i >= len(r.cells) {
 			break
 		}
-		if k == kindText {
+		if k < kindID {
 			continue // free text: nothing to check
 		}
 		c := r.cells[i]
@@ -428,35 +426,45 @@ func (d *Doc) readTask(r *row) {
 	}
 }
 
-// columnKind is what readTask checks in a column.
+// columnKind is a column's canonical name as a small number, for the loops
+// over every cell of a matrix.
 type columnKind uint8
 
 const (
-	kindText columnKind = iota // nothing to check
+	kindExtra columnKind = iota
+	kindMode
+	kindSkills
+	kindAgents
+	kindDescription
+	// readTask checks the values of these:
 	kindID
 	kindStatus
 	kindPri
 	kindDiff
-	kindDate // Created, Updated
+	kindCreated
+	kindUpdated
 )
+
+var kindOfColumn = map[string]columnKind{
+	ColID: kindID, ColStatus: kindStatus, ColPri: kindPri, ColDiff: kindDiff, ColMode: kindMode, ColSkills: kindSkills,
+	ColAgents: kindAgents, ColDescription: kindDescription, ColCreated: kindCreated, ColUpdated: kindUpdated,
+}
 
 func columnKinds(cols []column) []columnKind {
 	kinds := make([]columnKind, len(cols))
 	for i, c := range cols {
-		switch c.canonical {
-		case ColID:
-			kinds[i] = kindID
-		case ColStatus:
-			kinds[i] = kindStatus
-		case ColPri:
-			kinds[i] = kindPri
-		case ColDiff:
-			kinds[i] = kindDiff
-		case ColCreated, ColUpdated:
-			kinds[i] = kindDate
-		}
+		kinds[i] = kindOfColumn[c.canonical] // kindExtra for ""
 	}
 	return kinds
+}
+
+// kindsOf returns t's column kinds, computing them for a table built
+// without them.
+func (t *table) kindsOf() []columnKind {
+	if len(t.kinds) != len(t.cols) {
+		t.kinds = columnKinds(t.cols)
+	}
+	return t.kinds
 }
 
 // plainValue reports whether v is valid in a column of kind k in the way
@@ -474,7 +482,7 @@ func (v *Vocabulary) plainValue(k columnKind, s string) bool {
 		return s == "" || isEmptyMark(s) || slices.Contains(v.priorities, s)
 	case kindDiff:
 		return s == "" || isEmptyMark(s) || slices.Contains(v.difficulties, s)
-	case kindDate:
+	case kindCreated, kindUpdated:
 		return s == "" || isEmptyMark(s) || validDate(s)
 	}
 	return false
@@ -515,41 +523,46 @@ func (d *Doc) taskOf(r *row) Task {
 	if r.endLine > r.line {
 		t.EndLine = r.endLine
 	}
-	for i, col := range r.tbl.cols {
+	// One look for a backslash in the row spares each cell its own.
+	escapes := strings.IndexByte(d.str[r.span.start:r.span.end], '\\') >= 0
+	for i, k := range r.tbl.kindsOf() {
 		if i >= len(r.cells) {
 			break
 		}
 		c := r.cells[i]
-		v := unescapeCell(d.str[c.text.start:c.text.end])
+		v := d.str[c.text.start:c.text.end]
+		if escapes {
+			v = unescapeCell(v)
+		}
 		if t.EndLine > 0 && strings.IndexByte(v, '\r') >= 0 {
 			v = strings.ReplaceAll(v, "\r\n", "\n") // a continued cell of a CRLF file
 		}
-		switch col.canonical {
-		case ColID:
+		switch k {
+		case kindID:
 			t.ID = v
-		case ColStatus:
+		case kindStatus:
 			t.Status = d.normalizedOr(ColStatus, v)
-		case ColPri:
+		case kindPri:
 			t.Priority = d.normalizedOr(ColPri, blankDash(v))
-		case ColDiff:
+		case kindDiff:
 			t.Difficulty = d.normalizedOr(ColDiff, blankDash(v))
-		case ColMode:
+		case kindMode:
 			t.Mode = blankDash(v)
-		case ColSkills:
+		case kindSkills:
 			t.Skills = splitSkills(blankDash(v))
-		case ColAgents:
+		case kindAgents:
 			t.Agents = splitAgents(blankDash(v))
-		case ColDescription:
+		case kindDescription:
 			t.Description = v
-		case ColCreated:
+		case kindCreated:
 			t.Created = blankDash(v)
-		case ColUpdated:
+		case kindUpdated:
 			t.Updated = blankDash(v)
-		case "":
+		case kindExtra:
 			if t.Extra == nil {
 				t.Extra = map[string]string{}
 			}
-			t.Extra[col.name] = blankDash(v)
+			t.Extra[r.tbl.cols[i].name] = blankDash(v)
 		}
 	}
 	return t

@@ -123,7 +123,7 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 				// what looks like other tables here: drop nothing.
 				return src, nil, 0
 			}
-			if !n.rowMayMatch(d, tbl, cells) {
+			if !n.rowMayMatch(d, tbl, span{lines[k].start, lines[k].end}, cells) {
 				tentative = append(tentative, k)
 			}
 		}
@@ -163,7 +163,7 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 // rowMayMatch reports whether the row could be selected. Status, priority
 // and mode are read from their cells the way Doc.taskOf reads them; other
 // filters build the row's Task.
-func (n Query) rowMayMatch(d *Doc, tbl *table, cells []cellSpan) bool {
+func (n Query) rowMayMatch(d *Doc, tbl *table, line span, cells []cellSpan) bool {
 	cell := func(col string) (string, bool) {
 		i, ok := tbl.colIndex[col]
 		if !ok || i >= len(cells) {
@@ -194,7 +194,7 @@ func (n Query) rowMayMatch(d *Doc, tbl *table, cells []cellSpan) bool {
 	if n.Agent == "" && n.Skill == "" && n.Text == "" {
 		return true
 	}
-	return n.match(d.taskOf(&row{tbl: tbl, cells: cells}))
+	return n.match(d.taskOf(&row{tbl: tbl, span: line, cells: cells}))
 }
 
 // pipeLed reports whether a line is up to three spaces and then '|': a line
