@@ -227,9 +227,10 @@ type row struct {
 	bad     bool   // row has errors
 	// unreadable is wrongCount or neverEnds for a row that is no task;
 	// problem says why, stoppedBy is the line that started something new
-	// before the row ended.
-	unreadable int
-	stoppedBy  int
+	// before the row ended. (Small types, next to bad: a large matrix's
+	// rows are most of its parse's memory.)
+	unreadable uint8
+	stoppedBy  int32
 	problem    string
 }
 
