@@ -114,10 +114,27 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 			i = j - 1
 			continue
 		}
+		// Without an agent, skill or text filter only a few leading cells
+		// are read: regularRow finds just those in most rows.
+		need := -1
+		if n.Agent == "" && n.Skill == "" && n.Text == "" {
+			need = 0
+			for col, used := range map[string]bool{ColID: n.ID != "", ColStatus: len(n.Status) > 0, ColPri: len(n.Priority) > 0, ColMode: n.Mode != ""} {
+				if k, ok := tbl.colIndex[col]; ok && used {
+					need = max(need, k+1)
+				}
+			}
+		}
 		var tentative []int
 		for k := i + 2; k < j; k++ {
-			cells = appendCells(cells[:0], src, lines[k].start, lines[k].end)
-			if len(cells) != ncols || !d.closesWithPipe(span{lines[k].start, lines[k].end}) {
+			var regular bool
+			if need >= 0 {
+				cells, regular = regularRow(cells[:0], src, lines[k].start, lines[k].end, ncols, need)
+			}
+			if !regular {
+				cells = appendCells(cells[:0], src, lines[k].start, lines[k].end)
+			}
+			if !regular && len(cells) != ncols || !d.closesWithPipe(span{lines[k].start, lines[k].end}) {
 				// A short or long row, or one without its closing pipe, may
 				// go on over the lines after it, past blank lines and into
 				// what looks like other tables here: drop nothing.
@@ -158,6 +175,38 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 		}
 	}
 	return out, lineOf, dropped
+}
+
+// regularRow reports whether the line [s, e) has its outer pipes, exactly
+// ncols cells and no backslash (so no escaped pipe), in two quick passes
+// over it; if so, it appends the line's first n cells to dst as appendCells
+// would. false says nothing about the line: split it with appendCells.
+func regularRow(dst []cellSpan, src []byte, s, e, ncols, n int) ([]cellSpan, bool) {
+	for s < e && isSpace(src[s]) {
+		s++
+	}
+	for e > s && isSpace(src[e-1]) {
+		e--
+	}
+	if e-s < 3 || src[s] != '|' || src[e-1] != '|' || bytes.IndexByte(src[s:e], '\\') >= 0 {
+		return dst, false
+	}
+	// The cells are between the outer pipes: one more than the pipes
+	// between them, unless the last of those ends the inner text.
+	cells := bytes.Count(src[s+1:e-1], []byte{'|'})
+	if src[e-2] != '|' {
+		cells++
+	}
+	if cells != ncols || n > ncols {
+		return dst, false
+	}
+	pos := s + 1
+	for range n {
+		c := pos + bytes.IndexByte(src[pos:e], '|')
+		dst = append(dst, makeCell(src, pos, c))
+		pos = c + 1
+	}
+	return dst, true
 }
 
 // rowMayMatch reports whether the row could be selected. Status, priority
