@@ -56,7 +56,8 @@ the rows it read, and exits 1.`,
 			if err != nil {
 				return err
 			}
-			tasks, problems, err := scaffold.ListTasksWithProblems(cmd.Context(), ws, q)
+			// Mapped, not read: list prints and exits (see readFileMapped).
+			tasks, problems, err := scaffold.ListTasksReadingWith(cmd.Context(), ws, q, readFileMapped)
 			if err != nil {
 				return taskErr(err)
 			}
