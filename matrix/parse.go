@@ -104,7 +104,16 @@ func (pl *paraLines) segLine(i int) (int, int) {
 	if pl.col != nil {
 		off = pl.col.toOrig(off)
 	}
-	return lineBounds(pl.src, off)
+	s, e := lineBounds(pl.src, off)
+	// goldmark also ends a line at a CR that no LF follows (and its segment
+	// may start at such a CR): the line starts after it.
+	if cr := bytes.LastIndexByte(pl.src[s:off], '\r'); cr >= 0 && pl.src[s+cr+1] != '\n' {
+		s += cr + 1
+	}
+	for s < e && pl.src[s] == '\r' {
+		s++
+	}
+	return s, e
 }
 
 func (pl *paraLines) next() (span, bool) {
