@@ -35,9 +35,11 @@ func (x *idIndex) rehash(rows []*row, n int) {
 	}
 }
 
-func (x *idIndex) put(id string, s int32) {
+func (x *idIndex) put(id string, s int32) { x.putHashed(maphash.String(idSeed, id), s) }
+
+func (x *idIndex) putHashed(h uint64, s int32) {
 	mask := uint64(len(x.slots) - 1)
-	for p := maphash.String(idSeed, id) & mask; ; p = (p + 1) & mask {
+	for p := h & mask; ; p = (p + 1) & mask {
 		if x.slots[p] == 0 {
 			x.slots[p] = s
 			return
@@ -45,36 +47,38 @@ func (x *idIndex) put(id string, s int32) {
 	}
 }
 
-// first returns the position in rows of the first row of id, or -1.
-func (x *idIndex) first(rows []*row, id string) int {
+// first returns the position in rows of the first row of id, or -1, and
+// id's hash (for add).
+func (x *idIndex) first(rows []*row, id string) (int, uint64) {
+	h := maphash.String(idSeed, id)
 	if len(x.slots) == 0 {
-		return -1
+		return -1, h
 	}
 	mask := uint64(len(x.slots) - 1)
-	for p := maphash.String(idSeed, id) & mask; ; p = (p + 1) & mask {
+	for p := h & mask; ; p = (p + 1) & mask {
 		s := x.slots[p]
 		if s == 0 {
-			return -1
+			return -1, h
 		}
 		if rows[s-1].id == id {
-			return int(s - 1)
+			return int(s - 1), h
 		}
 	}
 }
 
-// add indexes rows[i], whose ID no earlier row has.
-func (x *idIndex) add(rows []*row, i int) {
+// add indexes rows[i], whose ID (hash h, from first) no earlier row has.
+func (x *idIndex) add(rows []*row, i int, h uint64) {
 	x.n++
 	if 2*x.n > len(x.slots) {
 		x.rehash(rows, x.n)
 	}
-	x.put(rows[i].id, int32(i+1))
+	x.putHashed(h, int32(i+1))
 }
 
 // byID returns the task rows of id in file order (nil when none). The
 // slice must not be modified.
 func (d *Doc) byID(id string) []*row {
-	i := d.ids.first(d.rows, id)
+	i, _ := d.ids.first(d.rows, id)
 	if i < 0 {
 		return nil
 	}

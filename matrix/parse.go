@@ -3,7 +3,6 @@ package matrix
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -406,22 +405,39 @@ func (d *Doc) readTask(r *row) {
 		if k == kindID {
 			r.id = v
 		}
-		if vocab.plainValue(k, v) {
+		// Nearly every value is valid in a plain way: a valid ID, a
+		// canonical value written as the vocabulary spells it, an empty or
+		// dash cell where that is allowed, a YYYY-MM-DD date. Those skip the
+		// vocabulary's normalization; anything else is checked in full.
+		var plain bool
+		switch k {
+		case kindID:
+			plain = ValidID(v)
+		case kindStatus:
+			plain = inList(vocab.statuses, v)
+		case kindPri:
+			plain = v == "" || isEmptyMark(v) || inList(vocab.priorities, v)
+		case kindDiff:
+			plain = v == "" || isEmptyMark(v) || inList(vocab.difficulties, v)
+		default: // kindCreated, kindUpdated
+			plain = v == "" || isEmptyMark(v) || validDate(v)
+		}
+		if plain {
 			continue
 		}
 		if msg := d.checkValue(t.cols[i].canonical, v); msg != "" {
 			d.rowError(r, int(c.text.start), "%s", msg)
 		}
 	}
-	first := -1
+	first, h := -1, uint64(0)
 	if r.id != "" {
-		first = d.ids.first(d.rows, r.id)
+		first, h = d.ids.first(d.rows, r.id)
 	}
 	d.rows = append(d.rows, r)
 	switch {
 	case r.id == "":
 	case first < 0:
-		d.ids.add(d.rows, len(d.rows)-1)
+		d.ids.add(d.rows, len(d.rows)-1, h)
 	default:
 		prev := d.rows[first]
 		d.rowError(r, int(r.cells[r.tbl.colIndex[ColID]].text.start), "duplicate ID %s: also on line %d; give one of them a new ID", r.id, prev.line)
@@ -477,23 +493,12 @@ func (t *table) kindsOf() []columnKind {
 	return t.kinds
 }
 
-// plainValue reports whether v is valid in a column of kind k in the way
-// nearly every value is: a valid ID, a canonical value written as the
-// vocabulary spells it, an empty or dash cell where that is allowed, a plain
-// YYYY-MM-DD date. false means "check it" (checkValue), not "invalid". It
-// spares the common case the vocabulary's normalization.
-func (v *Vocabulary) plainValue(k columnKind, s string) bool {
-	switch k {
-	case kindID:
-		return ValidID(s)
-	case kindStatus:
-		return slices.Contains(v.statuses, s)
-	case kindPri:
-		return s == "" || isEmptyMark(s) || slices.Contains(v.priorities, s)
-	case kindDiff:
-		return s == "" || isEmptyMark(s) || slices.Contains(v.difficulties, s)
-	case kindCreated, kindUpdated:
-		return s == "" || isEmptyMark(s) || validDate(s)
+// inList reports whether s is one of list, exactly.
+func inList(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
 	}
 	return false
 }
@@ -616,7 +621,7 @@ func (d *Doc) Tasks() []Task {
 
 // Task returns the task with the given ID (the first, if duplicated).
 func (d *Doc) Task(id string) (Task, bool) {
-	i := d.ids.first(d.rows, id)
+	i, _ := d.ids.first(d.rows, id)
 	if i < 0 {
 		return Task{}, false
 	}
@@ -681,7 +686,7 @@ func (d *Doc) Columns() []string {
 // rowWithID returns the first row holding id: a task row, else a row that
 // could not be read whose ID cell holds it; nil if none.
 func (d *Doc) rowWithID(id string) *row {
-	if i := d.ids.first(d.rows, id); i >= 0 {
+	if i, _ := d.ids.first(d.rows, id); i >= 0 {
 		return d.rows[i]
 	}
 	return d.unread[id]
