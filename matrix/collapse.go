@@ -38,16 +38,17 @@ func collapseRuns(src []byte) *collapsed {
 		return nil // small files: goldmark is fast enough, keep one path simple
 	}
 	var c *collapsed
+	p := plainLines{src: src, gt: -1, cr: -1}
 	kept := 0 // source offset up to which src is copied to red
 	for off := 0; off < len(src); {
-		if src[off] != '|' || !plainPipeLine(src, off) {
+		if src[off] != '|' || !p.plain(off) {
 			off = nextLine(src, off)
 			continue
 		}
 		start := off
 		first := nextLine(src, off)
 		end, n := first, 1
-		for end < len(src) && src[end] == '|' && plainPipeLine(src, end) {
+		for end < len(src) && src[end] == '|' && p.plain(end) {
 			end = nextLine(src, end)
 			n++
 		}
@@ -70,19 +71,39 @@ func collapseRuns(src []byte) *collapsed {
 	return c
 }
 
-// plainPipeLine reports whether the line at off has no '>' and no CR other
-// than the one before its LF.
-func plainPipeLine(src []byte, off int) bool {
-	i := bytes.IndexByte(src[off:], '\n')
+// plainLines tells whether lines have no '>' and no CR other than the one
+// before their LF. It remembers where the next '>' and CR are, so that each
+// line costs one search (for its end) instead of three: the offsets asked
+// about only go forward.
+type plainLines struct {
+	src    []byte
+	gt, cr int // the first '>' and CR at or after the last offset asked about; -1: not searched yet
+}
+
+// plain reports it for the line at off; a last line without LF is never plain
+// (left to goldmark).
+func (p *plainLines) plain(off int) bool {
+	i := bytes.IndexByte(p.src[off:], '\n')
 	if i < 0 {
-		return false // the last line without LF: leave it to goldmark
+		return false
 	}
 	end := off + i
-	line := src[off:end]
-	if len(line) > 0 && line[len(line)-1] == '\r' {
-		line = line[:len(line)-1]
+	if end > off && p.src[end-1] == '\r' {
+		end--
 	}
-	return bytes.IndexByte(line, '>') < 0 && bytes.IndexByte(line, '\r') < 0
+	return nextByte(p.src, &p.gt, off, '>') >= end && nextByte(p.src, &p.cr, off, '\r') >= end
+}
+
+// nextByte returns the index of the first b at or after from (len(src) when
+// none), searching only when *at, the answer for an earlier from, is before from.
+func nextByte(src []byte, at *int, from int, b byte) int {
+	if *at < from {
+		*at = len(src)
+		if i := bytes.IndexByte(src[from:], b); i >= 0 {
+			*at = from + i
+		}
+	}
+	return *at
 }
 
 func nextLine(src []byte, off int) int {
@@ -98,17 +119,9 @@ func (c *collapsed) toOrig(red int) int {
 	return c.chunks[i].orig + red - c.chunks[i].red
 }
 
-// expand appends the lines of the run starting at lineStart (in the source),
-// or reports false when no run starts there.
-func (c *collapsed) expand(lines []span, lineStart int) ([]span, bool) {
+// runEnd returns the end of the run starting at lineStart (after its last
+// line ending), or false when no run starts there.
+func (c *collapsed) runEnd(lineStart int) (int, bool) {
 	end, ok := c.runs[lineStart]
-	if !ok {
-		return lines, false
-	}
-	for off := lineStart; off < end; {
-		s, e := lineBounds(c.src, off)
-		lines = append(lines, span{s, e})
-		off = nextLine(c.src, off)
-	}
-	return lines, true
+	return end, ok
 }

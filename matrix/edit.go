@@ -34,7 +34,7 @@ func (d *Doc) splice(sp span, repl string) {
 // matches, or the reason there are no IDs at all. For the ID of a row that could
 // not be read it wraps ErrUnreadable instead and says where the row is and why.
 func (d *Doc) NotFound(id string) error {
-	if r := d.unread[id]; r != nil && len(d.byID[id]) == 0 {
+	if r := d.unread[id]; r != nil && len(d.byID(id)) == 0 {
 		return d.unreadableErr(r)
 	}
 	e := &NotFoundError{Kind: "task", Name: id, Suggestions: Suggest(id, d.IDs())}
@@ -130,7 +130,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	if r.unreadable != 0 {
 		return Task{}, refusedf("task %s on line %d could not be read, so it cannot be changed: %s", id, r.line, r.problem)
 	}
-	if rs := d.byID[id]; len(rs) > 1 {
+	if rs := d.byID(id); len(rs) > 1 {
 		return Task{}, refusedf("ID %s is on lines %d and %d; give one of them a new ID first", id, rs[0].line, rs[1].line)
 	}
 	values := map[int]string{} // cell index → new value
@@ -221,7 +221,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	// A row with errors may be changed, so that the tool can repair it,
 	// as long as the change adds no error.
 	if countErrors(d.diags) > errs {
-		after := d.rowErrors(d.byID[id][0])
+		after := d.rowErrors(d.byID(id)[0])
 		*d = old
 		return Task{}, refusedf("the change would add errors to task %s (line %d): %s; nothing was changed", id, r.line, strings.Join(after, "; "))
 	}

@@ -263,7 +263,7 @@ func TestStoreRefusals(t *testing.T) {
 		}, ErrInvalid, []string{"description"}},
 		{"change that would add an error", func(s *Store) error {
 			_, err := s.Modify(ctx, func(d *Doc) error {
-				r := d.byID["3fa9c1"][0]
+				r := d.byID("3fa9c1")[0]
 				d.splice(r.span, "| 3fa9c1 | TODO | P1 |") // too few cells
 				return nil
 			})

@@ -80,7 +80,7 @@ func FuzzParseWrite(f *testing.F) {
 		// row, adds no error and loses no task.
 		d = Parse(append([]byte{}, orig...))
 		for _, r := range d.rows {
-			if r.endLine <= r.line || len(d.byID[r.id]) != 1 {
+			if r.endLine <= r.line || len(d.byID(r.id)) != 1 {
 				continue
 			}
 			id, first, last := r.id, r.line, r.endLine
@@ -112,7 +112,7 @@ func FuzzParseWrite(f *testing.F) {
 		if d.HasTaskTable() {
 			errorsBefore = countErrors(d.Diagnostics())
 			id := "f0220f"
-			for len(d.byID[id]) > 0 {
+			for len(d.byID(id)) > 0 {
 				id = id[1:] + id[:1]
 			}
 			before := append([]byte{}, d.Bytes()...)

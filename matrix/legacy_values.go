@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // How the older format's cells become task values. docs/matrix-format.md
@@ -123,12 +124,15 @@ var (
 	hardWords = []string{"hard", "difficult", "complex", "large", "big", "huge", "major", "epic", "l", "xl", "xxl"}
 )
 
-var wordRe = regexp.MustCompile(`[\p{L}\p{N}+-]+`)
+// The regexps of legacy values are compiled on first use: only migrate
+// needs them, and compiling them cost every command about 2M instructions at
+// start-up.
+var wordRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}+-]+`) })
 
 // firstWordMatch returns the class of the first word of text found in one
 // of the lists (in text order), or "".
 func firstWordMatch(text string, classes []string, lists ...[]string) string {
-	for _, w := range wordRe.FindAllString(strings.ToLower(text), -1) {
+	for _, w := range wordRe().FindAllString(strings.ToLower(text), -1) {
 		w = strings.Trim(w, "+-")
 		for i, l := range lists {
 			for _, x := range l {
@@ -192,8 +196,10 @@ func difficultyWords(text string, codes bool) string {
 }
 
 var (
-	amountRe  = regexp.MustCompile(`(?i)\b(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|few|couple(?: of)?)(?:\s*(?:-|–|to|or)\s*(\d+(?:\.\d+)?|two|three|four|five|six))?\s*(minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)\b`)
-	halfDayRe = regexp.MustCompile(`(?i)\bhalf(?:\s+a|-a)?[\s-]+day\b`)
+	amountRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|few|couple(?: of)?)(?:\s*(?:-|–|to|or)\s*(\d+(?:\.\d+)?|two|three|four|five|six))?\s*(minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)\b`)
+	})
+	halfDayRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bhalf(?:\s+a|-a)?[\s-]+day\b`) })
 	numWords  = map[string]float64{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3, "couple": 2, "couple of": 2}
 )
 
@@ -201,12 +207,12 @@ var (
 // "1-2 days", "a week+") in working hours (a day is 8, a week 40); a range
 // counts as its upper end.
 func hoursIn(text string) (float64, bool) {
-	if loc := halfDayRe.FindStringIndex(text); loc != nil {
-		if m := amountRe.FindStringIndex(text); m == nil || loc[0] <= m[0] {
+	if loc := halfDayRe().FindStringIndex(text); loc != nil {
+		if m := amountRe().FindStringIndex(text); m == nil || loc[0] <= m[0] {
 			return 4, true
 		}
 	}
-	m := amountRe.FindStringSubmatch(text)
+	m := amountRe().FindStringSubmatch(text)
 	if m == nil {
 		return 0, false
 	}
@@ -234,7 +240,7 @@ func hoursIn(text string) (float64, bool) {
 	return n * 160, true // months
 }
 
-var priTokenRe = regexp.MustCompile(`(?i)\bP([0-4])\b`)
+var priTokenRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bP([0-4])\b`) })
 
 // legacyPriority maps a Priority cell, else the section heading above the
 // table, to P1–P4: P1–P4 (P0 reads as P1, a bare 1–4 as P1–P4); else the
@@ -257,7 +263,7 @@ func priorityIn(text string, legend map[string]string) string {
 	if p, err := NormalizePriority(cleanValue(text)); err == nil {
 		return p
 	}
-	if m := priTokenRe.FindStringSubmatch(text); m != nil {
+	if m := priTokenRe().FindStringSubmatch(text); m != nil {
 		return "P" + strings.Replace(m[1], "0", "1", 1)
 	}
 	if meaning, found := legend[strings.ToLower(cleanValue(text))]; found {

@@ -200,7 +200,12 @@ func validDate(s string) bool {
 	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
 		return false
 	}
-	return realDate(digits(s, 0, 4), digits(s, 5, 7), digits(s, 8, 10))
+	// Every date of a matrix is checked: no calls, no loops.
+	d0, d1, d2, d3, d5, d6, d8, d9 := s[0]-'0', s[1]-'0', s[2]-'0', s[3]-'0', s[5]-'0', s[6]-'0', s[8]-'0', s[9]-'0'
+	if d0 > 9 || d1 > 9 || d2 > 9 || d3 > 9 || d5 > 9 || d6 > 9 || d8 > 9 || d9 > 9 { // bytes: below '0' wraps
+		return false
+	}
+	return realDate(int(d0)*1000+int(d1)*100+int(d2)*10+int(d3), int(d5)*10+int(d6), int(d8)*10+int(d9))
 }
 
 // dateLayoutOf returns the layout s is written in ("" and false when s is no
@@ -290,23 +295,28 @@ func NormalizeMention(s string) (string, error) {
 	return v, nil
 }
 
-// splitList splits s at any of seps, trimming and dropping empty parts. It
-// sizes the result first: parsing a large matrix calls it twice per row.
-func splitList(s string, seps string) []string {
+// splitList splits s at separators (',' and, for agents, ' ' and '\t'),
+// trimming and dropping empty parts. It sizes the result first: listing a
+// large matrix calls it twice per row.
+func splitList(s string, agents bool) []string {
+	isSep := func(c byte) bool { return c == ',' || agents && (c == ' ' || c == '\t') }
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return []string{}
 	}
 	n := 1
 	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(seps, s[i]) >= 0 {
+		if isSep(s[i]) {
 			n++
 		}
+	}
+	if n == 1 {
+		return []string{s} // one skill or agent: the common case
 	}
 	out := make([]string, 0, n)
 	start := 0
 	for i := 0; i <= len(s); i++ {
-		if i == len(s) || strings.IndexByte(seps, s[i]) >= 0 {
+		if i == len(s) || isSep(s[i]) {
 			if p := strings.TrimSpace(s[start:i]); p != "" {
 				out = append(out, p)
 			}
@@ -316,6 +326,6 @@ func splitList(s string, seps string) []string {
 	return out
 }
 
-func splitSkills(s string) []string { return splitList(s, ",") }
+func splitSkills(s string) []string { return splitList(s, false) }
 
-func splitAgents(s string) []string { return splitList(s, ", \t") }
+func splitAgents(s string) []string { return splitList(s, true) }

@@ -36,7 +36,9 @@ var utf8BOM = []byte("\ufeff")
 type foundTable struct {
 	header     []cellSpan
 	headerLine span
-	rest       []span // alignment row, then the rest of the paragraph's lines
+	delimLine  span // the alignment row
+	paraEnd    int  // end of the paragraph's last line's content
+	estimate   int  // lines after the alignment row, to size the row slabs
 }
 
 // lineRun is a run of consecutive lines: the start of the first, the end of
@@ -46,57 +48,115 @@ type lineRun struct{ start, end int }
 type tableFinder struct{}
 
 func (tableFinder) Transform(p *ast.Paragraph, reader text.Reader, pc parser.Context) {
-	lines, src := paragraphLines(p, reader, pc)
-	if len(lines) == 0 {
-		return
-	}
-	if p.Parent() != nil && p.Parent().Kind() == ast.KindDocument && len(lines) >= 2 {
-		for i := 1; i < len(lines); i++ {
-			ncols, ok := delimiterColumns(src[lines[i].start:lines[i].end])
-			if !ok {
+	pl := newParaLines(p, reader, pc)
+	if p.Parent() != nil && p.Parent().Kind() == ast.KindDocument {
+		// Lines are read one by one: a 10,000-row table is found at its
+		// second line, and its rows are never listed here (scanRows reads
+		// them from the source).
+		prev, ok := pl.next()
+		for ok {
+			var l span
+			if l, ok = pl.next(); !ok {
+				break
+			}
+			ncols, delim := delimiterColumns(pl.src[l.start:l.end])
+			if !delim {
+				prev = l
 				continue
 			}
-			header := splitRow(src, lines[i-1].start, lines[i-1].end, ncols)
+			header := splitRow(pl.src, prev.start, prev.end, ncols)
 			if len(header) != ncols {
 				return // as in goldmark: not a table
 			}
+			end := pl.lastEnd()
 			found, _ := pc.Get(foundTablesKey).([]foundTable)
-			pc.Set(foundTablesKey, append(found, foundTable{header: header, headerLine: lines[i-1], rest: lines[i:]}))
+			pc.Set(foundTablesKey, append(found, foundTable{header: header, headerLine: prev, delimLine: l, paraEnd: end,
+				estimate: bytes.Count(pl.src[l.start:end], []byte{'\n'})}))
 			p.Parent().RemoveChild(p.Parent(), p)
 			return
 		}
 	}
-	noteStrayRuns(src, lines, pc)
+	noteStrayRuns(pl.src, pl.all(), pc)
 }
 
-// paragraphLines returns the source lines of a paragraph (runs cut by
-// collapse put back) and the source.
-func paragraphLines(p *ast.Paragraph, reader text.Reader, pc parser.Context) ([]span, []byte) {
-	segs := p.Lines()
-	src := reader.Source()
-	col, _ := pc.Get(collapsedKey).(*collapsed)
-	if col != nil {
-		src = col.src
+// paraLines reads the source lines of a paragraph in order, the runs cut by
+// collapse put back.
+type paraLines struct {
+	segs        *text.Segments
+	src         []byte
+	col         *collapsed // nil when Parse cut nothing
+	i           int        // next segment
+	runAt, runE int        // next line and end of the run being read
+}
+
+func newParaLines(p *ast.Paragraph, reader text.Reader, pc parser.Context) *paraLines {
+	pl := &paraLines{segs: p.Lines(), src: reader.Source()}
+	if col, _ := pc.Get(collapsedKey).(*collapsed); col != nil {
+		pl.col, pl.src = col, col.src
 	}
-	lines := make([]span, 0, segs.Len())
-	for i := 0; i < segs.Len(); i++ {
-		off := segs.At(i).Start
-		if col != nil {
-			off = col.toOrig(off)
-		}
-		s, e := lineBounds(src, off)
-		if col != nil {
-			var expanded bool
-			if lines, expanded = col.expand(lines, s); expanded {
-				continue
-			}
-		}
-		if s == 0 && bytes.HasPrefix(src, utf8BOM) {
-			s = len(utf8BOM) // a BOM (Windows editors) is not part of the first cell
-		}
-		lines = append(lines, span{s, e})
+	return pl
+}
+
+// segLine returns the line of segment i: its start and content end.
+func (pl *paraLines) segLine(i int) (int, int) {
+	off := pl.segs.At(i).Start
+	if pl.col != nil {
+		off = pl.col.toOrig(off)
 	}
-	return lines, src
+	s, e := lineBounds(pl.src, off)
+	// goldmark also ends a line at a CR that no LF follows (and its segment
+	// may start at such a CR): the line starts after it.
+	if cr := bytes.LastIndexByte(pl.src[s:off], '\r'); cr >= 0 && pl.src[s+cr+1] != '\n' {
+		s += cr + 1
+	}
+	for s < e && pl.src[s] == '\r' {
+		s++
+	}
+	return s, e
+}
+
+func (pl *paraLines) next() (span, bool) {
+	if pl.runAt < pl.runE {
+		s, e := lineBounds(pl.src, pl.runAt)
+		pl.runAt = nextLine(pl.src, pl.runAt)
+		return span{s, e}, true
+	}
+	if pl.i >= pl.segs.Len() {
+		return span{}, false
+	}
+	s, e := pl.segLine(pl.i)
+	pl.i++
+	if pl.col != nil {
+		if end, ok := pl.col.runEnd(s); ok {
+			pl.runAt, pl.runE = s, end
+			return pl.next()
+		}
+	}
+	if s == 0 && bytes.HasPrefix(pl.src, utf8BOM) {
+		s = len(utf8BOM) // a BOM (Windows editors) is not part of the first cell
+	}
+	return span{s, e}, true
+}
+
+// lastEnd returns the content end of the paragraph's last line.
+func (pl *paraLines) lastEnd() int {
+	s, e := pl.segLine(pl.segs.Len() - 1)
+	if pl.col != nil {
+		if end, ok := pl.col.runEnd(s); ok {
+			_, e = lineBounds(pl.src, end-1) // end-1 is the run's last LF
+		}
+	}
+	return e
+}
+
+// all returns every line of the paragraph.
+func (pl *paraLines) all() []span {
+	pl.i, pl.runAt, pl.runE = 0, 0, 0
+	lines := make([]span, 0, pl.segs.Len())
+	for l, ok := pl.next(); ok; l, ok = pl.next() {
+		lines = append(lines, l)
+	}
+	return lines
 }
 
 // noteStrayRuns remembers the runs of `|`-led lines of a paragraph that holds
@@ -135,8 +195,8 @@ type Doc struct {
 	src    []byte
 	str    string // src as one string: cell values are substrings of it, no copy each
 	tables []*table
-	rows   []*row // task rows in file order
-	byID   map[string][]*row
+	rows   []*row          // task rows in file order
+	ids    idIndex         // byID
 	unread map[string]*row // rows that could not be read, by the plausible ID in their ID cell
 	diags  []Diagnostic
 	// problems are the diagnostics of rows a read does not return: rows that
@@ -156,6 +216,7 @@ type table struct {
 	header     span
 	cols       []column
 	colIndex   map[string]int // canonical name → index
+	kinds      []columnKind   // what readTask checks in each column
 	isTask     bool
 	rows       []*row
 	lastEnd    int    // end of the last line's content (before its line ending)
@@ -174,9 +235,10 @@ type row struct {
 	bad     bool   // row has errors
 	// unreadable is wrongCount or neverEnds for a row that is no task;
 	// problem says why, stoppedBy is the line that started something new
-	// before the row ended.
-	unreadable int
-	stoppedBy  int
+	// before the row ended. (Small types, next to bad: a large matrix's
+	// rows are most of its parse's memory.)
+	unreadable uint8
+	stoppedBy  int32
 	problem    string
 }
 
@@ -189,37 +251,6 @@ func bytesToString(src []byte) string {
 	return unsafe.String(&src[0], len(src))
 }
 
-// lineIndex maps byte offsets to 1-based line numbers.
-type lineIndex struct {
-	starts []int
-}
-
-func newLineIndex(src []byte) *lineIndex {
-	starts := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
-	for off := 0; ; {
-		i := bytes.IndexByte(src[off:], '\n')
-		if i < 0 {
-			break
-		}
-		off += i + 1
-		starts = append(starts, off)
-	}
-	return &lineIndex{starts: starts}
-}
-
-func (li *lineIndex) line(off int) int {
-	lo, hi := 0, len(li.starts)-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if li.starts[mid] <= off {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo + 1
-}
-
 // Parse reads a matrix file with the default vocabulary. It never fails:
 // problems become diagnostics. The Doc keeps src without copying it: do not
 // modify src afterwards.
@@ -228,8 +259,7 @@ func Parse(src []byte) *Doc { return ParseWith(src, nil) }
 // ParseWith is Parse with a workspace's vocabulary (nil: the default). Edits
 // of the Doc keep using it.
 func ParseWith(src []byte, v *Vocabulary) *Doc {
-	li := newLineIndex(src)
-	d := &Doc{src: src, str: bytesToString(src), byID: make(map[string][]*row, len(li.starts)), lines: li, vocab: v}
+	d := &Doc{src: src, str: bytesToString(src), lines: newLineIndex(src), vocab: v}
 	pc := parser.NewContext()
 	input := src
 	if c := collapseRuns(src); c != nil {
@@ -243,7 +273,7 @@ func ParseWith(src []byte, v *Vocabulary) *Doc {
 		if n := len(taken); n > 0 && ft.headerLine.start <= taken[n-1].end {
 			continue // inside a row of the table before: part of a cell
 		}
-		end := d.addTable(ft.header, ft.headerLine, ft.rest)
+		end := d.addTable(ft)
 		taken = append(taken, lineRun{ft.headerLine.start, end})
 	}
 	strays, _ := pc.Get(strayRunsKey).([]lineRun)
@@ -304,7 +334,8 @@ func delimiterColumns(b []byte) (int, bool) {
 
 // addTable reads a table found by tableFinder and returns the end of its
 // last line's content.
-func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) int {
+func (d *Doc) addTable(ft foundTable) int {
+	header, headerLine := ft.header, ft.headerLine
 	t := &table{
 		headerLine: d.lines.line(headerLine.start),
 		header:     headerLine,
@@ -331,7 +362,8 @@ func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) int {
 		}
 		t.cols = append(t.cols, col)
 	}
-	t.lastEnd = rest[len(rest)-1].end
+	t.kinds = columnKinds(t.cols) // now: a Doc may be read from several goroutines
+	t.lastEnd = ft.paraEnd
 	_, hasID := t.colIndex[ColID]
 	_, hasStatus := t.colIndex[ColStatus]
 	t.isTask = hasID && hasStatus
@@ -351,40 +383,124 @@ func (d *Doc) addTable(header []cellSpan, headerLine span, rest []span) int {
 		d.errorAt(int(header[i].text.start), "column %q repeats column %q (%s); a task table has each column once", t.cols[i].name, first, CanonicalColumn(first))
 	}
 	paraEnd := t.lastEnd
-	t.lastEnd = d.scanRows(t, nextLine(d.src, rest[0].start), t.headerLine+2, paraEnd, len(rest)-1, rest[0].end)
+	t.lastEnd = d.scanRows(t, nextLine(d.src, ft.delimLine.start), t.headerLine+2, paraEnd, ft.estimate, ft.delimLine.end)
 	return t.lastEnd
 }
 
 // readTask checks r's values, reporting bad ones, and indexes it by ID. The
 // Task itself is built only on demand (taskOf): validate never needs it.
 func (d *Doc) readTask(r *row) {
-	for i, col := range r.tbl.cols {
+	t := r.tbl
+	vocab := d.vocab.orDefault()
+	for i, k := range t.kindsOf() {
 		if i >= len(r.cells) {
 			break
 		}
-		switch col.canonical {
-		case ColID, ColStatus, ColPri, ColDiff, ColCreated, ColUpdated:
-		default:
+		if k < kindID {
 			continue // free text: nothing to check
 		}
 		c := r.cells[i]
 		// No unescaping: a `\|` makes these values invalid either way.
 		v := d.str[c.text.start:c.text.end]
-		if col.canonical == ColID {
+		if k == kindID {
 			r.id = v
 		}
-		if msg := d.checkValue(col.canonical, v); msg != "" {
+		// Nearly every value is valid in a plain way: a valid ID, a
+		// canonical value written as the vocabulary spells it, an empty or
+		// dash cell where that is allowed, a YYYY-MM-DD date. Those skip the
+		// vocabulary's normalization; anything else is checked in full.
+		var plain bool
+		switch k {
+		case kindID:
+			plain = ValidID(v)
+		case kindStatus:
+			plain = inList(vocab.statuses, v)
+		case kindPri:
+			plain = v == "" || isEmptyMark(v) || inList(vocab.priorities, v)
+		case kindDiff:
+			plain = v == "" || isEmptyMark(v) || inList(vocab.difficulties, v)
+		default: // kindCreated, kindUpdated
+			plain = v == "" || isEmptyMark(v) || validDate(v)
+		}
+		if plain {
+			continue
+		}
+		if msg := d.checkValue(t.cols[i].canonical, v); msg != "" {
 			d.rowError(r, int(c.text.start), "%s", msg)
 		}
 	}
-	d.rows = append(d.rows, r)
+	first, h := -1, uint64(0)
 	if r.id != "" {
-		if prev := d.byID[r.id]; len(prev) > 0 {
-			d.rowError(r, int(r.cells[r.tbl.colIndex[ColID]].text.start), "duplicate ID %s: also on line %d; give one of them a new ID", r.id, prev[0].line)
-			prev[0].bad = true
-		}
-		d.byID[r.id] = append(d.byID[r.id], r)
+		first, h = d.ids.first(d.rows, r.id)
 	}
+	d.rows = append(d.rows, r)
+	switch {
+	case r.id == "":
+	case first < 0:
+		d.ids.add(d.rows, len(d.rows)-1, h)
+	default:
+		prev := d.rows[first]
+		d.rowError(r, int(r.cells[r.tbl.colIndex[ColID]].text.start), "duplicate ID %s: also on line %d; give one of them a new ID", r.id, prev.line)
+		prev.bad = true
+		if d.ids.dups == nil {
+			d.ids.dups = map[string][]*row{}
+		}
+		if _, ok := d.ids.dups[r.id]; !ok {
+			d.ids.dups[r.id] = []*row{prev}
+		}
+		d.ids.dups[r.id] = append(d.ids.dups[r.id], r)
+	}
+}
+
+// columnKind is a column's canonical name as a small number, for the loops
+// over every cell of a matrix.
+type columnKind uint8
+
+const (
+	kindExtra columnKind = iota
+	kindMode
+	kindSkills
+	kindAgents
+	kindDescription
+	// readTask checks the values of these:
+	kindID
+	kindStatus
+	kindPri
+	kindDiff
+	kindCreated
+	kindUpdated
+)
+
+var kindOfColumn = map[string]columnKind{
+	ColID: kindID, ColStatus: kindStatus, ColPri: kindPri, ColDiff: kindDiff, ColMode: kindMode, ColSkills: kindSkills,
+	ColAgents: kindAgents, ColDescription: kindDescription, ColCreated: kindCreated, ColUpdated: kindUpdated,
+}
+
+func columnKinds(cols []column) []columnKind {
+	kinds := make([]columnKind, len(cols))
+	for i, c := range cols {
+		kinds[i] = kindOfColumn[c.canonical] // kindExtra for ""
+	}
+	return kinds
+}
+
+// kindsOf returns t's column kinds, computing them for a table built
+// without them.
+func (t *table) kindsOf() []columnKind {
+	if len(t.kinds) != len(t.cols) {
+		t.kinds = columnKinds(t.cols)
+	}
+	return t.kinds
+}
+
+// inList reports whether s is one of list, exactly.
+func inList(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // checkValue returns what is wrong with a value read from a canonical column.
@@ -422,41 +538,46 @@ func (d *Doc) taskOf(r *row) Task {
 	if r.endLine > r.line {
 		t.EndLine = r.endLine
 	}
-	for i, col := range r.tbl.cols {
+	// One look for a backslash in the row spares each cell its own.
+	escapes := strings.IndexByte(d.str[r.span.start:r.span.end], '\\') >= 0
+	for i, k := range r.tbl.kindsOf() {
 		if i >= len(r.cells) {
 			break
 		}
 		c := r.cells[i]
-		v := unescapeCell(d.str[c.text.start:c.text.end])
+		v := d.str[c.text.start:c.text.end]
+		if escapes {
+			v = unescapeCell(v)
+		}
 		if t.EndLine > 0 && strings.IndexByte(v, '\r') >= 0 {
 			v = strings.ReplaceAll(v, "\r\n", "\n") // a continued cell of a CRLF file
 		}
-		switch col.canonical {
-		case ColID:
+		switch k {
+		case kindID:
 			t.ID = v
-		case ColStatus:
+		case kindStatus:
 			t.Status = d.normalizedOr(ColStatus, v)
-		case ColPri:
+		case kindPri:
 			t.Priority = d.normalizedOr(ColPri, blankDash(v))
-		case ColDiff:
+		case kindDiff:
 			t.Difficulty = d.normalizedOr(ColDiff, blankDash(v))
-		case ColMode:
+		case kindMode:
 			t.Mode = blankDash(v)
-		case ColSkills:
+		case kindSkills:
 			t.Skills = splitSkills(blankDash(v))
-		case ColAgents:
+		case kindAgents:
 			t.Agents = splitAgents(blankDash(v))
-		case ColDescription:
+		case kindDescription:
 			t.Description = v
-		case ColCreated:
+		case kindCreated:
 			t.Created = blankDash(v)
-		case ColUpdated:
+		case kindUpdated:
 			t.Updated = blankDash(v)
-		case "":
+		case kindExtra:
 			if t.Extra == nil {
 				t.Extra = map[string]string{}
 			}
-			t.Extra[col.name] = blankDash(v)
+			t.Extra[r.tbl.cols[i].name] = blankDash(v)
 		}
 	}
 	return t
@@ -485,7 +606,7 @@ func (d *Doc) errorAt(off int, format string, a ...any) {
 
 func (d *Doc) diagAt(off int, sev Severity, format string, a ...any) Diagnostic {
 	line := d.lines.line(off)
-	col := utf8.RuneCount(d.src[d.lines.starts[line-1]:off]) + 1
+	col := utf8.RuneCount(d.src[d.lines.lineStart(off):off]) + 1
 	return Diagnostic{Line: line, Col: col, Severity: sev, Message: fmt.Sprintf(format, a...)}
 }
 
@@ -500,11 +621,11 @@ func (d *Doc) Tasks() []Task {
 
 // Task returns the task with the given ID (the first, if duplicated).
 func (d *Doc) Task(id string) (Task, bool) {
-	rs := d.byID[id]
-	if len(rs) == 0 {
+	i, _ := d.ids.first(d.rows, id)
+	if i < 0 {
 		return Task{}, false
 	}
-	return d.taskOf(rs[0]), true
+	return d.taskOf(d.rows[i]), true
 }
 
 // IDs returns every task ID in file order.
@@ -565,8 +686,8 @@ func (d *Doc) Columns() []string {
 // rowWithID returns the first row holding id: a task row, else a row that
 // could not be read whose ID cell holds it; nil if none.
 func (d *Doc) rowWithID(id string) *row {
-	if rs := d.byID[id]; len(rs) > 0 {
-		return rs[0]
+	if i, _ := d.ids.first(d.rows, id); i >= 0 {
+		return d.rows[i]
 	}
 	return d.unread[id]
 }

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"bytes"
+	"math"
 	"strings"
 )
 
@@ -56,36 +57,53 @@ func (q Query) SelectWithProblems(src []byte, v *Vocabulary) ([]Task, []Diagnost
 
 type srcLine struct{ start, end, next int } // content [start,end) without EOL; next line's start
 
+// srcLines are the lines of a source, by their starts only (4 bytes a line,
+// not 24: the pre-filter lists every line of a large matrix).
+type srcLines struct {
+	src    []byte
+	starts []int32
+}
+
+func (ls srcLines) len() int { return len(ls.starts) }
+
+func (ls srcLines) at(i int) srcLine {
+	start, next := int(ls.starts[i]), len(ls.src)
+	if i+1 < len(ls.starts) {
+		next = int(ls.starts[i+1])
+	}
+	end := next
+	if end > start && ls.src[end-1] == '\n' {
+		end--
+	}
+	if end > start && ls.src[end-1] == '\r' {
+		end--
+	}
+	return srcLine{start, end, next}
+}
+
+func lineText(src []byte, l srcLine) []byte { return src[l.start:l.end] }
+
 // reduce drops the rows that cannot match n (already lenient) and returns the
 // remaining source, the original 1-based line number of each remaining line,
 // and how many lines were dropped.
 func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
-	if hasLoneCR(src) {
+	if hasLoneCR(src) || len(src) > math.MaxInt32 {
 		return src, nil, 0 // a lone CR ends a Markdown line: leave such files to Parse
 	}
-	lines := make([]srcLine, 0, bytes.Count(src, []byte{'\n'})+1)
-	for off := 0; off < len(src); {
-		next := len(src)
-		end := next
-		if i := bytes.IndexByte(src[off:], '\n'); i >= 0 {
-			end, next = off+i, off+i+1
-		}
-		if end > off && src[end-1] == '\r' {
-			end--
-		}
-		lines = append(lines, srcLine{off, end, next})
-		off = next
+	lines := srcLines{src: src, starts: make([]int32, 0, bytes.Count(src, []byte{'\n'})+1)}
+	for off := 0; off < len(src); off = nextLine(src, off) {
+		lines.starts = append(lines.starts, int32(off))
 	}
-	drop := make([]bool, len(lines))
+	drop := make([]bool, lines.len())
 	dropped := 0
 	d := &Doc{src: src, str: bytesToString(src), vocab: v}
 	var cells []cellSpan
-	for i := 0; i+1 < len(lines); i++ {
-		l := lines[i]
+	for i := 0; i+1 < lines.len(); i++ {
+		l := lines.at(i)
 		if !pipeLedAnyIndent(src[l.start:l.end]) {
 			continue
 		}
-		delim := lines[i+1]
+		delim := lines.at(i + 1)
 		ncols, ok := delimiterColumns(src[delim.start:delim.end])
 		if !ok {
 			continue
@@ -96,7 +114,7 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 		}
 		// The table's rows: the `|`-led lines after the alignment row.
 		j := i + 2
-		for j < len(lines) && pipeLed(src[lines[j].start:lines[j].end]) {
+		for j < lines.len() && pipeLed(lineText(src, lines.at(j))) {
 			j++
 		}
 		tbl := &table{colIndex: map[string]int{}}
@@ -114,29 +132,44 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 			i = j - 1
 			continue
 		}
-		var tentative []int
+		// Without an agent, skill or text filter only a few leading cells
+		// are read: regularRow finds just those in most rows.
+		need := -1
+		if n.Agent == "" && n.Skill == "" && n.Text == "" {
+			need = 0
+			for col, used := range map[string]bool{ColID: n.ID != "", ColStatus: len(n.Status) > 0, ColPri: len(n.Priority) > 0, ColMode: n.Mode != ""} {
+				if k, ok := tbl.colIndex[col]; ok && used {
+					need = max(need, k+1)
+				}
+			}
+		}
+		// Only a table that starts a paragraph keeps its place when rows
+		// go (known now; any reason below to drop nothing returns).
+		canDrop := i == 0 || isBlankLine(lineText(src, lines.at(i-1)))
 		for k := i + 2; k < j; k++ {
-			cells = fastCells(cells[:0], src, lines[k].start, lines[k].end)
-			if len(cells) != ncols || !d.closesWithPipe(span{lines[k].start, lines[k].end}) {
+			l := lines.at(k)
+			var regular bool
+			if need >= 0 {
+				cells, regular = regularRow(cells[:0], src, l.start, l.end, ncols, need)
+			}
+			if !regular {
+				cells = appendCells(cells[:0], src, l.start, l.end)
+			}
+			if !regular && len(cells) != ncols || !d.closesWithPipe(span{l.start, l.end}) {
 				// A short or long row, or one without its closing pipe, may
 				// go on over the lines after it, past blank lines and into
 				// what looks like other tables here: drop nothing.
 				return src, nil, 0
 			}
-			if !n.rowMayMatch(d, tbl, cells) {
-				tentative = append(tentative, k)
+			if canDrop && !n.rowMayMatch(d, tbl, span{l.start, l.end}, cells) {
+				drop[k] = true
+				dropped++
 			}
 		}
-		if j < len(lines) && !isBlankLine(src[lines[j].start:lines[j].end]) && !headingLine(src[lines[j].start:lines[j].end]) {
+		if j < lines.len() && !isBlankLine(lineText(src, lines.at(j))) && !headingLine(lineText(src, lines.at(j))) {
 			// A line of the table's paragraph that is not `|`-led is a row
 			// of its own, which may go on over the lines after it.
 			return src, nil, 0
-		}
-		if i == 0 || isBlankLine(src[lines[i-1].start:lines[i-1].end]) {
-			for _, k := range tentative {
-				drop[k] = true
-			}
-			dropped += len(tentative)
 		}
 		i = j - 1
 	}
@@ -144,15 +177,17 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 		return src, nil, 0
 	}
 	size := 0
-	for i, l := range lines {
+	for i := range lines.len() {
 		if !drop[i] {
+			l := lines.at(i)
 			size += l.next - l.start
 		}
 	}
 	out := make([]byte, 0, size)
-	lineOf := make([]int, 0, len(lines)-dropped)
-	for i, l := range lines {
+	lineOf := make([]int, 0, lines.len()-dropped)
+	for i := range lines.len() {
 		if !drop[i] {
+			l := lines.at(i)
 			out = append(out, src[l.start:l.next]...)
 			lineOf = append(lineOf, i+1)
 		}
@@ -160,10 +195,42 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 	return out, lineOf, dropped
 }
 
+// regularRow reports whether the line [s, e) has its outer pipes, exactly
+// ncols cells and no backslash (so no escaped pipe), in two quick passes
+// over it; if so, it appends the line's first n cells to dst as appendCells
+// would. false says nothing about the line: split it with appendCells.
+func regularRow(dst []cellSpan, src []byte, s, e, ncols, n int) ([]cellSpan, bool) {
+	for s < e && isSpace(src[s]) {
+		s++
+	}
+	for e > s && isSpace(src[e-1]) {
+		e--
+	}
+	if e-s < 3 || src[s] != '|' || src[e-1] != '|' || bytes.IndexByte(src[s:e], '\\') >= 0 {
+		return dst, false
+	}
+	// The cells are between the outer pipes: one more than the pipes
+	// between them, unless the last of those ends the inner text.
+	cells := bytes.Count(src[s+1:e-1], []byte{'|'})
+	if src[e-2] != '|' {
+		cells++
+	}
+	if cells != ncols || n > ncols {
+		return dst, false
+	}
+	pos := s + 1
+	for range n {
+		c := pos + bytes.IndexByte(src[pos:e], '|')
+		dst = append(dst, makeCell(src, pos, c))
+		pos = c + 1
+	}
+	return dst, true
+}
+
 // rowMayMatch reports whether the row could be selected. Status, priority
 // and mode are read from their cells the way Doc.taskOf reads them; other
 // filters build the row's Task.
-func (n Query) rowMayMatch(d *Doc, tbl *table, cells []cellSpan) bool {
+func (n Query) rowMayMatch(d *Doc, tbl *table, line span, cells []cellSpan) bool {
 	cell := func(col string) (string, bool) {
 		i, ok := tbl.colIndex[col]
 		if !ok || i >= len(cells) {
@@ -194,7 +261,7 @@ func (n Query) rowMayMatch(d *Doc, tbl *table, cells []cellSpan) bool {
 	if n.Agent == "" && n.Skill == "" && n.Text == "" {
 		return true
 	}
-	return n.match(d.taskOf(&row{tbl: tbl, cells: cells}))
+	return n.match(d.taskOf(&row{tbl: tbl, span: line, cells: cells}))
 }
 
 // pipeLed reports whether a line is up to three spaces and then '|': a line
@@ -219,42 +286,6 @@ func isBlankLine(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// fastCells appends the cells of src[start:end] to dst exactly as appendCells
-// does, jumping from pipe to pipe with bytes.IndexByte: the prefilter splits
-// every row of the file, so this loop is most of its time.
-func fastCells(dst []cellSpan, src []byte, start, end int) []cellSpan {
-	for start < end && isSpace(src[start]) {
-		start++
-	}
-	for end > start && isSpace(src[end-1]) {
-		end--
-	}
-	if start < end && src[start] == '|' {
-		start++
-	}
-	if end > start && src[end-1] == '|' {
-		end--
-	}
-	for pos := start; pos < end; {
-		closure := end
-		for from := pos; from < end; {
-			i := bytes.IndexByte(src[from:end], '|')
-			if i < 0 {
-				break
-			}
-			c := from + i
-			if c == 0 || src[c-1] != '\\' {
-				closure = c
-				break
-			}
-			from = c + 1
-		}
-		dst = append(dst, makeCell(src, pos, closure))
-		pos = closure + 1
-	}
-	return dst
 }
 
 // hasLoneCR reports whether src holds a '\r' not followed by '\n'.

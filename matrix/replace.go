@@ -43,7 +43,7 @@ func (d *Doc) ContinuedRows() []ContinuedRow {
 // table without), its indentation and the line ending of its last line. The result must read back as the same row with
 // these cells, or nothing changes.
 func (d *Doc) ReplaceRow(id string, cells []string) error {
-	rs := d.byID[id]
+	rs := d.byID(id)
 	if len(rs) == 0 {
 		if r := d.unread[id]; r != nil {
 			return d.unreadableErr(r)

@@ -43,4 +43,4 @@ func (d *Doc) WarnAt(ref RowRef, col, msg string) Diagnostic {
 func (d *Doc) HasID(id string) bool { return d.rowWithID(id) != nil }
 
 // HasTask reports whether a task row (one that was read) has id.
-func (d *Doc) HasTask(id string) bool { return len(d.byID[id]) > 0 }
+func (d *Doc) HasTask(id string) bool { i, _ := d.ids.first(d.rows, id); return i >= 0 }

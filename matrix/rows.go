@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -99,7 +100,7 @@ type rowScanner struct {
 	paraEnd int // end of goldmark's table paragraph
 	slab    []cellSpan
 	rows    []row
-	cellAt  []int // rows[i]'s cells are slab[cellAt[i]:cellAt[i+1]]
+	first   int // the slab index of the current row's first cell
 	scratch []cellSpan
 	// closerAt is the start of the line that closesAfterBlank found last.
 	closerAt int
@@ -119,7 +120,8 @@ func (d *Doc) scanRows(t *table, off, lineNo, paraEnd, estimate, tableEnd int) i
 	// allocations dominate its parse otherwise.
 	s.slab = make([]cellSpan, 0, estimate*s.want)
 	s.rows = make([]row, 0, estimate)
-	s.cellAt = make([]int, 0, estimate+1)
+	d.rows = slices.Grow(d.rows, estimate)
+	d.ids.reserve(d.rows, len(d.rows)+estimate)
 	src := d.src
 	for off < s.limit {
 		ls, le, next := lineAt(src, off)
@@ -131,16 +133,18 @@ func (d *Doc) scanRows(t *table, off, lineNo, paraEnd, estimate, tableEnd int) i
 		}
 		var stop bool
 		off, lineNo, stop = s.row(ls, le, next, lineNo)
-		tableEnd = s.rows[len(s.rows)-1].span.end
+		r := &s.rows[len(s.rows)-1]
+		// The row's cells are final now; a slab that grows later leaves
+		// them where they are.
+		r.cells = s.slab[s.first:len(s.slab):len(s.slab)]
+		tableEnd = r.span.end
 		if stop {
 			break
 		}
 	}
-	s.cellAt = append(s.cellAt, len(s.slab))
 	t.rows = make([]*row, 0, len(s.rows))
 	for i := range s.rows {
 		r := &s.rows[i]
-		r.cells = s.slab[s.cellAt[i]:s.cellAt[i+1]:s.cellAt[i+1]]
 		t.rows = append(t.rows, r)
 		s.finish(r)
 	}
@@ -159,8 +163,8 @@ const (
 // next one may start; stop means the table ends after it.
 func (s *rowScanner) row(ls, le, next, lineNo int) (int, int, bool) {
 	d, src := s.d, s.d.src
-	s.cellAt = append(s.cellAt, len(s.slab))
-	first := len(s.slab)
+	s.first = len(s.slab)
+	first := s.first
 	s.slab = appendCells(s.slab, src, ls, le)
 	n := len(s.slab) - first
 	s.rows = append(s.rows, row{tbl: s.t, line: lineNo, endLine: lineNo, span: span{ls, le}})
@@ -240,7 +244,7 @@ func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
 		end = bytes.LastIndexByte(src[:end], '|')
 	}
 	s.slab[open] = multiCell(src, int(s.slab[open].text.start), end)
-	if len(s.slab)-s.cellAt[len(s.cellAt)-1] != s.want {
+	if len(s.slab)-s.first != s.want {
 		r.unreadable = wrongCount
 	}
 	return off, lineNo, false
@@ -250,7 +254,7 @@ func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
 // it with the missing cells.
 func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 	d, src := s.d, s.d.src
-	rowStart := s.cellAt[len(s.cellAt)-1]
+	rowStart := s.first
 	if k, ok := s.t.colIndex[ColDescription]; ok && rowStart+k < open && valueColumn(s.t.cols[open-rowStart].canonical) {
 		// The open cell is a date or an enum, which holds no text that goes
 		// on: a stray `|` in the description's first line shifted it. The
@@ -266,7 +270,7 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 		if f.char == 0 && (s.t.pipes && d.opensWithPipe(span{ls, le}) || !s.t.pipes) {
 			if s.startsRow(ls, le) {
 				r.span.end, r.endLine = lastText, lastTextLine
-				r.unreadable, r.stoppedBy = neverEnds, lineNo
+				r.unreadable, r.stoppedBy = neverEnds, int32(lineNo)
 				if r.endLine == r.line {
 					r.unreadable = wrongCount // a short row, followed by the next row
 				}
@@ -274,7 +278,7 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 			}
 			if s.startsTable(ls, le, next) {
 				r.span.end, r.endLine = lastText, lastTextLine
-				r.unreadable, r.stoppedBy = neverEnds, lineNo
+				r.unreadable, r.stoppedBy = neverEnds, int32(lineNo)
 				return off, lineNo, true
 			}
 		}
@@ -392,15 +396,15 @@ func multiCell(src []byte, start, end int) cellSpan {
 // finish reports the row's problems and indexes it.
 func (s *rowScanner) finish(r *row) {
 	d := s.d
+	if r.unreadable == 0 && r.endLine == r.line {
+		d.readTask(r) // the common case: nothing to report here
+		return
+	}
 	id := ""
 	if i, ok := s.t.colIndex[ColID]; ok && i < len(r.cells) {
 		if v := d.str[r.cells[i].text.start:r.cells[i].text.end]; plausibleID(v) {
 			id = v
 		}
-	}
-	if r.unreadable == 0 && r.endLine == r.line {
-		d.readTask(r) // the common case: nothing to report here
-		return
 	}
 	of := "row"
 	if id != "" {

@@ -104,6 +104,9 @@ func TestKnownStrictDisagreements(t *testing.T) {
 		// delimiterColumns allows only ' ' and '\t' as spaces; goldmark
 		// (util.IsSpace) also a '\r' that is not part of the line ending.
 		"cr inside the delimiter row": "| ID | Status |\n|----|--------|\r \n| a1b2c3 | TODO |\n",
+		// A CR that no LF follows ends a line for goldmark: the header
+		// starts after it.
+		"lone CR before the header": "\r| ID | Status |\n|----|--------|\n| a1b2c3 | TODO |\n",
 		// delimiterColumns("|") is (0, true): a 0-column delimiter row.
 		"lone pipe line above the header": "Tasks\n|\n| ID | Status |\n|----|--------|\n| a1b2c3 | TODO |\n",
 	} {

@@ -17,6 +17,8 @@ type Vocabulary struct {
 	lookup       map[string]map[string]string // column → key (see vocabKey) → canonical value
 	canonicalize bool
 	source       string
+	// values' lists, for the hot paths (no map lookup per cell).
+	statuses, priorities, difficulties []string
 }
 
 // VocabularySpec describes a Vocabulary. Empty lists keep the default list of
@@ -162,6 +164,7 @@ func NewVocabulary(s VocabularySpec) (*Vocabulary, error) {
 			v.lookup[col][k] = canon
 		}
 	}
+	v.statuses, v.priorities, v.difficulties = v.values[ColStatus], v.values[ColPri], v.values[ColDiff]
 	return v, nil
 }
 
@@ -199,8 +202,15 @@ func (v *Vocabulary) Source() string { return v.orDefault().source }
 // Other columns' values are returned trimmed.
 func (v *Vocabulary) Normalize(col, s string) (string, error) {
 	v = v.orDefault()
-	vals, ok := v.values[col]
-	if !ok {
+	var vals []string
+	switch col {
+	case ColStatus:
+		vals = v.statuses
+	case ColPri:
+		vals = v.priorities
+	case ColDiff:
+		vals = v.difficulties
+	default:
 		return strings.TrimSpace(s), nil
 	}
 	for _, c := range vals { // the common case, without allocating a key

@@ -24,6 +24,13 @@ func ListTasks(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]
 // ListTasksWithProblems is ListTasks that also returns the matrix's read
 // problems (matrix.Doc.ReadProblems): rows the read could not return.
 func ListTasksWithProblems(ctx context.Context, ws *workspace.Workspace, q matrix.Query) ([]matrix.Task, []matrix.Diagnostic, error) {
+	return ListTasksReadingWith(ctx, ws, q, os.ReadFile)
+}
+
+// ListTasksReadingWith is ListTasksWithProblems reading the matrix file with
+// readFile: the CLI, which exits right after, maps it instead of copying
+// 1.7 MB of a large matrix into fresh memory (about 400 page faults).
+func ListTasksReadingWith(ctx context.Context, ws *workspace.Workspace, q matrix.Query, readFile func(string) ([]byte, error)) ([]matrix.Task, []matrix.Diagnostic, error) {
 	vocab, err := LoadVocabulary(ws)
 	if err != nil {
 		return nil, nil, err
@@ -32,7 +39,7 @@ func ListTasksWithProblems(ctx context.Context, ws *workspace.Workspace, q matri
 	if err != nil {
 		return nil, nil, err
 	}
-	src, err := readMatrix(ctx, ws)
+	src, err := readMatrixWith(ctx, ws, readFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,10 +99,14 @@ func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo
 }
 
 func readMatrix(ctx context.Context, ws *workspace.Workspace) ([]byte, error) {
+	return readMatrixWith(ctx, ws, os.ReadFile)
+}
+
+func readMatrixWith(ctx context.Context, ws *workspace.Workspace, readFile func(string) ([]byte, error)) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	src, err := os.ReadFile(ws.MatrixPath())
+	src, err := readFile(ws.MatrixPath())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read matrix: %w; run `agentinfra init` to create one", err)

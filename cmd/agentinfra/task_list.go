@@ -58,7 +58,8 @@ the rows it read, and exits 1.`,
 			if err != nil {
 				return err
 			}
-			tasks, problems, err := task.ListTasksWithProblems(cmd.Context(), ws, q)
+			// Mapped, not read: list prints and exits (see readFileMapped).
+			tasks, problems, err := task.ListTasksReadingWith(cmd.Context(), ws, q, readFileMapped)
 			if err != nil {
 				return taskErr(err)
 			}
