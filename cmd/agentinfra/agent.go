@@ -13,12 +13,6 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 )
 
-func init() {
-	registerCommand(newCmdAgent)
-	registerCommand(newCmdRole)
-	registerCommand(newCmdProject)
-}
-
 // fleetOf opens the workspace's fleet (the local backend).
 func (f *Factory) fleetOf() (*fleet.Fleet, error) {
 	ws, err := f.Workspace()

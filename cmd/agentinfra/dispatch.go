@@ -17,8 +17,6 @@ import (
 	"github.com/agentinfra/agentinfra/runner"
 )
 
-func init() { registerCommand(newCmdDispatch) }
-
 func newCmdDispatch(f *Factory) *cobra.Command {
 	var o dispatch.Options
 	var asJSON bool

@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand(newCmdHandoff) }
-
 type handoffJSON struct {
 	Path string `json:"path"` // workspace-relative
 	handoff.Report

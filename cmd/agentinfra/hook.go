@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand(newCmdHook) }
-
 const (
 	hookBegin = "# >>> agentinfra pre-commit >>>"
 	hookEnd   = "# <<< agentinfra pre-commit <<<"

@@ -13,8 +13,6 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdInit) }
-
 func newCmdInit(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{

@@ -11,8 +11,6 @@ import (
 	"github.com/agentinfra/agentinfra/task"
 )
 
-func init() { registerCommand(newCmdMigrate) }
-
 // migrateOutput is the --json shape of migrate.
 type migrateOutput struct {
 	File   string `json:"file"`

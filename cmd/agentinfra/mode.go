@@ -12,8 +12,6 @@ import (
 	"github.com/agentinfra/agentinfra/skills"
 )
 
-func init() { registerCommand(newCmdMode) }
-
 func newCmdMode(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mode",

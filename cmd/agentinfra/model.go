@@ -12,8 +12,6 @@ import (
 	"github.com/agentinfra/agentinfra/prompt"
 )
 
-func init() { registerCommand(newCmdModel) }
-
 // modelJSON is the --json shape, shared with the MCP select_model result.
 type modelJSON = prompt.ModelAnswer
 

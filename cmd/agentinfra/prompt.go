@@ -12,8 +12,6 @@ import (
 	"github.com/agentinfra/agentinfra/skills"
 )
 
-func init() { registerCommand(newCmdPrompt) }
-
 type promptJSON struct {
 	TaskID        string        `json:"task_id"`
 	Mode          string        `json:"mode"`

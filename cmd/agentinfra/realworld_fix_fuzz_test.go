@@ -39,7 +39,7 @@ func FuzzFixKeepsEveryCharacter(f *testing.F) {
 				}
 			}
 			before := rwTreeSnapshot(t, root)
-			runTask(t, root, cliOpts{}, args...)
+			runCLI(t, root, cliOpts{}, args...)
 			after := rwTreeSnapshot(t, root)
 			if lost := rwLostCharacters(before, after); len(lost) > 0 {
 				t.Fatalf("%s lost %v\n%s", strings.Join(args, " "), lost, rwTreeChanges(before, after))

@@ -60,14 +60,6 @@ func (f *Factory) Workspace() (*workspace.Workspace, error) {
 	return workspace.Find(root, f.Cwd)
 }
 
-// commandConstructors is filled by each command file's init, so command groups
-// live in their own files and root.go never needs editing to add one.
-var commandConstructors []func(*Factory) *cobra.Command
-
-func registerCommand(c func(*Factory) *cobra.Command) {
-	commandConstructors = append(commandConstructors, c)
-}
-
 func newRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentinfra",
@@ -89,9 +81,24 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
 	})
-	for _, c := range commandConstructors {
-		root.AddCommand(c(f))
-	}
+	// The whole command tree, in one place.
+	root.AddCommand(
+		newCmdInit(f),
+		newCmdValidate(f),
+		newCmdMigrate(f),
+		newCmdHook(f),
+		newCmdTask(f),
+		newCmdPrompt(f),
+		newCmdModel(f),
+		newCmdDispatch(f),
+		newCmdHandoff(f),
+		newCmdSkill(f),
+		newCmdMode(f),
+		newCmdAgent(f),
+		newCmdRole(f),
+		newCmdProject(f),
+		newCmdServe(f),
+	)
 	return root
 }
 

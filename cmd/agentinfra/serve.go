@@ -14,8 +14,6 @@ import (
 	"github.com/agentinfra/agentinfra/mcpserver"
 )
 
-func init() { registerCommand(newCmdServe) }
-
 // serveVersion is announced to MCP clients.
 var serveVersion = "dev"
 

@@ -14,8 +14,6 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdSkill) }
-
 func newCmdSkill(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "skill",

@@ -11,8 +11,6 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdTask) }
-
 func newCmdTask(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task",

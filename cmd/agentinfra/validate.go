@@ -14,8 +14,6 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdValidate) }
-
 type validateOptions struct {
 	Format string
 	Files  []string
