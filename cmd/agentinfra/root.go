@@ -78,16 +78,14 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetIn(f.IO.In)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
-	})
+	root.SetFlagErrorFunc(flagError)
 	// The whole command tree, in one place.
 	root.AddCommand(
 		newCmdInit(f),
 		newCmdValidate(f),
 		newCmdMigrate(f),
 		newCmdHook(f),
-		newCmdTask(f),
+		NewCmdTask(f),
 		newCmdPrompt(f),
 		newCmdModel(f),
 		newCmdDispatch(f),
@@ -100,6 +98,11 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		newCmdServe(f),
 	)
 	return root
+}
+
+// flagError makes a flag that cannot be parsed a usage error (exit 2).
+func flagError(c *cobra.Command, err error) error {
+	return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
 }
 
 // exitError carries an explicit exit code (e.g. validate's 1 with diagnostics already printed).
