@@ -1,0 +1,65 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/handoff"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/skills"
+)
+
+func TestNewCmdDispatch(t *testing.T) {
+	def := dispatch.Options{ID: "a1b2c3", CLI: runner.CLIGemini, ApprovalMode: runner.ApprovalDefault, Timeout: dispatch.DefaultTimeout}
+	every := dispatch.Options{ID: "a1b2c3", Mode: "reviewer", Model: "claude-sonnet-4-5", CLI: "claude", TaskOverride: "-",
+		ContextFiles: []string{"a.go", "b/c.go"}, Session: "s-1", ApprovalMode: "yolo", Timeout: 10 * time.Minute, DryRun: true, Force: true}
+	testFlags(t, NewCmdDispatch, []flagCase[DispatchOptions]{
+		{name: "defaults", argv: []string{"a1b2c3"}, want: DispatchOptions{Dispatch: def}},
+		{name: "every flag; context files as given, stdin not read yet",
+			argv: []string{"a1b2c3", "--mode", "reviewer", "--model", "claude-sonnet-4-5", "--cli", " Claude ", "--task-override", "-",
+				"--context-file", "a.go", "--context-file", "b/c.go", "--session", "s-1", "--approval-mode", "yolo",
+				"--timeout", "10m", "--dry-run", "--force", "--json"},
+			want: DispatchOptions{Dispatch: every, JSON: true}},
+		{name: "unknown CLI", argv: []string{"a1b2c3", "--cli", "cursor"}, wantErr: `--cli "cursor": use one of gemini, claude, codex`},
+		{name: "unknown approval mode", argv: []string{"a1b2c3", "--approval-mode", "all"}, wantErr: `--approval-mode "all"`},
+		{name: "zero timeout", argv: []string{"a1b2c3", "--timeout", "0s"}, wantErr: "--timeout must be positive"},
+		{name: "a timeout that is not a duration", argv: []string{"a1b2c3", "--timeout", "10"}, wantErr: `invalid argument "10"`},
+		{name: "no ID", argv: []string{"--dry-run"}, wantErr: "accepts 1 arg(s)"},
+	})
+}
+
+func TestNewCmdPromptModel(t *testing.T) {
+	testFlags(t, NewCmdPrompt, []flagCase[PromptOptions]{
+		{name: "defaults", argv: []string{"a1b2c3"}, want: PromptOptions{ID: "a1b2c3", SkillFormat: skills.FormatSummary}},
+		{name: "every flag", argv: []string{"a1b2c3", "--mode", "reviewer", "--task-override", "Plan only", "--context-file", "x.go",
+			"--skill-format", "full", "--skip-missing-skills", "--json"},
+			want: PromptOptions{ID: "a1b2c3", Mode: "reviewer", TaskOverride: "Plan only", ContextFiles: []string{"x.go"},
+				SkillFormat: skills.FormatFull, SkipMissingSkills: true, JSON: true}},
+		{name: "unknown format", argv: []string{"a1b2c3", "--skill-format", "short"}, wantErr: "--skill-format"},
+	})
+	testFlags(t, NewCmdModel, []flagCase[ModelOptions]{
+		{name: "ID", argv: []string{"a1b2c3"}, want: ModelOptions{ID: "a1b2c3"}},
+		{name: "mode and difficulty", argv: []string{"--mode", "oracle", "--difficulty", "med", "--json"},
+			want: ModelOptions{Mode: "oracle", Difficulty: "med", JSON: true}},
+		{name: "nothing", argv: nil, wantErr: "pass a task ID, or --mode and --difficulty"},
+		{name: "two IDs", argv: []string{"a1b2c3", "b2c3d4"}, wantErr: "accepts at most 1 arg(s)"},
+	})
+}
+
+func TestNewCmdSkillHandoff(t *testing.T) {
+	testFlags(t, NewCmdSkillLoad, []flagCase[SkillLoadOptions]{
+		{name: "slugs", argv: []string{"go-testing", "code-review"}, want: SkillLoadOptions{Slugs: []string{"go-testing", "code-review"}, Format: skills.FormatFull}},
+		{name: "format", argv: []string{"go-testing", "--format", "instructions_only", "--json"},
+			want: SkillLoadOptions{Slugs: []string{"go-testing"}, Format: skills.FormatInstructionsOnly, JSON: true}},
+		{name: "no slug", argv: nil, wantErr: "requires at least 1 arg(s)"},
+		{name: "unknown format", argv: []string{"go-testing", "--format", "html"}, wantErr: "--format"},
+	})
+	testFlags(t, NewCmdHandoff, []flagCase[HandoffOptions]{
+		{name: "defaults", argv: nil, want: HandoffOptions{Handoff: handoff.Options{Done: handoff.DefaultDone, Next: handoff.DefaultNext}}},
+		{name: "every flag", argv: []string{"--out", "docs/HANDOFF.md", "--done", "3", "--next", "0", "--json"},
+			want: HandoffOptions{JSON: true, Handoff: handoff.Options{Out: "docs/HANDOFF.md", Done: 3, Next: 0}}},
+		{name: "negative", argv: []string{"--next", "-1"}, wantErr: "--done and --next must be positive"},
+		{name: "an argument", argv: []string{"extra"}, wantErr: `unknown command "extra"`},
+	})
+}
