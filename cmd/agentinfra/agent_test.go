@@ -122,6 +122,12 @@ func TestCLIAgentLifecycle(t *testing.T) {
 		t.Fatalf("start while busy: exit %d, %s", code, errOut)
 	}
 	c.waitStatus("papi", "idle")
+	// A shell completes the agent's name, with its status and role.
+	for _, sub := range []string{"show", "start", "stop", "history", "delete"} {
+		if code, out, _ := c.run("__complete", "agent", sub, "pa"); code != 0 || !strings.HasPrefix(out, "papi\tidle, coder\n:4\n") {
+			t.Errorf("__complete agent %s pa: exit %d, %q", sub, code, out)
+		}
+	}
 	// init wrote the fleet's ignore rule: git sees none of its files.
 	st := exec.Command("git", "status", "--porcelain")
 	st.Dir = c.repo

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/handoff"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/skills"
@@ -61,5 +62,41 @@ func TestNewCmdSkillHandoff(t *testing.T) {
 			want: HandoffOptions{JSON: true, Handoff: handoff.Options{Out: "docs/HANDOFF.md", Done: 3, Next: 0}}},
 		{name: "negative", argv: []string{"--next", "-1"}, wantErr: "--done and --next must be positive"},
 		{name: "an argument", argv: []string{"extra"}, wantErr: `unknown command "extra"`},
+	})
+}
+
+func TestNewCmdAgent(t *testing.T) {
+	testFlags(t, NewCmdAgentCreate, []flagCase[AgentCreateOptions]{
+		{name: "every flag", argv: []string{"papi", "--spec", "Keep it green", "--role", "reviewer", "--project", "web", "--cli", "claude", "--json"},
+			want: AgentCreateOptions{JSON: true, Create: fleet.CreateInput{Name: "papi", Spec: "Keep it green", Role: "reviewer",
+				Project: "web", CLI: "claude", Source: fleet.SourceHuman}}},
+		{name: "no name", argv: []string{"--spec", "s"}, wantErr: "accepts 1 arg(s)"},
+	})
+	testFlags(t, NewCmdAgentStart, []flagCase[AgentStartOptions]{
+		{name: "free text", argv: []string{"papi", "Add", "a retry"},
+			want: AgentStartOptions{Start: fleet.StartInput{Name: "papi", Text: "Add a retry", Source: fleet.SourceHuman}}},
+		{name: "task", argv: []string{"papi", "--task", "3f9a2c", "--json"},
+			want: AgentStartOptions{JSON: true, Start: fleet.StartInput{Name: "papi", TaskID: "3f9a2c", Source: fleet.SourceHuman}}},
+		{name: "next", argv: []string{"papi", "--next"},
+			want: AgentStartOptions{Start: fleet.StartInput{Name: "papi", Next: true, Source: fleet.SourceHuman}}},
+		{name: "no name", argv: nil, wantErr: "requires at least 1 arg(s)"},
+	})
+	testFlags(t, NewCmdAgentList, []flagCase[AgentListOptions]{
+		{name: "filters", argv: []string{"--status", "idle", "--project", "web", "--json"},
+			want: AgentListOptions{JSON: true, Filter: fleet.ListFilter{Status: "idle", Project: "web"}}},
+		{name: "watch needs a terminal", argv: []string{"--watch"}, wantErr: "--watch redraws a terminal"},
+	})
+	testFlags(t, NewCmdAgentHistory, []flagCase[AgentHistoryOptions]{
+		{name: "defaults", argv: []string{"papi"}, want: AgentHistoryOptions{Name: "papi", Page: 1, PageSize: fleet.DefaultPageSize}},
+		{name: "page", argv: []string{"papi", "--page", "2", "--page-size", "50"}, want: AgentHistoryOptions{Name: "papi", Page: 2, PageSize: 50}},
+	})
+	testFlags(t, NewCmdAgentDelete, []flagCase[AgentDeleteOptions]{
+		{name: "force", argv: []string{"papi", "--force", "--json"}, want: AgentDeleteOptions{Name: "papi", Force: true, JSON: true}},
+	})
+	testFlags(t, NewCmdAgentShow, []flagCase[AgentShowOptions]{
+		{name: "name", argv: []string{"papi"}, want: AgentShowOptions{Name: "papi"}},
+	})
+	testFlags(t, NewCmdAgentStop, []flagCase[AgentStopOptions]{
+		{name: "name", argv: []string{"papi", "--json"}, want: AgentStopOptions{Name: "papi", JSON: true}},
 	})
 }

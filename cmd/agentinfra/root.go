@@ -92,9 +92,9 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdHandoff(f, nil),
 		NewCmdSkill(f),
 		NewCmdMode(f),
-		newCmdAgent(f),
-		newCmdRole(f),
-		newCmdProject(f),
+		NewCmdAgent(f),
+		NewCmdRole(f),
+		NewCmdProject(f),
 		newCmdServe(f),
 	)
 	return root
