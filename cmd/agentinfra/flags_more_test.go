@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -99,4 +101,43 @@ func TestNewCmdAgent(t *testing.T) {
 	testFlags(t, NewCmdAgentStop, []flagCase[AgentStopOptions]{
 		{name: "name", argv: []string{"papi", "--json"}, want: AgentStopOptions{Name: "papi", JSON: true}},
 	})
+}
+
+func TestNewCmdServeMigrateInit(t *testing.T) {
+	testFlags(t, NewCmdServe, []flagCase[ServeOptions]{
+		{name: "stdio", argv: nil, want: ServeOptions{LogLevel: slog.LevelWarn}},
+		{name: "http", argv: []string{"--http", "127.0.0.1:8765", "--toolsets", "fleet", "--log-level", "debug"},
+			want: ServeOptions{Addr: "127.0.0.1:8765", Toolsets: []string{"fleet"}, LogLevel: slog.LevelDebug}},
+		{name: "remote without a token", argv: []string{"--http", "0.0.0.0:8765", "--allow-remote"}, wantErr: "token"},
+		{name: "token without http", argv: []string{"--token-file", "t"}, wantErr: "apply to --http only"},
+		{name: "unknown toolset", argv: []string{"--toolsets", "files"}, wantErr: "--toolsets"},
+		{name: "unknown log level", argv: []string{"--log-level", "loud"}, wantErr: "--log-level"},
+	})
+	testFlags(t, NewCmdMigrate, []flagCase[MigrateOptions]{
+		{name: "write", argv: nil, want: MigrateOptions{}},
+		{name: "dry run", argv: []string{"--dry-run", "--json"}, want: MigrateOptions{DryRun: true, JSON: true}},
+	})
+	// init creates a workspace where it is told: --root, else
+	// $AGENTINFRA_ROOT, else the current folder.
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		argv []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, dir},
+		{nil, map[string]string{"AGENTINFRA_ROOT": "/env/root"}, "/env/root"},
+		{[]string{"--root", "/flag/root"}, map[string]string{"AGENTINFRA_ROOT": "/env/root"}, "/flag/root"},
+	} {
+		f, _, _ := testFactory(dir, cliOpts{env: tc.env})
+		root := newRootCmd(f)
+		var got *InitOptions
+		old, _, _ := root.Find([]string{"init"})
+		root.RemoveCommand(old)
+		root.AddCommand(NewCmdInit(f, func(_ context.Context, o *InitOptions) error { got = o; return nil }))
+		root.SetArgs(append([]string{"init", "--json"}, tc.argv...))
+		if err := root.Execute(); err != nil || got == nil || got.Dir != tc.want || !got.JSON {
+			t.Errorf("%v %v: err %v, options %+v; want Dir %s", tc.argv, tc.env, err, got, tc.want)
+		}
+	}
 }

@@ -81,10 +81,10 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 	root.SetFlagErrorFunc(flagError)
 	// The whole command tree, in one place.
 	root.AddCommand(
-		newCmdInit(f),
+		NewCmdInit(f, nil),
 		newCmdValidate(f),
-		newCmdMigrate(f),
-		newCmdHook(f),
+		NewCmdMigrate(f, nil),
+		NewCmdHook(f),
 		NewCmdTask(f),
 		NewCmdPrompt(f, nil),
 		NewCmdModel(f, nil),
@@ -95,7 +95,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdAgent(f),
 		NewCmdRole(f),
 		NewCmdProject(f),
-		newCmdServe(f),
+		NewCmdServe(f, nil),
 	)
 	return root
 }
