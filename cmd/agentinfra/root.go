@@ -39,7 +39,7 @@ type Factory struct {
 
 func defaultFactory() *Factory {
 	cwd, _ := os.Getwd()
-	tty, width := terminalInfo(os.Stdout)
+	tty, width := terminalInfo(os.Stdout, os.Getenv)
 	return &Factory{
 		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, IsTTY: tty, Width: width},
 		Cwd:    cwd,

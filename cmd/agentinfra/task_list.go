@@ -33,8 +33,9 @@ func NewCmdTaskList(f *Factory, runF func(context.Context, *TaskListOptions) err
 insensitively; --status and --priority take comma-separated lists; --query matches
 when every word appears in the ID, description, mode, skills, agents or an extra column.
 
-On a terminal the output is an aligned table fitted to the terminal width (colour
-unless NO_COLOR is set); piped, it is one tab-separated line per task with the fields
+On a terminal the output is an aligned table fitted to the terminal width ($COLUMNS
+when set): SKILLS and AGENTS shrink, then go (then UPDATED and DIFF), before the
+description is cut; colour unless NO_COLOR is set. Piped, it is one tab-separated line per task with the fields
 id, status, priority, difficulty, mode, skills, agents, description, created, updated.
 --json prints an array of tasks ([] when none match).
 
