@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -39,6 +38,33 @@ func TestCLITaskListFitsTerminalWidth(t *testing.T) {
 		t.Errorf("width 100:\n%s\nwant it to start:\n%s", got, want100)
 	}
 
+	checkTableFits(t, root, 40, 130)
+
+	// A matrix as people write them: 12-digit IDs, long modes and skill
+	// lists, no alignment.
+	people := rowsWS(t, []byte(`| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |
+|---|---|---|---|---|---|---|---|---|---|
+| 260120204151 | IN_PROGRESS | P1 | hard | deep-researcher | go-testing,code-review,docs | @deep-researcher @reviewer | Find out why the nightly build takes twice as long since the cache moved | 2026-01-20 | 2026-01-21 |
+| 260120204152 | TODO | P3 | easy | coder | | | Fix typo | 2026-01-20 | 2026-01-20 |
+| 260120204153 | REVIEW | P2 | med | reviewer | code-review | @reviewer | Review the importer: it reads 40 columns and writes 12, with a mapping table that nobody has checked | 2026-01-20 | 2026-01-22 |
+`))
+	checkTableFits(t, people, 50, 130)
+	want := "" +
+		"ID            STATUS       PRI  DIFF  MODE             DESCRIPTION\n" +
+		"260120204151  IN_PROGRESS  P1   hard  deep-researcher  Find out why the nightly…\n"
+	if _, out, _ := runCLI(t, people, cliOpts{tty: true, width: 80, env: map[string]string{"NO_COLOR": "1"}}, "task", "list"); !strings.HasPrefix(out, want) {
+		t.Errorf("width 80, 12-digit IDs:\n%s\nwant it to start:\n%s", out, want)
+	}
+	if t.Failed() {
+		t.Log("the table at width 60:\n" + list(60))
+	}
+}
+
+// checkTableFits lists root's tasks on terminals from minWidth to maxWidth
+// columns: no line is wider, ID, STATUS and PRI are whole in every row, and
+// each description is whole or cut with an ellipsis.
+func checkTableFits(t *testing.T, root string, minWidth, maxWidth int) {
+	t.Helper()
 	tsv := func() [][]string {
 		_, out, _ := runCLI(t, root, cliOpts{}, "task", "list")
 		var rows [][]string
@@ -47,8 +73,8 @@ func TestCLITaskListFitsTerminalWidth(t *testing.T) {
 		}
 		return rows
 	}()
-	for width := 40; width <= 130; width++ {
-		lines := strings.Split(strings.TrimSuffix(list(width), "\n"), "\n")
+	for width := minWidth; width <= maxWidth; width++ {
+		lines := strings.Split(strings.TrimSuffix(tableAt(t, root, width), "\n"), "\n")
 		if len(lines) != len(tsv)+1 {
 			t.Fatalf("width %d: %d lines for %d tasks", width, len(lines), len(tsv))
 		}
@@ -71,7 +97,13 @@ func TestCLITaskListFitsTerminalWidth(t *testing.T) {
 			}
 		}
 	}
-	if t.Failed() {
-		t.Log("the table at width 60:\n" + list(60) + "\nat " + strconv.Itoa(80) + ":\n" + list(80))
+}
+
+func tableAt(t *testing.T, root string, width int) string {
+	t.Helper()
+	code, out, errOut := runCLI(t, root, cliOpts{tty: true, width: width, env: map[string]string{"NO_COLOR": "1"}}, "task", "list")
+	if code != 0 {
+		t.Fatalf("width %d: exit %d: %s", width, code, errOut)
 	}
+	return out
 }
