@@ -33,6 +33,10 @@ func completeTaskIDs(f *Factory, statuses ...string) cobra.CompletionFunc {
 			return nil, noFiles
 		}
 		tasks, err := task.ListTasks(cmd.Context(), ws, matrix.Query{Status: statuses})
+		if err != nil && len(statuses) > 0 {
+			// A vocabulary of its own may not know the statuses: offer every ID.
+			tasks, err = task.ListTasks(cmd.Context(), ws, matrix.Query{})
+		}
 		if err != nil {
 			return nil, noFiles
 		}

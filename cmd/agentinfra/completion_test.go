@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // complete runs cobra's hidden __complete command in-process, as a shell's
@@ -61,6 +63,28 @@ func TestCompletionTaskIDs(t *testing.T) {
 	}
 	if got := complete(t, elsewhere, "task", "show", ""); len(got) != 0 {
 		t.Errorf("outside a workspace: offered %q", got)
+	}
+}
+
+// Rows as people write them (12-digit IDs, cells over several lines, rows
+// that cannot be read) complete with every ID the read returns, each
+// description on one line: a newline would break the shell's protocol.
+func TestCompletionMessyMatrix(t *testing.T) {
+	root := rowsWS(t, nil)
+	code, out, _ := runCLI(t, root, cliOpts{}, "task", "list", "--json")
+	var tasks []struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &tasks); err != nil || len(tasks) < 3 {
+		t.Fatalf("list: exit %d, %v, %d tasks", code, err, len(tasks))
+	}
+	got := complete(t, root, "task", "show", "")
+	if len(got) != len(tasks) {
+		t.Fatalf("offered %d IDs, the matrix has %d readable tasks:\n%q", len(got), len(tasks), got)
+	}
+	for i, g := range got {
+		id, desc, ok := strings.Cut(g, "\t")
+		if !ok || id != tasks[i].ID || desc == "" || strings.ContainsAny(desc, "\t\n") || utf8.RuneCountInString(desc) > completionDescWidth {
+			t.Errorf("completion %d: %q (task %s)", i, g, tasks[i].ID)
+		}
 	}
 }
 
