@@ -52,9 +52,9 @@ func taskErr(err error) error {
 }
 
 // printWarnings puts the service's warnings on stderr; they do not change the exit code.
-func printWarnings(io *IOStreams, warnings []string) {
+func printWarnings(ios *IOStreams, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintln(io.ErrOut, "warning:", w)
+		fmt.Fprintln(ios.ErrOut, "warning:", w)
 	}
 }
 
@@ -68,8 +68,8 @@ func rel(ws *workspace.Workspace, p string) string {
 }
 
 // useColor: only on a terminal, and never with NO_COLOR set (https://no-color.org).
-func useColor(io *IOStreams, getenv func(string) string) bool {
-	return io.IsTTY && (getenv == nil || getenv("NO_COLOR") == "")
+func useColor(ios *IOStreams, getenv func(string) string) bool {
+	return ios.IsTTY && (getenv == nil || getenv("NO_COLOR") == "")
 }
 
 var statusColors = map[string]string{

@@ -125,17 +125,17 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 
 // printReadProblems prints the rows a read of the matrix could not return,
 // one per line on stderr, as validate prints diagnostics.
-func printReadProblems(io *IOStreams, ws *workspace.Workspace, problems []matrix.Diagnostic) {
+func printReadProblems(ios *IOStreams, ws *workspace.Workspace, problems []matrix.Diagnostic) {
 	name := rel(ws, ws.MatrixPath())
 	for _, p := range problems {
 		p.File = name
-		fmt.Fprintln(io.ErrOut, p.String())
+		fmt.Fprintln(ios.ErrOut, p.String())
 	}
 }
 
 // noteContinuedRows tells a person that some listed rows go on over several
 // lines (read whole, but an error for validate) and how to join them.
-func noteContinuedRows(io *IOStreams, tasks []matrix.Task) {
+func noteContinuedRows(ios *IOStreams, tasks []matrix.Task) {
 	n := 0
 	for _, t := range tasks {
 		if t.EndLine > 0 {
@@ -144,8 +144,8 @@ func noteContinuedRows(io *IOStreams, tasks []matrix.Task) {
 	}
 	switch {
 	case n == 1:
-		fmt.Fprintln(io.ErrOut, "note: 1 row goes on over several lines; `agentinfra validate --fix` joins it into one line")
+		fmt.Fprintln(ios.ErrOut, "note: 1 row goes on over several lines; `agentinfra validate --fix` joins it into one line")
 	case n > 1:
-		fmt.Fprintf(io.ErrOut, "note: %d rows go on over several lines; `agentinfra validate --fix` joins each into one line\n", n)
+		fmt.Fprintf(ios.ErrOut, "note: %d rows go on over several lines; `agentinfra validate --fix` joins each into one line\n", n)
 	}
 }
