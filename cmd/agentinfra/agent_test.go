@@ -122,6 +122,12 @@ func TestCLIAgentLifecycle(t *testing.T) {
 		t.Fatalf("start while busy: exit %d, %s", code, errOut)
 	}
 	c.waitStatus("papi", "idle")
+	// A shell completes the agent's name, with its status and role.
+	for _, sub := range []string{"show", "start", "stop", "history", "delete"} {
+		if code, out, _ := c.run("__complete", "agent", sub, "pa"); code != 0 || !strings.HasPrefix(out, "papi\tidle, coder\n:4\n") {
+			t.Errorf("__complete agent %s pa: exit %d, %q", sub, code, out)
+		}
+	}
 	// init wrote the fleet's ignore rule: git sees none of its files.
 	st := exec.Command("git", "status", "--porcelain")
 	st.Dir = c.repo
@@ -184,26 +190,26 @@ func TestCLIAgentUsageErrors(t *testing.T) {
 		{"agent", "list", "--status", "napping"},
 		{"agent", "list", "--watch"}, // not a terminal
 	} {
-		code, _, errOut := runTask(t, root, cliOpts{}, args...)
+		code, _, errOut := runCLI(t, root, cliOpts{}, args...)
 		if code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}
 	}
-	code, _, errOut := runTask(t, root, cliOpts{}, "agent", "show", "nobody")
+	code, _, errOut := runCLI(t, root, cliOpts{}, "agent", "show", "nobody")
 	if code != 1 || !strings.Contains(errOut, `no agent "nobody"`) {
 		t.Fatalf("show unknown: %d %s", code, errOut)
 	}
 	var roles struct {
 		Roles []struct{ Name, DisplayName, Description string } `json:"roles"`
 	}
-	code, out, _ := runTask(t, root, cliOpts{}, "role", "list", "--json")
+	code, out, _ := runCLI(t, root, cliOpts{}, "role", "list", "--json")
 	if code != 0 || json.Unmarshal([]byte(out), &roles) != nil || len(roles.Roles) == 0 {
 		t.Fatalf("role list: %d %s", code, out)
 	}
 	var projects struct {
 		Projects []struct{ Name, Backend string } `json:"projects"`
 	}
-	code, out, _ = runTask(t, root, cliOpts{}, "project", "list", "--json")
+	code, out, _ = runCLI(t, root, cliOpts{}, "project", "list", "--json")
 	if code != 0 || json.Unmarshal([]byte(out), &projects) != nil || len(projects.Projects) != 1 || projects.Projects[0].Backend != "local" {
 		t.Fatalf("project list: %d %s", code, out)
 	}
@@ -212,13 +218,13 @@ func TestCLIAgentUsageErrors(t *testing.T) {
 func TestCLIAgentHelpHasExamples(t *testing.T) {
 	root := t.TempDir()
 	for _, c := range []string{"create", "list", "show", "start", "stop", "history", "delete"} {
-		code, out, _ := runTask(t, root, cliOpts{}, "agent", c, "--help")
+		code, out, _ := runCLI(t, root, cliOpts{}, "agent", c, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "--json") {
 			t.Errorf("agent %s --help lacks examples or --json:\n%s", c, out)
 		}
 	}
 	for _, c := range [][]string{{"role", "list"}, {"project", "list"}} {
-		code, out, _ := runTask(t, root, cliOpts{}, append(c, "--help")...)
+		code, out, _ := runCLI(t, root, cliOpts{}, append(c, "--help")...)
 		if code != 0 || !strings.Contains(out, "Examples:") {
 			t.Errorf("%v --help lacks examples", c)
 		}
@@ -227,13 +233,7 @@ func TestCLIAgentHelpHasExamples(t *testing.T) {
 
 func TestCLIAgentListWatchRedrawsUntilCanceled(t *testing.T) {
 	root := fixtureWS(t)
-	var out, errb strings.Builder
-	f := &Factory{
-		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb, IsTTY: true, Width: 100},
-		Cwd:    root,
-		Now:    time.Now,
-		Getenv: func(k string) string { return map[string]string{"HOME": root, "NO_COLOR": "1"}[k] },
-	}
+	f, out, errb := testFactory(root, cliOpts{tty: true, width: 100, env: map[string]string{"NO_COLOR": "1"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	if code := run(ctx, []string{"agent", "list", "--watch"}, f); code != 0 {

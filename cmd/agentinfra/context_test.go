@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // ctxCLIWorkspace writes a small workspace: one task with a folder, README
@@ -45,46 +40,9 @@ func ctxCLIWorkspace(t *testing.T) string {
 	return root
 }
 
-// runCtxCLI runs the CLI in-process like run does, adding `task context` to
-// the task group when the group does not register it (yet).
-func runCtxCLI(t *testing.T, dir string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	f := &Factory{
-		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb},
-		Cwd:    dir,
-		Now:    func() time.Time { return time.Date(2026, 11, 21, 9, 5, 0, 0, time.UTC) },
-		Getenv: func(k string) string { return map[string]string{"HOME": dir}[k] },
-	}
-	root := newRootCmd(f)
-	task, _, err := root.Find([]string{"task"})
-	if err != nil || task == root {
-		t.Fatal("the root has no task command group")
-	}
-	if c, _, err := task.Find([]string{"context"}); err != nil || c == task {
-		task.AddCommand(newCmdTaskContext(f))
-	}
-	root.SetArgs(args)
-	err = root.ExecuteContext(context.Background())
-	code := 0
-	if err != nil {
-		var ee *exitError
-		switch {
-		case errors.As(err, &ee):
-			code = ee.code
-		case isUsageError(err):
-			code = 2
-		default:
-			code = 1
-		}
-		fmt.Fprintln(&errb, "error:", err)
-	}
-	return code, out.String(), errb.String()
-}
-
 func TestCLITaskContext(t *testing.T) {
 	root := ctxCLIWorkspace(t)
-	code, out, errOut := runCtxCLI(t, root, "task", "context", "ab12cd", "--tracking", "1")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "context", "ab12cd", "--tracking", "1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -111,7 +69,7 @@ func TestCLITaskContext(t *testing.T) {
 
 func TestCLITaskContextJSON(t *testing.T) {
 	root := ctxCLIWorkspace(t)
-	code, out, errOut := runCtxCLI(t, root, "task", "context", "ef34ab", "--json")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "context", "ef34ab", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -131,15 +89,15 @@ func TestCLITaskContextJSON(t *testing.T) {
 
 func TestCLITaskContextErrors(t *testing.T) {
 	root := ctxCLIWorkspace(t)
-	code, _, errOut := runCtxCLI(t, root, "task", "context", "ab12ce")
+	code, _, errOut := runCLI(t, root, cliOpts{}, "task", "context", "ab12ce")
 	if code != 1 || !strings.Contains(errOut, "did you mean ab12cd") {
 		t.Errorf("unknown ID: exit %d, stderr %q", code, errOut)
 	}
-	code, _, errOut = runCtxCLI(t, root, "task", "context")
+	code, _, errOut = runCLI(t, root, cliOpts{}, "task", "context")
 	if code != 2 {
 		t.Errorf("missing ID: exit %d, want 2 (%s)", code, errOut)
 	}
-	code, _, _ = runCtxCLI(t, root, "task", "context", "ab12cd", "--tracking", "-1")
+	code, _, _ = runCLI(t, root, cliOpts{}, "task", "context", "ab12cd", "--tracking", "-1")
 	if code != 2 {
 		t.Errorf("negative --tracking: exit %d, want 2", code)
 	}

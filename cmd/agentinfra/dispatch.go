@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,13 +16,26 @@ import (
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdDispatch) }
+// DispatchOptions is what `dispatch` runs with.
+type DispatchOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Now       func() time.Time
+	Getenv    func(string) string
+	// Cwd is what relative --context-file paths are relative to.
+	Cwd string
 
-func newCmdDispatch(f *Factory) *cobra.Command {
-	var o dispatch.Options
-	var asJSON bool
+	// Dispatch holds the ID and the flags, as given (a --task-override of
+	// "-" is read from stdin when the command runs).
+	Dispatch dispatch.Options
+	JSON     bool
+}
+
+func NewCmdDispatch(f *Factory, runF func(context.Context, *DispatchOptions) error) *cobra.Command {
+	o := &DispatchOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now, Getenv: f.Getenv, Cwd: f.Cwd}
 	cmd := &cobra.Command{
 		Use:   "dispatch ID",
 		Short: "Run a task through an agent CLI (gemini, claude, codex) headless and record the outcome",
@@ -56,87 +70,105 @@ claude and codex use their default model unless --model or the mode names one.`,
   agentinfra dispatch 3f9a1c --cli claude --model claude-sonnet-4-5 --approval-mode auto_edit
   agentinfra dispatch 3f9a1c --session 079ac098-406f-49bd-a216-6e346cb9fa20 --task-override "Fix the failing test" --force
   agentinfra dispatch 3f9a1c --json | jq '.result.response'`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.ID = args[0]
-			o.CLI = strings.ToLower(strings.TrimSpace(o.CLI))
-			if o.CLI != "" && !slices.Contains(runner.CLIs, o.CLI) {
-				return usageErrorf("--cli %q: use one of %s", o.CLI, strings.Join(runner.CLIs, ", "))
+			d := &o.Dispatch
+			d.ID = args[0]
+			d.CLI = strings.ToLower(strings.TrimSpace(d.CLI))
+			if d.CLI != "" && !slices.Contains(runner.CLIs, d.CLI) {
+				return usageErrorf("--cli %q: use one of %s", d.CLI, strings.Join(runner.CLIs, ", "))
 			}
-			if o.ApprovalMode != "" && !slices.Contains(runner.ApprovalModes, o.ApprovalMode) {
-				return usageErrorf("--approval-mode %q: use one of %s", o.ApprovalMode, strings.Join(runner.ApprovalModes, ", "))
+			if d.ApprovalMode != "" && !slices.Contains(runner.ApprovalModes, d.ApprovalMode) {
+				return usageErrorf("--approval-mode %q: use one of %s", d.ApprovalMode, strings.Join(runner.ApprovalModes, ", "))
 			}
-			if o.Timeout <= 0 {
+			if d.Timeout <= 0 {
 				return usageErrorf("--timeout must be positive (e.g. 30m)")
 			}
-			if o.TaskOverride == "-" {
-				b, err := io.ReadAll(f.IO.In)
-				if err != nil {
-					return fmt.Errorf("read --task-override from stdin: %w", err)
-				}
-				o.TaskOverride = string(b)
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			// Context files are relative to the current folder, like any CLI path.
-			for i, p := range o.ContextFiles {
-				if !filepath.IsAbs(p) {
-					o.ContextFiles[i] = filepath.Join(f.Cwd, p)
-				}
-			}
-			o.Now, o.Getenv = f.Now, f.Getenv
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
-			}
-			var onEvent func(runner.Event)
-			if f.IO.IsTTY && !o.DryRun {
-				var mu sync.Mutex
-				width := f.IO.Width
-				if width <= 0 {
-					width = 100
-				}
-				onEvent = func(e runner.Event) {
-					mu.Lock()
-					defer mu.Unlock()
-					line := e.String()
-					if r := []rune(line); len(r) > width-3 && width > 20 {
-						line = string(r[:width-4]) + "…"
-					}
-					fmt.Fprintln(f.IO.ErrOut, "· "+line)
-				}
-			}
-			out, runErr := dispatch.Run(cmd.Context(), ws, o, onEvent)
-			if runErr != nil && out.Outcome == "" {
-				return runErr // nothing ran: a plain error
-			}
-			if asJSON {
-				if err := jsonout.Write(f.IO.Out, out); err != nil {
-					return err
-				}
-			} else {
-				printDispatch(f.IO.Out, out)
-			}
-			if runErr != nil {
-				return &exitError{code: 1, msg: dispatchErrorText(runErr)}
-			}
-			for _, w := range out.Warnings {
-				fmt.Fprintln(f.IO.ErrOut, "warning:", w)
-			}
-			return nil
+			return dispatchRun(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.Mode, "mode", "", "agent mode to use instead of the task's")
-	fl.StringVar(&o.Model, "model", "", "model name (default: the tier rule for gemini, the CLI's default otherwise)")
-	fl.StringVar(&o.CLI, "cli", runner.CLIGemini, "agent CLI: "+strings.Join(runner.CLIs, ", "))
-	fl.StringVar(&o.TaskOverride, "task-override", "", "instructions that replace the task README ('-' reads stdin)")
-	fl.StringArrayVar(&o.ContextFiles, "context-file", nil, "file to include in the prompt, fenced under its path (repeatable)")
-	fl.StringVar(&o.Session, "session", "", "continue this session of the CLI (the session id of an earlier result)")
-	fl.StringVar(&o.ApprovalMode, "approval-mode", runner.ApprovalDefault, "tool approval: "+strings.Join(runner.ApprovalModes, ", "))
-	fl.DurationVar(&o.Timeout, "timeout", dispatch.DefaultTimeout, "kill the agent's process group after this long")
-	fl.BoolVar(&o.DryRun, "dry-run", false, "print what would run and change nothing")
-	fl.BoolVar(&o.Force, "force", false, "dispatch a task that is DONE or already IN_PROGRESS")
-	fl.BoolVar(&asJSON, "json", false, "print the outcome as JSON: {id, outcome, cli, model, model_reason, argv, env, prompt_bytes, status_before, status_after, tracking_file, result_file, result: {response, session_id, input_tokens, ...}}")
+	fl.StringVar(&o.Dispatch.Mode, "mode", "", "agent mode to use instead of the task's")
+	fl.StringVar(&o.Dispatch.Model, "model", "", "model name (default: the tier rule for gemini, the CLI's default otherwise)")
+	fl.StringVar(&o.Dispatch.CLI, "cli", runner.CLIGemini, "agent CLI: "+strings.Join(runner.CLIs, ", "))
+	fl.StringVar(&o.Dispatch.TaskOverride, "task-override", "", "instructions that replace the task README ('-' reads stdin)")
+	fl.StringArrayVar(&o.Dispatch.ContextFiles, "context-file", nil, "file to include in the prompt, fenced under its path (repeatable)")
+	fl.StringVar(&o.Dispatch.Session, "session", "", "continue this session of the CLI (the session id of an earlier result)")
+	fl.StringVar(&o.Dispatch.ApprovalMode, "approval-mode", runner.ApprovalDefault, "tool approval: "+strings.Join(runner.ApprovalModes, ", "))
+	fl.DurationVar(&o.Dispatch.Timeout, "timeout", dispatch.DefaultTimeout, "kill the agent's process group after this long")
+	fl.BoolVar(&o.Dispatch.DryRun, "dry-run", false, "print what would run and change nothing")
+	fl.BoolVar(&o.Dispatch.Force, "force", false, "dispatch a task that is DONE or already IN_PROGRESS")
+	fl.BoolVar(&o.JSON, "json", false, "print the outcome as JSON: {id, outcome, cli, model, model_reason, argv, env, prompt_bytes, status_before, status_after, tracking_file, result_file, result: {response, session_id, input_tokens, ...}}")
+	registerFlagCompletion(cmd, "mode", completeModes(f))
+	registerFlagCompletion(cmd, "cli", cobra.FixedCompletions(runner.CLIs, noFiles))
+	registerFlagCompletion(cmd, "approval-mode", cobra.FixedCompletions(runner.ApprovalModes, noFiles))
 	return cmd
+}
+
+func dispatchRun(ctx context.Context, o *DispatchOptions) error {
+	d := o.Dispatch
+	if d.TaskOverride == "-" {
+		b, err := io.ReadAll(o.IO.In)
+		if err != nil {
+			return fmt.Errorf("read --task-override from stdin: %w", err)
+		}
+		d.TaskOverride = string(b)
+	}
+	// Context files are relative to the current folder, like any CLI path.
+	d.ContextFiles = slices.Clone(d.ContextFiles)
+	for i, p := range d.ContextFiles {
+		if !filepath.IsAbs(p) {
+			d.ContextFiles[i] = filepath.Join(o.Cwd, p)
+		}
+	}
+	d.Now, d.Getenv = o.Now, o.Getenv
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	var onEvent func(runner.Event)
+	if o.IO.IsTTY && !d.DryRun {
+		onEvent = progressPrinter(o.IO)
+	}
+	out, runErr := dispatch.Run(ctx, ws, d, onEvent)
+	if runErr != nil && out.Outcome == "" {
+		return runErr // nothing ran: a plain error
+	}
+	if o.JSON {
+		if err := jsonout.Write(o.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		printDispatch(o.IO.Out, out)
+	}
+	if runErr != nil {
+		return &exitError{code: 1, msg: dispatchErrorText(runErr)}
+	}
+	printWarnings(o.IO, out.Warnings)
+	return nil
+}
+
+// progressPrinter shows an agent's events as short lines on stderr, each
+// cut to the terminal's width.
+func progressPrinter(ios *IOStreams) func(runner.Event) {
+	var mu sync.Mutex
+	width := ios.Width
+	if width <= 0 {
+		width = 100
+	}
+	return func(e runner.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		line := e.String()
+		if r := []rune(line); len(r) > width-3 && width > 20 {
+			line = string(r[:width-4]) + "…"
+		}
+		fmt.Fprintln(ios.ErrOut, "· "+line)
+	}
 }
 
 // dispatchErrorText keeps the first line and the stderr excerpt of a run error.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,23 +41,10 @@ func dispatchCLISetup(t *testing.T) (dir, tools string) {
 	return dir, agentstub.Install(t, t.TempDir(), "gemini")
 }
 
-func runDispatchCLI(t *testing.T, dir, tools string, tty bool, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	f := &Factory{
-		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb, IsTTY: tty, Width: 80},
-		Cwd:    dir,
-		Now:    func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) },
-		Getenv: func(k string) string { return map[string]string{"AGENTINFRA_TOOLS": tools}[k] },
-	}
-	code := run(context.Background(), append([]string{"dispatch"}, args...), f)
-	return code, out.String(), errb.String()
-}
-
 func TestCLIDispatchDryRun(t *testing.T) {
 	dir, tools := dispatchCLISetup(t)
 	before := matrixOf(t, dir)
-	code, out, errb := runDispatchCLI(t, dir, tools, true, "a1b2c3", "--dry-run", "--session", "s-1", "--approval-mode", "yolo")
+	code, out, errb := runCLI(t, dir, cliOpts{tty: true, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--dry-run", "--session", "s-1", "--approval-mode", "yolo")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
@@ -84,13 +70,13 @@ func TestCLIDispatchRunsAndShowsProgress(t *testing.T) {
 	dir, tools := dispatchCLISetup(t)
 	t.Setenv("STUB_MODE", "ok")
 	t.Setenv("STUB_RESPONSE", "Retry added.")
-	code, out, errb := runDispatchCLI(t, dir, tools, true, "a1b2c3", "--timeout", "1m")
+	code, out, errb := runCLI(t, dir, cliOpts{tty: true, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--timeout", "1m")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
 	for _, want := range []string{"dispatched a1b2c3 to gemini (model gemini-2.5-pro): success", "status:   TODO → REVIEW",
 		"session:  stub-session-1", "usage:    21 input tokens, 9 output tokens, 1 tool calls",
-		"tracking: .agent/tasks/a1b2c3_add-retry/tracking/20261121T120000Z_dispatch.md", "Retry added."} {
+		"tracking: .agent/tasks/a1b2c3_add-retry/tracking/20261121T140500Z_dispatch.md", "Retry added."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -108,7 +94,7 @@ func TestCLIDispatchRunsAndShowsProgress(t *testing.T) {
 func TestCLIDispatchJSONAndFailure(t *testing.T) {
 	dir, tools := dispatchCLISetup(t)
 	t.Setenv("STUB_MODE", "crash")
-	code, out, errb := runDispatchCLI(t, dir, tools, false, "a1b2c3", "--json")
+	code, out, errb := runCLI(t, dir, cliOpts{tty: false, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--json")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, errb)
 	}
@@ -157,7 +143,7 @@ func TestCLIDispatchRefusalsAndUsage(t *testing.T) {
 		{[]string{"zzzzzz"}, 1, "no task"},
 		{[]string{}, 2, "accepts 1 arg"},
 	} {
-		code, _, errb := runDispatchCLI(t, dir, tools, false, tc.args...)
+		code, _, errb := runCLI(t, dir, cliOpts{tty: false, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, append([]string{"dispatch"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(errb, tc.want) {
 			t.Errorf("%v: exit %d stderr %q; want exit %d and %q", tc.args, code, errb, tc.code, tc.want)
 		}
@@ -233,7 +219,7 @@ func TestCLIDispatchUnknownModeWarns(t *testing.T) {
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errb := runDispatchCLI(t, dir, tools, false, "a1b2c3", "--dry-run")
+	code, out, errb := runCLI(t, dir, cliOpts{tty: false, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--dry-run")
 	want := `warning: mode "code" of task a1b2c3 has no .agent/agents/code.md; the prompt goes on without a mode prompt (existing modes: coder)`
 	if code != 0 || !strings.Contains(errb, want) || !strings.Contains(out, "would set: TODO → IN_PROGRESS") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errb, out)

@@ -1,24 +1,37 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/handoff"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
-	"github.com/spf13/cobra"
+	"github.com/agentinfra/agentinfra/workspace"
 )
-
-func init() { registerCommand(newCmdHandoff) }
 
 type handoffJSON struct {
 	Path string `json:"path"` // workspace-relative
 	handoff.Report
 }
 
-func newCmdHandoff(f *Factory) *cobra.Command {
-	var asJSON bool
-	var opts handoff.Options
+// HandoffOptions is what `handoff` runs with.
+type HandoffOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Now       func() time.Time
+	// Cwd is what a relative --out is relative to.
+	Cwd string
+
+	Handoff handoff.Options
+	JSON    bool
+}
+
+func NewCmdHandoff(f *Factory, runF func(context.Context, *HandoffOptions) error) *cobra.Command {
+	o := &HandoffOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now, Cwd: f.Cwd}
 	cmd := &cobra.Command{
 		Use:   "handoff",
 		Short: "Write a handoff note: open tasks with their latest notes, recently done, next up, git state",
@@ -37,31 +50,39 @@ Prints the path of the file written.`, handoff.Commits),
   agentinfra handoff --json | jq '.next_up[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Done < 0 || opts.Next < 0 {
+			if o.Handoff.Done < 0 || o.Handoff.Next < 0 {
 				return usageErrorf("--done and --next must be positive")
 			}
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			if opts.Out != "" && !filepath.IsAbs(opts.Out) && f.Cwd != "" {
-				opts.Out = filepath.Join(f.Cwd, opts.Out) // like other path flags: relative to the current folder
-			}
-			path, h, err := handoff.Write(cmd.Context(), ws, f.Now(), opts)
-			if err != nil {
-				return err
-			}
-			rel := ws.RelPath(path)
-			if asJSON {
-				return jsonout.Write(f.IO.Out, handoffJSON{Path: rel, Report: h})
-			}
-			_, err = fmt.Fprintln(f.IO.Out, rel)
-			return err
+			return handoffRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Out, "out", "", "write to FILE (relative to the current folder; inside the workspace; must not exist) instead of .agent/handoffs/")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {path, generated_at, in_progress, review, blocked, recently_done, next_up, git, text, ...}")
-	cmd.Flags().IntVar(&opts.Done, "done", handoff.DefaultDone, "how many recently done tasks to list")
-	cmd.Flags().IntVar(&opts.Next, "next", handoff.DefaultNext, "how many TODO tasks to list under next up")
+	cmd.Flags().StringVar(&o.Handoff.Out, "out", "", "write to FILE (relative to the current folder; inside the workspace; must not exist) instead of .agent/handoffs/")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {path, generated_at, in_progress, review, blocked, recently_done, next_up, git, text, ...}")
+	cmd.Flags().IntVar(&o.Handoff.Done, "done", handoff.DefaultDone, "how many recently done tasks to list")
+	cmd.Flags().IntVar(&o.Handoff.Next, "next", handoff.DefaultNext, "how many TODO tasks to list under next up")
 	return cmd
+}
+
+func handoffRun(ctx context.Context, o *HandoffOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	opts := o.Handoff
+	if opts.Out != "" && !filepath.IsAbs(opts.Out) && o.Cwd != "" {
+		opts.Out = filepath.Join(o.Cwd, opts.Out) // like other path flags: relative to the current folder
+	}
+	path, h, err := handoff.Write(ctx, ws, o.Now(), opts)
+	if err != nil {
+		return err
+	}
+	rel := ws.RelPath(path)
+	if o.JSON {
+		return jsonout.Write(o.IO.Out, handoffJSON{Path: rel, Report: h})
+	}
+	_, err = fmt.Fprintln(o.IO.Out, rel)
+	return err
 }

@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-)
 
-func init() { registerCommand(newCmdHook) }
+	"github.com/agentinfra/agentinfra/workspace"
+)
 
 const (
 	hookBegin = "# >>> agentinfra pre-commit >>>"
@@ -50,12 +50,24 @@ fi
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-func newCmdHook(f *Factory) *cobra.Command {
+func NewCmdHook(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook",
 		Short: "Install git hooks that validate the matrix",
 	}
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(NewCmdHookInstall(f, nil))
+	return cmd
+}
+
+// HookInstallOptions is what `hook install` runs with.
+type HookInstallOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+}
+
+func NewCmdHookInstall(f *Factory, runF func(context.Context, *HookInstallOptions) error) *cobra.Command {
+	o := &HookInstallOptions{IO: f.IO, Workspace: f.Workspace}
+	return &cobra.Command{
 		Use:   "install",
 		Short: "Add a pre-commit hook that refuses commits with an invalid staged matrix",
 		Long: `Writes .git/hooks/pre-commit, or appends to the one that is there (never
@@ -82,20 +94,26 @@ on PATH:
 		Example: `  agentinfra hook install`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			self, _ := os.Executable()
-			path, action, err := installPreCommit(cmd.Context(), ws.Root, self)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.Out, "%s %s\n", action, path)
-			return nil
+			return hookInstallRun(cmd.Context(), o)
 		},
-	})
-	return cmd
+	}
+}
+
+func hookInstallRun(ctx context.Context, o *HookInstallOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	self, _ := os.Executable()
+	path, action, err := installPreCommit(ctx, ws.Root, self)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "%s %s\n", action, path)
+	return nil
 }
 
 // installPreCommit writes or extends the pre-commit hook of the repository at root.

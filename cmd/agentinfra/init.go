@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -13,10 +14,18 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdInit) }
+// InitOptions is what `init` runs with.
+type InitOptions struct {
+	IO *IOStreams
 
-func newCmdInit(f *Factory) *cobra.Command {
-	var asJSON bool
+	// Dir is where .agent/ goes: --root, else $AGENTINFRA_ROOT, else the
+	// current folder (init creates a workspace; it does not look for one).
+	Dir  string
+	JSON bool
+}
+
+func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
+	o := &InitOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Create .agent/ (matrix, task folders, starter agent modes, template) in the workspace root",
@@ -35,67 +44,74 @@ older Item format is converted with 'agentinfra migrate'.`,
   agentinfra init --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			root := f.Root
-			if root == "" && f.Getenv != nil {
-				root = f.Getenv(workspace.EnvRoot)
+			o.Dir = f.Root
+			if o.Dir == "" && f.Getenv != nil {
+				o.Dir = f.Getenv(workspace.EnvRoot)
 			}
-			if root == "" {
-				root = f.Cwd
+			if o.Dir == "" {
+				o.Dir = f.Cwd
 			}
-			ws, err := workspace.New(root)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			created, err := task.Init(cmd.Context(), ws.Root)
-			var notReady error // the matrix init found has no task table
-			if err == nil {
-				notReady = unusableMatrix(ws.MatrixPath())
-				if made, ierr := fleet.WriteIgnore(ws.AgentDir()); made { // the fleet's state stays out of git
-					created = append(created, ".agent/fleet/.gitignore")
-				} else if ierr != nil {
-					err = ierr
-				}
-			}
-			if asJSON {
-				if err != nil {
-					return err
-				}
-				out := struct {
-					Root    string   `json:"root"`
-					Created []string `json:"created"`
-					Ready   bool     `json:"ready"`
-					Problem string   `json:"problem,omitempty"`
-				}{Root: ws.Root, Created: created, Ready: notReady == nil}
-				if notReady != nil {
-					out.Problem = notReady.Error()
-				}
-				if err := jsonout.Write(f.IO.Out, out); err != nil {
-					return err
-				}
-				if notReady != nil {
-					return &exitError{code: 1}
-				}
-				return nil
-			}
-			for _, c := range created {
-				fmt.Fprintln(f.IO.Out, "created", c)
-			}
-			if err != nil {
-				return err
-			}
-			if notReady != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("the workspace in %s is not ready: .agent/DEVELOPMENT_MATRIX.md exists and init never overwrites it, but %v", ws.Root, notReady)}
-			}
-			if len(created) == 0 {
-				fmt.Fprintf(f.IO.Out, "nothing to do: %s/.agent is complete\n", ws.Root)
-				return nil
-			}
-			fmt.Fprintf(f.IO.Out, "workspace ready in %s; next: agentinfra task create --description \"...\" --mode coder\n", ws.Root)
-			return nil
+			return initRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {root, created} as JSON")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {root, created} as JSON")
 	return cmd
+}
+
+func initRun(ctx context.Context, o *InitOptions) error {
+	ws, err := workspace.New(o.Dir)
+	if err != nil {
+		return err
+	}
+	created, err := task.Init(ctx, ws.Root)
+	var notReady error // the matrix init found has no task table
+	if err == nil {
+		notReady = unusableMatrix(ws.MatrixPath())
+		if made, ierr := fleet.WriteIgnore(ws.AgentDir()); made { // the fleet's state stays out of git
+			created = append(created, ".agent/fleet/.gitignore")
+		} else if ierr != nil {
+			err = ierr
+		}
+	}
+	if o.JSON {
+		if err != nil {
+			return err
+		}
+		out := struct {
+			Root    string   `json:"root"`
+			Created []string `json:"created"`
+			Ready   bool     `json:"ready"`
+			Problem string   `json:"problem,omitempty"`
+		}{Root: ws.Root, Created: created, Ready: notReady == nil}
+		if notReady != nil {
+			out.Problem = notReady.Error()
+		}
+		if err := jsonout.Write(o.IO.Out, out); err != nil {
+			return err
+		}
+		if notReady != nil {
+			return &exitError{code: 1}
+		}
+		return nil
+	}
+	for _, c := range created {
+		fmt.Fprintln(o.IO.Out, "created", c)
+	}
+	if err != nil {
+		return err
+	}
+	if notReady != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("the workspace in %s is not ready: .agent/DEVELOPMENT_MATRIX.md exists and init never overwrites it, but %v", ws.Root, notReady)}
+	}
+	if len(created) == 0 {
+		fmt.Fprintf(o.IO.Out, "nothing to do: %s/.agent is complete\n", ws.Root)
+		return nil
+	}
+	fmt.Fprintf(o.IO.Out, "workspace ready in %s; next: agentinfra task create --description \"...\" --mode coder\n", ws.Root)
+	return nil
 }
 
 // unusableMatrix returns why the matrix at path cannot be used for tasks (a

@@ -1,17 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/internal/textdiff"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
+	"github.com/agentinfra/agentinfra/workspace"
 )
-
-func init() { registerCommand(newCmdMigrate) }
 
 // migrateOutput is the --json shape of migrate.
 type migrateOutput struct {
@@ -22,8 +23,18 @@ type migrateOutput struct {
 	Diff string `json:"diff,omitempty"`
 }
 
-func newCmdMigrate(f *Factory) *cobra.Command {
-	var dryRun, asJSON bool
+// MigrateOptions is what `migrate` runs with.
+type MigrateOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Now       func() time.Time
+
+	DryRun bool
+	JSON   bool
+}
+
+func NewCmdMigrate(f *Factory, runF func(context.Context, *MigrateOptions) error) *cobra.Command {
+	o := &MigrateOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now}
 	cmd := &cobra.Command{
 		Use:   "migrate [--dry-run] [--json]",
 		Short: "Convert an older matrix (Item tables, no IDs) into one task table",
@@ -60,43 +71,50 @@ writes nothing.`,
   agentinfra migrate --json             # {file, migrated, ids, table_line, ...}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			out := migrateOutput{File: rel(ws, ws.MatrixPath()), DryRun: dryRun}
-			if dryRun {
-				// A dry run takes no lock: like any reader, it sees the old or
-				// the new file whole.
-				d, err := matrix.NewStore(ws.MatrixPath()).Load(cmd.Context())
-				if err != nil {
-					return err
-				}
-				old := string(d.Bytes())
-				if out.Migration, err = d.Migrate(f.Now()); err != nil {
-					return err
-				}
-				if out.Diff, err = textdiff.Diff(out.File, old, string(d.Bytes())); err != nil {
-					return err
-				}
-			} else if out.Migration, err = task.Migrate(cmd.Context(), ws, f.Now()); err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(f.IO.Out, out)
-			}
-			if dryRun {
-				fmt.Fprint(f.IO.Out, out.Diff)
-				fmt.Fprintf(f.IO.ErrOut, "dry run: would %s; nothing was written\nrun `agentinfra migrate` to write it\n", summarizeMigration(out))
-				return nil
-			}
-			fmt.Fprintf(f.IO.Out, "%s\nnext: agentinfra validate; agentinfra task list\n", summarizeMigration(out))
-			return nil
+			return migrateRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the change as a unified diff and write nothing")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {file, dry_run, migrated, ids, table_line, item_tables, done, todo, kept_columns, no_priority, diff} as JSON")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the change as a unified diff and write nothing")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {file, dry_run, migrated, ids, table_line, item_tables, done, todo, kept_columns, no_priority, diff} as JSON")
 	return cmd
+}
+
+func migrateRun(ctx context.Context, o *MigrateOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	out := migrateOutput{File: rel(ws, ws.MatrixPath()), DryRun: o.DryRun}
+	if o.DryRun {
+		// A dry run takes no lock: like any reader, it sees the old or
+		// the new file whole.
+		d, err := matrix.NewStore(ws.MatrixPath()).Load(ctx)
+		if err != nil {
+			return err
+		}
+		old := string(d.Bytes())
+		if out.Migration, err = d.Migrate(o.Now()); err != nil {
+			return err
+		}
+		if out.Diff, err = textdiff.Diff(out.File, old, string(d.Bytes())); err != nil {
+			return err
+		}
+	} else if out.Migration, err = task.Migrate(ctx, ws, o.Now()); err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, out)
+	}
+	if o.DryRun {
+		fmt.Fprint(o.IO.Out, out.Diff)
+		fmt.Fprintf(o.IO.ErrOut, "dry run: would %s; nothing was written\nrun `agentinfra migrate` to write it\n", summarizeMigration(out))
+		return nil
+	}
+	fmt.Fprintf(o.IO.Out, "%s\nnext: agentinfra validate; agentinfra task list\n", summarizeMigration(out))
+	return nil
 }
 
 // summarizeMigration says what migrate did, or would do, in one sentence

@@ -31,7 +31,7 @@ func oldFormatWS(t *testing.T) string {
 	}
 	// init fills in the rest of .agent/ and keeps the matrix; it says the
 	// workspace is not ready (tested below).
-	runTask(t, root, cliOpts{}, "init")
+	runCLI(t, root, cliOpts{}, "init")
 	if got := matrixOf(t, root); got != string(src) {
 		t.Fatal("init changed an existing matrix")
 	}
@@ -61,19 +61,19 @@ func TestCLIOldFormatSaysNoTaskTable(t *testing.T) {
 		{"task", "create", "--description", "New thing", "--mode", "coder"},
 		{"task", "show", "a1b2c3"}, {"task", "update", "a1b2c3", "--status", "DONE"},
 	} {
-		code, out, errOut := runTask(t, root, cliOpts{}, args...)
+		code, out, errOut := runCLI(t, root, cliOpts{}, args...)
 		if code != 1 || out != "" {
 			t.Errorf("%v on an older-format matrix: exit %d, stdout %q; want 1 and nothing on stdout", args, code, out)
 		}
 		wantNoTaskTable(t, strings.Join(args, " "), errOut)
 	}
 	// init does not call the workspace ready.
-	code, out, errOut := runTask(t, root, cliOpts{}, "init")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "init")
 	if code != 1 || strings.Contains(out+errOut, "ready in") || !strings.Contains(errOut, "is not ready") {
 		t.Errorf("init: exit %d\n%s%s\nwant 1, saying the workspace is not ready", code, out, errOut)
 	}
 	wantNoTaskTable(t, "init", errOut)
-	code, out, _ = runTask(t, root, cliOpts{}, "init", "--json")
+	code, out, _ = runCLI(t, root, cliOpts{}, "init", "--json")
 	var js struct {
 		Ready   bool   `json:"ready"`
 		Problem string `json:"problem"`
@@ -83,7 +83,7 @@ func TestCLIOldFormatSaysNoTaskTable(t *testing.T) {
 	}
 	wantNoTaskTable(t, "init --json", js.Problem)
 	// validate warns (and passes: the file has no errors).
-	code, out, _ = runTask(t, root, cliOpts{}, "validate")
+	code, out, _ = runCLI(t, root, cliOpts{}, "validate")
 	if code != 0 || !strings.Contains(out, ".agent/DEVELOPMENT_MATRIX.md:1:1: warning: the matrix has no task table") {
 		t.Errorf("validate: exit %d\n%s", code, out)
 	}
@@ -94,7 +94,7 @@ func TestCLIOldFormatSaysNoTaskTable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md"), []byte("# Plans\n\nNothing yet.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut = runTask(t, root, cliOpts{}, "task", "list")
+	code, _, errOut = runCLI(t, root, cliOpts{}, "task", "list")
 	if code != 1 || !strings.Contains(errOut, "has no task table") || !strings.Contains(errOut, "| ID | Status | Pri |") || strings.Contains(errOut, "migrate") {
 		t.Errorf("task list on a matrix without tables: exit %d %q", code, errOut)
 	}
@@ -108,7 +108,7 @@ func TestCLIMigrate(t *testing.T) {
 
 	// --dry-run prints a unified diff and writes nothing.
 	check := treehash.Guard(t, root)
-	code, diff, errOut := runTask(t, root, cliOpts{}, "migrate", "--dry-run")
+	code, diff, errOut := runCLI(t, root, cliOpts{}, "migrate", "--dry-run")
 	if code != 0 {
 		t.Fatalf("migrate --dry-run: %d %s", code, errOut)
 	}
@@ -125,7 +125,7 @@ func TestCLIMigrate(t *testing.T) {
 	}
 
 	// The real run writes what the dry run showed (but for the random IDs).
-	code, out, errOut := runTask(t, root, cliOpts{}, "migrate", "--json")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "migrate", "--json")
 	if code != 0 {
 		t.Fatalf("migrate: %d %s", code, errOut)
 	}
@@ -149,7 +149,7 @@ func TestCLIMigrate(t *testing.T) {
 	}
 
 	// Every item is a task now.
-	code, out, errOut = runTask(t, root, cliOpts{}, "task", "list", "--json")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "list", "--json")
 	var tasks []struct {
 		ID, Status, Created string
 	}
@@ -168,10 +168,10 @@ func TestCLIMigrate(t *testing.T) {
 	if done != res.Done || res.Done+res.Todo != 154 {
 		t.Errorf("%d DONE tasks; migrate reported %d DONE, %d TODO", done, res.Done, res.Todo)
 	}
-	if code, out, _ := runTask(t, root, cliOpts{}, "validate"); code != 0 || out != "" {
+	if code, out, _ := runCLI(t, root, cliOpts{}, "validate"); code != 0 || out != "" {
 		t.Errorf("validate after migrate: %d\n%s", code, out)
 	}
-	code, id, errOut := runTask(t, root, cliOpts{}, "task", "create", "-d", "After the migration", "-m", "coder")
+	code, id, errOut := runCLI(t, root, cliOpts{}, "task", "create", "-d", "After the migration", "-m", "coder")
 	if code != 0 || !strings.Contains(matrixOf(t, root), "| "+strings.TrimSpace(id)+" | TODO | P2 | med | coder |") {
 		t.Errorf("task create after migrate: %d %s", code, errOut)
 	}
@@ -179,7 +179,7 @@ func TestCLIMigrate(t *testing.T) {
 	// Once is enough: a second migrate refuses and changes nothing.
 	check = treehash.Guard(t, root)
 	for _, args := range [][]string{{"migrate"}, {"migrate", "--dry-run"}} {
-		code, out, errOut = runTask(t, root, cliOpts{}, args...)
+		code, out, errOut = runCLI(t, root, cliOpts{}, args...)
 		if code != 1 || out != "" || !strings.Contains(errOut, "already has a task table (line 30)") || !strings.Contains(errOut, "nothing was written") {
 			t.Errorf("%v on a migrated file: %d %q %q", args, code, out, errOut)
 		}
@@ -190,7 +190,7 @@ func TestCLIMigrate(t *testing.T) {
 func TestCLIMigrateNothingToDo(t *testing.T) {
 	root := fixtureWS(t) // a task table already
 	check := treehash.Guard(t, root)
-	if code, _, errOut := runTask(t, root, cliOpts{}, "migrate"); code != 1 || !strings.Contains(errOut, "already has a task table (line 5)") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate"); code != 1 || !strings.Contains(errOut, "already has a task table (line 5)") {
 		t.Errorf("migrate of a current matrix: %d %q", code, errOut)
 	}
 	check()
@@ -198,15 +198,15 @@ func TestCLIMigrateNothingToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	check = treehash.Guard(t, root)
-	if code, _, errOut := runTask(t, root, cliOpts{}, "migrate", "--json"); code != 1 || !strings.Contains(errOut, "nothing to migrate") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate", "--json"); code != 1 || !strings.Contains(errOut, "nothing to migrate") {
 		t.Errorf("migrate with no Item table: %d %q", code, errOut)
 	}
 	check()
-	code, out, _ := runTask(t, root, cliOpts{}, "migrate", "--help")
+	code, out, _ := runCLI(t, root, cliOpts{}, "migrate", "--help")
 	if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "agentinfra migrate --dry-run") {
 		t.Errorf("migrate --help: %d\n%s", code, out)
 	}
-	if code, _, _ := runTask(t, root, cliOpts{}, "migrate", "extra"); code != 2 {
+	if code, _, _ := runCLI(t, root, cliOpts{}, "migrate", "extra"); code != 2 {
 		t.Errorf("migrate with an argument: exit %d, want 2", code)
 	}
 }

@@ -10,16 +10,27 @@ import (
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
+	"github.com/agentinfra/agentinfra/workspace"
 )
-
-func init() { registerCommand(newCmdModel) }
 
 // modelJSON is the --json shape, shared with the MCP select_model result.
 type modelJSON = prompt.ModelAnswer
 
-func newCmdModel(f *Factory) *cobra.Command {
-	var asJSON bool
-	var mode, difficulty string
+// ModelOptions is what `model` runs with.
+type ModelOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Getenv    func(string) string
+
+	// ID is the task ("" when --mode and --difficulty say it all).
+	ID         string
+	Mode       string
+	Difficulty string
+	JSON       bool
+}
+
+func NewCmdModel(f *Factory, runF func(context.Context, *ModelOptions) error) *cobra.Command {
+	o := &ModelOptions{IO: f.IO, Workspace: f.Workspace, Getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "model [ID]",
 		Short: "Pick the model for a task, or for a mode and difficulty, and say why",
@@ -45,40 +56,46 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 --difficulty override them).`,
 		Example: `  agentinfra model 3f9a1c
   agentinfra model --mode oracle --difficulty med --json`,
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && mode == "" && difficulty == "" {
+			if len(args) == 1 {
+				o.ID = args[0]
+			}
+			if o.ID == "" && o.Mode == "" && o.Difficulty == "" {
 				return usageErrorf("pass a task ID, or --mode and --difficulty")
 			}
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			out, err := prompt.ModelFor(cmd.Context(), ws, prompt.ModelQuery{ID: firstArg(args), Mode: mode, Difficulty: difficulty},
-				func(ctx context.Context, id string) (matrix.Task, error) { return prompt.LoadTask(ctx, ws, id) }, f.Getenv)
-			if err != nil && difficulty != "" && errors.Is(err, matrix.ErrInvalid) {
-				return usageErrorf("--difficulty: %v", err)
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return jsonout.Write(f.IO.Out, out)
-			}
-			fmt.Fprintln(f.IO.Out, out.Model)
-			fmt.Fprintf(f.IO.Out, "reason: %s\n", out.Reason)
-			return nil
+			return modelRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", "", "agent mode (overrides the task's)")
-	cmd.Flags().StringVar(&difficulty, "difficulty", "", "easy, med or hard (overrides the task's)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {task_id, mode, difficulty, model, tier, reason}")
+	cmd.Flags().StringVar(&o.Mode, "mode", "", "agent mode (overrides the task's)")
+	cmd.Flags().StringVar(&o.Difficulty, "difficulty", "", "easy, med or hard (overrides the task's)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {task_id, mode, difficulty, model, tier, reason}")
+	registerFlagCompletion(cmd, "mode", completeModes(f))
+	registerFlagCompletion(cmd, "difficulty", cobra.FixedCompletions(matrix.Difficulties, noFiles))
 	return cmd
 }
 
-func firstArg(args []string) string {
-	if len(args) > 0 {
-		return args[0]
+func modelRun(ctx context.Context, o *ModelOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
 	}
-	return ""
+	out, err := prompt.ModelFor(ctx, ws, prompt.ModelQuery{ID: o.ID, Mode: o.Mode, Difficulty: o.Difficulty},
+		func(ctx context.Context, id string) (matrix.Task, error) { return prompt.LoadTask(ctx, ws, id) }, o.Getenv)
+	if err != nil && o.Difficulty != "" && errors.Is(err, matrix.ErrInvalid) {
+		return usageErrorf("--difficulty: %v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return jsonout.Write(o.IO.Out, out)
+	}
+	fmt.Fprintln(o.IO.Out, out.Model)
+	fmt.Fprintf(o.IO.Out, "reason: %s\n", out.Reason)
+	return nil
 }

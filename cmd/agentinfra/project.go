@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
@@ -9,39 +10,58 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 )
 
-func newCmdProject(f *Factory) *cobra.Command {
+func NewCmdProject(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "project",
 		Short: "The projects agents work in (this repository and those in .agent/config.yaml)",
 	}
-	var asJSON bool
-	list := &cobra.Command{
+	cmd.AddCommand(NewCmdProjectList(f, nil))
+	return cmd
+}
+
+// ProjectListOptions is what `project list` runs with.
+type ProjectListOptions struct {
+	IO    *IOStreams
+	Fleet func() (*fleet.Fleet, error)
+
+	JSON bool
+}
+
+func NewCmdProjectList(f *Factory, runF func(context.Context, *ProjectListOptions) error) *cobra.Command {
+	o := &ProjectListOptions{IO: f.IO, Fleet: f.fleetOf}
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the projects",
 		Example: `  agentinfra project list
   agentinfra project list --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fl, err := f.fleetOf()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			ps, err := fl.Projects()
-			if err != nil {
-				return fleetErr(err)
-			}
-			if asJSON {
-				return writeJSON(f.IO.Out, fleet.ProjectsResult{Projects: ps})
-			}
-			tw := tabwriter.NewWriter(f.IO.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tBACKEND\tPATH\tBASE\tDESCRIPTION")
-			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Backend, p.Path, orDash(p.BaseBranch), p.Description)
-			}
-			return tw.Flush()
+			return projectListRun(cmd.Context(), o)
 		},
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print {projects} as JSON")
-	cmd.AddCommand(list)
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {projects} as JSON")
 	return cmd
+}
+
+func projectListRun(_ context.Context, o *ProjectListOptions) error {
+	fl, err := o.Fleet()
+	if err != nil {
+		return err
+	}
+	ps, err := fl.Projects()
+	if err != nil {
+		return fleetErr(err)
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, fleet.ProjectsResult{Projects: ps})
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tBACKEND\tPATH\tBASE\tDESCRIPTION")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Backend, p.Path, orDash(p.BaseBranch), p.Description)
+	}
+	return tw.Flush()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,9 +11,8 @@ import (
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/skills"
+	"github.com/agentinfra/agentinfra/workspace"
 )
-
-func init() { registerCommand(newCmdPrompt) }
 
 type promptJSON struct {
 	TaskID        string        `json:"task_id"`
@@ -26,10 +26,27 @@ type promptJSON struct {
 	Text          string        `json:"text"`
 }
 
-func newCmdPrompt(f *Factory) *cobra.Command {
-	var asJSON, skipMissing bool
-	var mode, override, format string
-	var contextFiles []string
+// PromptOptions is what `prompt` runs with.
+type PromptOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Getenv    func(string) string
+	// Cwd is what relative --context-file paths are relative to.
+	Cwd string
+
+	ID string
+	// Mode replaces the task's mode when set.
+	Mode string
+	// TaskOverride replaces the README; "-" is read from stdin.
+	TaskOverride      string
+	ContextFiles      []string
+	SkillFormat       string
+	SkipMissingSkills bool
+	JSON              bool
+}
+
+func NewCmdPrompt(f *Factory, runF func(context.Context, *PromptOptions) error) *cobra.Command {
+	o := &PromptOptions{IO: f.IO, Workspace: f.Workspace, Getenv: f.Getenv, Cwd: f.Cwd}
 	cmd := &cobra.Command{
 		Use:   "prompt ID",
 		Short: "Print the standard prompt for a task: mode, skills, task, context files, reporting protocol",
@@ -48,61 +65,74 @@ leaves a note in its place.`,
 		Example: `  agentinfra prompt 3f9a1c
   agentinfra prompt 3f9a1c --mode reviewer --context-file internal/fetch.go --json
   echo "Only write the design note" | agentinfra prompt 3f9a1c --task-override -`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fm, err := skills.ValidFormat(format)
+			o.ID = args[0]
+			fm, err := skills.ValidFormat(o.SkillFormat)
 			if err != nil {
 				return usageErrorf("--skill-format: %v", err)
 			}
-			if override == "-" {
-				b, err := io.ReadAll(f.IO.In)
-				if err != nil {
-					return fmt.Errorf("read --task-override from stdin: %w", err)
-				}
-				override = string(b)
+			o.SkillFormat = fm
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
-			}
-			t, err := prompt.LoadTask(cmd.Context(), ws, args[0])
-			if err != nil {
-				return err
-			}
-			// Context files are relative to the current folder, like any CLI path.
-			files := make([]string, len(contextFiles))
-			for i, p := range contextFiles {
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(f.Cwd, p)
-				}
-				files[i] = p
-			}
-			p, err := prompt.Assemble(cmd.Context(), ws, prompt.Input{
-				Task: t, Mode: mode, TaskOverride: override, ContextFiles: files,
-				SkillFormat: fm, SkipMissingSkills: skipMissing, Getenv: f.Getenv,
-			})
-			if err != nil {
-				return err
-			}
-			for _, w := range p.Warnings {
-				fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", w)
-			}
-			for _, m := range p.MissingSkills {
-				fmt.Fprintf(f.IO.ErrOut, "warning: skill %q could not be loaded; the prompt carries a note instead\n", m)
-			}
-			if asJSON {
-				return jsonout.Write(f.IO.Out, promptJSON{TaskID: t.ID, Mode: p.Mode, SkillFormat: fm, Bytes: len(p.Text),
-					Parts: p.Parts, Skills: p.Skills, MissingSkills: p.MissingSkills, Warnings: p.Warnings, Text: p.Text})
-			}
-			_, err = io.WriteString(f.IO.Out, p.Text)
-			return err
+			return promptRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", "", "agent mode to use instead of the task's")
-	cmd.Flags().StringVar(&override, "task-override", "", "instructions that replace the task README ('-' reads stdin)")
-	cmd.Flags().StringArrayVar(&contextFiles, "context-file", nil, "file to include, fenced under its path (repeatable)")
-	cmd.Flags().StringVar(&format, "skill-format", skills.FormatSummary, "full, summary or instructions_only")
-	cmd.Flags().BoolVar(&skipMissing, "skip-missing-skills", false, "leave a note instead of failing when a skill cannot be loaded")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {task_id, mode, bytes, parts: [{kind, name, bytes}], skills, text, ...}")
+	cmd.Flags().StringVar(&o.Mode, "mode", "", "agent mode to use instead of the task's")
+	cmd.Flags().StringVar(&o.TaskOverride, "task-override", "", "instructions that replace the task README ('-' reads stdin)")
+	cmd.Flags().StringArrayVar(&o.ContextFiles, "context-file", nil, "file to include, fenced under its path (repeatable)")
+	cmd.Flags().StringVar(&o.SkillFormat, "skill-format", skills.FormatSummary, "full, summary or instructions_only")
+	cmd.Flags().BoolVar(&o.SkipMissingSkills, "skip-missing-skills", false, "leave a note instead of failing when a skill cannot be loaded")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {task_id, mode, bytes, parts: [{kind, name, bytes}], skills, text, ...}")
+	registerFlagCompletion(cmd, "mode", completeModes(f))
+	registerFlagCompletion(cmd, "skill-format", cobra.FixedCompletions(skillFormats, noFiles))
 	return cmd
+}
+
+var skillFormats = []string{skills.FormatFull, skills.FormatSummary, skills.FormatInstructionsOnly}
+
+func promptRun(ctx context.Context, o *PromptOptions) error {
+	override := o.TaskOverride
+	if override == "-" {
+		b, err := io.ReadAll(o.IO.In)
+		if err != nil {
+			return fmt.Errorf("read --task-override from stdin: %w", err)
+		}
+		override = string(b)
+	}
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	t, err := prompt.LoadTask(ctx, ws, o.ID)
+	if err != nil {
+		return err
+	}
+	// Context files are relative to the current folder, like any CLI path.
+	files := make([]string, len(o.ContextFiles))
+	for i, p := range o.ContextFiles {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(o.Cwd, p)
+		}
+		files[i] = p
+	}
+	p, err := prompt.Assemble(ctx, ws, prompt.Input{
+		Task: t, Mode: o.Mode, TaskOverride: override, ContextFiles: files,
+		SkillFormat: o.SkillFormat, SkipMissingSkills: o.SkipMissingSkills, Getenv: o.Getenv,
+	})
+	if err != nil {
+		return err
+	}
+	printWarnings(o.IO, p.Warnings)
+	for _, m := range p.MissingSkills {
+		fmt.Fprintf(o.IO.ErrOut, "warning: skill %q could not be loaded; the prompt carries a note instead\n", m)
+	}
+	if o.JSON {
+		return jsonout.Write(o.IO.Out, promptJSON{TaskID: t.ID, Mode: p.Mode, SkillFormat: o.SkillFormat, Bytes: len(p.Text),
+			Parts: p.Parts, Skills: p.Skills, MissingSkills: p.MissingSkills, Warnings: p.Warnings, Text: p.Text})
+	}
+	_, err = io.WriteString(o.IO.Out, p.Text)
+	return err
 }

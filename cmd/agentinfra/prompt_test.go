@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // promptCLIWorkspace writes a small workspace: two modes, three skills (one
@@ -44,23 +41,9 @@ func promptCLIWorkspace(t *testing.T) string {
 	return dir
 }
 
-// runPromptCLI runs agentinfra in-process in dir with env and returns exit code, stdout, stderr.
-func runPromptCLI(t *testing.T, dir string, env map[string]string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	f := &Factory{
-		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb},
-		Cwd:    dir,
-		Now:    func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) },
-		Getenv: func(k string) string { return env[k] },
-	}
-	code := run(context.Background(), args, f)
-	return code, out.String(), errb.String()
-}
-
 func TestCLISkillList(t *testing.T) {
 	dir := promptCLIWorkspace(t)
-	code, out, errs := runPromptCLI(t, dir, nil, "skill", "list")
+	code, out, errs := runCLI(t, dir, cliOpts{}, "skill", "list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -71,7 +54,7 @@ func TestCLISkillList(t *testing.T) {
 		t.Errorf("the broken skill should be reported with file:line on stderr: %q", errs)
 	}
 
-	code, out, _ = runPromptCLI(t, dir, nil, "skill", "list", "--json")
+	code, out, _ = runCLI(t, dir, cliOpts{}, "skill", "list", "--json")
 	var got struct {
 		Skills []struct {
 			Slug, Source, Path string
@@ -101,7 +84,7 @@ func TestCLISkillListGlobal(t *testing.T) {
 	os.MkdirAll(filepath.Join(global, "writing"), 0o755)
 	os.WriteFile(filepath.Join(global, "go-testing", "SKILL.md"), []byte("---\ndescription: global copy\n---\n"), 0o644)
 	os.WriteFile(filepath.Join(global, "writing", "SKILL.md"), []byte("---\ndescription: Clear prose.\n---\n"), 0o644)
-	code, out, errs := runPromptCLI(t, dir, map[string]string{"AGENTINFRA_GLOBAL_SKILLS": global}, "skill", "list")
+	code, out, errs := runCLI(t, dir, cliOpts{env: map[string]string{"AGENTINFRA_GLOBAL_SKILLS": global}}, "skill", "list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -121,14 +104,14 @@ func TestCLISkillListGlobal(t *testing.T) {
 
 func TestCLISkillLoad(t *testing.T) {
 	dir := promptCLIWorkspace(t)
-	code, out, errs := runPromptCLI(t, dir, nil, "skill", "load", "go-testing", "--format", "instructions_only")
+	code, out, errs := runCLI(t, dir, cliOpts{}, "skill", "load", "go-testing", "--format", "instructions_only")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	if !strings.Contains(out, "Use t.TempDir.") || strings.Contains(out, "TestX") {
 		t.Errorf("instructions_only output:\n%s", out)
 	}
-	code, out, _ = runPromptCLI(t, dir, nil, "skill", "load", "go-testing", "code-review", "--format", "summary", "--json")
+	code, out, _ = runCLI(t, dir, cliOpts{}, "skill", "load", "go-testing", "code-review", "--format", "summary", "--json")
 	var got struct {
 		Skills []struct {
 			Slug, Format, Text string
@@ -154,7 +137,7 @@ func TestCLISkillLoad(t *testing.T) {
 		{[]string{"skill", "load"}, 2, "requires at least 1 arg"},
 	}
 	for _, tc := range cases {
-		code, _, errs := runPromptCLI(t, dir, nil, tc.args...)
+		code, _, errs := runCLI(t, dir, cliOpts{}, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d containing %q", tc.args, code, errs, tc.code, tc.want)
 		}
@@ -163,7 +146,7 @@ func TestCLISkillLoad(t *testing.T) {
 
 func TestCLIModeList(t *testing.T) {
 	dir := promptCLIWorkspace(t)
-	code, out, errs := runPromptCLI(t, dir, nil, "mode", "list", "--json")
+	code, out, errs := runCLI(t, dir, cliOpts{}, "mode", "list", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -183,7 +166,7 @@ func TestCLIModeList(t *testing.T) {
 	if got.Modes[1].Skills == nil {
 		t.Error("skills must be [] not null")
 	}
-	code, out, _ = runPromptCLI(t, dir, nil, "mode", "list")
+	code, out, _ = runCLI(t, dir, cliOpts{}, "mode", "list")
 	if code != 0 || !strings.Contains(out, "coder") || !strings.Contains(out, "oracle") {
 		t.Errorf("mode list:\n%s", out)
 	}
@@ -210,7 +193,7 @@ func TestCLIModel(t *testing.T) {
 		{[]string{"model", "0a0b0c", "--difficulty", "hard", "--json"}, "gemini-2.5-pro", "deep", "difficulty hard", nil, "hard", "explorer"},
 	}
 	for _, tc := range cases {
-		code, out, errs := runPromptCLI(t, dir, tc.env, tc.args...)
+		code, out, errs := runCLI(t, dir, cliOpts{env: tc.env}, tc.args...)
 		if code != 0 {
 			t.Errorf("%v: exit %d %s", tc.args, code, errs)
 			continue
@@ -225,7 +208,7 @@ func TestCLIModel(t *testing.T) {
 	}
 	// The workspace config names the mode's tier at difficulty med.
 	os.WriteFile(filepath.Join(dir, ".agent", "config.yaml"), []byte("models:\n  modes:\n    explorer: deep\n"), 0o644)
-	code, out, _ := runPromptCLI(t, dir, nil, "model", "0a0b0c", "--difficulty", "med")
+	code, out, _ := runCLI(t, dir, cliOpts{}, "model", "0a0b0c", "--difficulty", "med")
 	if code != 0 || !strings.HasPrefix(out, "gemini-2.5-pro\n") || !strings.Contains(out, "models.modes.explorer: deep in .agent/config.yaml") {
 		t.Errorf("config override: exit %d\n%s", code, out)
 	}
@@ -238,7 +221,7 @@ func TestCLIModel(t *testing.T) {
 		{[]string{"model", "ffffff"}, 1, `"ffffff"`},
 		{[]string{"model", "--mode", "x", "--difficulty", "extreme"}, 2, "easy, med or hard"},
 	} {
-		code, _, errs := runPromptCLI(t, dir, nil, tc.args...)
+		code, _, errs := runCLI(t, dir, cliOpts{}, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d stderr %q", tc.args, code, errs)
 		}
@@ -248,7 +231,7 @@ func TestCLIModel(t *testing.T) {
 func TestCLIPrompt(t *testing.T) {
 	dir := promptCLIWorkspace(t)
 	// Context files are relative to the current folder.
-	code, out, errs := runPromptCLI(t, filepath.Join(dir, "src"), nil, "prompt", "a1b2c3", "--context-file", "fetch.go", "--json")
+	code, out, errs := runCLI(t, filepath.Join(dir, "src"), cliOpts{}, "prompt", "a1b2c3", "--context-file", "fetch.go", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -273,25 +256,25 @@ func TestCLIPrompt(t *testing.T) {
 	}
 
 	// Plain text output is exactly the prompt, and stable.
-	_, a, _ := runPromptCLI(t, dir, nil, "prompt", "a1b2c3", "--task-override", "Just plan.")
-	_, b, _ := runPromptCLI(t, dir, nil, "prompt", "a1b2c3", "--task-override", "Just plan.")
+	_, a, _ := runCLI(t, dir, cliOpts{}, "prompt", "a1b2c3", "--task-override", "Just plan.")
+	_, b, _ := runCLI(t, dir, cliOpts{}, "prompt", "a1b2c3", "--task-override", "Just plan.")
 	if a != b || !strings.Contains(a, "Just plan.") || strings.Contains(a, "Retry three times.") {
 		t.Errorf("override output unstable or wrong:\n%s", a)
 	}
 
-	code, out, errs = runPromptCLI(t, dir, nil, "prompt", "d4e5f6", "--skip-missing-skills")
+	code, out, errs = runCLI(t, dir, cliOpts{}, "prompt", "d4e5f6", "--skip-missing-skills")
 	if code != 0 || !strings.Contains(out, "## Skill: nope (not available)") || !strings.Contains(errs, `skill "nope"`) {
 		t.Errorf("skip missing: exit %d stderr %q\n%s", code, errs, out)
 	}
 
 	// A task whose mode has no file gets a prompt without a mode prompt, and
 	// a warning on stderr (and in --json); an explicit --mode must exist.
-	code, out, errs = runPromptCLI(t, dir, nil, "prompt", "0a0b0c")
+	code, out, errs = runCLI(t, dir, cliOpts{}, "prompt", "0a0b0c")
 	wantWarn := `warning: mode "explorer" of task 0a0b0c has no .agent/agents/explorer.md; the prompt goes on without a mode prompt (existing modes: coder, oracle)`
 	if code != 0 || !strings.HasPrefix(out, "# Agent mode: explorer\n\n# Task") || strings.TrimSpace(errs) != wantWarn {
 		t.Errorf("unknown mode: exit %d stderr %q\n%s", code, errs, out)
 	}
-	code, out, _ = runPromptCLI(t, dir, nil, "prompt", "0a0b0c", "--json")
+	code, out, _ = runCLI(t, dir, cliOpts{}, "prompt", "0a0b0c", "--json")
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "explorer.md") {
 		t.Errorf("unknown mode --json: exit %d, %v, warnings %q", code, err, got.Warnings)
 	}
@@ -308,7 +291,7 @@ func TestCLIPrompt(t *testing.T) {
 		{[]string{"prompt", "a1b2c3", "--skill-format", "tiny"}, 2, "--skill-format"},
 		{[]string{"prompt"}, 2, "accepts 1 arg"},
 	} {
-		code, _, errs := runPromptCLI(t, dir, nil, tc.args...)
+		code, _, errs := runCLI(t, dir, cliOpts{}, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d stderr %q; want %d containing %q", tc.args, code, errs, tc.code, tc.want)
 		}

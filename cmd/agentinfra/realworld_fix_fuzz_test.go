@@ -62,7 +62,7 @@ func FuzzFixKeepsEveryCharacter(f *testing.F) {
 			}
 			before := rwTreeSnapshot(t, root)
 			idsBefore, readBefore := fuzzListIDs(t, root)
-			code, _, stderr := runTask(t, root, cliOpts{}, args...)
+			code, _, stderr := runCLI(t, root, cliOpts{}, args...)
 			if code > 1 {
 				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
 			}
@@ -85,7 +85,7 @@ const fuzzFixMaxBytes = 8 << 10
 // whether it returned a list at all (a file with no task table does not).
 func fuzzListIDs(t *testing.T, root string) ([]string, bool) {
 	t.Helper()
-	_, out, _ := runTask(t, root, cliOpts{}, "task", "list", "--json")
+	_, out, _ := runCLI(t, root, cliOpts{}, "task", "list", "--json")
 	var tasks []matrix.Task
 	if json.Unmarshal([]byte(out), &tasks) != nil {
 		return nil, false

@@ -232,7 +232,7 @@ func runRealworld(t *testing.T, c string, rc realworldCommand) string {
 	t.Helper()
 	root := realworldWorkspace(t, c)
 	before := rwTreeSnapshot(t, root)
-	code, stdout, stderr := runTask(t, root, cliOpts{}, args...)
+	code, stdout, stderr := runCLI(t, root, cliOpts{}, args...)
 	after := rwTreeSnapshot(t, root)
 
 	var b strings.Builder
@@ -383,7 +383,7 @@ func TestRealworldNoStaleGoldens(t *testing.T) {
 // rwListIDs runs `task list --json` and returns the IDs and stderr.
 func rwListIDs(t *testing.T, root string) ([]matrix.Task, string) {
 	t.Helper()
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "list", "--json")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "list", "--json")
 	// Exit 1 with the rows it read is how a partial read ends: never 0.
 	if partial := code == 1 && errOut != ""; code != 0 && !partial {
 		t.Fatalf("task list --json: exit %d, stderr %q", code, errOut)
@@ -439,7 +439,7 @@ func TestRealworldListReadsEveryRow(t *testing.T) {
 					wantTODO = append(wantTODO, tk.ID)
 				}
 			}
-			code, out, errOut := runTask(t, root, cliOpts{}, "task", "list", "--status", "TODO", "--json")
+			code, out, errOut := runCLI(t, root, cliOpts{}, "task", "list", "--status", "TODO", "--json")
 			var todo []matrix.Task
 			if len(unread) > 0 && code != 1 {
 				t.Errorf("task list --status TODO exited %d on a matrix with unread rows; want 1", code)
@@ -491,7 +491,7 @@ func TestRealworldFixKeepsIDs(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			root := realworldWorkspace(t, c)
 			before, _ := rwListIDs(t, root)
-			runTask(t, root, cliOpts{}, "validate", "--fix")
+			runCLI(t, root, cliOpts{}, "validate", "--fix")
 			after, _ := rwListIDs(t, root)
 			b, a := rwTaskIDs(before), rwTaskIDs(after)
 			slices.Sort(b)
@@ -514,7 +514,7 @@ func TestRealworldFixLeavesOneGFMTable(t *testing.T) {
 		}
 		t.Run(c, func(t *testing.T) {
 			root := realworldWorkspace(t, c)
-			runTask(t, root, cliOpts{}, "validate", "--fix")
+			runCLI(t, root, cliOpts{}, "validate", "--fix")
 			listed, stderr := rwListIDs(t, root)
 			var taskTables []gfmtable.Table
 			for _, tb := range gfmtable.Parse([]byte(matrixOf(t, root))) {
@@ -558,7 +558,7 @@ func TestRealworldFixKeepsEveryCharacter(t *testing.T) {
 			t.Run(c+"/"+args[1], func(t *testing.T) {
 				root := realworldWorkspace(t, c)
 				before := rwTreeSnapshot(t, root)
-				runTask(t, root, cliOpts{}, args...)
+				runCLI(t, root, cliOpts{}, args...)
 				after := rwTreeSnapshot(t, root)
 				lost := rwLostCharacters(before, after)
 				if len(lost) > 0 {

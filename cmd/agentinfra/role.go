@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
@@ -9,41 +10,60 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 )
 
-func newCmdRole(f *Factory) *cobra.Command {
+func NewCmdRole(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "role",
 		Short: "The roles agents can take (agent modes)",
 	}
-	var project string
-	var asJSON bool
-	list := &cobra.Command{
+	cmd.AddCommand(NewCmdRoleList(f, nil))
+	return cmd
+}
+
+// RoleListOptions is what `role list` runs with.
+type RoleListOptions struct {
+	IO    *IOStreams
+	Fleet func() (*fleet.Fleet, error)
+
+	Project string
+	JSON    bool
+}
+
+func NewCmdRoleList(f *Factory, runF func(context.Context, *RoleListOptions) error) *cobra.Command {
+	o := &RoleListOptions{IO: f.IO, Fleet: f.fleetOf}
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the roles: the agent modes in .agent/agents/",
 		Example: `  agentinfra role list
   agentinfra role list --json | jq -r '.roles[].name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fl, err := f.fleetOf()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			roles, err := fl.Roles(cmd.Context(), project)
-			if err != nil {
-				return fleetErr(err)
-			}
-			if asJSON {
-				return writeJSON(f.IO.Out, fleet.RolesResult{Roles: roles})
-			}
-			tw := tabwriter.NewWriter(f.IO.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tDISPLAY NAME\tDESCRIPTION")
-			for _, r := range roles {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.DisplayName, r.Description)
-			}
-			return tw.Flush()
+			return roleListRun(cmd.Context(), o)
 		},
 	}
-	list.Flags().StringVar(&project, "project", "", "the project (default: this repository)")
-	list.Flags().BoolVar(&asJSON, "json", false, "print {roles} as JSON")
-	cmd.AddCommand(list)
+	cmd.Flags().StringVar(&o.Project, "project", "", "the project (default: this repository)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {roles} as JSON")
 	return cmd
+}
+
+func roleListRun(ctx context.Context, o *RoleListOptions) error {
+	fl, err := o.Fleet()
+	if err != nil {
+		return err
+	}
+	roles, err := fl.Roles(ctx, o.Project)
+	if err != nil {
+		return fleetErr(err)
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, fleet.RolesResult{Roles: roles})
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDISPLAY NAME\tDESCRIPTION")
+	for _, r := range roles {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.DisplayName, r.Description)
+	}
+	return tw.Flush()
 }

@@ -39,7 +39,7 @@ type Factory struct {
 
 func defaultFactory() *Factory {
 	cwd, _ := os.Getwd()
-	tty, width := terminalInfo(os.Stdout)
+	tty, width := terminalInfo(os.Stdout, os.Getenv)
 	return &Factory{
 		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, IsTTY: tty, Width: width},
 		Cwd:    cwd,
@@ -60,14 +60,6 @@ func (f *Factory) Workspace() (*workspace.Workspace, error) {
 	return workspace.Find(root, f.Cwd)
 }
 
-// commandConstructors is filled by each command file's init, so command groups
-// live in their own files and root.go never needs editing to add one.
-var commandConstructors []func(*Factory) *cobra.Command
-
-func registerCommand(c func(*Factory) *cobra.Command) {
-	commandConstructors = append(commandConstructors, c)
-}
-
 func newRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentinfra",
@@ -86,13 +78,31 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetIn(f.IO.In)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
-	})
-	for _, c := range commandConstructors {
-		root.AddCommand(c(f))
-	}
+	root.SetFlagErrorFunc(flagError)
+	// The whole command tree, in one place.
+	root.AddCommand(
+		NewCmdInit(f, nil),
+		newCmdValidate(f),
+		NewCmdMigrate(f, nil),
+		NewCmdHook(f),
+		NewCmdTask(f),
+		NewCmdPrompt(f, nil),
+		NewCmdModel(f, nil),
+		NewCmdDispatch(f, nil),
+		NewCmdHandoff(f, nil),
+		NewCmdSkill(f),
+		NewCmdMode(f),
+		NewCmdAgent(f),
+		NewCmdRole(f),
+		NewCmdProject(f),
+		NewCmdServe(f, nil),
+	)
 	return root
+}
+
+// flagError makes a flag that cannot be parsed a usage error (exit 2).
+func flagError(c *cobra.Command, err error) error {
+	return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
 }
 
 // exitError carries an explicit exit code (e.g. validate's 1 with diagnostics already printed).

@@ -8,21 +8,35 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/mcpserver"
+	"github.com/agentinfra/agentinfra/workspace"
 )
-
-func init() { registerCommand(newCmdServe) }
 
 // serveVersion is announced to MCP clients.
 var serveVersion = "dev"
 
-func newCmdServe(f *Factory) *cobra.Command {
-	var addr, tokenFile, logLevel string
-	var allowRemote bool
-	var toolsets []string
+// ServeOptions is what `serve` runs with.
+type ServeOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Now       func() time.Time
+	Getenv    func(string) string
+
+	// Addr is the --http address; "" serves stdio.
+	Addr        string
+	AllowRemote bool
+	TokenFile   string
+	Toolsets    []string
+	LogLevel    slog.Level
+}
+
+func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
+	o := &ServeOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now, Getenv: f.Getenv}
+	var logLevel string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve agentinfra's tools and resources over MCP (stdio, or streamable HTTP with --http)",
@@ -49,44 +63,24 @@ See docs/mcp.md.`,
   claude mcp add agentinfra -- agentinfra serve`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			debug.SetGCPercent(100) // a long-lived server: main's one-shot setting does not fit
-			if addr == "" && (allowRemote || tokenFile != "") {
+			if o.Addr == "" && (o.AllowRemote || o.TokenFile != "") {
 				return usageErrorf("--allow-remote and --token-file apply to --http only")
 			}
-			if addr != "" {
-				if err := mcpserver.CheckAddr(addr, allowRemote, tokenFile); err != nil {
+			if o.Addr != "" {
+				if err := mcpserver.CheckAddr(o.Addr, o.AllowRemote, o.TokenFile); err != nil {
 					return usageErrorf("%v", err)
 				}
 			}
-			if err := mcpserver.CheckToolsets(toolsets); err != nil {
+			if err := mcpserver.CheckToolsets(o.Toolsets); err != nil {
 				return usageErrorf("--toolsets: %v", err)
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+			if err := o.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 				return usageErrorf("--log-level: %v (use debug, info, warn or error)", err)
 			}
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			logger := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
-			srv, err := mcpserver.New(mcpserver.Options{
-				Workspace: ws, Getenv: f.Getenv, Now: f.Now, Logger: logger, Version: serveVersion, Toolsets: toolsets,
-			})
-			if err != nil {
-				return err
-			}
-			defer srv.Close()
-			ctx := cmd.Context()
-			if addr == "" {
-				return srv.ServeStdio(ctx, readCloser(f.IO.In), writeCloser(f.IO.Out))
-			}
-			return srv.ServeHTTP(ctx, mcpserver.HTTPOptions{
-				Addr: addr, AllowRemote: allowRemote, TokenFile: tokenFile,
-				Ready: func(url string) {
-					fmt.Fprintf(f.IO.ErrOut, "agentinfra: serving MCP for %s at %s\n", ws.Root, url)
-				},
-			})
+			return serveRun(cmd.Context(), o)
 		},
 	}
 	// The tools and resources are listed from the server's own definitions,
@@ -101,12 +95,37 @@ See docs/mcp.md.`,
 		}
 		c.Root().HelpFunc()(c, args)
 	})
-	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio, e.g. 127.0.0.1:8765")
-	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires --token-file)")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "bearer token file for --http (created 0600 with a random token if missing)")
-	cmd.Flags().StringSliceVar(&toolsets, "toolsets", nil, "tools to expose: matrix, fleet (default: both)")
+	cmd.Flags().StringVar(&o.Addr, "http", "", "serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio, e.g. 127.0.0.1:8765")
+	cmd.Flags().BoolVar(&o.AllowRemote, "allow-remote", false, "allow a non-loopback --http address (requires --token-file)")
+	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "bearer token file for --http (created 0600 with a random token if missing)")
+	cmd.Flags().StringSliceVar(&o.Toolsets, "toolsets", nil, "tools to expose: matrix, fleet (default: both)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "stderr log level: debug, info, warn or error")
 	return cmd
+}
+
+func serveRun(ctx context.Context, o *ServeOptions) error {
+	debug.SetGCPercent(100) // a long-lived server: main's one-shot setting does not fit
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: o.LogLevel}))
+	srv, err := mcpserver.New(mcpserver.Options{
+		Workspace: ws, Getenv: o.Getenv, Now: o.Now, Logger: logger, Version: serveVersion, Toolsets: o.Toolsets,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if o.Addr == "" {
+		return srv.ServeStdio(ctx, readCloser(o.IO.In), writeCloser(o.IO.Out))
+	}
+	return srv.ServeHTTP(ctx, mcpserver.HTTPOptions{
+		Addr: o.Addr, AllowRemote: o.AllowRemote, TokenFile: o.TokenFile,
+		Ready: func(url string) {
+			fmt.Fprintf(o.IO.ErrOut, "agentinfra: serving MCP for %s at %s\n", ws.Root, url)
+		},
+	})
 }
 
 type nopReadCloser struct{ io.Reader }

@@ -19,13 +19,7 @@ func serveFactory(t *testing.T, in string) (*Factory, *bytes.Buffer, *bytes.Buff
 	if _, err := task.Init(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	return &Factory{
-		IO:     &IOStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errb},
-		Cwd:    root,
-		Now:    func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) },
-		Getenv: func(string) string { return "" },
-	}, &out, &errb
+	return testFactory(root, cliOpts{stdin: in})
 }
 
 // serve over the command's stdin/stdout: protocol only on stdout, exit 0 when

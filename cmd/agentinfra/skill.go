@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -14,9 +15,7 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdSkill) }
-
-func newCmdSkill(f *Factory) *cobra.Command {
+func NewCmdSkill(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "skill",
 		Short: "List and load skills (.agent/skills/{slug}/SKILL.md, then the global skills folder)",
@@ -27,7 +26,7 @@ looked up in .agent/skills/ first, then in $AGENTINFRA_GLOBAL_SKILLS (default
 		Example: `  agentinfra skill list
   agentinfra skill load go-testing --format instructions_only`,
 	}
-	cmd.AddCommand(newCmdSkillList(f), newCmdSkillLoad(f))
+	cmd.AddCommand(NewCmdSkillList(f, nil), NewCmdSkillLoad(f, nil))
 	return cmd
 }
 
@@ -47,8 +46,17 @@ type skillProblemJSON struct {
 	Message string `json:"message"`
 }
 
-func newCmdSkillList(f *Factory) *cobra.Command {
-	var asJSON bool
+// SkillListOptions is what `skill list` runs with.
+type SkillListOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Getenv    func(string) string
+
+	JSON bool
+}
+
+func NewCmdSkillList(f *Factory, runF func(context.Context, *SkillListOptions) error) *cobra.Command {
+	o := &SkillListOptions{IO: f.IO, Workspace: f.Workspace, Getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the skills, workspace first, and any that fail to load",
@@ -56,40 +64,47 @@ func newCmdSkillList(f *Factory) *cobra.Command {
   agentinfra skill list --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			lib := skills.NewLibrary(ws, f.Getenv)
-			list, problems, err := lib.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				out := struct {
-					Skills   []skillListJSON    `json:"skills"`
-					Problems []skillProblemJSON `json:"problems"`
-				}{Skills: []skillListJSON{}, Problems: skillsProblemsJSON(ws, problems)}
-				for _, s := range list {
-					out.Skills = append(out.Skills, skillListJSON{Slug: s.Slug, Name: s.Name, Description: s.Description,
-						Source: s.Source, Path: s.DisplayDir + "/SKILL.md", Resources: s.Resources})
-				}
-				return jsonout.Write(f.IO.Out, out)
-			}
-			if len(list) == 0 && len(problems) == 0 {
-				fmt.Fprintf(f.IO.ErrOut, "no skills in %s; create .agent/skills/SLUG/SKILL.md\n", strings.Join(lib.Dirs(), " or "))
-			}
-			tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Slug, s.Source, mdtext.Shorten(s.Description, 90))
-			}
-			tw.Flush()
-			skillsPrintProblems(f, ws, problems)
-			return nil
+			return skillListRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {skills: [...], problems: [...]}")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {skills: [...], problems: [...]}")
 	return cmd
+}
+
+func skillListRun(ctx context.Context, o *SkillListOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	lib := skills.NewLibrary(ws, o.Getenv)
+	list, problems, err := lib.List(ctx)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		out := struct {
+			Skills   []skillListJSON    `json:"skills"`
+			Problems []skillProblemJSON `json:"problems"`
+		}{Skills: []skillListJSON{}, Problems: skillsProblemsJSON(ws, problems)}
+		for _, s := range list {
+			out.Skills = append(out.Skills, skillListJSON{Slug: s.Slug, Name: s.Name, Description: s.Description,
+				Source: s.Source, Path: s.DisplayDir + "/SKILL.md", Resources: s.Resources})
+		}
+		return jsonout.Write(o.IO.Out, out)
+	}
+	if len(list) == 0 && len(problems) == 0 {
+		fmt.Fprintf(o.IO.ErrOut, "no skills in %s; create .agent/skills/SLUG/SKILL.md\n", strings.Join(lib.Dirs(), " or "))
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Slug, s.Source, mdtext.Shorten(s.Description, 90))
+	}
+	tw.Flush()
+	skillsPrintProblems(o.IO, problems)
+	return nil
 }
 
 type skillLoadJSON struct {
@@ -105,9 +120,19 @@ type skillLoadJSON struct {
 	Bytes       int            `json:"bytes"`
 }
 
-func newCmdSkillLoad(f *Factory) *cobra.Command {
-	var asJSON bool
-	var format string
+// SkillLoadOptions is what `skill load` runs with.
+type SkillLoadOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Getenv    func(string) string
+
+	Slugs  []string
+	Format string
+	JSON   bool
+}
+
+func NewCmdSkillLoad(f *Factory, runF func(context.Context, *SkillLoadOptions) error) *cobra.Command {
+	o := &SkillLoadOptions{IO: f.IO, Workspace: f.Workspace, Getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "load SLUG...",
 		Short: "Print skills in a format: full, summary or instructions_only",
@@ -119,44 +144,55 @@ Formats:
   instructions_only  the body without sections headed Example(s), Reference(s) or Resources`,
 		Example: `  agentinfra skill load go-testing
   agentinfra skill load go-testing code-review --format summary --json`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeSkills(f, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fm, err := skills.ValidFormat(format)
+			o.Slugs = args
+			fm, err := skills.ValidFormat(o.Format)
 			if err != nil {
 				return usageErrorf("--format: %v", err)
 			}
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			o.Format = fm
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			lib := skills.NewLibrary(ws, f.Getenv)
-			var texts []string
-			var out []skillLoadJSON
-			for _, slug := range args {
-				s, err := lib.Load(cmd.Context(), slug)
-				if err != nil {
-					return err
-				}
-				text, err := skills.Render(s, fm)
-				if err != nil {
-					return err
-				}
-				texts = append(texts, text)
-				out = append(out, skillLoadJSON{Slug: s.Slug, Name: s.Name, Description: s.Description, Source: s.Source,
-					Path: s.DisplayDir + "/SKILL.md", Meta: s.Meta, Resources: s.Resources, Format: fm, Text: text, Bytes: len(text)})
-			}
-			if asJSON {
-				return jsonout.Write(f.IO.Out, struct {
-					Skills []skillLoadJSON `json:"skills"`
-				}{out})
-			}
-			_, err = io.WriteString(f.IO.Out, strings.Join(texts, "\n"))
-			return err
+			return skillLoadRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", skills.FormatFull, "full, summary or instructions_only")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {skills: [{slug, name, format, text, bytes, meta, ...}]}")
+	cmd.Flags().StringVar(&o.Format, "format", skills.FormatFull, "full, summary or instructions_only")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {skills: [{slug, name, format, text, bytes, meta, ...}]}")
+	registerFlagCompletion(cmd, "format", cobra.FixedCompletions(skillFormats, noFiles))
 	return cmd
+}
+
+func skillLoadRun(ctx context.Context, o *SkillLoadOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	lib := skills.NewLibrary(ws, o.Getenv)
+	var texts []string
+	var out []skillLoadJSON
+	for _, slug := range o.Slugs {
+		s, err := lib.Load(ctx, slug)
+		if err != nil {
+			return err
+		}
+		text, err := skills.Render(s, o.Format)
+		if err != nil {
+			return err
+		}
+		texts = append(texts, text)
+		out = append(out, skillLoadJSON{Slug: s.Slug, Name: s.Name, Description: s.Description, Source: s.Source,
+			Path: s.DisplayDir + "/SKILL.md", Meta: s.Meta, Resources: s.Resources, Format: o.Format, Text: text, Bytes: len(text)})
+	}
+	if o.JSON {
+		return jsonout.Write(o.IO.Out, struct {
+			Skills []skillLoadJSON `json:"skills"`
+		}{out})
+	}
+	_, err = io.WriteString(o.IO.Out, strings.Join(texts, "\n"))
+	return err
 }
 
 func skillsProblemsJSON(ws *workspace.Workspace, problems []skills.Problem) []skillProblemJSON {
@@ -167,8 +203,8 @@ func skillsProblemsJSON(ws *workspace.Workspace, problems []skills.Problem) []sk
 	return out
 }
 
-func skillsPrintProblems(f *Factory, ws *workspace.Workspace, problems []skills.Problem) {
+func skillsPrintProblems(ios *IOStreams, problems []skills.Problem) {
 	for _, p := range problems {
-		fmt.Fprintf(f.IO.ErrOut, "warning: %v\n", p.Err)
+		fmt.Fprintf(ios.ErrOut, "warning: %v\n", p.Err)
 	}
 }

@@ -11,9 +11,7 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdTask) }
-
-func newCmdTask(f *Factory) *cobra.Command {
+func NewCmdTask(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task",
 		Short: "Create, update, claim, list, show and archive tasks in the matrix",
@@ -32,7 +30,16 @@ Exit codes: 0 success, 1 failure, 2 usage error (unknown flag or refused value).
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newCmdTaskCreate(f), newCmdTaskUpdate(f), newCmdTaskList(f), newCmdTaskShow(f), newCmdTaskArchive(f), newCmdTaskContext(f), newCmdTaskScaffold(f), newCmdTaskClaim(f))
+	cmd.AddCommand(
+		NewCmdTaskCreate(f, nil),
+		NewCmdTaskUpdate(f, nil),
+		NewCmdTaskClaim(f, nil),
+		NewCmdTaskList(f, nil),
+		NewCmdTaskShow(f, nil),
+		NewCmdTaskContext(f, nil),
+		NewCmdTaskScaffold(f, nil),
+		NewCmdTaskArchive(f, nil),
+	)
 	return cmd
 }
 
@@ -45,9 +52,9 @@ func taskErr(err error) error {
 }
 
 // printWarnings puts the service's warnings on stderr; they do not change the exit code.
-func printWarnings(f *Factory, warnings []string) {
+func printWarnings(ios *IOStreams, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintln(f.IO.ErrOut, "warning:", w)
+		fmt.Fprintln(ios.ErrOut, "warning:", w)
 	}
 }
 
@@ -61,8 +68,8 @@ func rel(ws *workspace.Workspace, p string) string {
 }
 
 // useColor: only on a terminal, and never with NO_COLOR set (https://no-color.org).
-func useColor(f *Factory) bool {
-	return f.IO.IsTTY && (f.Getenv == nil || f.Getenv("NO_COLOR") == "")
+func useColor(ios *IOStreams, getenv func(string) string) bool {
+	return ios.IsTTY && (getenv == nil || getenv("NO_COLOR") == "")
 }
 
 var statusColors = map[string]string{

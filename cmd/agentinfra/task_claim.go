@@ -1,19 +1,30 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func newCmdTaskClaim(f *Factory) *cobra.Command {
-	var (
-		agent  string
-		asJSON bool
-	)
+// TaskClaimOptions is what `task claim` runs with.
+type TaskClaimOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Now       func() time.Time
+
+	ID    string
+	Agent string
+	JSON  bool
+}
+
+func NewCmdTaskClaim(f *Factory, runF func(context.Context, *TaskClaimOptions) error) *cobra.Command {
+	o := &TaskClaimOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now}
 	cmd := &cobra.Command{
 		Use:   "claim ID --agent @name",
 		Short: "Take a TODO task: IN_PROGRESS with you as its agent, unless someone has it",
@@ -28,37 +39,46 @@ status, and nothing is written.`,
 		Example: `  agentinfra task claim 3f9a2c --agent @coder
   agentinfra task claim 3f9a2c --agent coder --json
   agentinfra task claim "$(agentinfra task list --status TODO --limit 1 | cut -f1)" --agent @papi || echo "taken"`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTaskIDs(f, "TODO", "IN_PROGRESS"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if agent == "" {
+			o.ID = args[0]
+			if o.Agent == "" {
 				return usageErrorf("--agent is required: the @mention of the agent taking the task\nrun 'agentinfra task claim --help' for usage")
 			}
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			res, err := task.Claim(cmd.Context(), ws, args[0], agent, f.Now())
-			if err != nil {
-				return taskErr(err)
-			}
-			if asJSON {
-				return writeJSON(f.IO.Out, struct {
-					Task    matrix.Task `json:"task"`
-					Before  matrix.Task `json:"before"`
-					Changed []string    `json:"changed"`
-					LogFile string      `json:"log_file"`
-				}{res.After, res.Before, res.Changed, rel(ws, res.LogFile)})
-			}
-			holder := res.After.Agents[len(res.After.Agents)-1]
-			if len(res.Changed) == 0 {
-				fmt.Fprintf(f.IO.Out, "%s: already IN_PROGRESS, held by %s\n", res.After.ID, holder)
-				return nil
-			}
-			fmt.Fprintf(f.IO.Out, "claimed %s for %s: status %s → %s\n", res.After.ID, holder, res.Before.Status, res.After.Status)
-			return nil
+			return taskClaimRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&agent, "agent", "", "the @mention of the agent taking the task (required)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {task, before, changed, log_file} as JSON")
+	cmd.Flags().StringVar(&o.Agent, "agent", "", "the @mention of the agent taking the task (required)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, before, changed, log_file} as JSON")
 	return cmd
+}
+
+func taskClaimRun(ctx context.Context, o *TaskClaimOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	res, err := task.Claim(ctx, ws, o.ID, o.Agent, o.Now())
+	if err != nil {
+		return taskErr(err)
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, struct {
+			Task    matrix.Task `json:"task"`
+			Before  matrix.Task `json:"before"`
+			Changed []string    `json:"changed"`
+			LogFile string      `json:"log_file"`
+		}{res.After, res.Before, res.Changed, rel(ws, res.LogFile)})
+	}
+	holder := res.After.Agents[len(res.After.Agents)-1]
+	if len(res.Changed) == 0 {
+		fmt.Fprintf(o.IO.Out, "%s: already IN_PROGRESS, held by %s\n", res.After.ID, holder)
+		return nil
+	}
+	fmt.Fprintf(o.IO.Out, "claimed %s for %s: status %s → %s\n", res.After.ID, holder, res.Before.Status, res.After.Status)
+	return nil
 }

@@ -13,7 +13,7 @@ func TestCLITaskClaim(t *testing.T) {
 	root := fixtureWS(t)
 	readme := filepath.Join(root, ".agent/tasks/a1b2c3_add_retry_to_the_fetcher/README.md")
 	readme0 := readText(t, readme)
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "claim", "a1b2c3", "--agent", "papi", "--json")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "claim", "a1b2c3", "--agent", "papi", "--json")
 	var js struct {
 		Task struct {
 			Status string   `json:"status"`
@@ -44,13 +44,13 @@ func TestCLITaskClaim(t *testing.T) {
 		{[]string{"a1b2c3", "--agent", "two words"}, 2, "", "error: invalid --agent \"two words\": not an @mention (letters, digits, '-', '_', '.')\n"},
 		{[]string{"a1b2c3"}, 2, "", "error: --agent is required"},
 	} {
-		code, out, errOut := runTask(t, root, cliOpts{}, append([]string{"task", "claim"}, c.args...)...)
+		code, out, errOut := runCLI(t, root, cliOpts{}, append([]string{"task", "claim"}, c.args...)...)
 		if code != c.code || out != c.stdout || !strings.HasPrefix(errOut, c.stderr) {
 			t.Errorf("claim %v: exit %d, stdout %q, stderr %q; want %d %q %q", c.args, code, out, errOut, c.code, c.stdout, c.stderr)
 		}
 	}
 	check()
-	if code, out, _ := runTask(t, root, cliOpts{}, "task", "claim", "--help"); code != 0 || !strings.Contains(out, "agentinfra task claim 3f9a2c --agent @coder") {
+	if code, out, _ := runCLI(t, root, cliOpts{}, "task", "claim", "--help"); code != 0 || !strings.Contains(out, "agentinfra task claim 3f9a2c --agent @coder") {
 		t.Errorf("claim --help: %d %q", code, out)
 	}
 }

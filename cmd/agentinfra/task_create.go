@@ -1,20 +1,33 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func newCmdTaskCreate(f *Factory) *cobra.Command {
-	var (
-		o      task.CreateOptions
-		asJSON bool
-	)
+// TaskCreateOptions is what `task create` runs with.
+type TaskCreateOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Now       func() time.Time
+	Getenv    func(string) string
+
+	// Create holds the flags; an unset --priority or --difficulty is ""
+	// (the workspace's vocabulary gives the default).
+	Create task.CreateOptions
+	JSON   bool
+}
+
+func NewCmdTaskCreate(f *Factory, runF func(context.Context, *TaskCreateOptions) error) *cobra.Command {
+	o := &TaskCreateOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now, Getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "create --description D --mode M",
 		Short: "Add a TODO row to the matrix and scaffold its task folder",
@@ -37,52 +50,61 @@ Prints the new ID; --json prints {task, dir}.`,
   id=$(agentinfra task create -d "Map the parser" -m explorer --slug parser_map)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(o.Description) == "" {
+			c := &o.Create
+			if strings.TrimSpace(c.Description) == "" {
 				return usageErrorf("--description is required: say what the task is\nrun 'agentinfra task create --help' for usage")
 			}
-			if strings.TrimSpace(o.Mode) == "" {
+			if strings.TrimSpace(c.Mode) == "" {
 				return usageErrorf("--mode is required: the agent mode that will work on the task (a file in .agent/agents/)\nrun 'agentinfra task create --help' for usage")
 			}
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
-			}
-			// Unset, the defaults come from the workspace's vocabulary (P2
-			// and med unless .agent/config.yaml lists other values).
 			if !cmd.Flags().Changed("priority") {
-				o.Priority = ""
+				c.Priority = ""
 			}
 			if !cmd.Flags().Changed("difficulty") {
-				o.Difficulty = ""
+				c.Difficulty = ""
 			}
-			o.Skills = splitCSV(o.Skills)
-			o.Agents = splitCSV(o.Agents)
-			o.Getenv = f.Getenv
-			c, err := task.CreateTask(cmd.Context(), ws, o, f.Now())
-			if err != nil {
-				return taskErr(err)
+			c.Skills = splitCSV(c.Skills)
+			c.Agents = splitCSV(c.Agents)
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			printWarnings(f, c.Warnings)
-			if asJSON {
-				return writeJSON(f.IO.Out, struct {
-					Task     matrix.Task `json:"task"`
-					Dir      string      `json:"dir"`
-					Warnings []string    `json:"warnings,omitempty"`
-				}{c.Task, rel(ws, c.Dir), c.Warnings})
-			}
-			fmt.Fprintln(f.IO.Out, c.Task.ID)
-			return nil
+			return taskCreateRun(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.Description, "description", "d", "", "what the task is (required)")
-	fl.StringVarP(&o.Mode, "mode", "m", "", "agent mode, a file in .agent/agents/ (required)")
-	fl.StringVarP(&o.Priority, "priority", "p", "P2", "priority: P1, P2, P3 or P4 (or an alias: 1, high, ...)")
-	fl.StringVar(&o.Difficulty, "difficulty", "med", "difficulty: easy, med or hard (or an alias: S, M, L, medium, ...)")
-	fl.StringSliceVar(&o.Skills, "skills", nil, "skills, comma-separated (folders in .agent/skills/)")
-	fl.StringSliceVar(&o.Agents, "agent", nil, "@mention of an agent on the task (repeatable)")
-	fl.StringVar(&o.Slug, "slug", "", "folder name after the ID (default: from the description)")
-	fl.BoolVar(&o.Force, "force", false, "accept skills that do not exist (yet)")
-	fl.BoolVar(&asJSON, "json", false, "print {task, dir} as JSON")
+	fl.StringVarP(&o.Create.Description, "description", "d", "", "what the task is (required)")
+	fl.StringVarP(&o.Create.Mode, "mode", "m", "", "agent mode, a file in .agent/agents/ (required)")
+	fl.StringVarP(&o.Create.Priority, "priority", "p", "P2", "priority: P1, P2, P3 or P4 (or an alias: 1, high, ...)")
+	fl.StringVar(&o.Create.Difficulty, "difficulty", "med", "difficulty: easy, med or hard (or an alias: S, M, L, medium, ...)")
+	fl.StringSliceVar(&o.Create.Skills, "skills", nil, "skills, comma-separated (folders in .agent/skills/)")
+	fl.StringSliceVar(&o.Create.Agents, "agent", nil, "@mention of an agent on the task (repeatable)")
+	fl.StringVar(&o.Create.Slug, "slug", "", "folder name after the ID (default: from the description)")
+	fl.BoolVar(&o.Create.Force, "force", false, "accept skills that do not exist (yet)")
+	fl.BoolVar(&o.JSON, "json", false, "print {task, dir} as JSON")
+	registerFlagCompletion(cmd, "mode", completeModes(f))
+	registerFlagCompletion(cmd, "skills", completeSkills(f, true))
 	return cmd
+}
+
+func taskCreateRun(ctx context.Context, o *TaskCreateOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	in := o.Create
+	in.Getenv = o.Getenv
+	c, err := task.CreateTask(ctx, ws, in, o.Now())
+	if err != nil {
+		return taskErr(err)
+	}
+	printWarnings(o.IO, c.Warnings)
+	if o.JSON {
+		return writeJSON(o.IO.Out, struct {
+			Task     matrix.Task `json:"task"`
+			Dir      string      `json:"dir"`
+			Warnings []string    `json:"warnings,omitempty"`
+		}{c.Task, rel(ws, c.Dir), c.Warnings})
+	}
+	fmt.Fprintln(o.IO.Out, c.Task.ID)
+	return nil
 }

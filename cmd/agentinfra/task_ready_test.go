@@ -22,11 +22,11 @@ func TestCLITaskListReadyAndValidateDeps(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md"), []byte(readyMatrix), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "list", "--ready")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "list", "--ready")
 	if code != 0 || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "b2c3d4\t") {
 		t.Fatalf("task list --ready: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, _ = runTask(t, root, cliOpts{}, "validate")
+	code, out, _ = runCLI(t, root, cliOpts{}, "validate")
 	if code != 1 || !strings.Contains(out, "d4e5f6 depends on zzzzzz, which is no task ID") {
 		t.Fatalf("validate: exit %d\n%s", code, out)
 	}

@@ -17,7 +17,7 @@ import (
 func rowsWS(t *testing.T, src []byte) string {
 	t.Helper()
 	root := t.TempDir()
-	if code, _, errOut := runTask(t, root, cliOpts{}, "init"); code != 0 {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "init"); code != 0 {
 		t.Fatalf("init: %d %s", code, errOut)
 	}
 	if src == nil {
@@ -37,7 +37,7 @@ func rowsWS(t *testing.T, src []byte) string {
 func TestCLITaskListReadProblems(t *testing.T) {
 	root := rowsWS(t, nil)
 	check := treehash.Guard(t, root)
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "list", "--json")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "list", "--json")
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (rows could not be read)", code)
 	}
@@ -63,7 +63,7 @@ func TestCLITaskListReadProblems(t *testing.T) {
 	}
 
 	// A filter that drops rows before parsing reports the same problems.
-	code, out, errOut = runTask(t, root, cliOpts{}, "task", "list", "--status", "TODO")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "list", "--status", "TODO")
 	if code != 1 || errOut != wantErr {
 		t.Errorf("list --status TODO: exit %d, stderr:\n%s", code, errOut)
 	}
@@ -76,11 +76,11 @@ func TestCLITaskListReadProblems(t *testing.T) {
 	}
 
 	// show: a continued row whole; an unreadable one says where and why.
-	code, out, _ = runTask(t, root, cliOpts{}, "task", "show", "260121101500", "--json")
+	code, out, _ = runCLI(t, root, cliOpts{}, "task", "show", "260121101500", "--json")
 	if code != 0 || !strings.Contains(out, `"description": "Clean up logging:\n- drop the debug prints\n- use slog everywhere"`) {
 		t.Errorf("show of a continued row: exit %d\n%s", code, out)
 	}
-	code, _, errOut = runTask(t, root, cliOpts{}, "task", "show", "260121101504")
+	code, _, errOut = runCLI(t, root, cliOpts{}, "task", "show", "260121101504")
 	if code != 1 || !strings.Contains(errOut, "task 260121101504 is on line 33 of the matrix but could not be read") {
 		t.Errorf("show of an unreadable row: exit %d, stderr %q", code, errOut)
 	}
@@ -89,12 +89,12 @@ func TestCLITaskListReadProblems(t *testing.T) {
 
 func TestCLITaskListCleanMatrixExitsZero(t *testing.T) {
 	root := rowsWS(t, []byte("| ID | Status | Description |\n|---|---|---|\n| 260120204151 | TODO | one\nline more |\n| 260120204152 | DONE | two |\n"))
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "list")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "list")
 	if code != 0 || errOut != "" || out != "260120204151\tTODO\t\t\t\t\t\tone line more\t\t\n260120204152\tDONE\t\t\t\t\t\ttwo\t\t\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// On a terminal, a person is told how to join the continued row.
-	code, out, errOut = runTask(t, root, cliOpts{tty: true, width: 120}, "task", "list")
+	code, out, errOut = runCLI(t, root, cliOpts{tty: true, width: 120}, "task", "list")
 	if code != 0 || !strings.Contains(out, "one line more") || errOut != "note: 1 row goes on over several lines; `agentinfra validate --fix` joins it into one line\n" {
 		t.Errorf("tty: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -103,7 +103,7 @@ func TestCLITaskListCleanMatrixExitsZero(t *testing.T) {
 func TestCLITaskCreateAfterRowThatNeverEnds(t *testing.T) {
 	root := rowsWS(t, []byte("| ID | Status | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|\n| 260120204151 | TODO | coder | Starts\n\nand never ends\n"))
 	check := treehash.Guard(t, root)
-	code, _, errOut := runTask(t, root, cliOpts{}, "task", "create", "--description", "new", "--mode", "coder")
+	code, _, errOut := runCLI(t, root, cliOpts{}, "task", "create", "--description", "new", "--mode", "coder")
 	if code != 1 || !strings.Contains(errOut, "last row (line 3) never ends") || !strings.Contains(errOut, "agentinfra validate --fix") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}

@@ -21,7 +21,7 @@ func TestCLITaskScaffold(t *testing.T) {
 	}
 	before := matrixOf(t, root)
 
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "scaffold", "c3d4e5")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "scaffold", "c3d4e5")
 	if code != 0 || out != ".agent/tasks/c3d4e5_map_the_parser\n" {
 		t.Fatalf("scaffold: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -50,12 +50,12 @@ func TestCLITaskScaffold(t *testing.T) {
 		{[]string{"a1b2c3"}, ".agent/tasks/a1b2c3_add_retry_to_the_fetcher"},
 		{[]string{"ffffff"}, `no task "ffffff"; run ` + "`agentinfra task list`"},
 	} {
-		code, out, errOut := runTask(t, root, cliOpts{}, append([]string{"task", "scaffold"}, c.args...)...)
+		code, out, errOut := runCLI(t, root, cliOpts{}, append([]string{"task", "scaffold"}, c.args...)...)
 		if code != 1 || out != "" || !strings.Contains(errOut, c.want) {
 			t.Errorf("scaffold %v: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.args, code, out, errOut, c.want)
 		}
 	}
-	if code, _, _ := runTask(t, root, cliOpts{}, "task", "scaffold"); code != 2 {
+	if code, _, _ := runCLI(t, root, cliOpts{}, "task", "scaffold"); code != 2 {
 		t.Errorf("scaffold without an ID: exit %d, want 2", code)
 	}
 	check()
@@ -64,7 +64,7 @@ func TestCLITaskScaffold(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = runTask(t, root, cliOpts{}, "task", "scaffold", "c3d4e5", "--slug", "parser_map", "--json")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "scaffold", "c3d4e5", "--slug", "parser_map", "--json")
 	var res struct {
 		Task struct{ ID string } `json:"task"`
 		Dir  string              `json:"dir"`
@@ -87,7 +87,7 @@ func TestCLIReadOnlyMatrix(t *testing.T) {
 		{"task", "create", "-d", "New work", "-m", "coder"},
 		{"task", "scaffold", "c3d4e5"},
 	} {
-		code, _, errOut := runTask(t, root, cliOpts{}, args...)
+		code, _, errOut := runCLI(t, root, cliOpts{}, args...)
 		if code != 1 || !strings.Contains(errOut, "matrix is read-only") || !strings.Contains(errOut, "chmod u+w") {
 			t.Errorf("%v: exit %d, stderr %q; want exit 1 saying the matrix is read-only", args, code, errOut)
 		}

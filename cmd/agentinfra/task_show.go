@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -10,74 +11,93 @@ import (
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func newCmdTaskShow(f *Factory) *cobra.Command {
-	var asJSON bool
+// TaskShowOptions is what `task show` runs with.
+type TaskShowOptions struct {
+	IO        *IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Getenv    func(string) string
+
+	ID   string
+	JSON bool
+}
+
+func NewCmdTaskShow(f *Factory, runF func(context.Context, *TaskShowOptions) error) *cobra.Command {
+	o := &TaskShowOptions{IO: f.IO, Workspace: f.Workspace, Getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print a task's row, its folder and its README",
 		Example: `  agentinfra task show 3f9a2c
   agentinfra task show 3f9a2c --json | jq -r .readme`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
-			ws, err := f.Workspace()
-			if err != nil {
-				return err
+			o.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			info, err := task.ShowTask(cmd.Context(), ws, id)
-			if err != nil {
-				return err
-			}
-			t, dir, archived, readme := info.Task, info.Dir, info.Archived, info.Readme
-			if asJSON {
-				return writeJSON(f.IO.Out, struct {
-					Task     matrix.Task `json:"task"`
-					Dir      string      `json:"dir"`
-					Archived bool        `json:"archived"`
-					Readme   string      `json:"readme"`
-				}{t, rel(ws, dir), archived, readme})
-			}
-			w := f.IO.Out
-			fields := [][2]string{
-				{"ID", t.ID}, {"Status", t.Status}, {"Priority", t.Priority}, {"Difficulty", t.Difficulty},
-				{"Mode", t.Mode}, {"Skills", strings.Join(t.Skills, ", ")}, {"Agents", strings.Join(t.Agents, " ")},
-				{"Description", t.Description}, {"Created", t.Created}, {"Updated", t.Updated},
-			}
-			var extra []string
-			for k := range t.Extra {
-				extra = append(extra, k)
-			}
-			sort.Strings(extra)
-			for _, k := range extra {
-				fields = append(fields, [2]string{k, t.Extra[k]})
-			}
-			folder := "(none)"
-			switch {
-			case dir != "" && archived:
-				folder = rel(ws, dir) + " (archived)"
-			case dir != "":
-				folder = rel(ws, dir)
-			}
-			fields = append(fields, [2]string{"Folder", folder})
-			wd := 0
-			for _, kv := range fields {
-				wd = max(wd, len(kv[0]))
-			}
-			for _, kv := range fields {
-				fmt.Fprintf(w, "%-*s  %s\n", wd+1, kv[0]+":", kv[1])
-			}
-			if readme != "" {
-				fmt.Fprintf(w, "\n%s\n", colorize(useColor(f), "1", "── "+rel(ws, filepath.Join(dir, "README.md"))+" ──"))
-				fmt.Fprint(w, readme)
-				if !strings.HasSuffix(readme, "\n") {
-					fmt.Fprintln(w)
-				}
-			}
-			return nil
+			return taskShowRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {task, dir, archived, readme} as JSON")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, dir, archived, readme} as JSON")
 	return cmd
+}
+
+func taskShowRun(ctx context.Context, o *TaskShowOptions) error {
+	ws, err := o.Workspace()
+	if err != nil {
+		return err
+	}
+	info, err := task.ShowTask(ctx, ws, o.ID)
+	if err != nil {
+		return err
+	}
+	t, dir, archived, readme := info.Task, info.Dir, info.Archived, info.Readme
+	if o.JSON {
+		return writeJSON(o.IO.Out, struct {
+			Task     matrix.Task `json:"task"`
+			Dir      string      `json:"dir"`
+			Archived bool        `json:"archived"`
+			Readme   string      `json:"readme"`
+		}{t, rel(ws, dir), archived, readme})
+	}
+	w := o.IO.Out
+	fields := [][2]string{
+		{"ID", t.ID}, {"Status", t.Status}, {"Priority", t.Priority}, {"Difficulty", t.Difficulty},
+		{"Mode", t.Mode}, {"Skills", strings.Join(t.Skills, ", ")}, {"Agents", strings.Join(t.Agents, " ")},
+		{"Description", t.Description}, {"Created", t.Created}, {"Updated", t.Updated},
+	}
+	var extra []string
+	for k := range t.Extra {
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		fields = append(fields, [2]string{k, t.Extra[k]})
+	}
+	folder := "(none)"
+	switch {
+	case dir != "" && archived:
+		folder = rel(ws, dir) + " (archived)"
+	case dir != "":
+		folder = rel(ws, dir)
+	}
+	fields = append(fields, [2]string{"Folder", folder})
+	wd := 0
+	for _, kv := range fields {
+		wd = max(wd, len(kv[0]))
+	}
+	for _, kv := range fields {
+		fmt.Fprintf(w, "%-*s  %s\n", wd+1, kv[0]+":", kv[1])
+	}
+	if readme != "" {
+		fmt.Fprintf(w, "\n%s\n", colorize(useColor(o.IO, o.Getenv), "1", "── "+rel(ws, filepath.Join(dir, "README.md"))+" ──"))
+		fmt.Fprint(w, readme)
+		if !strings.HasSuffix(readme, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
 }

@@ -1,47 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/internal/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
-
-var taskNow = time.Date(2026, 11, 21, 14, 5, 0, 0, time.UTC)
-
-type cliOpts struct {
-	tty   bool
-	width int
-	env   map[string]string
-}
-
-// runTask runs the CLI in-process with a pinned clock and a private environment.
-func runTask(t *testing.T, dir string, o cliOpts, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	env := map[string]string{"HOME": dir}
-	for k, v := range o.env {
-		env[k] = v
-	}
-	f := &Factory{
-		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb, IsTTY: o.tty, Width: o.width},
-		Cwd:    dir,
-		Now:    func() time.Time { return taskNow },
-		Getenv: func(k string) string { return env[k] },
-	}
-	code = run(context.Background(), args, f)
-	return code, out.String(), errb.String()
-}
 
 const fixtureMatrix = `# Development Matrix
 
@@ -66,7 +36,7 @@ Trailing prose, also kept.
 func fixtureWS(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	if code, _, errOut := runTask(t, root, cliOpts{}, "init"); code != 0 {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "init"); code != 0 {
 		t.Fatalf("init: %d %s", code, errOut)
 	}
 	write := func(rel, s string) {
@@ -108,7 +78,7 @@ func matrixOf(t *testing.T, root string) string {
 
 func TestCLIInit(t *testing.T) {
 	root := t.TempDir()
-	code, out, errOut := runTask(t, root, cliOpts{}, "init")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "init")
 	if code != 0 {
 		t.Fatalf("init: %d %s", code, errOut)
 	}
@@ -119,11 +89,11 @@ func TestCLIInit(t *testing.T) {
 		}
 	}
 	check := treehash.Guard(t, root)
-	code, out, _ = runTask(t, root, cliOpts{}, "init")
+	code, out, _ = runCLI(t, root, cliOpts{}, "init")
 	if code != 0 || !strings.Contains(out, "nothing to do") {
 		t.Errorf("second init: %d %q", code, out)
 	}
-	code, out, _ = runTask(t, root, cliOpts{}, "init", "--json")
+	code, out, _ = runCLI(t, root, cliOpts{}, "init", "--json")
 	var js struct {
 		Root    string   `json:"root"`
 		Created []string `json:"created"`
@@ -135,14 +105,14 @@ func TestCLIInit(t *testing.T) {
 
 	// --root and $AGENTINFRA_ROOT choose where.
 	other := t.TempDir()
-	if code, _, _ := runTask(t, root, cliOpts{}, "init", "--root", other); code != 0 || !isFile(filepath.Join(other, ".agent/DEVELOPMENT_MATRIX.md")) {
+	if code, _, _ := runCLI(t, root, cliOpts{}, "init", "--root", other); code != 0 || !isFile(filepath.Join(other, ".agent/DEVELOPMENT_MATRIX.md")) {
 		t.Error("init --root did not create the workspace there")
 	}
 	third := t.TempDir()
-	if code, _, _ := runTask(t, root, cliOpts{env: map[string]string{"AGENTINFRA_ROOT": third}}, "init"); code != 0 || !isFile(filepath.Join(third, ".agent/DEVELOPMENT_MATRIX.md")) {
+	if code, _, _ := runCLI(t, root, cliOpts{env: map[string]string{"AGENTINFRA_ROOT": third}}, "init"); code != 0 || !isFile(filepath.Join(third, ".agent/DEVELOPMENT_MATRIX.md")) {
 		t.Error("init with AGENTINFRA_ROOT did not create the workspace there")
 	}
-	if code, _, errOut := runTask(t, root, cliOpts{}, "init", "extra"); code != 2 {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "init", "extra"); code != 2 {
 		t.Errorf("init with an argument: %d %s", code, errOut)
 	}
 }
@@ -155,7 +125,7 @@ func isFile(p string) bool {
 func TestCLINoWorkspace(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{"task", "list"}, {"task", "create", "-d", "x", "-m", "coder"}, {"task", "show", "a1b2c3"}} {
-		code, _, errOut := runTask(t, dir, cliOpts{}, args...)
+		code, _, errOut := runCLI(t, dir, cliOpts{}, args...)
 		if code != 1 || !strings.Contains(errOut, "agentinfra init") {
 			t.Errorf("%v without a workspace: %d %q; want 1 suggesting agentinfra init", args, code, errOut)
 		}
@@ -173,7 +143,7 @@ func TestCLINoWorkspace(t *testing.T) {
 		{dir, cliOpts{}, []string{"--root", root}},
 		{dir, cliOpts{env: map[string]string{"AGENTINFRA_ROOT": root}}, nil},
 	} {
-		code, out, errOut := runTask(t, c.cwd, c.o, append([]string{"task", "list", "--status", "DONE"}, c.arg...)...)
+		code, out, errOut := runCLI(t, c.cwd, c.o, append([]string{"task", "list", "--status", "DONE"}, c.arg...)...)
 		if code != 0 || !strings.HasPrefix(out, "e5f6a7\t") {
 			t.Errorf("list from %s %v: %d %q %q", c.cwd, c.arg, code, out, errOut)
 		}
@@ -183,7 +153,7 @@ func TestCLINoWorkspace(t *testing.T) {
 func TestCLITaskCreate(t *testing.T) {
 	root := fixtureWS(t)
 	before := matrixOf(t, root)
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "create", "--description", "Add a cache | with pipes", "--mode", "coder",
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "create", "--description", "Add a cache | with pipes", "--mode", "coder",
 		"--priority", "p1", "--difficulty", "hard", "--skills", "go-testing", "--agent", "coder", "--agent", "@reviewer")
 	if code != 0 {
 		t.Fatalf("create: %d %s", code, errOut)
@@ -215,7 +185,7 @@ func TestCLITaskCreate(t *testing.T) {
 	}
 
 	// --json: the row and the folder; defaults P2/med; explicit slug.
-	code, out, errOut = runTask(t, root, cliOpts{}, "task", "create", "-d", "Map the code", "-m", "explorer", "--slug", "map", "--json")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "create", "-d", "Map the code", "-m", "explorer", "--slug", "map", "--json")
 	if code != 0 {
 		t.Fatalf("create --json: %d %s", code, errOut)
 	}
@@ -274,7 +244,7 @@ func TestCLITaskErrorsChangeNothing(t *testing.T) {
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			check := treehash.Guard(t, root)
-			code, out, errOut := runTask(t, root, cliOpts{}, c.args...)
+			code, out, errOut := runCLI(t, root, cliOpts{}, c.args...)
 			if code != c.code || !strings.Contains(errOut, c.msg) {
 				t.Errorf("exit %d, stderr %q; want %d mentioning %q (stdout %q)", code, errOut, c.code, c.msg, out)
 			}
@@ -288,7 +258,7 @@ func TestCLITaskUpdate(t *testing.T) {
 	before := matrixOf(t, root)
 	readmePath := filepath.Join(root, ".agent/tasks/a1b2c3_add_retry_to_the_fetcher/README.md")
 	readme0 := readText(t, readmePath)
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "update", "a1b2c3", "--status", "in_progress", "--agent", "@coder", "--agent", "reviewer")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "update", "a1b2c3", "--status", "in_progress", "--agent", "@coder", "--agent", "reviewer")
 	if code != 0 {
 		t.Fatalf("update: %d %s", code, errOut)
 	}
@@ -308,7 +278,7 @@ func TestCLITaskUpdate(t *testing.T) {
 	}
 
 	// Only what is given changes; --skills replaces, --set reaches any column; --json.
-	code, out, errOut = runTask(t, root, cliOpts{}, "task", "update", "d4e5f6", "--priority", "1", "--skills", "", "--set", "Description=Review the lock code again", "--json")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--priority", "1", "--skills", "", "--set", "Description=Review the lock code again", "--json")
 	if code != 0 {
 		t.Fatalf("update --json: %d %s", code, errOut)
 	}
@@ -329,16 +299,16 @@ func TestCLITaskUpdate(t *testing.T) {
 		t.Errorf("matrix after --set:\n%s", matrixOf(t, root))
 	}
 	// Adding an agent already there changes nothing but Updated.
-	code, out, _ = runTask(t, root, cliOpts{}, "task", "update", "d4e5f6", "--agent", "REVIEWER")
+	code, out, _ = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--agent", "REVIEWER")
 	if code != 0 || out != "d4e5f6: no field changed (Updated is 2026-11-21)\n" {
 		t.Errorf("no-op update: %d %q", code, out)
 	}
 	// An unknown mode is written, with a warning on stderr that suggests close names.
-	code, out, errOut = runTask(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr")
 	if code != 0 || out != "updated d4e5f6: mode\n" || errOut != "warning: mode \"codr\" has no .agent/agents/codr.md; did you mean coder?; the task was written with it\n" {
 		t.Errorf("unknown mode: %d %q %q", code, out, errOut)
 	}
-	code, out, errOut = runTask(t, root, cliOpts{}, "task", "create", "-d", "x", "-m", "nobody", "--json")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "create", "-d", "x", "-m", "nobody", "--json")
 	var cj struct {
 		Task     struct{ Mode string } `json:"task"`
 		Warnings []string              `json:"warnings"`
@@ -349,106 +319,11 @@ func TestCLITaskUpdate(t *testing.T) {
 	}
 }
 
-func TestCLITaskList(t *testing.T) {
-	root := fixtureWS(t)
-	check := treehash.Guard(t, root)
-	defer check()
-
-	// Piped: tab-separated, no header, file order.
-	code, out, _ := runTask(t, root, cliOpts{}, "task", "list", "--status", "TODO,in_progress")
-	want := "a1b2c3\tTODO\tP2\tmed\tcoder\tgo-testing\t@coder\tAdd retry to the fetcher\t2026-11-01\t2026-11-02\n" +
-		"b2c3d4\tIN_PROGRESS\tP1\thard\tcoder\t\t@coder @reviewer\tMake the store lock fair under heavy contention from many writers\t2026-10-01\t2026-11-20\n"
-	if code != 0 || out != want {
-		t.Errorf("list piped:\n%q\nwant:\n%q", out, want)
-	}
-	for _, c := range []struct {
-		args []string
-		ids  string
-	}{
-		{[]string{"--priority", "P1,P2"}, "a1b2c3 b2c3d4 d4e5f6"},
-		{[]string{"--mode", "coder"}, "a1b2c3 b2c3d4"},
-		{[]string{"--agent", "reviewer"}, "b2c3d4 d4e5f6"},
-		{[]string{"--skill", "go-testing"}, "a1b2c3 d4e5f6"},
-		{[]string{"--query", "LOCK"}, "b2c3d4 d4e5f6"},
-		{[]string{"--sort", "priority"}, "b2c3d4 a1b2c3 d4e5f6 c3d4e5 e5f6a7"},
-		{[]string{"--sort", "created", "--limit", "2"}, "e5f6a7 c3d4e5"},
-		{[]string{"--sort", "updated", "-n", "1"}, "b2c3d4"},
-		{[]string{"--status", "review", "--mode", "coder"}, ""},
-	} {
-		code, out, errOut := runTask(t, root, cliOpts{}, append([]string{"task", "list"}, c.args...)...)
-		var got []string
-		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-			if l != "" {
-				got = append(got, strings.SplitN(l, "\t", 2)[0])
-			}
-		}
-		if code != 0 || strings.Join(got, " ") != c.ids {
-			t.Errorf("list %v = %v (exit %d, %s), want %s", c.args, got, code, errOut, c.ids)
-		}
-	}
-
-	// Terminal: aligned table, description cut to the width, colour unless NO_COLOR.
-	code, out, _ = runTask(t, root, cliOpts{tty: true, width: 110, env: map[string]string{"NO_COLOR": "1"}}, "task", "list", "--priority", "P1,P2")
-	wantTable := "" +
-		"ID      STATUS       PRI  DIFF  MODE      SKILLS      AGENTS            UPDATED     DESCRIPTION\n" +
-		"a1b2c3  TODO         P2   med   coder     go-testing  @coder            2026-11-02  Add retry to the fetcher\n" +
-		"b2c3d4  IN_PROGRESS  P1   hard  coder                 @coder @reviewer  2026-11-20  Make the store lock fair …\n" +
-		"d4e5f6  REVIEW       P2   med   reviewer  go-testing  @reviewer         2026-11-19  Review the lock code\n"
-	if code != 0 || out != wantTable {
-		t.Errorf("list on a terminal:\n%s\nwant:\n%s", out, wantTable)
-	}
-	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if n := len([]rune(l)); n > 110 {
-			t.Errorf("line is %d wide, terminal is 110: %q", n, l)
-		}
-	}
-	_, colored, _ := runTask(t, root, cliOpts{tty: true, width: 110}, "task", "list", "--priority", "P1,P2")
-	ansi := regexp.MustCompile("\x1b\\[[0-9;]*m")
-	if !ansi.MatchString(colored) || ansi.ReplaceAllString(colored, "") != wantTable {
-		t.Errorf("coloured table differs from the plain one once escapes are removed:\n%q", colored)
-	}
-	if _, piped, _ := runTask(t, root, cliOpts{}, "task", "list"); ansi.MatchString(piped) {
-		t.Error("colour escapes in piped output")
-	}
-	// Width 0 (unknown): nothing is cut.
-	if _, out, _ := runTask(t, root, cliOpts{tty: true, env: map[string]string{"NO_COLOR": "1"}}, "task", "list", "--status", "IN_PROGRESS"); !strings.Contains(out, "from many writers\n") {
-		t.Errorf("unknown width cut the description:\n%s", out)
-	}
-	// Nothing matches: a note on stderr on a terminal, nothing when piped.
-	if code, out, errOut := runTask(t, root, cliOpts{tty: true}, "task", "list", "--query", "nothing-like-this"); code != 0 || out != "" || !strings.Contains(errOut, "no tasks match") {
-		t.Errorf("empty tty list: %d %q %q", code, out, errOut)
-	}
-	if code, out, errOut := runTask(t, root, cliOpts{}, "task", "list", "--query", "nothing-like-this"); code != 0 || out != "" || errOut != "" {
-		t.Errorf("empty piped list: %d %q %q", code, out, errOut)
-	}
-
-	// --json: an array with stable snake_case fields; [] when empty.
-	code, out, _ = runTask(t, root, cliOpts{}, "task", "list", "--status", "DONE", "--json")
-	var arr []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &arr) != nil || len(arr) != 1 {
-		t.Fatalf("list --json: %d %s", code, out)
-	}
-	var keys []string
-	for k := range arr[0] {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	if strings.Join(keys, ",") != "agents,created,description,difficulty,id,line,mode,priority,skills,status,updated" {
-		t.Errorf("JSON fields: %v", keys)
-	}
-	if arr[0]["id"] != "e5f6a7" || arr[0]["line"] != float64(11) {
-		t.Errorf("JSON row: %v", arr[0])
-	}
-	if code, out, _ := runTask(t, root, cliOpts{tty: true}, "task", "list", "--status", "REVIEW", "--mode", "oracle", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
-		t.Errorf("empty --json = %q", out)
-	}
-}
-
 func TestCLITaskShow(t *testing.T) {
 	root := fixtureWS(t)
 	check := treehash.Guard(t, root)
 	defer check()
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "show", "b2c3d4")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "show", "b2c3d4")
 	if code != 0 {
 		t.Fatalf("show: %d %s", code, errOut)
 	}
@@ -460,7 +335,7 @@ func TestCLITaskShow(t *testing.T) {
 	if out != want {
 		t.Errorf("show:\n%s\nwant:\n%s", out, want)
 	}
-	code, out, _ = runTask(t, root, cliOpts{}, "task", "show", "c3d4e5", "--json")
+	code, out, _ = runCLI(t, root, cliOpts{}, "task", "show", "c3d4e5", "--json")
 	var js struct {
 		Task     matrix.Task `json:"task"`
 		Dir      string      `json:"dir"`
@@ -470,7 +345,7 @@ func TestCLITaskShow(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &js) != nil || js.Task.ID != "c3d4e5" || js.Dir != "" || js.Readme != "" {
 		t.Errorf("show --json of a task without folder: %s", out)
 	}
-	code, out, _ = runTask(t, root, cliOpts{}, "task", "show", "c3d4e5")
+	code, out, _ = runCLI(t, root, cliOpts{}, "task", "show", "c3d4e5")
 	if code != 0 || !strings.Contains(out, "Folder:       (none)\n") {
 		t.Errorf("show without folder:\n%s", out)
 	}
@@ -479,7 +354,7 @@ func TestCLITaskShow(t *testing.T) {
 func TestCLITaskArchive(t *testing.T) {
 	root := fixtureWS(t)
 	before := matrixOf(t, root)
-	code, out, errOut := runTask(t, root, cliOpts{}, "task", "archive", "e5f6a7")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "archive", "e5f6a7")
 	if code != 0 || out != "archived e5f6a7: .agent/tasks/e5f6a7_decide_the_id_format → .agent/archive/e5f6a7_decide_the_id_format\n" {
 		t.Fatalf("archive: %d %q %s", code, out, errOut)
 	}
@@ -490,32 +365,32 @@ func TestCLITaskArchive(t *testing.T) {
 		t.Error("archive changed the matrix")
 	}
 	// show finds it in the archive.
-	if _, out, _ := runTask(t, root, cliOpts{}, "task", "show", "e5f6a7"); !strings.Contains(out, "Folder:       .agent/archive/e5f6a7_decide_the_id_format (archived)\n") {
+	if _, out, _ := runCLI(t, root, cliOpts{}, "task", "show", "e5f6a7"); !strings.Contains(out, "Folder:       .agent/archive/e5f6a7_decide_the_id_format (archived)\n") {
 		t.Errorf("show after archive:\n%s", out)
 	}
 	check := treehash.Guard(t, root)
-	if code, _, errOut := runTask(t, root, cliOpts{}, "task", "archive", "e5f6a7"); code != 1 || !strings.Contains(errOut, "already archived") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "archive", "e5f6a7"); code != 1 || !strings.Contains(errOut, "already archived") {
 		t.Errorf("archive twice: %d %s", code, errOut)
 	}
 	check()
 
 	// --all-done moves every DONE task with a folder.
 	for _, id := range []string{"a1b2c3", "d4e5f6"} {
-		if code, _, errOut := runTask(t, root, cliOpts{}, "task", "update", id, "--status", "DONE"); code != 0 {
+		if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "update", id, "--status", "DONE"); code != 0 {
 			t.Fatal(errOut)
 		}
 	}
-	code, out, _ = runTask(t, root, cliOpts{}, "task", "archive", "--all-done", "--json")
+	code, out, _ = runCLI(t, root, cliOpts{}, "task", "archive", "--all-done", "--json")
 	var moved []task.Archived
 	if code != 0 || json.Unmarshal([]byte(out), &moved) != nil || len(moved) != 2 || moved[0].ID != "a1b2c3" ||
 		moved[1].To != ".agent/archive/d4e5f6_review_the_lock_code" {
 		t.Errorf("archive --all-done --json: %d %s", code, out)
 	}
-	code, out, _ = runTask(t, root, cliOpts{}, "task", "archive", "--all-done", "--json")
+	code, out, _ = runCLI(t, root, cliOpts{}, "task", "archive", "--all-done", "--json")
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("nothing left: %d %q", code, out)
 	}
-	code, out, _ = runTask(t, root, cliOpts{}, "task", "archive", "--all-done")
+	code, out, _ = runCLI(t, root, cliOpts{}, "task", "archive", "--all-done")
 	if code != 0 || !strings.Contains(out, "nothing to archive") {
 		t.Errorf("nothing left, text: %d %q", code, out)
 	}
@@ -523,7 +398,7 @@ func TestCLITaskArchive(t *testing.T) {
 
 func TestCLITaskHelpHasExamples(t *testing.T) {
 	for _, sub := range []string{"create", "update", "list", "show", "archive"} {
-		code, out, _ := runTask(t, t.TempDir(), cliOpts{}, "task", sub, "--help")
+		code, out, _ := runCLI(t, t.TempDir(), cliOpts{}, "task", sub, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "agentinfra task "+sub) {
 			t.Errorf("task %s --help: %d\n%s", sub, code, out)
 		}

@@ -15,8 +15,6 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-func init() { registerCommand(newCmdValidate) }
-
 type validateOptions struct {
 	Format string
 	JSON   bool

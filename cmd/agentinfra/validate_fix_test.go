@@ -22,7 +22,7 @@ const continuedMatrix = `# Matrix
 
 func TestValidateFixJoins(t *testing.T) {
 	root := newValidateWorkspace(t, continuedMatrix)
-	code, out, errOut := runCLI(t, root, "validate", "--fix")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "validate", "--fix")
 	want := "fixed 1 row: joined 260120204152 (lines 6-9)\nleft: no problems (2 tasks)\n"
 	if code != 0 || out != want || errOut != "" {
 		t.Fatalf("validate --fix = %d\nstdout %q\nstderr %q\nwant 0 and %q", code, out, errOut, want)
@@ -32,11 +32,11 @@ func TestValidateFixJoins(t *testing.T) {
 		t.Errorf("matrix after --fix:\n%s\nwant it to end with\n%s", got, wantRow)
 	}
 	// Fixed: validate passes, and a second --fix has nothing to do.
-	if code, out, _ := runCLI(t, root, "validate"); code != 0 || out != "" {
+	if code, out, _ := runCLI(t, root, cliOpts{}, "validate"); code != 0 || out != "" {
 		t.Errorf("validate after --fix = %d, %q", code, out)
 	}
 	check := treehash.Guard(t, root)
-	code, out, _ = runCLI(t, root, "validate", "--fix")
+	code, out, _ = runCLI(t, root, cliOpts{}, "validate", "--fix")
 	check()
 	if code != 0 || !strings.HasPrefix(out, "nothing to fix: no row goes on over several lines") {
 		t.Errorf("second --fix = %d, %q", code, out)
@@ -46,7 +46,7 @@ func TestValidateFixJoins(t *testing.T) {
 func TestValidateFixDryRunWritesNothing(t *testing.T) {
 	root := newValidateWorkspace(t, continuedMatrix)
 	check := treehash.Guard(t, root)
-	code, out, _ := runCLI(t, root, "validate", "--fix", "--dry-run")
+	code, out, _ := runCLI(t, root, cliOpts{}, "validate", "--fix", "--dry-run")
 	check()
 	for _, want := range []string{
 		"--- a/.agent/DEVELOPMENT_MATRIX.md\n+++ b/.agent/DEVELOPMENT_MATRIX.md\n@@ -3,7 +3,4 @@\n",
@@ -64,7 +64,7 @@ func TestValidateFixDryRunWritesNothing(t *testing.T) {
 
 func TestValidateFixMoveJSON(t *testing.T) {
 	root := newValidateWorkspace(t, continuedMatrix)
-	code, out, errOut := runCLI(t, root, "validate", "--fix=move", "--json")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "validate", "--fix=move", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -103,7 +103,7 @@ func TestValidateFixMoveJSON(t *testing.T) {
 func TestValidateFixLeavesUnreadableRows(t *testing.T) {
 	src := continuedMatrix + "| b2c3d4 | TODO | P1 | med | coder |  | a | b | forgot | one | cell | 2026-01-02 | 2026-01-02 |\n"
 	root := newValidateWorkspace(t, src)
-	code, out, _ := runCLI(t, root, "validate", "--fix")
+	code, out, _ := runCLI(t, root, cliOpts{}, "validate", "--fix")
 	for _, want := range []string{
 		"fixed 1 row: joined 260120204152 (lines 6-9)\n",
 		".agent/DEVELOPMENT_MATRIX.md:7:1: error: row of task b2c3d4 has 13 cells but the table header has 10",
@@ -132,13 +132,13 @@ func TestValidateFixUsage(t *testing.T) {
 		{[]string{"validate", "--dry-run"}, "--dry-run goes with --fix"},
 	} {
 		check := treehash.Guard(t, root)
-		code, out, errOut := runCLI(t, root, tc.args...)
+		code, out, errOut := runCLI(t, root, cliOpts{}, tc.args...)
 		check()
 		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v = %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.want)
 		}
 	}
-	_, out, _ := runCLI(t, root, "validate", "--help")
+	_, out, _ := runCLI(t, root, cliOpts{}, "validate", "--help")
 	for _, want := range []string{"agentinfra validate --fix --dry-run", "agentinfra validate --fix=move --json", "<br>"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 const validMatrix = `# Matrix
@@ -40,22 +37,9 @@ func newValidateWorkspace(t *testing.T, src string) string {
 	return root
 }
 
-func runCLI(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	f := &Factory{
-		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb},
-		Cwd:    dir,
-		Now:    func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) },
-		Getenv: func(k string) string { return map[string]string{"HOME": dir}[k] },
-	}
-	code = run(context.Background(), args, f)
-	return code, out.String(), errb.String()
-}
-
 func TestValidateCleanWorkspace(t *testing.T) {
 	root := newValidateWorkspace(t, validMatrix)
-	code, out, errOut := runCLI(t, root, "validate")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "validate")
 	if code != 0 || out != "" {
 		t.Fatalf("validate = %d, stdout %q, stderr %q; want 0 and no diagnostics", code, out, errOut)
 	}
@@ -70,7 +54,7 @@ func TestValidateReportsErrorsWithLocations(t *testing.T) {
 		"| X.Z | PAUSED | P9 | huge | coder | | | Bad values | 2026-13-01 | yesterday |\n" +
 		"| b2c3d4 | TODO | P1 | med | coder | | | Missing cells |\n"
 	root := newValidateWorkspace(t, src)
-	code, out, _ := runCLI(t, root, "validate")
+	code, out, _ := runCLI(t, root, cliOpts{}, "validate")
 	if code != 1 {
 		t.Fatalf("exit code = %d, want 1; output:\n%s", code, out)
 	}
@@ -97,7 +81,7 @@ func TestValidateWorkspaceWarningsDoNotFail(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, ".agent/tasks/ffffff_orphan"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := runCLI(t, root, "validate", "--format", "json")
+	code, out, _ := runCLI(t, root, cliOpts{}, "validate", "--format", "json")
 	if code != 0 {
 		t.Fatalf("warnings alone must pass; exit %d, output:\n%s", code, out)
 	}
@@ -121,14 +105,14 @@ func TestValidateWorkspaceWarningsDoNotFail(t *testing.T) {
 
 func TestValidateUsageAndMissingFile(t *testing.T) {
 	root := newValidateWorkspace(t, validMatrix)
-	if code, _, errOut := runCLI(t, root, "validate", "--format", "yaml"); code != 2 || !strings.Contains(errOut, "--format must be text or json") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "validate", "--format", "yaml"); code != 2 || !strings.Contains(errOut, "--format must be text or json") {
 		t.Errorf("bad --format: exit %d, stderr %q; want 2 and a hint", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, root, "validate", "nope.md"); code != 1 || !strings.Contains(errOut, "no such file") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "validate", "nope.md"); code != 1 || !strings.Contains(errOut, "no such file") {
 		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
 	}
 	empty := t.TempDir()
-	if code, _, errOut := runCLI(t, empty, "validate"); code != 1 || !strings.Contains(errOut, "agentinfra init") {
+	if code, _, errOut := runCLI(t, empty, cliOpts{}, "validate"); code != 1 || !strings.Contains(errOut, "agentinfra init") {
 		t.Errorf("no workspace: exit %d, stderr %q; want 1 and a hint to run init", code, errOut)
 	}
 }

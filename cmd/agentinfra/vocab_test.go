@@ -43,7 +43,7 @@ func realWorldWS(t *testing.T, config string) string {
 
 func TestCLIRealWorldValues(t *testing.T) {
 	dir := realWorldWS(t, "")
-	code, out, errs := runTask(t, dir, cliOpts{}, "task", "list", "--json")
+	code, out, errs := runCLI(t, dir, cliOpts{}, "task", "list", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -68,14 +68,14 @@ func TestCLIRealWorldValues(t *testing.T) {
 	}
 
 	// validate: no errors for these values (warnings for the modes that have no file).
-	code, out, errs = runTask(t, dir, cliOpts{}, "validate")
+	code, out, errs = runCLI(t, dir, cliOpts{}, "validate")
 	if code != 0 || strings.Contains(out+errs, "error:") || !strings.Contains(out+errs, `mode "code" has no .agent/agents/code.md`) {
 		t.Errorf("validate: exit %d\n%s%s", code, out, errs)
 	}
 
 	// An alias on the command line is written as its value; Updated keeps
 	// its time; the dash in Agents is replaced, not kept.
-	code, _, errs = runTask(t, dir, cliOpts{}, "task", "update", "260120204151", "--status", "in progress", "--difficulty", "XL", "--agent", "coder")
+	code, _, errs = runCLI(t, dir, cliOpts{}, "task", "update", "260120204151", "--status", "in progress", "--difficulty", "XL", "--agent", "coder")
 	if code != 0 {
 		t.Fatalf("update: exit %d: %s", code, errs)
 	}
@@ -84,7 +84,7 @@ func TestCLIRealWorldValues(t *testing.T) {
 		t.Errorf("after update:\n%s", m)
 	}
 	// YYMMDD stays YYMMDD.
-	if code, _, errs = runTask(t, dir, cliOpts{}, "task", "update", "260118101010", "--set", "Research=-"); code != 0 {
+	if code, _, errs = runCLI(t, dir, cliOpts{}, "task", "update", "260118101010", "--set", "Research=-"); code != 0 {
 		t.Fatalf("update: exit %d: %s", code, errs)
 	}
 	if m := matrixOf(t, dir); !strings.Contains(m, "|260118101010|IN_PROGRESS|P1|L|agent|-|@claude|-|Parser for the old format|260118|261121|") {
@@ -92,7 +92,7 @@ func TestCLIRealWorldValues(t *testing.T) {
 	}
 
 	// A new row gets the next timestamp ID.
-	code, out, errs = runTask(t, dir, cliOpts{}, "task", "create", "-d", "Third thing", "-m", "code", "--difficulty", "S") // rows use mode code: no --force needed
+	code, out, errs = runCLI(t, dir, cliOpts{}, "task", "create", "-d", "Third thing", "-m", "code", "--difficulty", "S") // rows use mode code: no --force needed
 	if code != 0 || !strings.Contains(out, "261121140500") {
 		t.Fatalf("create: exit %d: %s%s", code, out, errs)
 	}
@@ -107,17 +107,17 @@ func TestCLIRealWorldValues(t *testing.T) {
 func TestCLIVocabularyConfig(t *testing.T) {
 	const config = "models:\n  fast: gemini-2.5-flash\nmatrix:\n  statuses: [TODO, IN_PROGRESS, DONE]\n  aliases:\n    status: {underway: IN_PROGRESS}\n"
 	dir := realWorldWS(t, config)
-	code, out, errs := runTask(t, dir, cliOpts{}, "task", "list", "--status", "underway")
+	code, out, errs := runCLI(t, dir, cliOpts{}, "task", "list", "--status", "underway")
 	if code != 0 || !strings.HasPrefix(out, "260118101010") || strings.Count(out, "\n") != 1 {
 		t.Errorf("list --status underway: exit %d\n%s%s", code, out, errs)
 	}
-	code, _, errs = runTask(t, dir, cliOpts{}, "task", "update", "260120204151", "--status", "underway")
+	code, _, errs = runCLI(t, dir, cliOpts{}, "task", "update", "260120204151", "--status", "underway")
 	if code != 0 || !strings.Contains(matrixOf(t, dir), "| 260120204151 | IN_PROGRESS |") {
 		t.Errorf("update --status underway: exit %d %s", code, errs)
 	}
 	// REVIEW is not in this workspace's list: refused, naming the list and its file.
 	unchanged := treehash.Guard(t, dir)
-	code, _, errs = runTask(t, dir, cliOpts{}, "task", "update", "260120204151", "--status", "REVIEW")
+	code, _, errs = runCLI(t, dir, cliOpts{}, "task", "update", "260120204151", "--status", "REVIEW")
 	if code != 2 || !strings.Contains(errs, `invalid --status "REVIEW": unknown status (the values come from .agent/config.yaml); valid: TODO, IN_PROGRESS, DONE`) {
 		t.Errorf("update --status REVIEW: exit %d %s", code, errs)
 	}
@@ -129,7 +129,7 @@ func TestCLIVocabularyConfig(t *testing.T) {
 	}
 	unchanged = treehash.Guard(t, dir)
 	for _, args := range [][]string{{"task", "list"}, {"task", "update", "260120204151", "--status", "DONE"}, {"validate"}, {"task", "show", "260120204151"}} {
-		code, _, errs := runTask(t, dir, cliOpts{}, args...)
+		code, _, errs := runCLI(t, dir, cliOpts{}, args...)
 		if code != 1 || !strings.Contains(errs, `.agent/config.yaml:4: matrix.aliases.difficulty: difficulty alias "M" → "medium": "medium" is not one of easy, med, hard`) {
 			t.Errorf("%v with a broken config: exit %d %q", args, code, errs)
 		}

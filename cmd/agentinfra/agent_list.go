@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/fleet"
+)
+
+// AgentListOptions is what `agent list` runs with.
+type AgentListOptions struct {
+	IO    *IOStreams
+	Fleet func() (*fleet.Fleet, error)
+	Now   func() time.Time
+
+	Filter fleet.ListFilter
+	Watch  bool
+	JSON   bool
+}
+
+func NewCmdAgentList(f *Factory, runF func(context.Context, *AgentListOptions) error) *cobra.Command {
+	o := &AgentListOptions{IO: f.IO, Fleet: f.fleetOf, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the agents with their status and current task",
+		Example: `  agentinfra agent list
+  agentinfra agent list --status idle --json | jq -r '.agents[].name'
+  agentinfra agent list --watch`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Watch && (o.JSON || !o.IO.IsTTY) {
+				return usageErrorf("--watch redraws a terminal: it needs one, and no --json")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return agentListRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Filter.Status, "status", "", "only agents with this status (idle, busy, ...)")
+	cmd.Flags().StringVar(&o.Filter.Project, "project", "", "only agents of this project")
+	cmd.Flags().BoolVar(&o.Watch, "watch", false, "redraw every second (on a terminal)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {agents, total_count} as JSON")
+	return cmd
+}
+
+func agentListRun(ctx context.Context, o *AgentListOptions) error {
+	fl, err := o.Fleet()
+	if err != nil {
+		return err
+	}
+	for {
+		agents, err := fl.List(ctx, o.Filter)
+		if err != nil {
+			return fleetErr(err)
+		}
+		if o.JSON {
+			return writeJSON(o.IO.Out, fleet.NewListResult(agents))
+		}
+		if o.Watch {
+			fmt.Fprint(o.IO.Out, "\x1b[H\x1b[2J")
+			fmt.Fprintf(o.IO.Out, "%s  (every 1s; Ctrl-C to quit)\n\n", o.Now().Format("15:04:05"))
+		}
+		printAgents(o.IO.Out, agents, o.Now())
+		if !o.Watch {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
+	if len(agents) == 0 {
+		fmt.Fprintln(w, "no agents; create one with: agentinfra agent create NAME --spec TEXT")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tROLE\tPROJECT\tCURRENT TASK")
+	for _, a := range agents {
+		cur := "-"
+		if a.CurrentTask != nil {
+			cur = a.CurrentTask.Summary
+			if a.CurrentTask.StartedAt != nil {
+				cur += " (" + now.Sub(*a.CurrentTask.StartedAt).Round(time.Second).String() + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Status, a.Role, a.Project, cur)
+	}
+	tw.Flush()
+}

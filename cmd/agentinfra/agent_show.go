@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/fleet"
+)
+
+// AgentShowOptions is what `agent show` runs with.
+type AgentShowOptions struct {
+	IO    *IOStreams
+	Fleet func() (*fleet.Fleet, error)
+
+	Name string
+	JSON bool
+}
+
+func NewCmdAgentShow(f *Factory, runF func(context.Context, *AgentShowOptions) error) *cobra.Command {
+	o := &AgentShowOptions{IO: f.IO, Fleet: f.fleetOf}
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show one agent: status, current task, worktree, spec",
+		Example: `  agentinfra agent show papi
+  agentinfra agent show papi --json | jq .agent.status`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeAgents(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return agentShowRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {agent, message} as JSON")
+	return cmd
+}
+
+func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
+	fl, err := o.Fleet()
+	if err != nil {
+		return err
+	}
+	a, err := fl.Show(ctx, o.Name)
+	if err != nil {
+		return fleetErr(err)
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, fleet.NewShowResult(a))
+	}
+	cur := "-"
+	if a.CurrentTask != nil {
+		cur = a.CurrentTask.ID + ": " + a.CurrentTask.Summary
+	}
+	rows := [][2]string{{"Name", a.Name}, {"Status", string(a.Status)}, {"Current task", cur}, {"Role", a.Role},
+		{"Project", a.Project}, {"CLI", a.CLI}, {"Spec", a.Spec}, {"Worktree", a.Workspace.Path},
+		{"Branch", a.Workspace.Branch}, {"Created", a.CreatedAt.Format(time.RFC3339)}, {"Updated", a.UpdatedAt.Format(time.RFC3339)}}
+	if a.Error != "" {
+		rows = append(rows, [2]string{"Error", a.Error})
+	}
+	for _, r := range rows {
+		fmt.Fprintf(o.IO.Out, "%-14s%s\n", r[0]+":", r[1])
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/fleet"
+)
+
+// AgentStopOptions is what `agent stop` runs with.
+type AgentStopOptions struct {
+	IO    *IOStreams
+	Fleet func() (*fleet.Fleet, error)
+
+	Name string
+	JSON bool
+}
+
+func NewCmdAgentStop(f *Factory, runF func(context.Context, *AgentStopOptions) error) *cobra.Command {
+	o := &AgentStopOptions{IO: f.IO, Fleet: f.fleetOf}
+	cmd := &cobra.Command{
+		Use:   "stop NAME",
+		Short: "Stop the agent's current run (interrupt, terminate, kill); the agent becomes idle",
+		Example: `  agentinfra agent stop papi
+  agentinfra agent stop papi --json`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeAgents(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return agentStopRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, agent_status, message} as JSON")
+	return cmd
+}
+
+func agentStopRun(ctx context.Context, o *AgentStopOptions) error {
+	fl, err := o.Fleet()
+	if err != nil {
+		return err
+	}
+	tr, err := fl.Stop(ctx, o.Name)
+	if err != nil {
+		return fleetErr(err)
+	}
+	st := fleet.StatusIdle
+	if a, err := fl.Show(ctx, o.Name); err == nil {
+		st = a.Status
+	}
+	res := fleet.NewStopResult(o.Name, tr, st)
+	if o.JSON {
+		return writeJSON(o.IO.Out, res)
+	}
+	fmt.Fprintln(o.IO.Out, res.Message)
+	return nil
+}
