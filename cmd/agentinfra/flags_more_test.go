@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/fix"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/handoff"
 	"github.com/agentinfra/agentinfra/runner"
@@ -140,4 +141,21 @@ func TestNewCmdServeMigrateInit(t *testing.T) {
 			t.Errorf("%v %v: err %v, options %+v; want Dir %s", tc.argv, tc.env, err, got, tc.want)
 		}
 	}
+}
+
+func TestNewCmdValidateFlags(t *testing.T) {
+	testFlags(t, NewCmdValidate, []flagCase[ValidateOptions]{
+		{name: "defaults", argv: nil, want: ValidateOptions{Format: "text", Files: []string{}}},
+		{name: "json alias", argv: []string{"--json"}, want: ValidateOptions{Format: "json", Files: []string{}}},
+		{name: "files", argv: []string{"a.md", "b.md"}, want: ValidateOptions{Format: "text", Files: []string{"a.md", "b.md"}}},
+		{name: "staged", argv: []string{"--staged"}, want: ValidateOptions{Format: "text", Files: []string{}, Staged: true}},
+		{name: "fix joins by default", argv: []string{"--fix"}, want: ValidateOptions{Format: "text", Files: []string{}, Fix: true, FixMode: fix.Join}},
+		{name: "fix move dry run", argv: []string{"--fix=move", "--dry-run"}, want: ValidateOptions{Format: "text", Files: []string{}, Fix: true, FixMode: fix.Move, DryRun: true}},
+		{name: "bad format", argv: []string{"--format", "xml"}, wantErr: "--format must be text or json"},
+		{name: "staged with files", argv: []string{"--staged", "a.md"}, wantErr: "do not pass files"},
+		{name: "dry run without fix", argv: []string{"--dry-run"}, wantErr: "--dry-run goes with --fix"},
+		{name: "fix with a space", argv: []string{"--fix", "move"}, wantErr: "with '='"},
+		{name: "fix with files", argv: []string{"--fix", "a.md", "b.md"}, wantErr: "cannot take --staged or FILE"},
+		{name: "bad fix mode", argv: []string{"--fix=rewrite"}, wantErr: "--fix=rewrite"},
+	})
 }

@@ -57,11 +57,11 @@ func testFlags[O any](t *testing.T, newCmd func(*Factory, func(context.Context, 
 }
 
 // withoutDeps zeroes what the Factory gives an Options (IO, Workspace, Now,
-// Getenv, Cwd, ...), leaving what the command line gave.
+// Getenv, Cwd, the Factory itself, ...), leaving what the command line gave.
 func withoutDeps[O any](o O) O {
 	v := reflect.ValueOf(&o).Elem()
 	for i := 0; i < v.NumField(); i++ {
-		if fv := v.Field(i); fv.Kind() == reflect.Func || fv.Type() == reflect.TypeFor[*IOStreams]() || v.Type().Field(i).Name == "Cwd" {
+		if fv := v.Field(i); fv.Kind() == reflect.Func || fv.Type() == reflect.TypeFor[*IOStreams]() || fv.Type() == reflect.TypeFor[*Factory]() || v.Type().Field(i).Name == "Cwd" {
 			fv.SetZero()
 		}
 	}

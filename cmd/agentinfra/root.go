@@ -82,7 +82,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 	// The whole command tree, in one place.
 	root.AddCommand(
 		NewCmdInit(f, nil),
-		newCmdValidate(f),
+		NewCmdValidate(f, nil),
 		NewCmdMigrate(f, nil),
 		NewCmdHook(f),
 		NewCmdTask(f),

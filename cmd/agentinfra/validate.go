@@ -15,17 +15,23 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-type validateOptions struct {
-	Format string
-	JSON   bool
-	Files  []string
-	Staged bool
-	Fix    string // "" without --fix; join or move
-	DryRun bool
+// ValidateOptions is what `validate` runs with.
+type ValidateOptions struct {
+	Factory *Factory // IO, workspace, working folder, environment
+	Format  string   // text or json (--json is --format json)
+	Files   []string
+	Staged  bool
+	Fix     bool
+	FixMode fix.Mode // with Fix: join or move
+	DryRun  bool
 }
 
-func newCmdValidate(f *Factory) *cobra.Command {
-	opts := &validateOptions{}
+// NewCmdValidate parses `validate`'s flags and arguments into ValidateOptions
+// and calls runF (validateRun when nil); usage errors are raised here.
+func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{Factory: f}
+	var asJSON bool
+	var fixMode string
 	cmd := &cobra.Command{
 		Use:   "validate [FILE...]",
 		Short: "Check the matrix for errors and the workspace for warnings",
@@ -74,7 +80,7 @@ alone pass); 2 for a wrong invocation.`,
   agentinfra validate --fix=move --json    # move long descriptions into task READMEs`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			if opts.JSON {
+			if asJSON {
 				opts.Format = "json"
 			}
 			if opts.Format != "text" && opts.Format != "json" {
@@ -93,19 +99,22 @@ alone pass); 2 for a wrong invocation.`,
 				if opts.Staged || len(args) > 0 {
 					return usageErrorf("--fix repairs the workspace's matrix (see --root) and cannot take --staged or FILE arguments; run agentinfra validate --fix in the workspace")
 				}
-				mode, err := fix.ParseMode(opts.Fix)
+				mode, err := fix.ParseMode(fixMode)
 				if err != nil {
-					return usageErrorf("--fix=%s: use --fix (join, the default) or --fix=move", opts.Fix)
+					return usageErrorf("--fix=%s: use --fix (join, the default) or --fix=move", fixMode)
 				}
-				return runValidateFix(cmd.Context(), f, opts, mode)
+				opts.Fix, opts.FixMode = true, mode
 			}
-			return runValidate(cmd.Context(), f, opts)
+			if runF == nil {
+				runF = validateRun
+			}
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "same as --format json")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "same as --format json")
 	cmd.Flags().BoolVar(&opts.Staged, "staged", false, "check the matrix as staged in git's index")
-	cmd.Flags().StringVar(&opts.Fix, "fix", "", "repair the workspace's matrix: join (the default) or move")
+	cmd.Flags().StringVar(&fixMode, "fix", "", "repair the workspace's matrix: join (the default) or move")
 	cmd.Flags().Lookup("fix").NoOptDefVal = string(fix.Join)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --fix: print the diff of every file it would change, write nothing")
 	return cmd
@@ -120,7 +129,15 @@ type validationResult struct {
 	Diagnostics []matrix.Diagnostic `json:"diagnostics"`
 }
 
-func runValidate(ctx context.Context, f *Factory, opts *validateOptions) error {
+// validateRun checks (or, with Fix, repairs) the matrix as opts say.
+func validateRun(ctx context.Context, opts *ValidateOptions) error {
+	if opts.Fix {
+		return runValidateFix(ctx, opts.Factory, opts, opts.FixMode)
+	}
+	return runValidate(ctx, opts.Factory, opts)
+}
+
+func runValidate(ctx context.Context, f *Factory, opts *ValidateOptions) error {
 	var results []validationResult
 	switch {
 	case opts.Staged:

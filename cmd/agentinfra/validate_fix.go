@@ -11,7 +11,7 @@ import (
 
 // runValidateFix repairs the workspace's matrix (fix.Run) and prints what it
 // did, then what validate finds left in the result.
-func runValidateFix(ctx context.Context, f *Factory, opts *validateOptions, mode fix.Mode) error {
+func runValidateFix(ctx context.Context, f *Factory, opts *ValidateOptions, mode fix.Mode) error {
 	ws, err := f.Workspace()
 	if err != nil {
 		return err
