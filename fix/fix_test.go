@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/internal/gfmtable"
+	"github.com/agentinfra/agentinfra/internal/atomicfile"
 	"github.com/agentinfra/agentinfra/internal/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -266,7 +267,7 @@ func TestRunFailureKeepsTheMatrix(t *testing.T) {
 	t.Run("README", func(t *testing.T) {
 		ws := newWorkspace(t, files)
 		writeFile = func(string, []byte) error { return boom }
-		defer func() { writeFile = writeFileAtomic }()
+		defer func() { writeFile = atomicfile.Write }()
 		check := treehash.Guard(t, ws.Root)
 		if _, err := Run(context.Background(), ws, Options{Mode: Move, Now: now}); !errors.Is(err, boom) {
 			t.Fatalf("err = %v, want %v", err, boom)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
+	"github.com/agentinfra/agentinfra/internal/atomicfile"
 
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -161,19 +161,5 @@ func loadTemplate(ws *workspace.Workspace, o Options) (string, error) {
 	return tasksvc.LoadTemplate(ws)
 }
 
-// writeFile writes a README; tests swap it to fail.
-var writeFile = writeFileAtomic
-
-// writeFileAtomic replaces path with data (temp file, fsync, rename),
-// keeping the mode of the file it replaces.
-func writeFileAtomic(path string, data []byte) error {
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithExistingPermissions(), renameio.WithPermissions(0o644))
-	if err != nil {
-		return err
-	}
-	defer pf.Cleanup()
-	if _, err := pf.Write(data); err != nil {
-		return err
-	}
-	return pf.CloseAtomicallyReplace()
-}
+// writeFile writes a README (atomically, keeping its mode); tests swap it to fail.
+var writeFile = atomicfile.Write

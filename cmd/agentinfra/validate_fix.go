@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -27,9 +26,7 @@ func runValidateFix(ctx context.Context, f *Factory, opts *ValidateOptions, mode
 		return err
 	}
 	if opts.Format == "json" {
-		enc := json.NewEncoder(f.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(fixJSON{Report: rep, Summary: rep.Summary(), Errors: rep.Errors(), Warnings: rep.Warnings()}); err != nil {
+		if err := writeJSON(f.IO.Out, fixJSON{Report: rep, Summary: rep.Summary(), Errors: rep.Errors(), Warnings: rep.Warnings()}); err != nil {
 			return err
 		}
 	} else {
