@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/gfmtable"
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
+	"github.com/agentinfra/agentinfra/internal/gfmtable"
 	"github.com/agentinfra/agentinfra/internal/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
