@@ -18,14 +18,20 @@ func Dir() string {
 	if d := os.Getenv("AGENTINFRA_TOOLS"); d != "" {
 		return d
 	}
+	return filepath.Join(repoRoot(), ".tools", "npm")
+}
+
+// repoRoot is the folder above the working directory that holds go.mod
+// ("" when there is none).
+func repoRoot() string {
 	dir, _ := os.Getwd()
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".tools", "npm")
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return filepath.Join(".tools", "npm")
+			return ""
 		}
 		dir = parent
 	}
