@@ -117,13 +117,16 @@ runs the configured setup command there, and starts working on its spec at once.
 
 func newCmdAgentList(f *Factory) *cobra.Command {
 	var filter fleet.ListFilter
-	var asJSON, watch bool
+	var asJSON, watch, noMetadata bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the agents with their status and current task",
+		Short: "List the agents with their status, current task and workspace metadata",
+		Long: `List the agents with their status and current task, and a column for each
+workspace metadata field marked include_in_list in the agent's Taskfile
+(docs/fleet.md); --no-metadata skips running those tasks.`,
 		Example: `  agentinfra agent list
   agentinfra agent list --status idle --json | jq -r '.agents[].name'
-  agentinfra agent list --watch`,
+  agentinfra agent list --no-metadata --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if watch && (asJSON || !f.IO.IsTTY) {
@@ -137,6 +140,9 @@ func newCmdAgentList(f *Factory) *cobra.Command {
 				agents, err := fl.List(cmd.Context(), filter)
 				if err != nil {
 					return fleetErr(err)
+				}
+				if !noMetadata {
+					fl.WithMetadata(cmd.Context(), agents)
 				}
 				if asJSON {
 					return writeJSON(f.IO.Out, fleet.NewListResult(agents))
@@ -160,6 +166,7 @@ func newCmdAgentList(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&filter.Status, "status", "", "only agents with this status (idle, busy, ...)")
 	cmd.Flags().StringVar(&filter.Project, "project", "", "only agents of this project")
 	cmd.Flags().BoolVar(&watch, "watch", false, "redraw every second (on a terminal)")
+	cmd.Flags().BoolVar(&noMetadata, "no-metadata", false, "skip the workspace metadata (its Taskfile tasks are not run)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {agents, total_count} as JSON")
 	return cmd
 }
@@ -170,7 +177,8 @@ func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tROLE\tPROJECT\tCURRENT TASK")
+	cols := listedMetadata(agents)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tROLE\tPROJECT\tCURRENT TASK"+metadataHeader(cols))
 	for _, a := range agents {
 		cur := "-"
 		if a.CurrentTask != nil {
@@ -179,7 +187,7 @@ func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
 				cur += " (" + now.Sub(*a.CurrentTask.StartedAt).Round(time.Second).String() + ")"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Status, a.Role, a.Project, cur)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, a.Status, a.Role, a.Project, cur, metadataCells(a, cols))
 	}
 	tw.Flush()
 }
@@ -188,7 +196,7 @@ func newCmdAgentShow(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Show one agent: status, current task, worktree, spec",
+		Short: "Show one agent: status, current task, worktree, spec, workspace metadata",
 		Example: `  agentinfra agent show papi
   agentinfra agent show papi --json | jq .agent.status`,
 		Args: cobra.ExactArgs(1),
@@ -201,6 +209,9 @@ func newCmdAgentShow(f *Factory) *cobra.Command {
 			if err != nil {
 				return fleetErr(err)
 			}
+			as := []fleet.Agent{a}
+			fl.WithMetadata(cmd.Context(), as)
+			a = as[0]
 			if asJSON {
 				return writeJSON(f.IO.Out, fleet.NewShowResult(a))
 			}
@@ -217,6 +228,7 @@ func newCmdAgentShow(f *Factory) *cobra.Command {
 			for _, r := range rows {
 				fmt.Fprintf(f.IO.Out, "%-14s%s\n", r[0]+":", r[1])
 			}
+			printMetadata(f.IO.Out, a)
 			return nil
 		},
 	}
