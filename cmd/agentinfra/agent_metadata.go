@@ -52,7 +52,7 @@ func metadataCells(a fleet.Agent, cols []string) string {
 }
 
 // printMetadata prints agent show's metadata section: one line per field,
-// its value or its error, and its description.
+// its description, then its value or its error (last: they may be long).
 func printMetadata(w io.Writer, a fleet.Agent) {
 	if a.MetadataError != "" {
 		fmt.Fprintf(w, "%-14s%s\n", "Metadata:", "unreadable: "+a.MetadataError)
@@ -77,7 +77,7 @@ func printMetadata(w io.Writer, a fleet.Agent) {
 		if f.Schema.IncludeInList {
 			listed = " (listed)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", n, v, f.Schema.Description, listed)
+		fmt.Fprintf(tw, "  %s\t%s%s\t%s\n", n, f.Schema.Description, listed, v)
 	}
 	tw.Flush()
 }
