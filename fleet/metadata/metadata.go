@@ -25,17 +25,17 @@ type Field struct {
 	Schema Schema  `json:"schema"`
 }
 
-// Metadata is one workspace's metadata.
+// Metadata is one workspace's metadata. Its JSON is what Handler serves.
 type Metadata struct {
 	// Fields by task name.
-	Fields map[string]Field
+	Fields map[string]Field `json:"metadata"`
 	// Names are the fields in Taskfile order.
-	Names []string
+	Names []string `json:"names"`
 	// Taskfile is the file read ("" when the workspace has none).
-	Taskfile string
+	Taskfile string `json:"taskfile"`
 	// Err says why no field could be read: a Taskfile that does not parse,
 	// or a collection canceled before it ended ("" otherwise).
-	Err string
+	Err string `json:"error,omitempty"`
 }
 
 // Count is the number of fields.
