@@ -86,7 +86,7 @@ func fleetTools() []fleetTool {
 		},
 	}, {
 		name: "list_agents", title: "List agents", readOnly: true,
-		desc: "List agents with status (idle, busy, ...), current task and workspace metadata (include_in_list fields).",
+		desc: "List agents: status (idle, busy, ...), current task, listed workspace metadata.",
 		params: []fleetParam{{"status_filter", "string", "e.g. idle"}, {"project_filter", "string", "project name"},
 			{"include_metadata", "boolean", "default true"}},
 		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
