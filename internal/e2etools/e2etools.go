@@ -1,5 +1,6 @@
 // Package e2etools finds the pinned npm tools (agent CLIs, MCP Inspector) that
-// scripts/install-tools.sh installs, for end-to-end tests.
+// scripts/install-tools.sh installs, and the pinned Go tools (go-task) of
+// scripts/install-go-tools.sh, for end-to-end tests.
 package e2etools
 
 import (
