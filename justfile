@@ -40,3 +40,11 @@ lint:
 # Install the pinned npm tools (agent CLIs, MCP Inspector) into .tools/npm.
 tools:
     bash scripts/install-tools.sh
+
+# Install the pinned Go tools (staticcheck, go-task) into .tools/go/bin.
+go-tools:
+    bash scripts/install-go-tools.sh
+
+# Workspace metadata figures: 10 agents × 4 one-second fields, a hanging field (needs go-tools).
+bench-metadata:
+    go test ./fleet -run '^$' -bench 'Metadata' -benchtime 5x

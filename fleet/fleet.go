@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/fleet/metadata"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -30,6 +31,9 @@ type Options struct {
 	StopGrace time.Duration
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
+	// Metadata collects the agents' workspace metadata (nil = the
+	// process's shared collector, metadata.Shared).
+	Metadata *metadata.Collector
 }
 
 // Fleet is the local backend: agents on this machine, in git worktrees.
@@ -44,6 +48,9 @@ type Fleet struct {
 func New(ws *workspace.Workspace, opts Options) *Fleet {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Metadata == nil {
+		opts.Metadata = metadata.Shared()
 	}
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = 3 * time.Second

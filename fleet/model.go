@@ -1,6 +1,10 @@
 package fleet
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentinfra/agentinfra/fleet/metadata"
+)
 
 // Status is an agent's derived status.
 type Status string
@@ -59,10 +63,22 @@ type Agent struct {
 	CreatedAt   time.Time      `json:"created_at"`
 	UpdatedAt   time.Time      `json:"updated_at"`
 	Workspace   Workspace      `json:"workspace"`
-	Metadata    map[string]any `json:"metadata"`
+	Metadata    MetadataFields `json:"metadata"`
 	// Error says why a failed agent failed ("" otherwise).
 	Error string `json:"error,omitempty"`
+
+	// MetadataCount is the number of fields in Metadata, the workspace
+	// metadata from its Taskfile (docs/fleet.md): filled by WithMetadata,
+	// else 0 and {}. MetadataError says why the Taskfile could not be read.
+	MetadataCount int    `json:"metadata_count"`
+	MetadataError string `json:"metadata_error,omitempty"`
+
+	metadataNames     []string // the fields in Taskfile order
+	metadataCollected bool
 }
+
+// MetadataFields are an agent's workspace metadata fields by name.
+type MetadataFields = map[string]metadata.Field
 
 // Workspace is where an agent works: a git worktree on its own branch.
 type Workspace struct {
@@ -80,11 +96,23 @@ type AgentSummary struct {
 	Role        string    `json:"role"`
 	Project     string    `json:"project"`
 	CreatedAt   time.Time `json:"created_at"`
+
+	// MetadataCount (all fields) and Metadata (the include_in_list fields'
+	// values) are left out when list_agents skips the metadata.
+	MetadataCount *int               `json:"metadata_count,omitempty"`
+	Metadata      map[string]*string `json:"metadata,omitzero"`
+	MetadataError string             `json:"metadata_error,omitempty"`
 }
 
 // Summary returns the list_agents row of a.
 func (a Agent) Summary() AgentSummary {
-	return AgentSummary{Name: a.Name, Status: a.Status, CurrentTask: a.CurrentTask, Role: a.Role, Project: a.Project, CreatedAt: a.CreatedAt}
+	s := AgentSummary{Name: a.Name, Status: a.Status, CurrentTask: a.CurrentTask, Role: a.Role, Project: a.Project, CreatedAt: a.CreatedAt}
+	if a.metadataCollected {
+		n := a.MetadataCount
+		s.MetadataCount, s.MetadataError = &n, a.MetadataError
+		s.Metadata = metadata.Metadata{Fields: a.Metadata}.ListValues()
+	}
+	return s
 }
 
 // TaskRun is one task an agent was given: the history's unit.

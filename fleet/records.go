@@ -89,10 +89,7 @@ func view(a *agentRecord, run *runRecord) Agent {
 	st := deriveStatus(a, run)
 	out := Agent{
 		Name: a.Name, Status: st, Role: a.Role, Project: a.Project, Spec: a.Spec, CLI: a.CLI,
-		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Workspace: a.Workspace, Metadata: a.Metadata, Error: a.Error,
-	}
-	if out.Metadata == nil {
-		out.Metadata = map[string]any{}
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Workspace: a.Workspace, Metadata: MetadataFields{}, Error: a.Error,
 	}
 	if st == StatusFailed && out.Error == "" && a.State == stateCreating {
 		out.Error = "the process creating the agent ended before it was ready; delete it and create it again"

@@ -63,6 +63,7 @@ type fleetArgs struct {
 	PageSize        *int   `json:"page_size"`
 	TaskDescription string `json:"task_description"`
 	TaskID          string `json:"task_id"`
+	IncludeMetadata *bool  `json:"include_metadata"`
 }
 
 var (
@@ -85,25 +86,31 @@ func fleetTools() []fleetTool {
 		},
 	}, {
 		name: "list_agents", title: "List agents", readOnly: true,
-		desc:   "List agents with status (idle, busy, ...) and current task.",
-		params: []fleetParam{{"status_filter", "string", "e.g. idle"}, {"project_filter", "string", "project name"}},
+		desc: "List agents: status (idle, busy, ...), current task, listed workspace metadata.",
+		params: []fleetParam{{"status_filter", "string", "e.g. idle"}, {"project_filter", "string", "project name"},
+			{"include_metadata", "boolean", "default true"}},
 		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
 			as, err := f.List(ctx, fleet.ListFilter{Status: in.StatusFilter, Project: in.ProjectFilter})
 			if err != nil {
 				return nil, err
 			}
+			if in.IncludeMetadata == nil || *in.IncludeMetadata {
+				f.WithMetadata(ctx, as)
+			}
 			return fleet.NewListResult(as), nil
 		},
 	}, {
 		name: "show_agent", title: "Show agent", readOnly: true,
-		desc:   "One agent: status, current task, worktree, spec.",
+		desc:   "One agent: status, current task, worktree, spec, workspace metadata.",
 		params: []fleetParam{pAgent}, required: []string{"agent_name"},
 		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
 			a, err := f.Show(ctx, in.AgentName)
 			if err != nil {
 				return nil, err
 			}
-			return fleet.NewShowResult(a), nil
+			as := []fleet.Agent{a}
+			f.WithMetadata(ctx, as)
+			return fleet.NewShowResult(as[0]), nil
 		},
 	}, {
 		name: "show_agent_task_history", title: "Agent task history", readOnly: true,
@@ -270,8 +277,11 @@ func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs,
 }
 
 func jsonKind(k string) string {
-	if k == "page" || k == "page_size" {
+	switch k {
+	case "page", "page_size":
 		return "an integer"
+	case "include_metadata":
+		return "a boolean"
 	}
 	return "a string"
 }

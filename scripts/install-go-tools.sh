@@ -6,6 +6,9 @@
 #
 # Pins:
 #   honnef.co/go/tools/cmd/staticcheck v0.8.2   (CI lint)
+#   github.com/go-task/task/v3/cmd/task v3.54.0 (fleet/metadata tests: the
+#     real go-task runs each workspace metadata field; the first build takes
+#     a few minutes, later ones come from the build cache)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,6 +17,7 @@ mkdir -p "$bin"
 
 pins=(
   "honnef.co/go/tools/cmd/staticcheck@v0.8.2"
+  "github.com/go-task/task/v3/cmd/task@v3.54.0"
 )
 
 for spec in "${pins[@]}"; do

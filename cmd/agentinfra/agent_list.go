@@ -18,19 +18,23 @@ type AgentListOptions struct {
 	Fleet func() (*fleet.Fleet, error)
 	Now   func() time.Time
 
-	Filter fleet.ListFilter
-	Watch  bool
-	JSON   bool
+	Filter     fleet.ListFilter
+	Watch      bool
+	NoMetadata bool
+	JSON       bool
 }
 
 func NewCmdAgentList(f *Factory, runF func(context.Context, *AgentListOptions) error) *cobra.Command {
 	o := &AgentListOptions{IO: f.IO, Fleet: f.fleetOf, Now: f.Now}
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the agents with their status and current task",
+		Short: "List the agents with their status, current task and workspace metadata",
+		Long: `List the agents with their status and current task, and a column for each
+workspace metadata field marked include_in_list in the agent's Taskfile
+(docs/fleet.md); --no-metadata skips running those tasks.`,
 		Example: `  agentinfra agent list
   agentinfra agent list --status idle --json | jq -r '.agents[].name'
-  agentinfra agent list --watch`,
+  agentinfra agent list --no-metadata --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Watch && (o.JSON || !o.IO.IsTTY) {
@@ -45,6 +49,7 @@ func NewCmdAgentList(f *Factory, runF func(context.Context, *AgentListOptions) e
 	cmd.Flags().StringVar(&o.Filter.Status, "status", "", "only agents with this status (idle, busy, ...)")
 	cmd.Flags().StringVar(&o.Filter.Project, "project", "", "only agents of this project")
 	cmd.Flags().BoolVar(&o.Watch, "watch", false, "redraw every second (on a terminal)")
+	cmd.Flags().BoolVar(&o.NoMetadata, "no-metadata", false, "skip the workspace metadata (its Taskfile tasks are not run)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {agents, total_count} as JSON")
 	return cmd
 }
@@ -58,6 +63,9 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 		agents, err := fl.List(ctx, o.Filter)
 		if err != nil {
 			return fleetErr(err)
+		}
+		if !o.NoMetadata {
+			fl.WithMetadata(ctx, agents)
 		}
 		if o.JSON {
 			return writeJSON(o.IO.Out, fleet.NewListResult(agents))
@@ -84,7 +92,8 @@ func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tROLE\tPROJECT\tCURRENT TASK")
+	cols := listedMetadata(agents)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tROLE\tPROJECT\tCURRENT TASK"+metadataHeader(cols))
 	for _, a := range agents {
 		cur := "-"
 		if a.CurrentTask != nil {
@@ -93,7 +102,7 @@ func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
 				cur += " (" + now.Sub(*a.CurrentTask.StartedAt).Round(time.Second).String() + ")"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Status, a.Role, a.Project, cur)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, a.Status, a.Role, a.Project, cur, metadataCells(a, cols))
 	}
 	tw.Flush()
 }

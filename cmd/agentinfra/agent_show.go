@@ -23,7 +23,7 @@ func NewCmdAgentShow(f *Factory, runF func(context.Context, *AgentShowOptions) e
 	o := &AgentShowOptions{IO: f.IO, Fleet: f.fleetOf}
 	cmd := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Show one agent: status, current task, worktree, spec",
+		Short: "Show one agent: status, current task, worktree, spec, workspace metadata",
 		Example: `  agentinfra agent show papi
   agentinfra agent show papi --json | jq .agent.status`,
 		Args:              cobra.ExactArgs(1),
@@ -49,6 +49,9 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 	if err != nil {
 		return fleetErr(err)
 	}
+	as := []fleet.Agent{a}
+	fl.WithMetadata(ctx, as)
+	a = as[0]
 	if o.JSON {
 		return writeJSON(o.IO.Out, fleet.NewShowResult(a))
 	}
@@ -65,5 +68,6 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 	for _, r := range rows {
 		fmt.Fprintf(o.IO.Out, "%-14s%s\n", r[0]+":", r[1])
 	}
+	printMetadata(o.IO.Out, a)
 	return nil
 }

@@ -1,5 +1,6 @@
 // Package e2etools finds the pinned npm tools (agent CLIs, MCP Inspector) that
-// scripts/install-tools.sh installs, for end-to-end tests.
+// scripts/install-tools.sh installs, and the pinned Go tools (go-task) of
+// scripts/install-go-tools.sh, for end-to-end tests.
 package e2etools
 
 import (
@@ -18,14 +19,20 @@ func Dir() string {
 	if d := os.Getenv("AGENTINFRA_TOOLS"); d != "" {
 		return d
 	}
+	return filepath.Join(repoRoot(), ".tools", "npm")
+}
+
+// repoRoot is the folder above the working directory that holds go.mod
+// ("" when there is none).
+func repoRoot() string {
 	dir, _ := os.Getwd()
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".tools", "npm")
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return filepath.Join(".tools", "npm")
+			return ""
 		}
 		dir = parent
 	}

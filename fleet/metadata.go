@@ -1,0 +1,45 @@
+package fleet
+
+import (
+	"context"
+	"sort"
+
+	"github.com/agentinfra/agentinfra/fleet/metadata"
+)
+
+// WithMetadata fills the workspace metadata of agents (show_agent's, and
+// list_agents' unless skipped): every agent's worktree collected in
+// parallel, from the cache when fresh. It never fails; what cannot be
+// collected is an error in the agent's metadata.
+func (f *Fleet) WithMetadata(ctx context.Context, agents []Agent) {
+	dirs := make([]string, 0, len(agents))
+	idx := make([]int, 0, len(agents))
+	for i := range agents {
+		agents[i].setMetadata(metadata.Metadata{})
+		if agents[i].Workspace.Path != "" { // a failed create may have none
+			dirs = append(dirs, agents[i].Workspace.Path)
+			idx = append(idx, i)
+		}
+	}
+	for j, md := range f.opts.Metadata.CollectAll(ctx, dirs) {
+		agents[idx[j]].setMetadata(md)
+	}
+}
+
+func (a *Agent) setMetadata(md metadata.Metadata) {
+	a.Metadata, a.MetadataCount, a.MetadataError = md.FieldsOrEmpty(), md.Count(), md.Err
+	a.metadataNames, a.metadataCollected = md.Names, true
+}
+
+// MetadataNames lists the agent's metadata fields in Taskfile order.
+func (a Agent) MetadataNames() []string {
+	if len(a.metadataNames) == len(a.Metadata) {
+		return a.metadataNames
+	}
+	names := make([]string, 0, len(a.Metadata))
+	for n := range a.Metadata {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,136 @@
+package metadata
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Collector collects the metadata of many workspaces: in parallel, each
+// result kept for CacheTTL and dropped as soon as the workspace's Taskfile
+// changes (its path, size, modification time or inode), so a list polled
+// every second runs the tasks at most once per TTL. Concurrent requests for
+// one workspace share one collection. Safe for concurrent use.
+type Collector struct {
+	opts Options
+	now  func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]*entry
+}
+
+type entry struct {
+	stamp stamp
+	done  chan struct{} // closed when md is set
+	md    Metadata
+	at    time.Time // when md was collected
+}
+
+// stamp identifies one version of a Taskfile.
+type stamp struct {
+	path  string
+	size  int64
+	mtime time.Time
+	inode uint64
+}
+
+// NewCollector returns a collector with opts (zero fields are defaults).
+func NewCollector(opts Options) *Collector {
+	return &Collector{opts: opts.withDefaults(), now: time.Now, cache: map[string]*entry{}}
+}
+
+var (
+	sharedOnce sync.Once
+	shared     *Collector
+)
+
+// Shared is the process's collector with the default options: the one the
+// CLI and the MCP server use, so that the cache outlives one request.
+func Shared() *Collector {
+	sharedOnce.Do(func() { shared = NewCollector(Options{}) })
+	return shared
+}
+
+// Collect returns dir's metadata, from the cache when it is fresh. The
+// collection itself is not tied to ctx (its runs are bounded by their
+// timeout and the result is cached for the next caller); when ctx ends
+// first, the result says the metadata was not collected.
+func (c *Collector) Collect(ctx context.Context, dir string) Metadata {
+	dir = filepath.Clean(dir)
+	path, fi := FindTaskfile(dir)
+	if path == "" {
+		c.mu.Lock()
+		delete(c.cache, dir)
+		c.mu.Unlock()
+		return Metadata{Fields: map[string]Field{}}
+	}
+	st := stamp{path: path, size: fi.Size(), mtime: fi.ModTime(), inode: inodeOf(fi)}
+	c.mu.Lock()
+	e := c.cache[dir]
+	if e == nil || e.stamp != st || c.expired(e) {
+		e = &entry{stamp: st, done: make(chan struct{})}
+		c.cache[dir] = e
+		c.prune()
+		go func() {
+			md := collect(context.WithoutCancel(ctx), dir, path, c.opts)
+			c.mu.Lock()
+			e.md, e.at = md, c.now()
+			c.mu.Unlock()
+			close(e.done)
+		}()
+	}
+	c.mu.Unlock()
+	select {
+	case <-e.done:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return e.md
+	case <-ctx.Done():
+		return Metadata{Fields: map[string]Field{}, Taskfile: path, Err: "not collected: " + ctx.Err().Error()}
+	}
+}
+
+// expired reports whether a finished entry is older than the TTL. Called
+// with mu held.
+func (c *Collector) expired(e *entry) bool {
+	select {
+	case <-e.done:
+	default:
+		return false // in flight: join it
+	}
+	return c.opts.CacheTTL < 0 || c.now().Sub(e.at) >= c.opts.CacheTTL
+}
+
+// prune drops the expired entries (workspaces deleted meanwhile). Called
+// with mu held.
+func (c *Collector) prune() {
+	for k, e := range c.cache {
+		if c.expired(e) {
+			delete(c.cache, k)
+		}
+	}
+}
+
+// CollectAll collects dirs in parallel (at most AgentConcurrency at once);
+// out[i] is dirs[i]'s metadata.
+func (c *Collector) CollectAll(ctx context.Context, dirs []string) []Metadata {
+	out := make([]Metadata, len(dirs))
+	sem := make(chan struct{}, c.opts.AgentConcurrency)
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+				out[i] = c.Collect(ctx, d)
+			case <-ctx.Done():
+				out[i] = Metadata{Fields: map[string]Field{}, Err: "not collected: " + ctx.Err().Error()}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}

@@ -1,0 +1,126 @@
+package metadata
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// countingTasks is a field that counts its runs in runs.log.
+const countingTasks = "  runs:\n    meta: {}\n    cmds: ['echo run >> runs.log; wc -l < runs.log']\n"
+
+func TestCollectorCachesUntilTheTTL(t *testing.T) {
+	dir := workspaceWith(t, countingTasks)
+	c := NewCollector(Options{TaskBinary: taskBin(t), CacheTTL: time.Minute})
+	clock := time.Now()
+	c.now = func() time.Time { return clock }
+	ctx := context.Background()
+	if v := val(c.Collect(ctx, dir).Fields["runs"]); v != "1" {
+		t.Fatalf("first: %q", v)
+	}
+	if v := val(c.Collect(ctx, dir).Fields["runs"]); v != "1" {
+		t.Fatalf("second, within the TTL: %q, want the cached 1", v)
+	}
+	clock = clock.Add(time.Minute)
+	if v := val(c.Collect(ctx, dir).Fields["runs"]); v != "2" {
+		t.Fatalf("after the TTL: %q, want a new run", v)
+	}
+}
+
+func TestCollectorDropsTheCacheWhenTheTaskfileChanges(t *testing.T) {
+	dir := workspaceWith(t, countingTasks)
+	c := NewCollector(Options{TaskBinary: taskBin(t), CacheTTL: time.Hour})
+	ctx := context.Background()
+	c.Collect(ctx, dir)
+	// Same size, new content and mtime: an edit that keeps the length.
+	path := filepath.Join(dir, "Taskfile.yml")
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(b), "echo run", "echo RUN", 1)), 0o644)
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(path, later, later)
+	if v := val(c.Collect(ctx, dir).Fields["runs"]); v != "2" {
+		t.Fatalf("after the edit: %q, want a new run", v)
+	}
+	// A new field appears at once.
+	os.WriteFile(path, append(b, "  extra:\n    meta: {}\n    cmds: [echo new]\n"...), 0o644)
+	if md := c.Collect(ctx, dir); val(md.Fields["extra"]) != "new" {
+		t.Fatalf("the new field is missing: %+v", md.Names)
+	}
+	// Replaced by rename (a new inode, as editors and git do), mtime kept.
+	fi, _ := os.Stat(path)
+	tmp := filepath.Join(dir, "new.yml")
+	os.WriteFile(tmp, append(b, "  other:\n    meta: {}\n    cmds: [echo other]\n"...), 0o644)
+	os.Chtimes(tmp, fi.ModTime(), fi.ModTime())
+	os.Rename(tmp, path)
+	if md := c.Collect(ctx, dir); val(md.Fields["other"]) != "other" {
+		t.Fatalf("the renamed Taskfile was not read again: %+v", md.Names)
+	}
+	os.Remove(path)
+	if md := c.Collect(ctx, dir); md.Count() != 0 {
+		t.Fatalf("the Taskfile is gone: %+v", md)
+	}
+}
+
+func TestCollectorSharesOneCollectionBetweenConcurrentCalls(t *testing.T) {
+	dir := workspaceWith(t, "  slow:\n    meta: {}\n    cmds: ['echo run >> runs.log; sleep 0.5; wc -l < runs.log']\n")
+	c := NewCollector(Options{TaskBinary: taskBin(t)})
+	var wg sync.WaitGroup
+	vals := make([]string, 10)
+	for i := range vals {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vals[i] = val(c.Collect(context.Background(), dir).Fields["slow"])
+		}()
+	}
+	wg.Wait()
+	for _, v := range vals {
+		if v != "1" {
+			t.Fatalf("values %v: ten concurrent calls must share one run", vals)
+		}
+	}
+}
+
+func TestCollectorAnswersACanceledCallerAtOnce(t *testing.T) {
+	dir := workspaceWith(t, "  slow:\n    meta: {}\n    cmds: [sleep 2, echo late]\n")
+	c := NewCollector(Options{TaskBinary: taskBin(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	md := c.Collect(ctx, dir)
+	if time.Since(t0) > 1500*time.Millisecond || !strings.Contains(md.Err, "not collected") {
+		t.Fatalf("after %v: %+v", time.Since(t0), md)
+	}
+	// The collection went on and the next caller gets it.
+	if v := val(c.Collect(context.Background(), dir).Fields["slow"]); v != "late" {
+		t.Fatalf("next caller: %q", v)
+	}
+}
+
+func TestCollectAllRunsWorkspacesInParallel(t *testing.T) {
+	bin := taskBin(t)
+	var dirs []string
+	for range 4 {
+		dirs = append(dirs, workspaceWith(t, "  a:\n    meta: {}\n    cmds: [sleep 1, pwd]\n  b:\n    meta: {}\n    cmds: [sleep 1, echo b]\n"))
+	}
+	dirs = append(dirs, t.TempDir()) // no Taskfile
+	c := NewCollector(Options{TaskBinary: bin})
+	t0 := time.Now()
+	out := c.CollectAll(context.Background(), dirs)
+	took := time.Since(t0)
+	for i, d := range dirs[:4] {
+		if got := val(out[i].Fields["a"]); got != d {
+			t.Errorf("workspace %d: a = %q, want it run in %s", i, got, d)
+		}
+	}
+	if out[4].Count() != 0 {
+		t.Errorf("no Taskfile: %+v", out[4])
+	}
+	if took > 4*time.Second { // serial: 8s
+		t.Errorf("took %v: the 8 one-second fields must overlap", took)
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package metadata
+
+import "os"
+
+func inodeOf(fi os.FileInfo) uint64 { return 0 }

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package fleet
+
+import "time"
+
+func childrenCPU() time.Duration { return 0 }
