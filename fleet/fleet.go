@@ -55,8 +55,10 @@ func (f *Fleet) now() time.Time { return f.opts.Now().UTC() }
 
 // loadAgent reads an agent's record and current run (nil when none).
 func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
-	if ValidateName(name) != nil { // never a path outside the fleet's folder
-		return nil, nil, f.noAgent(name)
+	if err := ValidateName(name); err != nil { // never a path outside the fleet's folder
+		var fe *Error
+		errors.As(err, &fe)
+		return nil, nil, &Error{Code: CodeBadInput, Field: "agent_name", Msg: fe.Msg}
 	}
 	var a agentRecord
 	ok, err := readJSON(f.p.file(name, agentFile), &a)

@@ -377,13 +377,13 @@ func TestNamesFromInputNeverLeaveTheFleetFolder(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"../../etc", "a/b", "..", ""} {
 		_, err := f.Show(ctx, name)
-		wantCode(t, err, CodeNotFound, "agent_name")
+		wantCode(t, err, CodeBadInput, "agent_name")
 		_, err = f.Start(ctx, StartInput{Name: name, Text: "x"})
-		wantCode(t, err, CodeNotFound, "agent_name")
+		wantCode(t, err, CodeBadInput, "agent_name")
 		_, err = f.Delete(ctx, name, true)
-		wantCode(t, err, CodeNotFound, "agent_name")
+		wantCode(t, err, CodeBadInput, "agent_name")
 		_, err = f.History(ctx, name, 1, 20)
-		wantCode(t, err, CodeNotFound, "agent_name")
+		wantCode(t, err, CodeBadInput, "agent_name")
 	}
 }
 
