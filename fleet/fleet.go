@@ -241,6 +241,19 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 		}
 		out = append(out, v)
 	}
+	if len(out) == 0 && filter.Project != "" {
+		// A project no agent has and the configuration does not name is
+		// a typo, not an empty fleet.
+		cfg, err := LoadConfig(f.ws)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := cfg.project(filter.Project); err != nil {
+			var fe *Error
+			errors.As(err, &fe)
+			return nil, &Error{Code: CodeNotFound, Field: "project_filter", Msg: fe.Msg}
+		}
+	}
 	return out, nil
 }
 

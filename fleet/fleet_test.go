@@ -418,3 +418,20 @@ func TestStopEscalatesToKill(t *testing.T) {
 		t.Fatalf("agent is %s", a.Status)
 	}
 }
+
+// A project filter that names no project (nor any agent's) is a 404 that
+// lists the projects; a known project without agents is an empty list.
+func TestListUnknownProjectFilter(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws)
+	ctx := context.Background()
+	_, err := f.List(ctx, ListFilter{Project: "nowhere"})
+	wantCode(t, err, CodeNotFound, "project_filter")
+	if !strings.Contains(err.Error(), "repo") {
+		t.Errorf("the error does not list the projects: %v", err)
+	}
+	as, err := f.List(ctx, ListFilter{Project: "REPO"})
+	if err != nil || len(as) != 0 {
+		t.Fatalf("known project: %v, %v", as, err)
+	}
+}

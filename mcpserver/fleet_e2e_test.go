@@ -165,6 +165,10 @@ func TestInspectorFleetTools(t *testing.T) {
 		t.Errorf("a list_agents row has %d fields, want name,status,current_task,role,project,created_at: %v", len(a), a)
 	}
 	wantErr(400, "status_filter", "list_agents", "status_filter=napping")
+	wantErr(404, "project_filter", "list_agents", "project_filter=nowhere")
+	if l := call(long, "list_agents", "project_filter=cloud"); l["total_count"] != float64(0) {
+		t.Errorf("list_agents of a project without agents = %v", l)
+	}
 	shown := call(long, "show_agent", "agent_name=papi")
 	if a, _ := shown["agent"].(map[string]any); a["status"] != "busy" || a["spec"] != "keep it green" {
 		t.Fatalf("show_agent = %v", shown)
