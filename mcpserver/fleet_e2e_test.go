@@ -190,8 +190,8 @@ func TestInspectorFleetTools(t *testing.T) {
 	if tk, _ := started["task"].(map[string]any); tk["task_id"] != id || started["agent_status"] == "" || started["message"] == "" {
 		t.Fatalf("start_agent_task = %v", started)
 	}
-	wantErr(404, "task_id", "start_agent_task", "agent_name=papi", "task_description=x", "task_id=ffffff")
 	waitFleet(t, ws, "papi", fleet.StatusIdle)
+	wantErr(404, "task_id", "start_agent_task", "agent_name=papi", "task_description=x", "task_id=ffffff")
 	if got := loadTasks(t, ws)[0]; got.Status != "REVIEW" {
 		t.Fatalf("task %s after the run: %s", id, got.Status)
 	}
@@ -235,7 +235,7 @@ func TestServeFleetThreeAgentsThreeTasks(t *testing.T) {
 	bin := agentinfraBin(t)
 	ws := fleetWorkspace(t, 3)
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = fleetServeEnv(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=1500")
+	cmd.Env = fleetServeEnv(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=3000")
 	cmd.Dir = t.TempDir()
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
