@@ -20,6 +20,8 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/fakemodel"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -70,8 +72,13 @@ func wantInspectError(t *testing.T, ins string, env, target []string, code int, 
 // has status want.
 func waitFleet(t *testing.T, ws *workspace.Workspace, name string, want fleet.Status) fleet.Agent {
 	t.Helper()
+	return waitFleetWithin(t, ws, name, want, 60*time.Second)
+}
+
+func waitFleetWithin(t *testing.T, ws *workspace.Workspace, name string, want fleet.Status, within time.Duration) fleet.Agent {
+	t.Helper()
 	f := fleet.New(ws, fleet.Options{})
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(within)
 	for {
 		a, err := f.Show(context.Background(), name)
 		if err != nil {
@@ -307,5 +314,50 @@ func TestServeFleetThreeAgentsThreeTasks(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "--root", ws.Root, "validate").CombinedOutput(); err != nil {
 		t.Errorf("agentinfra validate after the runs: %v\n%s", err, out)
+	}
+}
+
+// TestServeFleetRealGemini: the production wiring end to end — `agentinfra
+// serve` over stdio starts `agentinfra agent supervise`, which finds the
+// real gemini through $AGENTINFRA_TOOLS and runs it against the fake model
+// server with the environment the server was given. The spec's run
+// completes with its session recorded; the next task resumes it.
+func TestServeFleetRealGemini(t *testing.T) {
+	fake := fakemodel.NewGemini(t, 0)
+	c := fakemodel.Gemini(t, fake.URL)
+	bin := agentinfraBin(t)
+	ws := fleetWorkspace(t, 0)
+	cmd := exec.Command(bin, "serve", "--toolsets", "fleet")
+	cmd.Env = append(append(serveEnv(), c.Env...), "AGENTINFRA_ROOT="+ws.Root, runner.EnvTools+"="+e2etools.Dir())
+	cmd.Dir = t.TempDir()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var created agentOut
+	fleetCall(t, cs, "create_agent", map[string]any{"name": "gem", "project": filepath.Base(ws.Root), "spec": "keep it green MARK-SPEC"}, &created)
+	if created.Agent.CLI != "gemini" {
+		t.Fatalf("create_agent = %+v", created.Agent)
+	}
+	waitFleetWithin(t, ws, "gem", fleet.StatusIdle, fakemodel.Timeout)
+	var h fleet.HistoryPage
+	fleetCall(t, cs, "show_agent_task_history", map[string]any{"agent_name": "gem"}, &h)
+	if h.TotalCount != 1 || h.Tasks[0].Status != fleet.RunCompleted || len(h.Tasks[0].SessionID) < 8 {
+		t.Fatalf("the spec's run = %+v", h.Tasks)
+	}
+	session := h.Tasks[0].SessionID
+	fleetCall(t, cs, "start_agent_task", map[string]any{"agent_name": "gem", "task_description": "add a test MARK-NEXT"}, nil)
+	waitFleetWithin(t, ws, "gem", fleet.StatusIdle, fakemodel.Timeout)
+	fleetCall(t, cs, "show_agent_task_history", map[string]any{"agent_name": "gem"}, &h)
+	if h.TotalCount != 2 || h.Tasks[0].Status != fleet.RunCompleted || h.Tasks[0].SessionID != session {
+		t.Fatalf("the second run = %+v (session of the first: %s)", h.Tasks[0], session)
+	}
+	calls := fake.Requests(":streamGenerateContent")
+	if len(calls) < 2 {
+		t.Fatalf("the fake model saw %d calls", len(calls))
+	}
+	if last := string(calls[len(calls)-1].Body); !strings.Contains(last, "MARK-NEXT") || !strings.Contains(last, "MARK-SPEC") {
+		t.Errorf("the second run did not resume the first's conversation")
 	}
 }
