@@ -435,3 +435,26 @@ func TestListUnknownProjectFilter(t *testing.T) {
 		t.Fatalf("known project: %v, %v", as, err)
 	}
 }
+
+// A run's agent CLI learns which agent it is (AGENTINFRA_AGENT), so the
+// agentinfra commands it runs can record "agent" as their source.
+func TestRunEnvironmentNamesTheAgent(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws, "STUB_MODE=crash", "STUB_ECHO_ENV="+EnvAgent)
+	ctx := context.Background()
+	if _, err := f.Create(ctx, CreateInput{Name: "Papi", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	h, err := f.History(ctx, "papi", 1, DefaultPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := os.ReadFile(filepath.Join(f.p.runsDir("papi"), h.Tasks[0].ID+".result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h.Tasks[0]; r.Status != RunFailed || !strings.Contains(string(res), EnvAgent+"=Papi") {
+		t.Fatalf("the run's environment did not name the agent: %+v\n%s", r, res)
+	}
+}

@@ -28,6 +28,15 @@ func (f *Factory) fleetOf() (*fleet.Fleet, error) {
 	return fleet.New(ws, fleet.Options{Now: f.Now}), nil
 }
 
+// fleetSource is who gives the fleet a task: an agent when the command runs
+// inside one of its runs, else a person.
+func (f *Factory) fleetSource() string {
+	if f.Getenv != nil && f.Getenv(fleet.EnvAgent) != "" {
+		return fleet.SourceAgent
+	}
+	return fleet.SourceHuman
+}
+
 // fleetErr renders a fleet error in the CLI's words: bad input is a usage
 // error (exit 2); a refusal that --force overrides says so.
 func fleetErr(err error) error {
@@ -94,7 +103,7 @@ runs the configured setup command there, and starts working on its spec at once.
 			if err != nil {
 				return err
 			}
-			in.Name, in.Source = args[0], fleet.SourceHuman
+			in.Name, in.Source = args[0], f.fleetSource()
 			a, err := fl.Create(cmd.Context(), in)
 			if err != nil {
 				return fleetErr(err)
@@ -244,7 +253,7 @@ Deps task DONE). The run is detached: this command returns once it started.`,
 			if err != nil {
 				return err
 			}
-			in := fleet.StartInput{Name: args[0], Text: strings.Join(args[1:], " "), TaskID: taskID, Next: next, Source: fleet.SourceHuman}
+			in := fleet.StartInput{Name: args[0], Text: strings.Join(args[1:], " "), TaskID: taskID, Next: next, Source: f.fleetSource()}
 			r, err := fl.Start(cmd.Context(), in)
 			if err != nil {
 				return fleetErr(err)
