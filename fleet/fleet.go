@@ -62,8 +62,10 @@ func (f *Fleet) now() time.Time { return f.opts.Now().UTC() }
 
 // loadAgent reads an agent's record and current run (nil when none).
 func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
-	if ValidateName(name) != nil { // never a path outside the fleet's folder
-		return nil, nil, f.noAgent(name)
+	if err := ValidateName(name); err != nil { // never a path outside the fleet's folder
+		var fe *Error
+		errors.As(err, &fe)
+		return nil, nil, &Error{Code: CodeBadInput, Field: "agent_name", Msg: fe.Msg}
 	}
 	var a agentRecord
 	ok, err := readJSON(f.p.file(name, agentFile), &a)
@@ -245,6 +247,19 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 			continue
 		}
 		out = append(out, v)
+	}
+	if len(out) == 0 && filter.Project != "" {
+		// A project no agent has and the configuration does not name is
+		// a typo, not an empty fleet.
+		cfg, err := LoadConfig(f.ws)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := cfg.project(filter.Project); err != nil {
+			var fe *Error
+			errors.As(err, &fe)
+			return nil, &Error{Code: CodeNotFound, Field: "project_filter", Msg: fe.Msg}
+		}
 	}
 	return out, nil
 }

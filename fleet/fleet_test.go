@@ -377,13 +377,13 @@ func TestNamesFromInputNeverLeaveTheFleetFolder(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"../../etc", "a/b", "..", ""} {
 		_, err := f.Show(ctx, name)
-		wantCode(t, err, CodeNotFound, "agent_name")
+		wantCode(t, err, CodeBadInput, "agent_name")
 		_, err = f.Start(ctx, StartInput{Name: name, Text: "x"})
-		wantCode(t, err, CodeNotFound, "agent_name")
+		wantCode(t, err, CodeBadInput, "agent_name")
 		_, err = f.Delete(ctx, name, true)
-		wantCode(t, err, CodeNotFound, "agent_name")
+		wantCode(t, err, CodeBadInput, "agent_name")
 		_, err = f.History(ctx, name, 1, 20)
-		wantCode(t, err, CodeNotFound, "agent_name")
+		wantCode(t, err, CodeBadInput, "agent_name")
 	}
 }
 
@@ -416,5 +416,45 @@ func TestStopEscalatesToKill(t *testing.T) {
 	waitGone(t, sleeper)
 	if a, _ := f.Show(ctx, "deaf"); a.Status != StatusIdle {
 		t.Fatalf("agent is %s", a.Status)
+	}
+}
+
+// A project filter that names no project (nor any agent's) is a 404 that
+// lists the projects; a known project without agents is an empty list.
+func TestListUnknownProjectFilter(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws)
+	ctx := context.Background()
+	_, err := f.List(ctx, ListFilter{Project: "nowhere"})
+	wantCode(t, err, CodeNotFound, "project_filter")
+	if !strings.Contains(err.Error(), "repo") {
+		t.Errorf("the error does not list the projects: %v", err)
+	}
+	as, err := f.List(ctx, ListFilter{Project: "REPO"})
+	if err != nil || len(as) != 0 {
+		t.Fatalf("known project: %v, %v", as, err)
+	}
+}
+
+// A run's agent CLI learns which agent it is (AGENTINFRA_AGENT), so the
+// agentinfra commands it runs can record "agent" as their source.
+func TestRunEnvironmentNamesTheAgent(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws, "STUB_MODE=crash", "STUB_ECHO_ENV="+EnvAgent)
+	ctx := context.Background()
+	if _, err := f.Create(ctx, CreateInput{Name: "Papi", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	h, err := f.History(ctx, "papi", 1, DefaultPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := os.ReadFile(filepath.Join(f.p.runsDir("papi"), h.Tasks[0].ID+".result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h.Tasks[0]; r.Status != RunFailed || !strings.Contains(string(res), EnvAgent+"=Papi") {
+		t.Fatalf("the run's environment did not name the agent: %+v\n%s", r, res)
 	}
 }

@@ -26,6 +26,10 @@ type StartInput struct {
 	Source string // "" = human
 }
 
+// EnvAgent names the agent in the environment of its runs, so that an
+// agentinfra command the agent runs knows who asks (source "agent").
+const EnvAgent = "AGENTINFRA_AGENT"
+
 // StartResult is what start_agent_task returns.
 type StartResult struct {
 	Task        TaskRun `json:"task"`
@@ -126,7 +130,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		run := &runRecord{
 			TaskRun: tr, CLI: a.CLI, Model: model, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
 			ApprovalMode: cfg.ApprovalMode, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
-			Env: append([]string{"AGENTINFRA_ROOT=" + f.ws.Root}, f.opts.Env...),
+			Env: append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, EnvAgent + "=" + a.Name}, f.opts.Env...),
 		}
 		a.Runs++
 		a.UpdatedAt = now

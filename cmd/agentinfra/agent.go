@@ -18,6 +18,15 @@ func (f *Factory) fleetOf() (*fleet.Fleet, error) {
 	return fleet.New(ws, fleet.Options{Now: f.Now}), nil
 }
 
+// fleetSource is who gives the fleet a task: an agent when the command runs
+// inside one of its runs, else a person.
+func (f *Factory) fleetSource() string {
+	if f.Getenv != nil && f.Getenv(fleet.EnvAgent) != "" {
+		return fleet.SourceAgent
+	}
+	return fleet.SourceHuman
+}
+
 // fleetErr renders a fleet error in the CLI's words: bad input is a usage
 // error (exit 2); a refusal that --force overrides says so.
 func fleetErr(err error) error {

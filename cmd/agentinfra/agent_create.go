@@ -33,7 +33,7 @@ runs the configured setup command there, and starts working on its spec at once.
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Create.Name, o.Create.Source = args[0], fleet.SourceHuman
+			o.Create.Name, o.Create.Source = args[0], f.fleetSource()
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}

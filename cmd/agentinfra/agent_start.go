@@ -37,7 +37,7 @@ Deps task DONE). The run is detached: this command returns once it started.`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeAgents(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Start.Name, o.Start.Text, o.Start.Source = args[0], strings.Join(args[1:], " "), fleet.SourceHuman
+			o.Start.Name, o.Start.Text, o.Start.Source = args[0], strings.Join(args[1:], " "), f.fleetSource()
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}

@@ -246,3 +246,27 @@ func TestCLIAgentListWatchRedrawsUntilCanceled(t *testing.T) {
 		t.Fatalf("output: %q", out.String())
 	}
 }
+
+// A command run by an agent (AGENTINFRA_AGENT set in its runs' environment)
+// records "agent" as the source of what it asks; a person's is "human".
+func TestCLIAgentSourceOfATask(t *testing.T) {
+	c := newFleetCLI(t)
+	if code, _, errOut := c.run("agent", "create", "papi", "--spec", "keep it green"); code != 0 {
+		t.Fatalf("create: %s", errOut)
+	}
+	c.waitStatus("papi", "idle")
+	c.env = append(c.env, "AGENTINFRA_AGENT=sony")
+	if code, _, errOut := c.run("agent", "start", "papi", "review the retry loop"); code != 0 {
+		t.Fatalf("start: %s", errOut)
+	}
+	c.waitStatus("papi", "idle")
+	var h struct {
+		Tasks []struct {
+			Source string `json:"source"`
+		} `json:"tasks"`
+	}
+	c.json(&h, "agent", "history", "papi")
+	if len(h.Tasks) != 2 || h.Tasks[0].Source != "agent" || h.Tasks[1].Source != "human" {
+		t.Fatalf("sources, newest first = %+v, want agent then human", h.Tasks)
+	}
+}
