@@ -292,10 +292,48 @@ func TestContractRecordedResponses(t *testing.T) {
 	}
 }
 
+// decode decodes body into v and checks that v encodes only names the
+// recording has, in the same case: encoding/json matches names
+// case-insensitively on decode, so a preset's "id" would read "ID" fine
+// yet make the fake server answer with the wrong name.
 func decode(t *testing.T, body []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("decoding into %T: %v", v, err)
+	}
+	ours, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded, encoded any
+	_ = json.Unmarshal(body, &recorded)
+	_ = json.Unmarshal(ours, &encoded)
+	sameNames(t, "", recorded, encoded)
+}
+
+func sameNames(t *testing.T, at string, recorded, ours any) {
+	t.Helper()
+	switch o := ours.(type) {
+	case map[string]any:
+		r, ok := recorded.(map[string]any)
+		if !ok {
+			return // null in the recording
+		}
+		for k, v := range o {
+			rv, ok := r[k]
+			if !ok {
+				t.Errorf("%T encodes %s.%s, which the recording does not have", ours, at, k)
+				continue
+			}
+			sameNames(t, at+"."+k, rv, v)
+		}
+	case []any:
+		r, _ := recorded.([]any)
+		for i := range o {
+			if i < len(r) {
+				sameNames(t, at+"[]", r[i], o[i])
+			}
+		}
 	}
 }
 
