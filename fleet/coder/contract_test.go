@@ -322,7 +322,7 @@ func sameNames(t *testing.T, at string, recorded, ours any) {
 		for k, v := range o {
 			rv, ok := r[k]
 			if !ok {
-				t.Errorf("%T encodes %s.%s, which the recording does not have", ours, at, k)
+				t.Errorf("the client's struct encodes %s.%s, which the recording does not have (check the JSON name and its case)", at, k)
 				continue
 			}
 			sameNames(t, at+"."+k, rv, v)
