@@ -103,3 +103,23 @@ func TestAppURLSubdomainApps(t *testing.T) {
 		t.Errorf("no app host: %v", err)
 	}
 }
+
+// TestAgentAPIProblemBody: the AgentAPI answers errors as problem+json;
+// its title and detail reach the error.
+func TestAgentAPIProblemBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"title":"Internal Server Error","status":500,"detail":"failed to send message: agent is busy"}`))
+	}))
+	defer srv.Close()
+	c, err := New(Config{URL: srv.URL, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.SendMessage(context.Background(), App{Owner: "a", Workspace: "w", Agent: "main", Slug: "ccw"},
+		AgentMessage{Type: MessageUser, Content: "hi"})
+	if KindOf(err) != KindUnavailable || !strings.Contains(err.Error(), "agent is busy") {
+		t.Errorf("%v", err)
+	}
+}

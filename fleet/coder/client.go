@@ -123,11 +123,8 @@ func (c *Client) do(ctx context.Context, method string, u *url.URL, in, out any)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var r *Response
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-			var parsed Response
-			if json.Unmarshal(raw, &parsed) == nil {
-				r = &parsed
-			}
+		if strings.Contains(resp.Header.Get("Content-Type"), "json") {
+			r = parseErrorBody(raw)
 		}
 		return statusError(method, shown, resp.StatusCode, r, resp.Header.Get("Location"))
 	}
@@ -181,6 +178,11 @@ func (c *Client) TemplateVersionRichParameters(ctx context.Context, versionID st
 // owner:me: an admin's token would otherwise list everyone's workspaces.
 func (c *Client) ListWorkspaces(ctx context.Context, q string) (WorkspacesResponse, error) {
 	query := "owner:me"
+	for _, term := range strings.Fields(q) {
+		if strings.HasPrefix(strings.ToLower(term), "owner:") {
+			return WorkspacesResponse{}, invalid("q", "the workspace query %q names an owner: the fleet only lists the token user's own workspaces (owner:me)", q)
+		}
+	}
 	if q = strings.TrimSpace(q); q != "" {
 		query += " " + q
 	}
@@ -262,4 +264,24 @@ func parseURL(raw string) (*url.URL, error) {
 		return nil, &Error{Kind: KindUnexpected, Msg: "cannot parse the URL " + raw, Err: err}
 	}
 	return u, nil
+}
+
+// parseErrorBody reads Coder's error body, or the RFC 9457 problem body
+// the AgentAPI (huma) answers with behind the app proxy.
+func parseErrorBody(raw []byte) *Response {
+	var body struct {
+		Response
+		Title string `json:"title"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return nil
+	}
+	r := body.Response
+	if r.Message == "" {
+		r.Message = body.Title
+	}
+	if r.Message == "" && r.Detail == "" && len(r.Validations) == 0 {
+		return nil
+	}
+	return &r
 }

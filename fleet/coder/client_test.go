@@ -328,7 +328,11 @@ func TestListWorkspacesQuery(t *testing.T) {
 	if got := names("name:pap"); got != "papi" {
 		t.Errorf("name:pap: %s", got)
 	}
-	_, err := c.ListWorkspaces(ctx, "colour:blue")
+	_, err := c.ListWorkspaces(ctx, "owner:bob")
+	if ce := wantKind(t, err, coder.KindInvalid, "owner:me"); ce.Field != "q" {
+		t.Errorf("another owner: field %q", ce.Field)
+	}
+	_, err = c.ListWorkspaces(ctx, "colour:blue")
 	if ce := wantKind(t, err, coder.KindInvalid); ce.Field != "q" {
 		t.Errorf("bad query: field %q", ce.Field)
 	}
@@ -389,7 +393,12 @@ func agentAPIFlow(t *testing.T, srv *codertest.Server, subdomain bool) {
 		t.Errorf("%d app statuses, want working and idle", n)
 	}
 
-	_ = c.SendMessage(ctx, app, coder.AgentMessage{Type: coder.MessageUser, Content: "and another"})
+	if err := c.SendMessage(ctx, app, coder.AgentMessage{Type: coder.MessageUser, Content: "and another"}); err != nil {
+		t.Fatal(err)
+	}
+	// The AgentAPI refuses a second message while the agent works.
+	err = c.SendMessage(ctx, app, coder.AgentMessage{Type: coder.MessageUser, Content: "and a third"})
+	wantKind(t, err, coder.KindUnavailable, "waiting for user input")
 	if err := c.SendMessage(ctx, app, coder.AgentMessage{Type: coder.MessageRaw, Content: coder.Interrupt}); err != nil {
 		t.Fatal(err)
 	}

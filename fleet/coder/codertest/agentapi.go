@@ -120,8 +120,11 @@ func (s *Server) app(w http.ResponseWriter, r *http.Request) {
 		case m.Type == coder.MessageRaw:
 		case api.status != coder.AgentAPIStable:
 			// The real AgentAPI refuses a user message while the agent
-			// works, with a 500.
-			writeError(w, http.StatusInternalServerError, "failed to send message", "message can only be sent when the agent is waiting for user input")
+			// works, with a 500 problem body (huma).
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_ = json.NewEncoder(w).Encode(map[string]any{"title": "Internal Server Error", "status": 500,
+				"detail": "failed to send message: message can only be sent when the agent is waiting for user input"})
 			return
 		default:
 			api.messages = append(api.messages, coder.AgentConversationMessage{ID: len(api.messages), Role: "user", Content: m.Content, Time: s.now})
