@@ -42,9 +42,30 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 			}
 		}
 	}
-	taskDirs := dirsByID(ws.TasksDir(), d.HasID)
-	archived := dirsByID(ws.ArchiveDir(), d.HasID)
-	for _, r := range d.RowRefs() {
+	// The folders first, so that the rows are read once: hasFolder is indexed
+	// by row (RowRef.Index), not a map of every folder by ID.
+	hasFolder := make([]bool, d.NumTasks())
+	type orphan struct{ id, name string }
+	var orphans []orphan
+	_ = eachSubdir(ws.TasksDir(), func(name string) {
+		id, _ := matrix.TaskFolderID(name, d.HasID)
+		if id == "" {
+			return
+		}
+		if i := d.TaskIndex(id); i >= 0 {
+			hasFolder[i] = true
+		} else if !matrix.IsBatchFolder(name, d.HasTask) { // a folder of dated work is not a task's folder
+			orphans = append(orphans, orphan{id, strings.Clone(name)})
+		}
+	})
+	_ = eachSubdir(ws.ArchiveDir(), func(name string) {
+		if id, known := matrix.TaskFolderID(name, d.HasID); known {
+			if i := d.TaskIndex(id); i >= 0 {
+				hasFolder[i] = true
+			}
+		}
+	})
+	for r := range d.RowRefs() {
 		if mode := r.Mode; mode != "" && !modes[mode] {
 			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
 				out = append(out, d.WarnAt(r, matrix.ColMode, "mode \""+mode+"\" is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode"))
@@ -59,24 +80,12 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 				out = append(out, d.WarnAt(r, matrix.ColSkills, "skill \""+s+"\" has no .agent/skills/"+s+"/SKILL.md (nor a global one); create it or fix the Skills"))
 			}
 		}
-		if (r.Status == "IN_PROGRESS" || r.Status == "REVIEW") && matrix.ValidID(r.ID) && len(taskDirs[r.ID]) == 0 && len(archived[r.ID]) == 0 {
+		if (r.Status == "IN_PROGRESS" || r.Status == "REVIEW") && matrix.ValidID(r.ID) && !hasFolder[r.Index] {
 			out = append(out, d.WarnAt(r, matrix.ColStatus, "task "+r.ID+" is "+r.Status+" but has no folder .agent/tasks/"+r.ID+"_*; run `agentinfra task scaffold "+r.ID+"` to create it, or restore it"))
 		}
 	}
 	// Folders with no row, by name (sorting only these, not every folder,
 	// matters with thousands of folders).
-	type orphan struct{ id, name string }
-	var orphans []orphan
-	for id, names := range taskDirs {
-		if d.HasTask(id) {
-			continue
-		}
-		for _, name := range names {
-			if !matrix.IsBatchFolder(name, d.HasTask) { // a folder of dated work is not a task's folder
-				orphans = append(orphans, orphan{id, name})
-			}
-		}
-	}
 	sort.Slice(orphans, func(i, j int) bool { return orphans[i].name < orphans[j].name })
 	for _, o := range orphans {
 		out = append(out, matrix.Diagnostic{Line: 1, Col: 1, Severity: matrix.SeverityWarning,
@@ -94,23 +103,6 @@ func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool 
 	for _, e := range entries {
 		if name, ok := keep(e); ok {
 			out[name] = true
-		}
-	}
-	return out
-}
-
-// dirsByID maps task IDs to the folder names {id}_{slug} under dir (see
-// matrix.TaskFolderID; hasID tells the IDs of the matrix's rows), in no
-// particular order.
-func dirsByID(dir string, hasID func(string) bool) map[string][]string {
-	names, err := subdirNames(dir)
-	out := make(map[string][]string, len(names))
-	if err != nil {
-		return out
-	}
-	for _, name := range names {
-		if id, _ := matrix.TaskFolderID(name, hasID); id != "" {
-			out[id] = append(out[id], name)
 		}
 	}
 	return out
