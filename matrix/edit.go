@@ -128,7 +128,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		return Task{}, d.NotFound(id)
 	}
 	if r.unreadable != 0 {
-		return Task{}, refusedf("task %s on line %d could not be read, so it cannot be changed: %s", id, r.line, r.problem)
+		return Task{}, refusedf("task %s on line %d could not be read, so it cannot be changed: %s", id, r.line, d.problemOf(r))
 	}
 	if rs := d.byID(id); len(rs) > 1 {
 		return Task{}, refusedf("ID %s is on lines %d and %d; give one of them a new ID first", id, rs[0].line, rs[1].line)

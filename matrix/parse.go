@@ -198,6 +198,7 @@ type Doc struct {
 	rows   []*row          // task rows in file order
 	ids    idIndex         // byID
 	unread map[string]*row // rows that could not be read, by the plausible ID in their ID cell
+	why    map[int]string  // why a row could not be read, by its start (row.span.start)
 	diags  []Diagnostic
 	// problems are the diagnostics of rows a read does not return: rows that
 	// could not be read, `|`-led lines that belong to no table.
@@ -234,12 +235,12 @@ type row struct {
 	id      string // the ID cell's value
 	bad     bool   // row has errors
 	// unreadable is wrongCount or neverEnds for a row that is no task;
-	// problem says why, stoppedBy is the line that started something new
-	// before the row ended. (Small types, next to bad: a large matrix's
-	// rows are most of its parse's memory.)
+	// stoppedBy is the line that started something new before the row
+	// ended (Doc.problemOf says why). (Small types, next to bad, and the
+	// rare message kept aside: a large matrix's rows are most of its
+	// parse's memory.)
 	unreadable uint8
 	stoppedBy  int32
-	problem    string
 }
 
 // bytesToString shares src's memory: a Doc never modifies its bytes (edits
