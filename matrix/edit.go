@@ -214,7 +214,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	// A value must never change the table around the row; guardRowEnds
 	// prevents the known ways, this catches any other.
 	t, ok := d.Task(id)
-	if !ok || t.Line != r.line || len(d.rows) != nrows || len(d.problems) != nproblems {
+	if !ok || t.Line != int(r.line) || len(d.rows) != nrows || len(d.problems) != nproblems {
 		*d = old
 		return Task{}, refusedf("the new values would change the table structure at line %d (task %s); nothing was changed", r.line, id)
 	}
@@ -230,10 +230,10 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 
 // rowErrors lists the error diagnostics on the lines of r as "line N: message".
 func (d *Doc) rowErrors(r *row) []string {
-	last := max(r.endLine, r.line)
+	last := int(max(r.endLine, r.line))
 	var out []string
 	for _, dg := range d.Diagnostics() {
-		if dg.Severity == SeverityError && dg.Line >= r.line && dg.Line <= last {
+		if dg.Severity == SeverityError && dg.Line >= int(r.line) && dg.Line <= last {
 			out = append(out, fmt.Sprintf("line %d: %s", dg.Line, dg.Message))
 		}
 	}

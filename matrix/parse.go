@@ -228,8 +228,8 @@ type table struct {
 
 type row struct {
 	tbl     *table
-	line    int  // first line
-	endLine int  // last line: > line for a row that goes on over several lines
+	line    int32 // first line
+	endLine int32 // last line: > line for a row that goes on over several lines
 	span    span // from the first line's start to the last line's content end, without its line ending
 	cells   []cellSpan
 	id      string // the ID cell's value
@@ -535,9 +535,9 @@ func (d *Doc) checkValue(col, v string) string {
 // valid. A dash ('-', '—') reads as an empty cell, except in ID, Status and
 // Description, where it is what was written.
 func (d *Doc) taskOf(r *row) Task {
-	t := Task{Skills: []string{}, Agents: []string{}, Line: r.line}
+	t := Task{Skills: []string{}, Agents: []string{}, Line: int(r.line)}
 	if r.endLine > r.line {
-		t.EndLine = r.endLine
+		t.EndLine = int(r.endLine)
 	}
 	// One look for a backslash in the row spares each cell its own.
 	escapes := strings.IndexByte(d.str[r.span.start:r.span.end], '\\') >= 0

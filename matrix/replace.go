@@ -25,7 +25,7 @@ func (d *Doc) ContinuedRows() []ContinuedRow {
 		if r.endLine <= r.line {
 			continue
 		}
-		cr := ContinuedRow{ID: r.id, Line: r.line, EndLine: r.endLine}
+		cr := ContinuedRow{ID: r.id, Line: int(r.line), EndLine: int(r.endLine)}
 		for _, c := range r.tbl.cols {
 			cr.Columns = append(cr.Columns, c.name)
 		}
@@ -60,7 +60,7 @@ func (d *Doc) ReplaceRow(id string, cells []string) error {
 // row without an ID or with a duplicated one.
 func (d *Doc) ReplaceRowAt(line int, cells []string) error {
 	for _, r := range d.rows {
-		if r.line == line {
+		if int(r.line) == line {
 			return d.replaceRow(r, cells)
 		}
 	}

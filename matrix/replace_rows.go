@@ -25,7 +25,7 @@ func (d *Doc) ReplaceRowsAt(edits []RowEdit) error {
 	}
 	byLine := map[int]*row{}
 	for _, r := range d.rows {
-		byLine[r.line] = r
+		byLine[int(r.line)] = r
 	}
 	type planned struct {
 		r     *row
@@ -65,14 +65,14 @@ func (d *Doc) ReplaceRowsAt(edits []RowEdit) error {
 	nd := ParseWith(buf, d.vocab)
 	after := map[int]*row{}
 	for _, r := range nd.rows {
-		after[r.line] = r
+		after[int(r.line)] = r
 	}
 	shift := 0 // lines removed above the current edit
 	for _, p := range plan {
-		line := p.r.line - shift
-		shift += p.r.endLine - p.r.line
+		line := int(p.r.line) - shift
+		shift += int(p.r.endLine - p.r.line)
 		back := after[line]
-		ok := back != nil && back.endLine == line && len(back.cells) == len(p.cells)
+		ok := back != nil && int(back.endLine) == line && len(back.cells) == len(p.cells)
 		for i := 0; ok && i < len(back.cells); i++ {
 			ok = nd.str[back.cells[i].text.start:back.cells[i].text.end] == p.cells[i]
 		}

@@ -167,7 +167,7 @@ func (s *rowScanner) row(ls, le, next, lineNo int) (int, int, bool) {
 	first := s.first
 	s.slab = appendCells(s.slab, src, ls, le)
 	n := len(s.slab) - first
-	s.rows = append(s.rows, row{tbl: s.t, line: lineNo, endLine: lineNo, span: span{ls, le}})
+	s.rows = append(s.rows, row{tbl: s.t, line: int32(lineNo), endLine: int32(lineNo), span: span{ls, le}})
 	r := &s.rows[len(s.rows)-1]
 	off, lineNo := next, lineNo+1
 	if d.closesWithPipe(span{ls, le}) || n >= s.want && (!s.t.pipes || s.endsBefore(off) && !s.closesAfterBlank(off)) {
@@ -233,7 +233,7 @@ func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
 	for off < s.limit {
 		ls, le, next := lineAt(src, off)
 		inFence := f.feed(src[ls:le])
-		r.span.end, r.endLine = le, lineNo
+		r.span.end, r.endLine = le, int32(lineNo)
 		off, lineNo = next, lineNo+1
 		if f.char == 0 && (!inFence && s.d.closesWithPipe(span{ls, le}) || s.endsBefore(off) && !s.closesAfterBlank(off)) {
 			break
@@ -283,9 +283,9 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 			}
 		}
 		inFence := f.feed(src[ls:le])
-		r.span.end, r.endLine = le, lineNo
+		r.span.end, r.endLine = le, int32(lineNo)
 		if !isBlankLine(src[ls:le]) {
-			lastText, lastTextLine = le, lineNo
+			lastText, lastTextLine = le, int32(lineNo)
 		}
 		off, lineNo = next, lineNo+1
 		if inFence {
