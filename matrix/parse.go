@@ -230,7 +230,7 @@ type row struct {
 	tbl     *table
 	line    int32 // first line
 	endLine int32 // last line: > line for a row that goes on over several lines
-	span    span // from the first line's start to the last line's content end, without its line ending
+	span    span  // from the first line's start to the last line's content end, without its line ending
 	cells   []cellSpan
 	id      string // the ID cell's value
 	bad     bool   // row has errors
