@@ -26,14 +26,17 @@ func (d *Doc) RowRefs() iter.Seq[RowRef] {
 	return func(yield func(RowRef) bool) {
 		var tbl *table
 		status, mode, skills := -1, -1, -1
+		vocab := d.vocab.orDefault()
 		for i, r := range d.rows {
 			if r.tbl != tbl { // column positions once per table, not three map look-ups per row
 				tbl = r.tbl
 				status, mode, skills = tbl.index(ColStatus), tbl.index(ColMode), tbl.index(ColSkills)
 			}
 			st := d.cellAt(r, status)
-			if s, err := d.vocab.Status(st); err == nil {
-				st = s
+			if !inList(vocab.statuses, st) { // nearly every status is written as the vocabulary spells it
+				if s, err := vocab.Status(st); err == nil {
+					st = s
+				}
 			}
 			ref := RowRef{ID: r.id, Status: st, Mode: blankDash(d.cellAt(r, mode)),
 				Skills: blankDash(d.cellAt(r, skills)), Index: i, r: r}

@@ -45,24 +45,33 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 	// The folders first, so that the rows are read once: hasFolder is indexed
 	// by row (RowRef.Index), not a map of every folder by ID.
 	hasFolder := make([]bool, d.NumTasks())
+	// hasID answers TaskFolderID and keeps the task row it found: each
+	// folder's ID is looked up once.
+	found := -1
+	hasID := func(id string) bool {
+		if found = d.TaskIndex(id); found >= 0 {
+			return true
+		}
+		return d.HasID(id) // a row that could not be read
+	}
 	type orphan struct{ id, name string }
 	var orphans []orphan
 	_ = eachSubdir(ws.TasksDir(), func(name string) {
-		id, _ := matrix.TaskFolderID(name, d.HasID)
+		found = -1
+		id, known := matrix.TaskFolderID(name, hasID)
 		if id == "" {
 			return
 		}
-		if i := d.TaskIndex(id); i >= 0 {
-			hasFolder[i] = true
+		if known && found >= 0 {
+			hasFolder[found] = true
 		} else if !matrix.IsBatchFolder(name, d.HasTask) { // a folder of dated work is not a task's folder
 			orphans = append(orphans, orphan{id, strings.Clone(name)})
 		}
 	})
 	_ = eachSubdir(ws.ArchiveDir(), func(name string) {
-		if id, known := matrix.TaskFolderID(name, d.HasID); known {
-			if i := d.TaskIndex(id); i >= 0 {
-				hasFolder[i] = true
-			}
+		found = -1
+		if _, known := matrix.TaskFolderID(name, hasID); known && found >= 0 {
+			hasFolder[found] = true
 		}
 	})
 	for r := range d.RowRefs() {
