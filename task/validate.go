@@ -30,10 +30,10 @@ func Validate(ws *workspace.Workspace, d *matrix.Doc, file string, getenv func(s
 
 func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(string) string) []matrix.Diagnostic {
 	var out []matrix.Diagnostic
-	modes := namesIn(ws.AgentsDir(), func(e os.DirEntry) (string, bool) {
+	modes := knownNames{set: namesIn(ws.AgentsDir(), func(e os.DirEntry) (string, bool) {
 		name, ok := workspace.ModeName(e.Name())
 		return name, ok && !e.IsDir()
-	})
+	})}
 	skillSet := map[string]bool{}
 	for _, dir := range []string{ws.SkillsDir(), workspace.GlobalSkillsDir(getenv)} {
 		for s := range namesIn(dir, func(e os.DirEntry) (string, bool) { return e.Name(), workspace.IsSkillFolder(e.Name()) }) {
@@ -42,6 +42,7 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 			}
 		}
 	}
+	skills := knownNames{set: skillSet}
 	// The folders first, so that the rows are read once: hasFolder is indexed
 	// by row (RowRef.Index), not a map of every folder by ID.
 	hasFolder := make([]bool, d.NumTasks())
@@ -75,7 +76,7 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 		}
 	})
 	for r := range d.RowRefs() {
-		if mode := r.Mode; mode != "" && !modes[mode] {
+		if mode := r.Mode; mode != "" && !modes.has(mode) {
 			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
 				out = append(out, d.WarnAt(r, matrix.ColMode, "mode \""+mode+"\" is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode"))
 			} else {
@@ -85,7 +86,7 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 		for rest := r.Skills; rest != ""; {
 			s, tail, _ := strings.Cut(rest, ",")
 			rest = tail
-			if s = strings.TrimSpace(s); s != "" && !skillSet[s] {
+			if s = strings.TrimSpace(s); s != "" && !skills.has(s) {
 				out = append(out, d.WarnAt(r, matrix.ColSkills, "skill \""+s+"\" has no .agent/skills/"+s+"/SKILL.md (nor a global one); create it or fix the Skills"))
 			}
 		}
@@ -101,6 +102,30 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 			Message: "task folder .agent/tasks/" + o.name + " has no row in the matrix; add a row for " + o.id + " or archive the folder"})
 	}
 	return out
+}
+
+// knownNames is a set of names with a small cache of the names found in
+// front of its map: a matrix's 10,000 rows name a handful of modes and
+// skills, and a map look-up for each of their cells cost more than the
+// rest of the row's checks.
+type knownNames struct {
+	set    map[string]bool
+	recent [64]string
+}
+
+func (k *knownNames) has(s string) bool {
+	if s == "" {
+		return k.set[s]
+	}
+	slot := &k.recent[(len(s)*31+int(s[0])+int(s[len(s)-1]))%len(k.recent)]
+	if *slot == s {
+		return true
+	}
+	if k.set[s] {
+		*slot = s
+		return true
+	}
+	return false
 }
 
 func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool {
