@@ -41,7 +41,7 @@ func (d *Doc) CanonicalizeAliases() (changed int) {
 	for _, e := range edits { // d.rows is in file order
 		buf = append(buf, d.src[pos:e.r.span.start]...)
 		buf = append(buf, e.line...)
-		pos = e.r.span.end
+		pos = int(e.r.span.end)
 	}
 	buf = append(buf, d.src[pos:]...)
 	*d = *ParseWith(buf, d.vocab)

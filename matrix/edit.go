@@ -210,7 +210,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		return d.taskOf(r), nil
 	}
 	old, nrows, nproblems, errs := *d, len(d.rows), len(d.problems), countErrors(d.diags)
-	d.splice(r.span, line)
+	d.splice(r.span.wide(), line)
 	// A value must never change the table around the row; guardRowEnds
 	// prevents the known ways, this catches any other.
 	t, ok := d.Task(id)
@@ -273,7 +273,7 @@ func (t *table) resolveColumn(name string) (canonical string, idx int, err error
 // rewriteRow returns the row's line with the given cells (by index) replaced.
 func (d *Doc) rewriteRow(r *row, values map[int]string) string {
 	var b strings.Builder
-	pos := r.span.start
+	pos := int(r.span.start)
 	for i, c := range r.cells {
 		v, ok := values[i]
 		if !ok {

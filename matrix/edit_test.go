@@ -264,7 +264,7 @@ func TestStoreRefusals(t *testing.T) {
 		{"change that would add an error", func(s *Store) error {
 			_, err := s.Modify(ctx, func(d *Doc) error {
 				r := d.byID("3fa9c1")[0]
-				d.splice(r.span, "| 3fa9c1 | TODO | P1 |") // too few cells
+				d.splice(r.span.wide(), "| 3fa9c1 | TODO | P1 |") // too few cells
 				return nil
 			})
 			return err

@@ -228,9 +228,9 @@ type table struct {
 
 type row struct {
 	tbl     *table
-	line    int32 // first line
-	endLine int32 // last line: > line for a row that goes on over several lines
-	span    span  // from the first line's start to the last line's content end, without its line ending
+	line    int32  // first line
+	endLine int32  // last line: > line for a row that goes on over several lines
+	span    span32 // from the first line's start to the last line's content end, without its line ending
 	cells   []cellSpan
 	id      string // the ID cell's value
 	bad     bool   // row has errors

@@ -18,7 +18,7 @@ func (d *Doc) readProblem(r *row, id string, dg Diagnostic) {
 	if d.why == nil {
 		d.why = map[int]string{}
 	}
-	d.why[r.span.start] = dg.Message
+	d.why[int(r.span.start)] = dg.Message
 	d.diags = append(d.diags, dg)
 	d.problems = append(d.problems, dg)
 	if id == "" {
@@ -89,7 +89,7 @@ func (d *Doc) ReadProblems() []Diagnostic {
 var ErrUnreadable = errors.New("task row could not be read")
 
 // problemOf says why r could not be read ("" for a row that was read).
-func (d *Doc) problemOf(r *row) string { return d.why[r.span.start] }
+func (d *Doc) problemOf(r *row) string { return d.why[int(r.span.start)] }
 
 // unreadableErr is the error for a lookup of a row that could not be read.
 func (d *Doc) unreadableErr(r *row) error {

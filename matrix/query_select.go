@@ -261,7 +261,7 @@ func (n Query) rowMayMatch(d *Doc, tbl *table, line span, cells []cellSpan) bool
 	if n.Agent == "" && n.Skill == "" && n.Text == "" {
 		return true
 	}
-	return n.match(d.taskOf(&row{tbl: tbl, span: line, cells: cells}))
+	return n.match(d.taskOf(&row{tbl: tbl, span: narrow(line), cells: cells}))
 }
 
 // pipeLed reports whether a line is up to three spaces and then '|': a line

@@ -74,7 +74,7 @@ func (d *Doc) replaceRow(r *row, cells []string) error {
 	}
 	old, nrows, errs := *d, len(d.rows), countErrors(d.diags)
 	wasContinued := r.endLine > r.line
-	d.splice(r.span, line)
+	d.splice(r.span.wide(), line)
 	var back *row
 	for _, b := range d.rows {
 		if b.line == r.line {
@@ -119,7 +119,7 @@ func (d *Doc) oneLine(r *row, cells []string) (string, error) {
 			}
 		}
 	}
-	first := d.src[r.span.start:nextLine(d.src, r.span.start)]
+	first := d.src[int(r.span.start):nextLine(d.src, int(r.span.start))]
 	indent := first[:len(first)-len(bytes.TrimLeft(first, " \t"))]
 	line := strings.Join(cells, " | ")
 	// A row with outer pipes keeps them in a table without: they are

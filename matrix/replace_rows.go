@@ -59,7 +59,7 @@ func (d *Doc) ReplaceRowsAt(edits []RowEdit) error {
 	for _, p := range plan {
 		buf = append(buf, d.src[pos:p.r.span.start]...)
 		buf = append(buf, p.line...)
-		pos = p.r.span.end
+		pos = int(p.r.span.end)
 	}
 	buf = append(buf, d.src[pos:]...)
 	nd := ParseWith(buf, d.vocab)

@@ -55,7 +55,7 @@ func (d *Doc) TaskIndex(id string) int { i, _ := d.ids.first(d.rows, id); return
 // canonical column; the row's start when the table has no such column).
 func (d *Doc) WarnAt(ref RowRef, col, msg string) Diagnostic {
 	r := ref.r
-	off := r.span.start
+	off := int(r.span.start)
 	if i, ok := r.tbl.colIndex[col]; ok && i < len(r.cells) {
 		off = int(r.cells[i].text.start)
 	}
