@@ -17,7 +17,7 @@ func (d *Doc) CanonicalizeAliases() (changed int) {
 		values := map[int]string{}
 		for _, col := range []string{ColStatus, ColPri, ColDiff} {
 			i, ok := r.tbl.colIndex[col]
-			if !ok || i >= len(r.cells) {
+			if !ok || i >= len(r.cells()) {
 				continue
 			}
 			v := d.cell(r, col)

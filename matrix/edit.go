@@ -189,7 +189,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 			}
 		}
 		sep := " "
-		if i, ok := r.tbl.colIndex[ColAgents]; ok && i < len(r.cells) && strings.Contains(string(d.src[r.cells[i].text.start:r.cells[i].text.end]), ",") {
+		if i, ok := r.tbl.colIndex[ColAgents]; ok && i < len(r.cells()) && strings.Contains(string(d.src[r.cells()[i].text.start:r.cells()[i].text.end]), ",") {
 			sep = ", "
 		}
 		if len(agents) != len(current) {
@@ -274,7 +274,7 @@ func (t *table) resolveColumn(name string) (canonical string, idx int, err error
 func (d *Doc) rewriteRow(r *row, values map[int]string) string {
 	var b strings.Builder
 	pos := int(r.span.start)
-	for i, c := range r.cells {
+	for i, c := range r.cells() {
 		v, ok := values[i]
 		if !ok {
 			continue
@@ -301,7 +301,7 @@ func (d *Doc) rewriteRow(r *row, values map[int]string) string {
 	}
 	b.Write(d.src[pos:r.span.end])
 	first, okFirst := values[0]
-	last, okLast := values[len(r.cells)-1]
+	last, okLast := values[len(r.cells())-1]
 	orig := strings.Trim(string(d.src[r.span.start:r.span.end]), " \t")
 	lead := okFirst && needsLeadingPipe(escapeCell(first)) && !strings.HasPrefix(orig, "|")
 	trail := okLast && needsTrailingPipe(escapeCell(last)) && (len(orig) < 2 || !strings.HasSuffix(orig, "|"))

@@ -115,8 +115,8 @@ func checkEscaped(t testing.TB, d *Doc, id, v string) {
 		t.Errorf("description reads back as %q, want %q; line: %q", tk.Description, wantValue(v), lineOf(d.Bytes(), tk.Line))
 	}
 	for _, r := range re.rows {
-		if len(r.cells) != len(r.tbl.cols) {
-			t.Errorf("line %d has %d cells, want %d", r.line, len(r.cells), len(r.tbl.cols))
+		if len(r.cells()) != len(r.tbl.cols) {
+			t.Errorf("line %d has %d cells, want %d", r.line, len(r.cells()), len(r.tbl.cols))
 		}
 	}
 }

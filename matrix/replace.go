@@ -29,7 +29,7 @@ func (d *Doc) ContinuedRows() []ContinuedRow {
 		for _, c := range r.tbl.cols {
 			cr.Columns = append(cr.Columns, c.name)
 		}
-		for _, c := range r.cells {
+		for _, c := range r.cells() {
 			cr.Cells = append(cr.Cells, d.str[c.text.start:c.text.end])
 		}
 		out = append(out, cr)
@@ -82,9 +82,9 @@ func (d *Doc) replaceRow(r *row, cells []string) error {
 			break
 		}
 	}
-	ok := back != nil && back.endLine == r.line && len(d.rows) == nrows && len(back.cells) == len(cells)
+	ok := back != nil && back.endLine == r.line && len(d.rows) == nrows && len(back.cells()) == len(cells)
 	if ok {
-		for i, c := range back.cells {
+		for i, c := range back.cells() {
 			if d.str[c.text.start:c.text.end] != cells[i] {
 				ok = false
 			}

@@ -72,9 +72,9 @@ func (d *Doc) ReplaceRowsAt(edits []RowEdit) error {
 		line := int(p.r.line) - shift
 		shift += int(p.r.endLine - p.r.line)
 		back := after[line]
-		ok := back != nil && int(back.endLine) == line && len(back.cells) == len(p.cells)
-		for i := 0; ok && i < len(back.cells); i++ {
-			ok = nd.str[back.cells[i].text.start:back.cells[i].text.end] == p.cells[i]
+		ok := back != nil && int(back.endLine) == line && len(back.cells()) == len(p.cells)
+		for i := 0; ok && i < len(back.cells()); i++ {
+			ok = nd.str[back.cells()[i].text.start:back.cells()[i].text.end] == p.cells[i]
 		}
 		if !ok {
 			return fmt.Errorf("%w: the new line for the row on line %d would not read back as the same row with these cells; nothing was changed", ErrRefused, p.r.line)

@@ -56,8 +56,8 @@ func (d *Doc) TaskIndex(id string) int { i, _ := d.ids.first(d.rows, id); return
 func (d *Doc) WarnAt(ref RowRef, col, msg string) Diagnostic {
 	r := ref.r
 	off := int(r.span.start)
-	if i, ok := r.tbl.colIndex[col]; ok && i < len(r.cells) {
-		off = int(r.cells[i].text.start)
+	if i, ok := r.tbl.colIndex[col]; ok && i < len(r.cells()) {
+		off = int(r.cells()[i].text.start)
 	}
 	return d.diagAt(off, SeverityWarning, "%s", msg)
 }

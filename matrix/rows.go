@@ -136,12 +136,13 @@ func (d *Doc) scanRows(t *table, off, lineNo, paraEnd, estimate, tableEnd int) i
 		r := &s.rows[len(s.rows)-1]
 		// The row's cells are final now; a slab that grows later leaves
 		// them where they are.
-		r.cells = s.slab[s.first:len(s.slab):len(s.slab)]
+		r.c0, r.nc = int32(s.first), int32(len(s.slab)-s.first)
 		tableEnd = int(r.span.end)
 		if stop {
 			break
 		}
 	}
+	t.slab = s.slab
 	t.rows = make([]*row, 0, len(s.rows))
 	for i := range s.rows {
 		r := &s.rows[i]
@@ -401,8 +402,8 @@ func (s *rowScanner) finish(r *row) {
 		return
 	}
 	id := ""
-	if i, ok := s.t.colIndex[ColID]; ok && i < len(r.cells) {
-		if v := d.str[r.cells[i].text.start:r.cells[i].text.end]; plausibleID(v) {
+	if i, ok := s.t.colIndex[ColID]; ok && i < len(r.cells()) {
+		if v := d.str[r.cells()[i].text.start:r.cells()[i].text.end]; plausibleID(v) {
 			id = v
 		}
 	}
@@ -418,7 +419,7 @@ func (s *rowScanner) finish(r *row) {
 		}
 		d.readProblem(r, id, d.diagAt(int(r.span.start), SeverityError,
 			"%s%s has %d cells but the table header has %d, so it is not read; escape a | inside a cell as \\|, or give the row exactly one cell per column",
-			of, where, len(r.cells), s.want))
+			of, where, len(r.cells()), s.want))
 		return
 	case neverEnds:
 		before := "the end of the file"
@@ -427,7 +428,7 @@ func (s *rowScanner) finish(r *row) {
 		}
 		d.readProblem(r, id, d.diagAt(int(r.span.start), SeverityError,
 			"%s starting at line %d never ends: no line before %s ends it with its last cells (%s |), so it is not read; end the row with those cells, or escape a | inside a cell as \\|",
-			of, r.line, before, s.tailColumns(len(r.cells))))
+			of, r.line, before, s.tailColumns(len(r.cells()))))
 		return
 	}
 	if r.endLine > r.line {
