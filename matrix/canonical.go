@@ -17,7 +17,7 @@ func (d *Doc) CanonicalizeAliases() (changed int) {
 		values := map[int]string{}
 		for _, col := range []string{ColStatus, ColPri, ColDiff} {
 			i, ok := r.tbl.colIndex[col]
-			if !ok || i >= len(r.cells) {
+			if !ok || i >= len(r.cells()) {
 				continue
 			}
 			v := d.cell(r, col)
@@ -41,7 +41,7 @@ func (d *Doc) CanonicalizeAliases() (changed int) {
 	for _, e := range edits { // d.rows is in file order
 		buf = append(buf, d.src[pos:e.r.span.start]...)
 		buf = append(buf, e.line...)
-		pos = e.r.span.end
+		pos = int(e.r.span.end)
 	}
 	buf = append(buf, d.src[pos:]...)
 	*d = *ParseWith(buf, d.vocab)

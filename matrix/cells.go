@@ -18,6 +18,13 @@ type cellSpan struct {
 
 type span32 struct{ start, end int32 }
 
+// cells returns the row's cells (see row.c0).
+func (r *row) cells() []cellSpan { return r.tbl.slab[r.c0 : r.c0+r.nc : r.c0+r.nc] }
+
+func (s span32) wide() span { return span{int(s.start), int(s.end)} }
+
+func narrow(s span) span32 { return span32{int32(s.start), int32(s.end)} }
+
 func isSpace(b byte) bool { return b == ' ' || b == '\t' }
 
 // splitRow splits the line src[start:end] into cells the way goldmark's GFM

@@ -128,7 +128,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		return Task{}, d.NotFound(id)
 	}
 	if r.unreadable != 0 {
-		return Task{}, refusedf("task %s on line %d could not be read, so it cannot be changed: %s", id, r.line, r.problem)
+		return Task{}, refusedf("task %s on line %d could not be read, so it cannot be changed: %s", id, r.line, d.problemOf(r))
 	}
 	if rs := d.byID(id); len(rs) > 1 {
 		return Task{}, refusedf("ID %s is on lines %d and %d; give one of them a new ID first", id, rs[0].line, rs[1].line)
@@ -189,7 +189,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 			}
 		}
 		sep := " "
-		if i, ok := r.tbl.colIndex[ColAgents]; ok && i < len(r.cells) && strings.Contains(string(d.src[r.cells[i].text.start:r.cells[i].text.end]), ",") {
+		if i, ok := r.tbl.colIndex[ColAgents]; ok && i < len(r.cells()) && strings.Contains(string(d.src[r.cells()[i].text.start:r.cells()[i].text.end]), ",") {
 			sep = ", "
 		}
 		if len(agents) != len(current) {
@@ -210,11 +210,11 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		return d.taskOf(r), nil
 	}
 	old, nrows, nproblems, errs := *d, len(d.rows), len(d.problems), countErrors(d.diags)
-	d.splice(r.span, line)
+	d.splice(r.span.wide(), line)
 	// A value must never change the table around the row; guardRowEnds
 	// prevents the known ways, this catches any other.
 	t, ok := d.Task(id)
-	if !ok || t.Line != r.line || len(d.rows) != nrows || len(d.problems) != nproblems {
+	if !ok || t.Line != int(r.line) || len(d.rows) != nrows || len(d.problems) != nproblems {
 		*d = old
 		return Task{}, refusedf("the new values would change the table structure at line %d (task %s); nothing was changed", r.line, id)
 	}
@@ -230,10 +230,10 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 
 // rowErrors lists the error diagnostics on the lines of r as "line N: message".
 func (d *Doc) rowErrors(r *row) []string {
-	last := max(r.endLine, r.line)
+	last := int(max(r.endLine, r.line))
 	var out []string
 	for _, dg := range d.Diagnostics() {
-		if dg.Severity == SeverityError && dg.Line >= r.line && dg.Line <= last {
+		if dg.Severity == SeverityError && dg.Line >= int(r.line) && dg.Line <= last {
 			out = append(out, fmt.Sprintf("line %d: %s", dg.Line, dg.Message))
 		}
 	}
@@ -273,8 +273,8 @@ func (t *table) resolveColumn(name string) (canonical string, idx int, err error
 // rewriteRow returns the row's line with the given cells (by index) replaced.
 func (d *Doc) rewriteRow(r *row, values map[int]string) string {
 	var b strings.Builder
-	pos := r.span.start
-	for i, c := range r.cells {
+	pos := int(r.span.start)
+	for i, c := range r.cells() {
 		v, ok := values[i]
 		if !ok {
 			continue
@@ -301,7 +301,7 @@ func (d *Doc) rewriteRow(r *row, values map[int]string) string {
 	}
 	b.Write(d.src[pos:r.span.end])
 	first, okFirst := values[0]
-	last, okLast := values[len(r.cells)-1]
+	last, okLast := values[len(r.cells())-1]
 	orig := strings.Trim(string(d.src[r.span.start:r.span.end]), " \t")
 	lead := okFirst && needsLeadingPipe(escapeCell(first)) && !strings.HasPrefix(orig, "|")
 	trail := okLast && needsTrailingPipe(escapeCell(last)) && (len(orig) < 2 || !strings.HasSuffix(orig, "|"))

@@ -115,8 +115,8 @@ func checkEscaped(t testing.TB, d *Doc, id, v string) {
 		t.Errorf("description reads back as %q, want %q; line: %q", tk.Description, wantValue(v), lineOf(d.Bytes(), tk.Line))
 	}
 	for _, r := range re.rows {
-		if len(r.cells) != len(r.tbl.cols) {
-			t.Errorf("line %d has %d cells, want %d", r.line, len(r.cells), len(r.tbl.cols))
+		if len(r.cells()) != len(r.tbl.cols) {
+			t.Errorf("line %d has %d cells, want %d", r.line, len(r.cells()), len(r.tbl.cols))
 		}
 	}
 }
@@ -264,7 +264,7 @@ func TestStoreRefusals(t *testing.T) {
 		{"change that would add an error", func(s *Store) error {
 			_, err := s.Modify(ctx, func(d *Doc) error {
 				r := d.byID("3fa9c1")[0]
-				d.splice(r.span, "| 3fa9c1 | TODO | P1 |") // too few cells
+				d.splice(r.span.wide(), "| 3fa9c1 | TODO | P1 |") // too few cells
 				return nil
 			})
 			return err

@@ -53,7 +53,7 @@ func FuzzParseWrite(f *testing.F) {
 			}
 		}
 		if target != nil {
-			id, line := target.id, target.line
+			id, line := target.id, int(target.line)
 			status := "DONE"
 			if d.taskOf(target).Status == "DONE" {
 				status = "TODO"
@@ -83,7 +83,7 @@ func FuzzParseWrite(f *testing.F) {
 			if r.endLine <= r.line || len(d.byID(r.id)) != 1 {
 				continue
 			}
-			id, first, last := r.id, r.line, r.endLine
+			id, first, last := r.id, int(r.line), int(r.endLine)
 			before := append([]byte{}, d.Bytes()...)
 			errs, ntasks := countErrors(d.Diagnostics()), len(d.Tasks())
 			after, err := d.UpdateTask(id, Update{Status: Str("REVIEW")}, goldenNow)

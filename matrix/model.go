@@ -7,7 +7,6 @@ package matrix
 
 import (
 	"errors"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -276,12 +275,27 @@ func stampLike(old string, now time.Time) string {
 	return Today(now)
 }
 
-var slugRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-
 // ValidName reports whether a mode or skill slug is usable as a file name.
-func ValidName(s string) bool { return slugRe.MatchString(s) && !strings.Contains(s, "..") }
+func ValidName(s string) bool { return isSlug(s) && !strings.Contains(s, "..") }
 
-var mentionRe = regexp.MustCompile(`^@[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+// isSlug reports whether s is a letter or digit followed by letters, digits,
+// '_', '.' or '-' (ASCII). A loop, not a regexp: compiling one is part of
+// every command's start-up.
+func isSlug(s string) bool {
+	if s == "" || !isASCIIAlnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isASCIIAlnum(c) && c != '_' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIIAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
 
 // NormalizeMention turns "x" or "@x" into "@x" and checks it.
 func NormalizeMention(s string) (string, error) {
@@ -289,7 +303,7 @@ func NormalizeMention(s string) (string, error) {
 	if !strings.HasPrefix(v, "@") {
 		v = "@" + v
 	}
-	if !mentionRe.MatchString(v) {
+	if !isSlug(v[1:]) { // an @ and a slug
 		return "", &InvalidError{Field: "agent", Value: s, Reason: "not an @mention (letters, digits, '-', '_', '.')"}
 	}
 	return v, nil

@@ -198,6 +198,7 @@ type Doc struct {
 	rows   []*row          // task rows in file order
 	ids    idIndex         // byID
 	unread map[string]*row // rows that could not be read, by the plausible ID in their ID cell
+	why    map[int]string  // why a row could not be read, by its start (row.span.start)
 	diags  []Diagnostic
 	// problems are the diagnostics of rows a read does not return: rows that
 	// could not be read, `|`-led lines that belong to no table.
@@ -216,6 +217,7 @@ type table struct {
 	header     span
 	cols       []column
 	colIndex   map[string]int // canonical name → index
+	slab       []cellSpan     // the cells of its rows, one after the other
 	kinds      []columnKind   // what readTask checks in each column
 	isTask     bool
 	rows       []*row
@@ -227,19 +229,21 @@ type table struct {
 
 type row struct {
 	tbl     *table
-	line    int  // first line
-	endLine int  // last line: > line for a row that goes on over several lines
-	span    span // from the first line's start to the last line's content end, without its line ending
-	cells   []cellSpan
-	id      string // the ID cell's value
-	bad     bool   // row has errors
+	line    int32  // first line
+	endLine int32  // last line: > line for a row that goes on over several lines
+	span    span32 // from the first line's start to the last line's content end, without its line ending
+	// The row's cells are tbl.slab[c0 : c0+nc] (cells): an index, not a
+	// slice header of its own, saves 16 of a row's bytes.
+	c0, nc int32
+	id     string // the ID cell's value
+	bad    bool   // row has errors
 	// unreadable is wrongCount or neverEnds for a row that is no task;
-	// problem says why, stoppedBy is the line that started something new
-	// before the row ended. (Small types, next to bad: a large matrix's
-	// rows are most of its parse's memory.)
+	// stoppedBy is the line that started something new before the row
+	// ended (Doc.problemOf says why). (Small types, next to bad, and the
+	// rare message kept aside: a large matrix's rows are most of its
+	// parse's memory.)
 	unreadable uint8
 	stoppedBy  int32
-	problem    string
 }
 
 // bytesToString shares src's memory: a Doc never modifies its bytes (edits
@@ -392,14 +396,15 @@ func (d *Doc) addTable(ft foundTable) int {
 func (d *Doc) readTask(r *row) {
 	t := r.tbl
 	vocab := d.vocab.orDefault()
+	cells := r.cells()
 	for i, k := range t.kindsOf() {
-		if i >= len(r.cells) {
+		if i >= len(cells) {
 			break
 		}
 		if k < kindID {
 			continue // free text: nothing to check
 		}
-		c := r.cells[i]
+		c := cells[i]
 		// No unescaping: a `\|` makes these values invalid either way.
 		v := d.str[c.text.start:c.text.end]
 		if k == kindID {
@@ -440,7 +445,7 @@ func (d *Doc) readTask(r *row) {
 		d.ids.add(d.rows, len(d.rows)-1, h)
 	default:
 		prev := d.rows[first]
-		d.rowError(r, int(r.cells[r.tbl.colIndex[ColID]].text.start), "duplicate ID %s: also on line %d; give one of them a new ID", r.id, prev.line)
+		d.rowError(r, int(r.cells()[r.tbl.colIndex[ColID]].text.start), "duplicate ID %s: also on line %d; give one of them a new ID", r.id, prev.line)
 		prev.bad = true
 		if d.ids.dups == nil {
 			d.ids.dups = map[string][]*row{}
@@ -534,17 +539,18 @@ func (d *Doc) checkValue(col, v string) string {
 // valid. A dash ('-', '—') reads as an empty cell, except in ID, Status and
 // Description, where it is what was written.
 func (d *Doc) taskOf(r *row) Task {
-	t := Task{Skills: []string{}, Agents: []string{}, Line: r.line}
+	t := Task{Skills: []string{}, Agents: []string{}, Line: int(r.line)}
 	if r.endLine > r.line {
-		t.EndLine = r.endLine
+		t.EndLine = int(r.endLine)
 	}
 	// One look for a backslash in the row spares each cell its own.
 	escapes := strings.IndexByte(d.str[r.span.start:r.span.end], '\\') >= 0
+	cells := r.cells()
 	for i, k := range r.tbl.kindsOf() {
-		if i >= len(r.cells) {
+		if i >= len(cells) {
 			break
 		}
-		c := r.cells[i]
+		c := cells[i]
 		v := d.str[c.text.start:c.text.end]
 		if escapes {
 			v = unescapeCell(v)

@@ -15,7 +15,10 @@ import (
 func (d *Doc) readProblem(r *row, id string, dg Diagnostic) {
 	r.bad = true
 	r.id = id
-	r.problem = dg.Message
+	if d.why == nil {
+		d.why = map[int]string{}
+	}
+	d.why[int(r.span.start)] = dg.Message
 	d.diags = append(d.diags, dg)
 	d.problems = append(d.problems, dg)
 	if id == "" {
@@ -85,11 +88,14 @@ func (d *Doc) ReadProblems() []Diagnostic {
 // "not found", and not the caller's mistake.
 var ErrUnreadable = errors.New("task row could not be read")
 
+// problemOf says why r could not be read ("" for a row that was read).
+func (d *Doc) problemOf(r *row) string { return d.why[int(r.span.start)] }
+
 // unreadableErr is the error for a lookup of a row that could not be read.
 func (d *Doc) unreadableErr(r *row) error {
 	lines := fmt.Sprintf("line %d", r.line)
 	if r.endLine > r.line {
 		lines = fmt.Sprintf("lines %d-%d", r.line, r.endLine)
 	}
-	return &wrapped{msg: fmt.Sprintf("task %s is on %s of the matrix but could not be read: %s", r.id, lines, r.problem), err: ErrUnreadable}
+	return &wrapped{msg: fmt.Sprintf("task %s is on %s of the matrix but could not be read: %s", r.id, lines, d.problemOf(r)), err: ErrUnreadable}
 }

@@ -146,6 +146,7 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 		// Only a table that starts a paragraph keeps its place when rows
 		// go (known now; any reason below to drop nothing returns).
 		canDrop := i == 0 || isBlankLine(lineText(src, lines.at(i-1)))
+		rowTable := *tbl // holds each row's cells in turn (rowMayMatch)
 		for k := i + 2; k < j; k++ {
 			l := lines.at(k)
 			var regular bool
@@ -161,7 +162,7 @@ func (n Query) reduce(src []byte, v *Vocabulary) ([]byte, []int, int) {
 				// what looks like other tables here: drop nothing.
 				return src, nil, 0
 			}
-			if canDrop && !n.rowMayMatch(d, tbl, span{l.start, l.end}, cells) {
+			if canDrop && !n.rowMayMatch(d, &rowTable, span{l.start, l.end}, cells) {
 				drop[k] = true
 				dropped++
 			}
@@ -229,7 +230,8 @@ func regularRow(dst []cellSpan, src []byte, s, e, ncols, n int) ([]cellSpan, boo
 
 // rowMayMatch reports whether the row could be selected. Status, priority
 // and mode are read from their cells the way Doc.taskOf reads them; other
-// filters build the row's Task.
+// filters build the row's Task, with the row's cells as tbl's slab: tbl is
+// a copy of the table that the caller keeps for this.
 func (n Query) rowMayMatch(d *Doc, tbl *table, line span, cells []cellSpan) bool {
 	cell := func(col string) (string, bool) {
 		i, ok := tbl.colIndex[col]
@@ -261,7 +263,8 @@ func (n Query) rowMayMatch(d *Doc, tbl *table, line span, cells []cellSpan) bool
 	if n.Agent == "" && n.Skill == "" && n.Text == "" {
 		return true
 	}
-	return n.match(d.taskOf(&row{tbl: tbl, span: line, cells: cells}))
+	tbl.slab = cells // a row's cells are in its table's slab; tbl is the caller's copy
+	return n.match(d.taskOf(&row{tbl: tbl, span: narrow(line), nc: int32(len(cells))}))
 }
 
 // pipeLed reports whether a line is up to three spaces and then '|': a line

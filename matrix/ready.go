@@ -90,7 +90,7 @@ func (d *Doc) DependencyDiagnostics() []Diagnostic {
 	var out []Diagnostic
 	at := func(id string) int {
 		if r := d.rowWithID(id); r != nil {
-			return r.span.start
+			return int(r.span.start)
 		}
 		return 0
 	}

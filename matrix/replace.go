@@ -25,11 +25,11 @@ func (d *Doc) ContinuedRows() []ContinuedRow {
 		if r.endLine <= r.line {
 			continue
 		}
-		cr := ContinuedRow{ID: r.id, Line: r.line, EndLine: r.endLine}
+		cr := ContinuedRow{ID: r.id, Line: int(r.line), EndLine: int(r.endLine)}
 		for _, c := range r.tbl.cols {
 			cr.Columns = append(cr.Columns, c.name)
 		}
-		for _, c := range r.cells {
+		for _, c := range r.cells() {
 			cr.Cells = append(cr.Cells, d.str[c.text.start:c.text.end])
 		}
 		out = append(out, cr)
@@ -60,7 +60,7 @@ func (d *Doc) ReplaceRow(id string, cells []string) error {
 // row without an ID or with a duplicated one.
 func (d *Doc) ReplaceRowAt(line int, cells []string) error {
 	for _, r := range d.rows {
-		if r.line == line {
+		if int(r.line) == line {
 			return d.replaceRow(r, cells)
 		}
 	}
@@ -74,7 +74,7 @@ func (d *Doc) replaceRow(r *row, cells []string) error {
 	}
 	old, nrows, errs := *d, len(d.rows), countErrors(d.diags)
 	wasContinued := r.endLine > r.line
-	d.splice(r.span, line)
+	d.splice(r.span.wide(), line)
 	var back *row
 	for _, b := range d.rows {
 		if b.line == r.line {
@@ -82,9 +82,9 @@ func (d *Doc) replaceRow(r *row, cells []string) error {
 			break
 		}
 	}
-	ok := back != nil && back.endLine == r.line && len(d.rows) == nrows && len(back.cells) == len(cells)
+	ok := back != nil && back.endLine == r.line && len(d.rows) == nrows && len(back.cells()) == len(cells)
 	if ok {
-		for i, c := range back.cells {
+		for i, c := range back.cells() {
 			if d.str[c.text.start:c.text.end] != cells[i] {
 				ok = false
 			}
@@ -119,7 +119,7 @@ func (d *Doc) oneLine(r *row, cells []string) (string, error) {
 			}
 		}
 	}
-	first := d.src[r.span.start:nextLine(d.src, r.span.start)]
+	first := d.src[int(r.span.start):nextLine(d.src, int(r.span.start))]
 	indent := first[:len(first)-len(bytes.TrimLeft(first, " \t"))]
 	line := strings.Join(cells, " | ")
 	// A row with outer pipes keeps them in a table without: they are

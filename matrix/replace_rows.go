@@ -25,7 +25,7 @@ func (d *Doc) ReplaceRowsAt(edits []RowEdit) error {
 	}
 	byLine := map[int]*row{}
 	for _, r := range d.rows {
-		byLine[r.line] = r
+		byLine[int(r.line)] = r
 	}
 	type planned struct {
 		r     *row
@@ -59,22 +59,22 @@ func (d *Doc) ReplaceRowsAt(edits []RowEdit) error {
 	for _, p := range plan {
 		buf = append(buf, d.src[pos:p.r.span.start]...)
 		buf = append(buf, p.line...)
-		pos = p.r.span.end
+		pos = int(p.r.span.end)
 	}
 	buf = append(buf, d.src[pos:]...)
 	nd := ParseWith(buf, d.vocab)
 	after := map[int]*row{}
 	for _, r := range nd.rows {
-		after[r.line] = r
+		after[int(r.line)] = r
 	}
 	shift := 0 // lines removed above the current edit
 	for _, p := range plan {
-		line := p.r.line - shift
-		shift += p.r.endLine - p.r.line
+		line := int(p.r.line) - shift
+		shift += int(p.r.endLine - p.r.line)
 		back := after[line]
-		ok := back != nil && back.endLine == line && len(back.cells) == len(p.cells)
-		for i := 0; ok && i < len(back.cells); i++ {
-			ok = nd.str[back.cells[i].text.start:back.cells[i].text.end] == p.cells[i]
+		ok := back != nil && int(back.endLine) == line && len(back.cells()) == len(p.cells)
+		for i := 0; ok && i < len(back.cells()); i++ {
+			ok = nd.str[back.cells()[i].text.start:back.cells()[i].text.end] == p.cells[i]
 		}
 		if !ok {
 			return fmt.Errorf("%w: the new line for the row on line %d would not read back as the same row with these cells; nothing was changed", ErrRefused, p.r.line)

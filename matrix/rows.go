@@ -136,12 +136,13 @@ func (d *Doc) scanRows(t *table, off, lineNo, paraEnd, estimate, tableEnd int) i
 		r := &s.rows[len(s.rows)-1]
 		// The row's cells are final now; a slab that grows later leaves
 		// them where they are.
-		r.cells = s.slab[s.first:len(s.slab):len(s.slab)]
-		tableEnd = r.span.end
+		r.c0, r.nc = int32(s.first), int32(len(s.slab)-s.first)
+		tableEnd = int(r.span.end)
 		if stop {
 			break
 		}
 	}
+	t.slab = s.slab
 	t.rows = make([]*row, 0, len(s.rows))
 	for i := range s.rows {
 		r := &s.rows[i]
@@ -167,7 +168,7 @@ func (s *rowScanner) row(ls, le, next, lineNo int) (int, int, bool) {
 	first := s.first
 	s.slab = appendCells(s.slab, src, ls, le)
 	n := len(s.slab) - first
-	s.rows = append(s.rows, row{tbl: s.t, line: lineNo, endLine: lineNo, span: span{ls, le}})
+	s.rows = append(s.rows, row{tbl: s.t, line: int32(lineNo), endLine: int32(lineNo), span: span32{int32(ls), int32(le)}})
 	r := &s.rows[len(s.rows)-1]
 	off, lineNo := next, lineNo+1
 	if d.closesWithPipe(span{ls, le}) || n >= s.want && (!s.t.pipes || s.endsBefore(off) && !s.closesAfterBlank(off)) {
@@ -233,14 +234,14 @@ func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
 	for off < s.limit {
 		ls, le, next := lineAt(src, off)
 		inFence := f.feed(src[ls:le])
-		r.span.end, r.endLine = le, lineNo
+		r.span.end, r.endLine = int32(le), int32(lineNo)
 		off, lineNo = next, lineNo+1
 		if f.char == 0 && (!inFence && s.d.closesWithPipe(span{ls, le}) || s.endsBefore(off) && !s.closesAfterBlank(off)) {
 			break
 		}
 	}
-	end := r.span.end
-	if s.d.closesWithPipe(span{r.span.start, end}) {
+	end := int(r.span.end)
+	if s.d.closesWithPipe(span{int(r.span.start), end}) {
 		end = bytes.LastIndexByte(src[:end], '|')
 	}
 	s.slab[open] = multiCell(src, int(s.slab[open].text.start), end)
@@ -264,12 +265,12 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 	}
 	need := s.want - (open - rowStart + 1)
 	var f fence
-	lastText, lastTextLine := r.span.end, r.endLine
+	lastText, lastTextLine := int(r.span.end), r.endLine
 	for off < s.limit {
 		ls, le, next := lineAt(src, off)
 		if f.char == 0 && (s.t.pipes && d.opensWithPipe(span{ls, le}) || !s.t.pipes) {
 			if s.startsRow(ls, le) {
-				r.span.end, r.endLine = lastText, lastTextLine
+				r.span.end, r.endLine = int32(lastText), lastTextLine
 				r.unreadable, r.stoppedBy = neverEnds, int32(lineNo)
 				if r.endLine == r.line {
 					r.unreadable = wrongCount // a short row, followed by the next row
@@ -277,15 +278,15 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 				return off, lineNo, false
 			}
 			if s.startsTable(ls, le, next) {
-				r.span.end, r.endLine = lastText, lastTextLine
+				r.span.end, r.endLine = int32(lastText), lastTextLine
 				r.unreadable, r.stoppedBy = neverEnds, int32(lineNo)
 				return off, lineNo, true
 			}
 		}
 		inFence := f.feed(src[ls:le])
-		r.span.end, r.endLine = le, lineNo
+		r.span.end, r.endLine = int32(le), int32(lineNo)
 		if !isBlankLine(src[ls:le]) {
-			lastText, lastTextLine = le, lineNo
+			lastText, lastTextLine = le, int32(lineNo)
 		}
 		off, lineNo = next, lineNo+1
 		if inFence {
@@ -299,7 +300,7 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 			return off, lineNo, false
 		}
 	}
-	r.span.end, r.endLine = lastText, lastTextLine
+	r.span.end, r.endLine = int32(lastText), lastTextLine
 	r.unreadable = neverEnds
 	return off, lineNo, true
 }
@@ -401,8 +402,8 @@ func (s *rowScanner) finish(r *row) {
 		return
 	}
 	id := ""
-	if i, ok := s.t.colIndex[ColID]; ok && i < len(r.cells) {
-		if v := d.str[r.cells[i].text.start:r.cells[i].text.end]; plausibleID(v) {
+	if i, ok := s.t.colIndex[ColID]; ok && i < len(r.cells()) {
+		if v := d.str[r.cells()[i].text.start:r.cells()[i].text.end]; plausibleID(v) {
 			id = v
 		}
 	}
@@ -416,18 +417,18 @@ func (s *rowScanner) finish(r *row) {
 		if r.endLine > r.line {
 			where = fmt.Sprintf(" (lines %d-%d)", r.line, r.endLine)
 		}
-		d.readProblem(r, id, d.diagAt(r.span.start, SeverityError,
+		d.readProblem(r, id, d.diagAt(int(r.span.start), SeverityError,
 			"%s%s has %d cells but the table header has %d, so it is not read; escape a | inside a cell as \\|, or give the row exactly one cell per column",
-			of, where, len(r.cells), s.want))
+			of, where, len(r.cells()), s.want))
 		return
 	case neverEnds:
 		before := "the end of the file"
 		if r.stoppedBy > 0 {
 			before = fmt.Sprintf("line %d", r.stoppedBy)
 		}
-		d.readProblem(r, id, d.diagAt(r.span.start, SeverityError,
+		d.readProblem(r, id, d.diagAt(int(r.span.start), SeverityError,
 			"%s starting at line %d never ends: no line before %s ends it with its last cells (%s |), so it is not read; end the row with those cells, or escape a | inside a cell as \\|",
-			of, r.line, before, s.tailColumns(len(r.cells))))
+			of, r.line, before, s.tailColumns(len(r.cells()))))
 		return
 	}
 	if r.endLine > r.line {
@@ -436,7 +437,7 @@ func (s *rowScanner) finish(r *row) {
 			of = "task " + id
 		}
 		r.bad = true
-		d.errorAt(nextLine(d.src, r.span.start), "%s goes on over lines %d-%d (%d lines): a line break inside a cell; run `agentinfra validate --fix` to join it into one line",
+		d.errorAt(nextLine(d.src, int(r.span.start)), "%s goes on over lines %d-%d (%d lines): a line break inside a cell; run `agentinfra validate --fix` to join it into one line",
 			of, r.line, r.endLine, r.endLine-r.line+1)
 	}
 	d.readTask(r)

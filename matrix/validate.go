@@ -36,10 +36,10 @@ func (d *Doc) cell(r *row, col string) string { return d.cellAt(r, r.tbl.index(c
 
 // cellAt returns the trimmed raw text of a row's i-th cell, or "" when absent.
 func (d *Doc) cellAt(r *row, i int) string {
-	if i < 0 || i >= len(r.cells) {
+	if i < 0 || i >= int(r.nc) {
 		return ""
 	}
-	c := r.cells[i]
+	c := r.tbl.slab[int(r.c0)+i]
 	return d.str[c.text.start:c.text.end]
 }
 

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -35,7 +36,9 @@ type frontMatter struct {
 	yamlStart int // file line of the first YAML line (the one after the opening ---)
 }
 
-var yamlLineRe = regexp.MustCompile(`line (\d+)`)
+// yamlLineRe is compiled on first use: only a broken SKILL.md needs it, and
+// every command's start-up would pay for it.
+var yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // parseFrontMatter splits src into an optional "---" delimited YAML header and
 // the body. A file that does not start with a "---" line has no front matter.
@@ -135,7 +138,7 @@ func yamlError(path string, offset int, err error) error {
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	line := 0
-	if m := yamlLineRe.FindStringSubmatchIndex(msg); m != nil {
+	if m := yamlLineRe().FindStringSubmatchIndex(msg); m != nil {
 		n, _ := strconv.Atoi(msg[m[2]:m[3]])
 		// Drop the "line N: " prefix now that the line is in the position.
 		rest := strings.TrimPrefix(msg[m[1]:], ":")

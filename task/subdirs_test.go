@@ -5,10 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
-// subdirNames must list exactly the folders os.ReadDir calls folders: no
+// eachSubdir must list exactly the folders os.ReadDir calls folders: no
 // files, no symlinks (even to a folder), every entry of a folder too large
 // for one read.
 func TestSubdirNamesListsTheFoldersOnly(t *testing.T) {
@@ -32,7 +33,8 @@ func TestSubdirNamesListsTheFoldersOnly(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, want[0]), filepath.Join(dir, "ffffff_link-to-folder")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := subdirNames(dir)
+	var got []string
+	err := eachSubdir(dir, func(name string) { got = append(got, strings.Clone(name)) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func TestSubdirNamesListsTheFoldersOnly(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %d names, want the %d folders; first difference near %v", len(got), len(want), firstDiff(got, want))
 	}
-	if _, err := subdirNames(filepath.Join(dir, "missing")); !os.IsNotExist(err) {
+	if err := eachSubdir(filepath.Join(dir, "missing"), func(string) {}); !os.IsNotExist(err) {
 		t.Errorf("a missing folder: got %v, want a not-exist error", err)
 	}
 }

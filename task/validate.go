@@ -30,10 +30,10 @@ func Validate(ws *workspace.Workspace, d *matrix.Doc, file string, getenv func(s
 
 func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(string) string) []matrix.Diagnostic {
 	var out []matrix.Diagnostic
-	modes := namesIn(ws.AgentsDir(), func(e os.DirEntry) (string, bool) {
+	modes := knownNames{set: namesIn(ws.AgentsDir(), func(e os.DirEntry) (string, bool) {
 		name, ok := workspace.ModeName(e.Name())
 		return name, ok && !e.IsDir()
-	})
+	})}
 	skillSet := map[string]bool{}
 	for _, dir := range []string{ws.SkillsDir(), workspace.GlobalSkillsDir(getenv)} {
 		for s := range namesIn(dir, func(e os.DirEntry) (string, bool) { return e.Name(), workspace.IsSkillFolder(e.Name()) }) {
@@ -42,10 +42,41 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 			}
 		}
 	}
-	taskDirs := dirsByID(ws.TasksDir(), d.HasID)
-	archived := dirsByID(ws.ArchiveDir(), d.HasID)
-	for _, r := range d.RowRefs() {
-		if mode := r.Mode; mode != "" && !modes[mode] {
+	skills := knownNames{set: skillSet}
+	// The folders first, so that the rows are read once: hasFolder is indexed
+	// by row (RowRef.Index), not a map of every folder by ID.
+	hasFolder := make([]bool, d.NumTasks())
+	// hasID answers TaskFolderID and keeps the task row it found: each
+	// folder's ID is looked up once.
+	found := -1
+	hasID := func(id string) bool {
+		if found = d.TaskIndex(id); found >= 0 {
+			return true
+		}
+		return d.HasID(id) // a row that could not be read
+	}
+	type orphan struct{ id, name string }
+	var orphans []orphan
+	_ = eachSubdir(ws.TasksDir(), func(name string) {
+		found = -1
+		id, known := matrix.TaskFolderID(name, hasID)
+		if id == "" {
+			return
+		}
+		if known && found >= 0 {
+			hasFolder[found] = true
+		} else if !matrix.IsBatchFolder(name, d.HasTask) { // a folder of dated work is not a task's folder
+			orphans = append(orphans, orphan{id, strings.Clone(name)})
+		}
+	})
+	_ = eachSubdir(ws.ArchiveDir(), func(name string) {
+		found = -1
+		if _, known := matrix.TaskFolderID(name, hasID); known && found >= 0 {
+			hasFolder[found] = true
+		}
+	})
+	for r := range d.RowRefs() {
+		if mode := r.Mode; mode != "" && !modes.has(mode) {
 			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
 				out = append(out, d.WarnAt(r, matrix.ColMode, "mode \""+mode+"\" is not a mode: README.md and files starting with '_' or '.' in .agent/agents/ are notes; fix the Mode"))
 			} else {
@@ -55,34 +86,46 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 		for rest := r.Skills; rest != ""; {
 			s, tail, _ := strings.Cut(rest, ",")
 			rest = tail
-			if s = strings.TrimSpace(s); s != "" && !skillSet[s] {
+			if s = strings.TrimSpace(s); s != "" && !skills.has(s) {
 				out = append(out, d.WarnAt(r, matrix.ColSkills, "skill \""+s+"\" has no .agent/skills/"+s+"/SKILL.md (nor a global one); create it or fix the Skills"))
 			}
 		}
-		if (r.Status == "IN_PROGRESS" || r.Status == "REVIEW") && matrix.ValidID(r.ID) && len(taskDirs[r.ID]) == 0 && len(archived[r.ID]) == 0 {
+		if (r.Status == "IN_PROGRESS" || r.Status == "REVIEW") && matrix.ValidID(r.ID) && !hasFolder[r.Index] {
 			out = append(out, d.WarnAt(r, matrix.ColStatus, "task "+r.ID+" is "+r.Status+" but has no folder .agent/tasks/"+r.ID+"_*; run `agentinfra task scaffold "+r.ID+"` to create it, or restore it"))
 		}
 	}
 	// Folders with no row, by name (sorting only these, not every folder,
 	// matters with thousands of folders).
-	type orphan struct{ id, name string }
-	var orphans []orphan
-	for id, names := range taskDirs {
-		if d.HasTask(id) {
-			continue
-		}
-		for _, name := range names {
-			if !matrix.IsBatchFolder(name, d.HasTask) { // a folder of dated work is not a task's folder
-				orphans = append(orphans, orphan{id, name})
-			}
-		}
-	}
 	sort.Slice(orphans, func(i, j int) bool { return orphans[i].name < orphans[j].name })
 	for _, o := range orphans {
 		out = append(out, matrix.Diagnostic{Line: 1, Col: 1, Severity: matrix.SeverityWarning,
 			Message: "task folder .agent/tasks/" + o.name + " has no row in the matrix; add a row for " + o.id + " or archive the folder"})
 	}
 	return out
+}
+
+// knownNames is a set of names with a small cache of the names found in
+// front of its map: a matrix's 10,000 rows name a handful of modes and
+// skills, and a map look-up for each of their cells cost more than the
+// rest of the row's checks.
+type knownNames struct {
+	set    map[string]bool
+	recent [64]string
+}
+
+func (k *knownNames) has(s string) bool {
+	if s == "" {
+		return k.set[s]
+	}
+	slot := &k.recent[(len(s)*31+int(s[0])+int(s[len(s)-1]))%len(k.recent)]
+	if *slot == s {
+		return true
+	}
+	if k.set[s] {
+		*slot = s
+		return true
+	}
+	return false
 }
 
 func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool {
@@ -94,23 +137,6 @@ func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool 
 	for _, e := range entries {
 		if name, ok := keep(e); ok {
 			out[name] = true
-		}
-	}
-	return out
-}
-
-// dirsByID maps task IDs to the folder names {id}_{slug} under dir (see
-// matrix.TaskFolderID; hasID tells the IDs of the matrix's rows), in no
-// particular order.
-func dirsByID(dir string, hasID func(string) bool) map[string][]string {
-	names, err := subdirNames(dir)
-	out := make(map[string][]string, len(names))
-	if err != nil {
-		return out
-	}
-	for _, name := range names {
-		if id, _ := matrix.TaskFolderID(name, hasID); id != "" {
-			out[id] = append(out[id], name)
 		}
 	}
 	return out
