@@ -30,6 +30,7 @@ func testFlags[O any](t *testing.T, newCmd func(*Factory, func(context.Context, 
 			var got *O
 			cmd := newCmd(f, func(_ context.Context, o *O) error { got = o; return nil })
 			cmd.SetFlagErrorFunc(flagError) // as under the root
+			usageArgs(cmd)
 			cmd.SetArgs(tc.argv)
 			cmd.SetOut(io.Discard)
 			cmd.SetErr(io.Discard)
@@ -66,4 +67,23 @@ func withoutDeps[O any](o O) O {
 		}
 	}
 	return o
+}
+
+// Every wrong invocation exits 2, whatever cobra's words for it: the
+// argument checks of the whole tree raise usage errors (usageArgs).
+func TestWrongInvocationsExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	for _, argv := range [][]string{
+		{"bogus"}, {"task", "bogus"}, {"task", "show"}, {"task", "show", "a", "b"},
+		{"task", "list", "--bogus"}, {"agent", "start"}, {"skill", "nope"}, {"validate", "--fix", "move"},
+	} {
+		if code, _, errOut := runCLI(t, dir, cliOpts{}, argv...); code != 2 || errOut == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", argv, code, errOut)
+		}
+	}
+	for _, argv := range [][]string{{}, {"task"}, {"agent"}} {
+		if code, out, _ := runCLI(t, dir, cliOpts{}, argv...); code != 0 || !strings.Contains(out, "Available Commands") {
+			t.Errorf("%q: exit %d; want 0 and the help", argv, code)
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,7 +96,34 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdProject(f),
 		NewCmdServe(f, nil),
 	)
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every argument check in the tree raise a usage error (exit
+// 2), so the exit code never depends on cobra's wording. A command with
+// subcommands and no check of its own gets cobra.NoArgs: an unknown
+// subcommand is then a usage error too.
+func usageArgs(c *cobra.Command) {
+	check := c.Args
+	if check == nil && c.HasSubCommands() {
+		check = cobra.NoArgs
+		if !c.Runnable() {
+			// Runnable, so that cobra checks its arguments; alone it shows help.
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
+	if check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, cmd.CommandPath())}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // flagError makes a flag that cannot be parsed a usage error (exit 2).
@@ -123,12 +149,5 @@ func usageErrorf(format string, a ...any) error { return &usageError{fmt.Errorf(
 
 func isUsageError(err error) bool {
 	var ue *usageError
-	if errors.As(err, &ue) {
-		return true
-	}
-	// cobra's own argument and command errors.
-	msg := err.Error()
-	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") ||
-		strings.HasPrefix(msg, "requires at least") || strings.HasPrefix(msg, "unknown flag") ||
-		strings.HasPrefix(msg, "unknown shorthand flag")
+	return errors.As(err, &ue)
 }
