@@ -195,3 +195,19 @@ func TestRunFieldWithoutStderrSaysTheExitCode(t *testing.T) {
 		t.Fatalf("%q", errOf(f))
 	}
 }
+
+// go-task colours its own messages when CI=true (as in CI): an error value
+// is plain text all the same.
+func TestCollectErrorsAreTextEvenInCI(t *testing.T) {
+	t.Setenv("CI", "true")
+	dir := workspaceWith(t, `  fails:
+    desc: Exits 1 with a message.
+    meta: {}
+    cmds: ['echo "no PR for this branch" >&2; exit 1']
+`)
+	md := Collect(context.Background(), dir, Options{TaskBinary: taskBin(t)})
+	f := md.Fields["fails"]
+	if f.Error == nil || !strings.Contains(*f.Error, "no PR for this branch") || strings.ContainsRune(*f.Error, '\x1b') {
+		t.Fatalf("error = %v; want the task's message without terminal colours", f.Error)
+	}
+}
