@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
 
+	"github.com/agentinfra/agentinfra/internal/atomicfile"
+	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -74,7 +75,7 @@ func WriteIgnore(agentDir string) (created bool, err error) {
 	if _, err := os.Stat(p); err == nil {
 		return false, nil
 	}
-	return true, renameio.WriteFile(p, []byte("# agentinfra fleet state (agents, runs, history): local to this machine\n*\n"), 0o644)
+	return true, atomicfile.Write(p, []byte("# agentinfra fleet state (agents, runs, history): local to this machine\n*\n"))
 }
 
 // withLock runs fn holding the lock file at path.
@@ -94,11 +95,11 @@ func withLock(ctx context.Context, path string, fn func() error) error {
 }
 
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := jsonout.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return renameio.WriteFile(path, append(b, '\n'), 0o644)
+	return atomicfile.Write(path, b)
 }
 
 // readJSON reads path into v; ok is false when the file does not exist.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -98,7 +99,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			if err != nil {
 				return taskError(err)
 			}
-			tr.TaskID, tr.Summary, difficulty = t.ID, oneLine(t.ID+": "+t.Description, 120), t.Difficulty
+			tr.TaskID, tr.Summary, difficulty = t.ID, mdtext.Shorten(t.ID+": "+t.Description, 120), t.Difficulty
 			if prompt, err = taskPrompt(ctx, f.ws, t, a.Role); err != nil {
 				return errors.Join(err, releaseTask(context.WithoutCancel(ctx), f.ws, t.ID, mention, f.now()))
 			}
@@ -107,7 +108,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 				prompt += "\n\n## Note from who gave you this task\n\n" + note + "\n"
 			}
 		default:
-			tr.Summary = oneLine(in.Text, 120)
+			tr.Summary = mdtext.Shorten(in.Text, 120)
 			prompt = textPrompt(role.Body, a, in.Text)
 		}
 		release := func(cause error) error {
@@ -315,13 +316,4 @@ func (f *Fleet) lastRun(name, runID string) (TaskRun, error) {
 func killGroup(pid int) {
 	signalGroup(pid, syscall.SIGKILL)
 	signalProc(pid, syscall.SIGKILL)
-}
-
-// oneLine squeezes whitespace and cuts s to n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
 // listedMetadata are the include_in_list fields of any agent, in the order
@@ -42,7 +43,7 @@ func metadataCells(a fleet.Agent, cols []string) string {
 		cell := "-"
 		switch {
 		case ok && f.Value != nil:
-			cell = oneLine(*f.Value, 40)
+			cell = mdtext.Shorten(*f.Value, 40)
 		case ok && f.Error != nil:
 			cell = "(error)"
 		}
@@ -68,10 +69,10 @@ func printMetadata(w io.Writer, a fleet.Agent) {
 		f := a.Metadata[n]
 		v := "-"
 		if f.Value != nil {
-			v = oneLine(*f.Value, 60)
+			v = mdtext.Shorten(*f.Value, 60)
 		}
 		if f.Error != nil {
-			v = strings.TrimPrefix(v+"  ", "-  ") + "error: " + oneLine(*f.Error, 100)
+			v = strings.TrimPrefix(v+"  ", "-  ") + "error: " + mdtext.Shorten(*f.Error, 100)
 		}
 		listed := ""
 		if f.Schema.IncludeInList {
@@ -80,13 +81,4 @@ func printMetadata(w io.Writer, a fleet.Agent) {
 		fmt.Fprintf(tw, "  %s\t%s%s\t%s\n", n, f.Schema.Description, listed, v)
 	}
 	tw.Flush()
-}
-
-// oneLine folds s onto one line of at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
