@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// eachSubdir must list exactly the folders os.ReadDir calls folders: no
-// files, no symlinks (even to a folder), every entry of a folder too large
-// for one read.
+// eachSubdir lists every entry of a folder too large for one read, and isDir
+// keeps exactly the folders os.ReadDir calls folders: no files, no symlinks
+// (even to a folder).
 func TestSubdirNamesListsTheFoldersOnly(t *testing.T) {
 	dir := t.TempDir()
 	var want []string
@@ -34,9 +34,18 @@ func TestSubdirNamesListsTheFoldersOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	err := eachSubdir(dir, func(name string) { got = append(got, strings.Clone(name)) })
+	entries := 0
+	err := eachSubdir(dir, func(name string) {
+		entries++
+		if isDir(dir, name) {
+			got = append(got, strings.Clone(name))
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if entries != len(want)+4 {
+		t.Errorf("eachSubdir gave %d names, want all %d entries", entries, len(want)+4)
 	}
 	slices.Sort(got)
 	slices.Sort(want)

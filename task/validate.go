@@ -65,7 +65,7 @@ func workspaceWarnings(ws *workspace.Workspace, d *matrix.Doc, getenv func(strin
 		}
 		if known && found >= 0 {
 			hasFolder[found] = true
-		} else if !matrix.IsBatchFolder(name, d.HasTask) { // a folder of dated work is not a task's folder
+		} else if !matrix.IsBatchFolder(name, d.HasTask) && isDir(ws.TasksDir(), name) { // a folder of dated work is not a task's folder
 			orphans = append(orphans, orphan{id, strings.Clone(name)})
 		}
 	})

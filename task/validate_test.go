@@ -89,6 +89,10 @@ func TestValidateListsOrphanFoldersInNameOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A file named like a task folder is no folder: not warned about.
+	if err := os.WriteFile(filepath.Join(root, ".agent", "tasks", "f0f0f0_notes.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ws, err := workspace.New(root)
 	if err != nil {
 		t.Fatal(err)
