@@ -169,3 +169,20 @@ func (c Config) worktreePath(p Project, name string) string {
 }
 
 func isCLI(s string) bool { return s == "gemini" || s == "claude" || s == "codex" }
+
+// rolesFrom is the workspace whose agent modes are the project's roles: the
+// project's own .agent/agents/ when it has one, else the fleet's (a project
+// without modes of its own shares them).
+func (p Project) rolesFrom(fleetWS *workspace.Workspace) *workspace.Workspace {
+	if p.Path == "" || p.Path == fleetWS.Root {
+		return fleetWS
+	}
+	ws, err := workspace.New(p.Path)
+	if err != nil {
+		return fleetWS
+	}
+	if fi, err := os.Stat(ws.AgentsDir()); err != nil || !fi.IsDir() {
+		return fleetWS
+	}
+	return ws
+}

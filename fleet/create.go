@@ -50,9 +50,10 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	if role == "" {
 		role = cfg.Role
 	}
-	if _, err := loadRole(ctx, f.ws, role); err != nil {
+	rolesWS := proj.rolesFrom(f.ws)
+	if _, err := loadRole(ctx, rolesWS, role); err != nil {
 		names := []string{}
-		if modes, lerr := listRoles(ctx, f.ws); lerr == nil {
+		if modes, lerr := listRoles(ctx, rolesWS); lerr == nil {
 			for _, m := range modes {
 				names = append(names, m.Name)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -457,4 +458,45 @@ func TestRunEnvironmentNamesTheAgent(t *testing.T) {
 	if r := h.Tasks[0]; r.Status != RunFailed || !strings.Contains(string(res), EnvAgent+"=Papi") {
 		t.Fatalf("the run's environment did not name the agent: %+v\n%s", r, res)
 	}
+}
+
+// A project at another path takes its roles from its own .agent/agents/
+// (list_agent_roles {project}); without any, it shares the fleet's.
+func TestRolesComeFromTheProject(t *testing.T) {
+	ws := newRepo(t)
+	f := testFleet(t, ws)
+	ctx := context.Background()
+	web := filepath.Join(t.TempDir(), "web")
+	if err := os.MkdirAll(filepath.Join(web, ".agent", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(web, ".agent", "agents", "designer.md"), []byte("---\ndescription: Draws the pages\n---\nYou design pages.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bare := t.TempDir() // a project with no modes of its own
+	cfg := "projects:\n  - name: web\n    path: " + web + "\n  - name: bare\n    path: " + bare + "\n"
+	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := func(project string) []string {
+		t.Helper()
+		roles, err := f.Roles(ctx, project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range roles {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	if got := names("web"); !slices.Equal(got, []string{"designer"}) {
+		t.Errorf("roles of web = %v, want its own [designer]", got)
+	}
+	if got, own := names("bare"), names(""); !slices.Equal(got, own) || slices.Contains(got, "designer") {
+		t.Errorf("roles of bare = %v, want the fleet's %v", got, own)
+	}
+	// Creating in the main project with web's role is refused, naming the main project's roles.
+	_, err := f.Create(ctx, CreateInput{Name: "papi", Spec: "s", Role: "designer", Source: SourceHuman})
+	wantCode(t, err, CodeBadInput, "role")
 }

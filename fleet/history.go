@@ -47,18 +47,22 @@ func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (H
 	return out, nil
 }
 
-// Roles lists the roles agents can take: the workspace's agent modes.
+// Roles lists the roles agents of a project can take: the agent modes of
+// the project's repository (the fleet's own when project is "" or has none).
 func (f *Fleet) Roles(ctx context.Context, project string) ([]Role, error) {
+	rolesWS := f.ws
 	if project != "" {
 		cfg, err := LoadConfig(f.ws)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := cfg.project(project); err != nil {
+		p, err := cfg.project(project)
+		if err != nil {
 			return nil, err
 		}
+		rolesWS = p.rolesFrom(f.ws)
 	}
-	modes, err := listRoles(ctx, f.ws)
+	modes, err := listRoles(ctx, rolesWS)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,11 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 				return err
 			}
 		}
-		role, err := loadRole(ctx, f.ws, a.Role)
+		rolesWS := f.ws
+		if p, perr := cfg.project(a.Project); perr == nil {
+			rolesWS = p.rolesFrom(f.ws)
+		}
+		role, err := loadRole(ctx, rolesWS, a.Role)
 		if err != nil {
 			return notFound("role", "the role %s of agent %s is gone (.agent/agents/%s.md): %v", a.Role, a.Name, a.Role, err)
 		}
