@@ -73,10 +73,11 @@ func appendCells(dst []cellSpan, src []byte, start, end int) []cellSpan {
 
 func makeCell(src []byte, start, end int) cellSpan {
 	ts, te := start, end
-	for ts < te && isSpace(src[ts]) {
+	// A lone CR is a line ending to CommonMark, never part of a value.
+	for ts < te && (isSpace(src[ts]) || src[ts] == '\r') {
 		ts++
 	}
-	for te > ts && isSpace(src[te-1]) {
+	for te > ts && (isSpace(src[te-1]) || src[te-1] == '\r') {
 		te--
 	}
 	return cellSpan{text: span32{int32(ts), int32(te)}}
