@@ -86,6 +86,11 @@ func FuzzTolerantAgreesWithStrict(f *testing.F) {
 		f.Add(src)
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		if hasLoneCR(src) {
+			// Classic Mac line endings (a CR alone) are not supported: the
+			// reader's lines end at LF (docs/matrix-format.md), GFM's at CR too.
+			t.Skip("a lone CR: not a supported line ending")
+		}
 		d := Parse(src)
 		if !strictComparable(d) {
 			t.Skip("continued rows or cell-count problems: GFM cannot read this file as written")
