@@ -17,6 +17,7 @@ import (
 // Config is the fleet's part of .agent/config.yaml:
 //
 //	fleet:
+//	  backend: local               # local (this machine) or coder
 //	  cli: claude                  # default agent CLI (gemini, claude, codex)
 //	  role: coder                  # default role
 //	  branch_prefix: agent/        # agents work on {branch_prefix}{name}
@@ -32,6 +33,7 @@ import (
 //	    base_branch: main
 //	    backend: local
 type Config struct {
+	Backend      string        `yaml:"backend"`
 	CLI          string        `yaml:"cli"`
 	Role         string        `yaml:"role"`
 	BranchPrefix string        `yaml:"branch_prefix"`
@@ -63,6 +65,7 @@ const (
 	DefaultTimeout      = 30 * time.Minute
 	DefaultApproval     = "yolo"
 	BackendLocal        = "local"
+	BackendCoder        = "coder"
 )
 
 // LoadConfig reads the fleet and projects sections of .agent/config.yaml
@@ -82,6 +85,9 @@ func LoadConfig(ws *workspace.Workspace) (Config, error) {
 		}
 	}
 	c := cf.Fleet
+	if c.Backend == "" {
+		c.Backend = BackendLocal
+	}
 	if c.CLI == "" {
 		c.CLI = DefaultCLI
 	}

@@ -96,7 +96,7 @@ func displayName(path, name string) string {
 }
 
 // Projects lists the projects agents can work in.
-func (f *Fleet) Projects() ([]Project, error) {
+func (f *Fleet) Projects(ctx context.Context) ([]Project, error) {
 	cfg, err := LoadConfig(f.ws)
 	if err != nil {
 		return nil, err

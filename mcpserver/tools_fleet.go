@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/backends"
 )
 
 // Toolsets the server can expose (serve --toolsets).
@@ -45,7 +46,7 @@ type fleetTool struct {
 	required          []string
 	readOnly          bool
 	destructive       bool
-	run               func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error)
+	run               func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error)
 }
 
 type fleetParam struct{ name, typ, desc string }
@@ -77,7 +78,7 @@ func fleetTools() []fleetTool {
 		params: []fleetParam{{"name", "string", "unique agent name"}, {"project", "string", "from list_agent_projects"},
 			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"}},
 		required: []string{"name", "project", "spec"},
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
 			a, err := f.Create(ctx, fleet.CreateInput{Name: in.Name, Project: in.Project, Role: in.Role, Spec: in.Spec, Source: fleet.SourceAIController})
 			if err != nil {
 				return nil, err
@@ -89,7 +90,7 @@ func fleetTools() []fleetTool {
 		desc: "List agents: status (idle, busy, ...), current task, listed workspace metadata.",
 		params: []fleetParam{{"status_filter", "string", "e.g. idle"}, {"project_filter", "string", "project name"},
 			{"include_metadata", "boolean", "default true"}},
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
 			as, err := f.List(ctx, fleet.ListFilter{Status: in.StatusFilter, Project: in.ProjectFilter})
 			if err != nil {
 				return nil, err
@@ -103,7 +104,7 @@ func fleetTools() []fleetTool {
 		name: "show_agent", title: "Show agent", readOnly: true,
 		desc:   "One agent: status, current task, worktree, spec, workspace metadata.",
 		params: []fleetParam{pAgent}, required: []string{"agent_name"},
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
 			a, err := f.Show(ctx, in.AgentName)
 			if err != nil {
 				return nil, err
@@ -117,7 +118,7 @@ func fleetTools() []fleetTool {
 		desc:     "An agent's task runs, newest first, paginated.",
 		params:   []fleetParam{pAgent, {"page", "integer", "from 1"}, {"page_size", "integer", "1-100, default 20"}},
 		required: []string{"agent_name"},
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
 			page, size := 1, fleet.DefaultPageSize
 			if in.Page != nil {
 				page = *in.Page
@@ -131,7 +132,7 @@ func fleetTools() []fleetTool {
 		name: "delete_agent", title: "Delete agent", destructive: true,
 		desc:   "Stop an agent and remove its worktree; its branch and history are kept. Refused if the worktree has uncommitted changes.",
 		params: []fleetParam{pAgent}, required: []string{"agent_name"},
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
 			d, err := f.Delete(ctx, in.AgentName, false)
 			if err != nil {
 				return nil, err
@@ -144,7 +145,7 @@ func fleetTools() []fleetTool {
 		params: []fleetParam{pAgent, {"task_description", "string", "what to do; with task_id, a note"},
 			{"task_id", "string", "matrix task ID"}},
 		required: []string{"agent_name", "task_description"},
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
 			si := fleet.StartInput{Name: in.AgentName, Text: in.TaskDescription, Source: fleet.SourceAIController}
 			if strings.TrimSpace(in.TaskID) != "" {
 				si.Text, si.TaskID, si.Note = "", in.TaskID, in.TaskDescription
@@ -159,22 +160,14 @@ func fleetTools() []fleetTool {
 		name: "stop_agent_task", title: "Stop agent task", destructive: true,
 		desc:   "Stop an agent's current run; the agent becomes idle.",
 		params: []fleetParam{pAgent}, required: []string{"agent_name"},
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
-			tr, err := f.Stop(ctx, in.AgentName)
-			if err != nil {
-				return nil, err
-			}
-			st := fleet.StatusIdle
-			if a, err := f.Show(ctx, in.AgentName); err == nil {
-				st = a.Status
-			}
-			return fleet.NewStopResult(in.AgentName, tr, st), nil
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
+			return fleet.StopAgent(ctx, f, in.AgentName)
 		},
 	}, {
 		name: "list_agent_roles", title: "List agent roles", readOnly: true,
 		desc:   "Roles an agent can take.",
 		params: []fleetParam{{"project", "string", "project name"}}, required: []string{"project"},
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
 			rs, err := f.Roles(ctx, in.Project)
 			if err != nil {
 				return nil, err
@@ -184,8 +177,8 @@ func fleetTools() []fleetTool {
 	}, {
 		name: "list_agent_projects", title: "List agent projects", readOnly: true,
 		desc: "Projects agents can work in.",
-		run: func(ctx context.Context, f *fleet.Fleet, in fleetArgs) (any, error) {
-			ps, err := f.Projects()
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
+			ps, err := f.Projects(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -224,7 +217,11 @@ func (s *Server) registerFleetTools() {
 				if err != nil {
 					return fleetError(err), nil
 				}
-				out, err := ft.run(ctx, fleet.New(s.ws, s.fleetOptions()), in)
+				fl, err := backends.Open(s.ws, backends.Options{Fleet: s.fleetOptions(), Getenv: s.opts.Getenv})
+				if err != nil {
+					return fleetError(err), nil
+				}
+				out, err := ft.run(ctx, fl, in)
 				if err != nil {
 					return fleetError(err), nil
 				}

@@ -7,15 +7,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/backends"
 )
 
-// fleetOf opens the workspace's fleet (the local backend).
-func (f *Factory) fleetOf() (*fleet.Fleet, error) {
+// fleetOf opens the workspace's fleet on the backend that --backend or
+// .agent/config.yaml names (local by default).
+func (f *Factory) fleetOf() (fleet.Backend, error) {
 	ws, err := f.Workspace()
 	if err != nil {
 		return nil, err
 	}
-	return fleet.New(ws, fleet.Options{Now: f.Now}), nil
+	b, err := backends.Open(ws, backends.Options{Name: f.Backend, Fleet: fleet.Options{Now: f.Now}, Getenv: f.Getenv})
+	return b, fleetErr(err)
+}
+
+// addBackendFlag gives a fleet command group the --backend flag.
+func addBackendFlag(cmd *cobra.Command, f *Factory) {
+	cmd.PersistentFlags().StringVar(&f.Backend, "backend", "",
+		"where agents run: local or coder (default: fleet.backend in .agent/config.yaml, else local)")
 }
 
 // fleetSource is who gives the fleet a task: an agent when the command runs
@@ -49,7 +58,7 @@ func fleetErr(err error) error {
 // fleetFlags names the flag (or argument) of each fleet input field.
 var fleetFlags = map[string]string{
 	"name": "NAME", "agent_name": "NAME", "spec": "--spec", "role": "--role", "project": "--project", "cli": "--cli",
-	"task_id": "--task", "task_description": "TEXT", "page": "--page", "page_size": "--page-size", "status_filter": "--status",
+	"task_id": "--task", "task_description": "TEXT", "page": "--page", "page_size": "--page-size", "status_filter": "--status", "backend": "--backend",
 }
 
 func NewCmdAgent(f *Factory) *cobra.Command {
@@ -65,6 +74,7 @@ and outlive the command. See docs/fleet.md.`,
   agentinfra agent list --watch
   agentinfra agent history papi`,
 	}
+	addBackendFlag(cmd, f)
 	cmd.AddCommand(
 		NewCmdAgentCreate(f, nil),
 		NewCmdAgentList(f, nil),

@@ -12,7 +12,7 @@ import (
 // AgentCreateOptions is what `agent create` runs with.
 type AgentCreateOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 
 	Create fleet.CreateInput
 	JSON   bool

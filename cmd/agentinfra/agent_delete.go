@@ -12,7 +12,7 @@ import (
 // AgentDeleteOptions is what `agent delete` runs with.
 type AgentDeleteOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 
 	Name  string
 	Force bool

@@ -14,7 +14,7 @@ import (
 // AgentHistoryOptions is what `agent history` runs with.
 type AgentHistoryOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 
 	Name     string
 	Page     int

@@ -15,7 +15,7 @@ import (
 // AgentListOptions is what `agent list` runs with.
 type AgentListOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 	Now   func() time.Time
 
 	Filter     fleet.ListFilter

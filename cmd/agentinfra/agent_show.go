@@ -13,7 +13,7 @@ import (
 // AgentShowOptions is what `agent show` runs with.
 type AgentShowOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 
 	Name string
 	JSON bool

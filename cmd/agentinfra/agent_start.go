@@ -13,7 +13,7 @@ import (
 // AgentStartOptions is what `agent start` runs with.
 type AgentStartOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 
 	// Start has the agent's name and what to work on: the words after
 	// it, --task or --next.

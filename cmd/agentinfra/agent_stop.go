@@ -12,7 +12,7 @@ import (
 // AgentStopOptions is what `agent stop` runs with.
 type AgentStopOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 
 	Name string
 	JSON bool
@@ -44,15 +44,10 @@ func agentStopRun(ctx context.Context, o *AgentStopOptions) error {
 	if err != nil {
 		return err
 	}
-	tr, err := fl.Stop(ctx, o.Name)
+	res, err := fleet.StopAgent(ctx, fl, o.Name)
 	if err != nil {
 		return fleetErr(err)
 	}
-	st := fleet.StatusIdle
-	if a, err := fl.Show(ctx, o.Name); err == nil {
-		st = a.Status
-	}
-	res := fleet.NewStopResult(o.Name, tr, st)
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)
 	}

@@ -189,6 +189,8 @@ func TestCLIAgentUsageErrors(t *testing.T) {
 		{"agent", "start", "papi"},
 		{"agent", "list", "--status", "napping"},
 		{"agent", "list", "--watch"}, // not a terminal
+		{"agent", "list", "--backend", "kubernetes"},
+		{"role", "list", "--backend", "nomad"},
 	} {
 		code, _, errOut := runCLI(t, root, cliOpts{}, args...)
 		if code != 2 {
@@ -212,6 +214,25 @@ func TestCLIAgentUsageErrors(t *testing.T) {
 	code, out, _ = runCLI(t, root, cliOpts{}, "project", "list", "--json")
 	if code != 0 || json.Unmarshal([]byte(out), &projects) != nil || len(projects.Projects) != 1 || projects.Projects[0].Backend != "local" {
 		t.Fatalf("project list: %d %s", code, out)
+	}
+}
+
+// A backend named in .agent/config.yaml that does not exist is refused with
+// the names that do, before anything is read or written.
+func TestCLIFleetBackendFromConfig(t *testing.T) {
+	root := fixtureWS(t)
+	cfg := filepath.Join(root, ".agent", "config.yaml")
+	old, _ := os.ReadFile(cfg)
+	if err := os.WriteFile(cfg, append(old, []byte("\nfleet:\n  backend: swarm\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, root, cliOpts{}, "agent", "list")
+	if code != 2 || !strings.Contains(errOut, `unknown fleet backend "swarm"`) || !strings.Contains(errOut, "local or coder") {
+		t.Fatalf("agent list with fleet.backend swarm: exit %d, %s", code, errOut)
+	}
+	// --backend wins over the configuration.
+	if code, out, errOut := runCLI(t, root, cliOpts{}, "agent", "list", "--backend", "local", "--json"); code != 0 || !strings.Contains(out, `"total_count": 0`) {
+		t.Fatalf("agent list --backend local: exit %d, %s %s", code, out, errOut)
 	}
 }
 

@@ -111,11 +111,11 @@ func completeAgents(f *Factory) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, noFiles
 		}
-		ws, err := f.Workspace()
+		fl, err := f.fleetOf()
 		if err != nil {
 			return nil, noFiles
 		}
-		agents, err := fleet.New(ws, fleet.Options{Now: f.Now}).List(cmd.Context(), fleet.ListFilter{})
+		agents, err := fl.List(cmd.Context(), fleet.ListFilter{})
 		if err != nil {
 			return nil, noFiles
 		}

@@ -15,6 +15,7 @@ func NewCmdProject(f *Factory) *cobra.Command {
 		Use:   "project",
 		Short: "The projects agents work in (this repository and those in .agent/config.yaml)",
 	}
+	addBackendFlag(cmd, f)
 	cmd.AddCommand(NewCmdProjectList(f, nil))
 	return cmd
 }
@@ -22,7 +23,7 @@ func NewCmdProject(f *Factory) *cobra.Command {
 // ProjectListOptions is what `project list` runs with.
 type ProjectListOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 
 	JSON bool
 }
@@ -46,12 +47,12 @@ func NewCmdProjectList(f *Factory, runF func(context.Context, *ProjectListOption
 	return cmd
 }
 
-func projectListRun(_ context.Context, o *ProjectListOptions) error {
+func projectListRun(ctx context.Context, o *ProjectListOptions) error {
 	fl, err := o.Fleet()
 	if err != nil {
 		return err
 	}
-	ps, err := fl.Projects()
+	ps, err := fl.Projects(ctx)
 	if err != nil {
 		return fleetErr(err)
 	}

@@ -15,6 +15,7 @@ func NewCmdRole(f *Factory) *cobra.Command {
 		Use:   "role",
 		Short: "The roles agents can take (agent modes)",
 	}
+	addBackendFlag(cmd, f)
 	cmd.AddCommand(NewCmdRoleList(f, nil))
 	return cmd
 }
@@ -22,7 +23,7 @@ func NewCmdRole(f *Factory) *cobra.Command {
 // RoleListOptions is what `role list` runs with.
 type RoleListOptions struct {
 	IO    *IOStreams
-	Fleet func() (*fleet.Fleet, error)
+	Fleet func() (fleet.Backend, error)
 
 	Project string
 	JSON    bool

@@ -34,6 +34,8 @@ type Factory struct {
 	Now func() time.Time
 	// Getenv reads the environment; tests override it.
 	Getenv func(string) string
+	// Backend is the fleet commands' --backend flag ("" = configured).
+	Backend string
 }
 
 func defaultFactory() *Factory {

@@ -1,0 +1,48 @@
+package fleet
+
+import "context"
+
+// Backend is where a fleet's agents run: this machine (*Fleet, the local
+// backend: git worktrees and supervised CLI processes) or a Coder
+// deployment (one workspace an agent). The CLI and the MCP server speak
+// only to a Backend, so both backends show the same model, results and
+// error codes.
+type Backend interface {
+	// Create makes a named agent and starts it on its spec.
+	Create(ctx context.Context, in CreateInput) (Agent, error)
+	// List returns the agents, sorted by name.
+	List(ctx context.Context, filter ListFilter) ([]Agent, error)
+	// Show returns one agent.
+	Show(ctx context.Context, name string) (Agent, error)
+	// Start gives an idle agent a task (a busy one is refused, 409).
+	Start(ctx context.Context, in StartInput) (StartResult, error)
+	// Stop ends an agent's current run and returns it.
+	Stop(ctx context.Context, name string) (TaskRun, error)
+	// Delete stops an agent and removes its workspace.
+	Delete(ctx context.Context, name string, force bool) (DeleteResult, error)
+	// History returns one page of an agent's runs, newest first.
+	History(ctx context.Context, name string, page, pageSize int) (HistoryPage, error)
+	// Roles lists the roles an agent of a project can take.
+	Roles(ctx context.Context, project string) ([]Role, error)
+	// Projects lists the projects agents can work in.
+	Projects(ctx context.Context) ([]Project, error)
+	// WithMetadata fills the agents' workspace metadata; errors become
+	// values, never a failed call.
+	WithMetadata(ctx context.Context, agents []Agent)
+}
+
+var _ Backend = (*Fleet)(nil)
+
+// StopAgent stops an agent's run and reports the agent's status after it:
+// stop_agent_task's result in both adapters.
+func StopAgent(ctx context.Context, b Backend, name string) (TaskResult, error) {
+	tr, err := b.Stop(ctx, name)
+	if err != nil {
+		return TaskResult{}, err
+	}
+	st := StatusIdle
+	if a, err := b.Show(ctx, name); err == nil {
+		st = a.Status
+	}
+	return NewStopResult(name, tr, st), nil
+}
