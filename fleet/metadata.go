@@ -15,18 +15,19 @@ func (f *Fleet) WithMetadata(ctx context.Context, agents []Agent) {
 	dirs := make([]string, 0, len(agents))
 	idx := make([]int, 0, len(agents))
 	for i := range agents {
-		agents[i].setMetadata(metadata.Metadata{})
+		agents[i].SetMetadata(metadata.Metadata{})
 		if agents[i].Workspace.Path != "" { // a failed create may have none
 			dirs = append(dirs, agents[i].Workspace.Path)
 			idx = append(idx, i)
 		}
 	}
 	for j, md := range f.opts.Metadata.CollectAll(ctx, dirs) {
-		agents[idx[j]].setMetadata(md)
+		agents[idx[j]].SetMetadata(md)
 	}
 }
 
-func (a *Agent) setMetadata(md metadata.Metadata) {
+// SetMetadata fills the agent's metadata from a collection (any backend).
+func (a *Agent) SetMetadata(md metadata.Metadata) {
 	a.Metadata, a.MetadataCount, a.MetadataError = md.FieldsOrEmpty(), md.Count(), md.Err
 	a.metadataNames, a.metadataCollected = md.Names, true
 }
