@@ -108,12 +108,7 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 		return nil
 	})
 	if err != nil {
-		if dir != "" {
-			_ = os.RemoveAll(dir)
-		}
-		if madeTasks {
-			_ = os.Remove(tasksDir) // only if still empty
-		}
+		undoPlace(tasksDir, dir, madeTasks)
 		return Created{}, err
 	}
 	return Created{Task: task, Dir: dir, Warnings: warnings}, nil

@@ -78,12 +78,7 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 		return nil
 	})
 	if err != nil {
-		if dir != "" {
-			_ = os.RemoveAll(dir)
-		}
-		if madeTasks {
-			_ = os.Remove(tasksDir) // only if still empty
-		}
+		undoPlace(tasksDir, dir, madeTasks)
 		return matrix.Task{}, "", err
 	}
 	return task, dir, nil
@@ -95,6 +90,18 @@ var testHookPlaced func() error
 
 // placeTaskDir builds the task folder final under tasksDir (creating
 // tasksDir when missing, then madeTasks is true). Call it under the lock.
+// undoPlace removes what placeTaskDir made when the write that placed it
+// failed after all: the task folder, and the tasks folder if it made it
+// and it is empty again.
+func undoPlace(tasksDir, dir string, madeTasks bool) {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+	if madeTasks {
+		_ = os.Remove(tasksDir) // only if still empty
+	}
+}
+
 func placeTaskDir(tasksDir, final, readme string) (madeTasks bool, err error) {
 	if !exists(tasksDir) {
 		if err := os.MkdirAll(tasksDir, 0o755); err != nil {
