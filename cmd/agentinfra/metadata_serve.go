@@ -94,9 +94,9 @@ requests, branches) are the workspace's and anyone who reaches it reads them.`,
 			if dir == "" {
 				dir = o.Cwd
 			}
-			abs, err := filepath.Abs(dir)
-			if err != nil {
-				return usageErrorf("--dir %q: %v", dir, err)
+			abs := dir
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(o.Cwd, dir)
 			}
 			if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 				return usageErrorf("--dir %q is not a folder: give the workspace checkout that holds the Taskfile", dir)
