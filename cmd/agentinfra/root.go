@@ -97,6 +97,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdRole(f),
 		NewCmdProject(f),
 		NewCmdServe(f, nil),
+		NewCmdMetadata(f),
 	)
 	usageArgs(root)
 	return root

@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 	for route, h := range api {
 		mux.HandleFunc(route, s.guard(route, h))
 	}
+	mux.HandleFunc(RouteWatchMetadata, s.watchMetadata) // a stream: locks on its own
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Route not found.", r.Method+" "+r.URL.Path)
 	})

@@ -68,20 +68,23 @@ type Server struct {
 	Token string // the session token it accepts
 	Owner string // the token's user
 
-	ts       *httptest.Server
-	done     chan struct{}
-	appHost  string // wildcard app host; "" without subdomain apps
-	appSlug  string
-	mu       sync.Mutex
-	now      time.Time
-	org      coder.Organization
-	userID   string
-	tmpls    []*template
-	wss      []*workspace
-	faults   map[string]Fault
-	failNext map[string]bool // lower(workspace name) → its next build fails
-	requests map[string]int  // route → requests seen
-	lastQ    string
+	ts        *httptest.Server
+	addr      string
+	done      chan struct{}
+	closeOnce sync.Once
+	meta      metadataState
+	appHost   string // wildcard app host; "" without subdomain apps
+	appSlug   string
+	mu        sync.Mutex
+	now       time.Time
+	org       coder.Organization
+	userID    string
+	tmpls     []*template
+	wss       []*workspace
+	faults    map[string]Fault
+	failNext  map[string]bool // lower(workspace name) → its next build fails
+	requests  map[string]int  // route → requests seen
+	lastQ     string
 }
 
 type template struct {
@@ -125,6 +128,17 @@ func WithAppSlug(slug string) Option { return func(s *Server) { s.appSlug = slug
 // Operator; it is closed when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	s, err := Start(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts the fake Coder of New outside a test (internal/fakecoder);
+// Close stops it.
+func Start(opts ...Option) (*Server, error) {
 	s := &Server{Token: "fake-session-token-" + newID()[:8], Owner: "alice", appSlug: coder.DefaultAgentAPISlug,
 		done: make(chan struct{}), now: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC),
 		faults: map[string]Fault{}, failNext: map[string]bool{}, requests: map[string]int{}, userID: newID()}
@@ -134,14 +148,59 @@ func New(t testing.TB, opts ...Option) *Server {
 	s.org = coder.Organization{ID: newID(), Name: "coder", DisplayName: "Coder", Description: "Builtin default organization.",
 		IsDefault: true, CreatedAt: s.now, UpdatedAt: s.now}
 	s.AddTemplate("agents", "Agents", "Coder", "Operator")
-	s.ts = httptest.NewServer(s.routes())
+	addr := s.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("codertest: listen on %s: %w", addr, err)
+	}
+	s.ts = httptest.NewUnstartedServer(s.routes())
+	_ = s.ts.Listener.Close()
+	s.ts.Listener = ln
+	s.ts.Start()
 	s.URL = s.ts.URL
 	if s.appHost != "" {
 		s.appHost += ":" + s.ts.URL[strings.LastIndex(s.ts.URL, ":")+1:]
 	}
-	t.Cleanup(s.ts.Close)
-	t.Cleanup(func() { close(s.done) }) // runs first: frees hanging handlers
-	return s
+	return s, nil
+}
+
+// Close frees the requests still hanging (FaultTimeout, metadata
+// streams), stops the clock of RunClock and the server.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.ts.Close()
+	})
+}
+
+// WithAddr listens on addr (default 127.0.0.1:0).
+func WithAddr(addr string) Option { return func(s *Server) { s.addr = addr } }
+
+// WithToken sets the session token the fake accepts (default a random one).
+func WithToken(token string) Option { return func(s *Server) { s.Token = token } }
+
+// WithStartTime sets the fake's clock (default 2026-01-05 09:00 UTC).
+func WithStartTime(t time.Time) Option { return func(s *Server) { s.now = t.UTC() } }
+
+// RunClock calls Advance every step until Close, so that builds, agents
+// and AgentAPI runs move on in real time (internal/fakecoder); tests use
+// Advance and Settle instead.
+func (s *Server) RunClock(step time.Duration) {
+	go func() {
+		tick := time.NewTicker(step)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-tick.C:
+				s.Advance()
+			}
+		}
+	}()
 }
 
 // HTTPClient returns a client that reaches the fake for any host name, as
