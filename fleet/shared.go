@@ -18,7 +18,9 @@ import (
 
 // WithLock runs fn holding the lock file at path (created with its folder);
 // a lock not got within 30s is a 503.
-func WithLock(ctx context.Context, path string, fn func() error) error { return withLock(ctx, path, fn) }
+func WithLock(ctx context.Context, path string, fn func() error) error {
+	return withLock(ctx, path, fn)
+}
 
 // WriteJSONFile replaces path atomically with v as indented JSON.
 func WriteJSONFile(path string, v any) error { return writeJSON(path, v) }

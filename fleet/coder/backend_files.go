@@ -23,7 +23,9 @@ import (
 //	archive/{name}-{stamp}/       the folder of a deleted agent
 type files struct{ root string }
 
-func (f files) agentDir(name string) string { return filepath.Join(f.root, "agents", strings.ToLower(name)) }
+func (f files) agentDir(name string) string {
+	return filepath.Join(f.root, "agents", strings.ToLower(name))
+}
 func (f files) lock(name string) string {
 	return filepath.Join(f.root, "locks", strings.ToLower(name)+".lock")
 }
