@@ -20,9 +20,9 @@ type localWorld struct {
 	f  *fleet.Fleet
 }
 
-func (w *localWorld) Backend() fleet.Backend           { return w.f }
+func (w *localWorld) Backend() fleet.Backend          { return w.f }
 func (w *localWorld) Workspace() *workspace.Workspace { return w.ws }
-func (w *localWorld) Step(testing.TB)                  { time.Sleep(20 * time.Millisecond) }
+func (w *localWorld) Step(testing.TB)                 { time.Sleep(20 * time.Millisecond) }
 
 // AddRuns appends finished runs to the history as the supervisor does.
 func (w *localWorld) AddRuns(t testing.TB, name string, n int) []string {

@@ -19,9 +19,9 @@ type coderWorld struct {
 	b   *coder.Backend
 }
 
-func (w *coderWorld) Backend() fleet.Backend           { return w.b }
+func (w *coderWorld) Backend() fleet.Backend          { return w.b }
 func (w *coderWorld) Workspace() *workspace.Workspace { return w.ws }
-func (w *coderWorld) Step(testing.TB)                  { w.srv.Advance() }
+func (w *coderWorld) Step(testing.TB)                 { w.srv.Advance() }
 
 // AddRuns gives the agent n tasks through the backend, each finished by
 // the fake's clock: the history is what the backend recorded.
