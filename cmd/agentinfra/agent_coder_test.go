@@ -62,6 +62,10 @@ func TestCLIAgentsOnCoder(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"status": "idle"`) {
 		t.Fatalf("show: exit %d %s %s", code, out, errOut)
 	}
+	code, out, _ = runCLI(t, root, env, "agent", "show", "papi")
+	if code != 0 || !strings.Contains(out, "Workspace:") || !strings.Contains(out, srv.URL+"/@"+srv.Owner+"/papi") || strings.Contains(out, "Branch:") {
+		t.Fatalf("show (text): exit %d\n%s", code, out)
+	}
 	code, out, _ = runCLI(t, root, env, "role", "list", "--json")
 	if code != 0 || !strings.Contains(out, `"name": "Coder"`) || !strings.Contains(out, `"name": "Operator"`) {
 		t.Fatalf("role list: exit %d %s", code, out)
