@@ -22,7 +22,8 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 	if err != nil {
 		return fleet.StartResult{}, err
 	}
-	if err := checkName(in.Name, "agent_name"); err != nil {
+	// An unknown agent is refused before its lock file is made.
+	if _, _, _, _, err := b.observe(ctx, in.Name, false, false); err != nil {
 		return fleet.StartResult{}, err
 	}
 	var out fleet.StartResult
@@ -107,7 +108,8 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 // keeps running and the agent becomes idle. Stopping the workspace itself
 // is Coder's business (`coder stop NAME`), not a fleet verb.
 func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) {
-	if err := checkName(name, "agent_name"); err != nil {
+	// An unknown agent is refused before its lock file is made.
+	if _, _, _, _, err := b.observe(ctx, name, false, false); err != nil {
 		return fleet.TaskRun{}, err
 	}
 	var out fleet.TaskRun

@@ -24,7 +24,7 @@ func wantMention(t *testing.T, err error, words ...string) {
 	}
 }
 
-func TestCoderRoutesAreRefusedAsNamesAndNothingIsCreated(t *testing.T) {
+func TestRefusedCallsLeaveNothingBehind(t *testing.T) {
 	w := newCoderWorld(t)
 	ctx := context.Background()
 	before, err := treehash.Snapshot(w.ws.Root)
@@ -39,13 +39,23 @@ func TestCoderRoutesAreRefusedAsNamesAndNothingIsCreated(t *testing.T) {
 	if n := w.srv.Requests(codertest.RouteCreateWorkspace); n != 0 {
 		t.Fatalf("%d creates reached Coder", n)
 	}
+	// Calls about an agent that does not exist write nothing either.
+	if _, err := w.b.Start(ctx, fleet.StartInput{Name: "nobody", Text: "x"}); fleet.CodeOf(err) != fleet.CodeNotFound {
+		t.Fatalf("start of nobody: %v", err)
+	}
+	if _, err := w.b.Stop(ctx, "nobody"); fleet.CodeOf(err) != fleet.CodeNotFound {
+		t.Fatalf("stop of nobody: %v", err)
+	}
+	if _, err := w.b.History(ctx, "nobody", 1, 20); fleet.CodeOf(err) != fleet.CodeNotFound {
+		t.Fatalf("history of nobody: %v", err)
+	}
 	after, _ := treehash.Snapshot(w.ws.Root)
 	if len(after) != len(before) {
-		t.Fatalf("a refused create changed the workspace: %d files before, %d after", len(before), len(after))
+		t.Fatalf("a refused call changed the workspace: %d files before, %d after", len(before), len(after))
 	}
 	for p, h := range before {
 		if after[p] != h {
-			t.Errorf("a refused create changed %s", p)
+			t.Errorf("a refused call changed %s", p)
 		}
 	}
 }
