@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
 )
@@ -160,6 +161,9 @@ func (r *roles) of(ctx context.Context, ws Workspace, rec *agentRecord) string {
 	return m[*id]
 }
 
+// appStatusTimeout bounds the AgentAPI status probe of show, start and stop.
+const appStatusTimeout = 5 * time.Second
+
 // observe reads an agent's workspace and asks its AgentAPI app how it is
 // (when the workspace is up); the run an observation shows ended is
 // recorded (taking the agent's lock unless the caller holds it). It
@@ -179,9 +183,13 @@ func (b *Backend) observe(ctx context.Context, name string, askApp, locked bool)
 	o := observation{ws: ws, slug: b.cfg.AppSlug}
 	if askApp && ws.LatestBuild.Status == BuildRunning && o.agentReady() {
 		if app, _, ok := FindApp(ws, b.cfg.AppSlug); ok {
-			if s, err := b.client.AgentStatus(ctx, app); err == nil {
+			// A hung app must not hang show: the workspace's own
+			// latest_app_status answers instead.
+			actx, cancel := context.WithTimeout(ctx, appStatusTimeout)
+			if s, err := b.client.AgentStatus(actx, app); err == nil {
 				o.apiSay = s.Status
 			}
+			cancel()
 		}
 	}
 	rec, st, cur, err := b.settle(ctx, o, locked)

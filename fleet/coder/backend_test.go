@@ -360,3 +360,31 @@ func TestConfigFileAndTokenFile(t *testing.T) {
 	_, err = coder.LoadBackendConfig(ws, nil)
 	fleettest.WantCode(t, err, fleet.CodeBadInput, "config")
 }
+
+// A hung AgentAPI does not hang show: the workspace's reported state
+// answers.
+func TestShowWithAHungAppFallsBackToTheReportedState(t *testing.T) {
+	w := newCoderWorld(t)
+	env := map[string]string{coder.EnvURL: w.srv.URL, coder.EnvToken: w.srv.Token}
+	b, err := coder.OpenBackend(w.ws, coder.BackendOptions{Getenv: func(k string) string { return env[k] }, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.b = b
+	ctx := context.Background()
+	if _, err := w.b.Create(ctx, fleet.CreateInput{Name: "papi", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		w.srv.Advance()
+	}
+	w.srv.SetFault(codertest.RouteAppStatus, codertest.FaultTimeout)
+	start := time.Now()
+	a, err := w.b.Show(ctx, "papi")
+	if err != nil || a.Status != fleet.StatusBusy {
+		t.Fatalf("show with a hung app: %+v, %v", a, err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("show took %s", d)
+	}
+}
