@@ -335,43 +335,6 @@ func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
 	wantCode(t, err, CodeConflict, "")
 }
 
-func TestHistoryPagination(t *testing.T) {
-	ws := newRepo(t)
-	ctx := context.Background()
-	f := testFleet(t, ws, "STUB_MODE=ok")
-	if _, err := f.Create(ctx, CreateInput{Name: "hist", Spec: "s"}); err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, f, "hist", StatusIdle)
-	for i := 2; i <= 45; i++ { // 44 more finished runs, appended as the supervisor does
-		if err := appendLine(f.p.file("hist", historyFile), TaskRun{ID: "hist-x" + strings.Repeat("i", i), Status: RunCompleted, Summary: "run"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range []struct {
-		page, size int
-		field      string
-		want       string
-	}{{0, 20, "page", "from 1"}, {1, 0, "page_size", "1 to 100"}, {1, 101, "page_size", "1 to 100"}, {4, 20, "page", "3 page(s)"}} {
-		_, err := f.History(ctx, "hist", c.page, c.size)
-		wantCode(t, err, CodeBadInput, c.field)
-		if !strings.Contains(err.Error(), c.want) {
-			t.Fatalf("page %d size %d: error %q does not say %q", c.page, c.size, err, c.want)
-		}
-	}
-	first, _ := f.History(ctx, "hist", 1, 20)
-	last, err := f.History(ctx, "hist", 3, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first.TotalCount != 45 || first.TotalPages != 3 || len(first.Tasks) != 20 || len(last.Tasks) != 5 {
-		t.Fatalf("pages: first %d/%d/%d, last %d", first.TotalCount, first.TotalPages, len(first.Tasks), len(last.Tasks))
-	}
-	if first.Tasks[0].ID != "hist-x"+strings.Repeat("i", 45) || last.Tasks[4].ID != "hist-1" {
-		t.Fatalf("not newest first: first %s, last %s", first.Tasks[0].ID, last.Tasks[4].ID)
-	}
-}
-
 func TestNamesFromInputNeverLeaveTheFleetFolder(t *testing.T) {
 	ws := newRepo(t)
 	f := testFleet(t, ws, "STUB_MODE=ok")

@@ -13,11 +13,8 @@ import (
 // pageSize is 1–100 (0 given as "not set" is the caller's business: pass
 // DefaultPageSize).
 func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (HistoryPage, error) {
-	if page < 1 {
-		return HistoryPage{}, badInput("page", "page %d is out of range: pages count from 1", page)
-	}
-	if pageSize < 1 || pageSize > MaxPageSize {
-		return HistoryPage{}, badInput("page_size", "page_size %d is out of range: use 1 to %d (default %d)", pageSize, MaxPageSize, DefaultPageSize)
+	if err := CheckPage(page, pageSize); err != nil {
+		return HistoryPage{}, err
 	}
 	a, r, err := f.current(ctx, name)
 	if err != nil {
@@ -34,17 +31,7 @@ func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (H
 	for i := len(runs) - 1; i >= 0; i-- {
 		all = append(all, runs[i])
 	}
-	out := HistoryPage{Tasks: []TaskRun{}, TotalCount: len(all), Page: page, PageSize: pageSize}
-	out.TotalPages = (len(all) + pageSize - 1) / pageSize
-	if page > 1 && page > out.TotalPages {
-		return HistoryPage{}, badInput("page", "page %d is out of range: agent %s has %d run(s), %d page(s) of %d", page, a.Name, len(all), out.TotalPages, pageSize)
-	}
-	lo := (page - 1) * pageSize
-	hi := min(lo+pageSize, len(all))
-	if lo < hi {
-		out.Tasks = append(out.Tasks, all[lo:hi]...)
-	}
-	return out, nil
+	return PageRuns(a.Name, all, page, pageSize)
 }
 
 // Roles lists the roles agents of a project can take: the agent modes of

@@ -59,6 +59,9 @@ func NewListResult(agents []Agent) ListResult {
 
 // NewCreateResult builds create_agent's result.
 func NewCreateResult(a Agent) AgentResult {
+	if a.Workspace.Branch == "" { // a remote workspace (Coder)
+		return AgentResult{Agent: a, Message: fmt.Sprintf("agent %s created as workspace %s; it is %s on its spec", a.Name, a.Workspace.Path, a.Status)}
+	}
 	return AgentResult{Agent: a, Message: fmt.Sprintf("agent %s created in %s (branch %s); it is %s on its spec", a.Name, a.Workspace.Path, a.Workspace.Branch, a.Status)}
 }
 
@@ -83,6 +86,13 @@ func NewStopResult(name string, tr TaskRun, st Status) TaskResult {
 
 // NewDeleteResult builds delete_agent's result.
 func NewDeleteResult(d DeleteResult) DeleteAgentResult {
+	if d.Branch == "" { // a remote workspace (Coder)
+		msg := fmt.Sprintf("agent %s deleted: its workspace %s is being destroyed", d.Name, d.WorkspaceID)
+		if d.ArchivedTo != "" {
+			msg += "; history archived in " + d.ArchivedTo
+		}
+		return DeleteAgentResult{Message: msg, DeletedAgent: DeletedAgent(d)}
+	}
 	return DeleteAgentResult{
 		Message:      fmt.Sprintf("agent %s deleted: worktree %s removed, branch %s kept, history archived in %s", d.Name, d.WorkspaceID, d.Branch, d.ArchivedTo),
 		DeletedAgent: DeletedAgent(d),

@@ -60,8 +60,13 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 		cur = a.CurrentTask.ID + ": " + a.CurrentTask.Summary
 	}
 	rows := [][2]string{{"Name", a.Name}, {"Status", string(a.Status)}, {"Current task", cur}, {"Role", a.Role},
-		{"Project", a.Project}, {"CLI", a.CLI}, {"Spec", a.Spec}, {"Worktree", a.Workspace.Path},
-		{"Branch", a.Workspace.Branch}, {"Created", a.CreatedAt.Format(time.RFC3339)}, {"Updated", a.UpdatedAt.Format(time.RFC3339)}}
+		{"Project", a.Project}, {"CLI", a.CLI}, {"Spec", a.Spec}}
+	if a.Workspace.Branch != "" {
+		rows = append(rows, [2]string{"Worktree", a.Workspace.Path}, [2]string{"Branch", a.Workspace.Branch})
+	} else { // a remote workspace (Coder): its dashboard page
+		rows = append(rows, [2]string{"Workspace", a.Workspace.Path})
+	}
+	rows = append(rows, [2]string{"Created", a.CreatedAt.Format(time.RFC3339)}, [2]string{"Updated", a.UpdatedAt.Format(time.RFC3339)})
 	if a.Error != "" {
 		rows = append(rows, [2]string{"Error", a.Error})
 	}

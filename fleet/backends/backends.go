@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -19,8 +20,12 @@ type Options struct {
 	Name string
 	// Fleet tunes the local backend.
 	Fleet fleet.Options
-	// Getenv reads the environment (nil = no environment).
+	// Getenv reads the environment (nil = no environment): CODER_URL and
+	// CODER_SESSION_TOKEN for the coder backend.
 	Getenv func(string) string
+	// Coder tunes the coder backend's client (tests: the fake's HTTP
+	// client); its Config, Getenv and Now are filled here.
+	Coder coder.BackendOptions
 }
 
 // Names lists the backends.
@@ -39,6 +44,21 @@ func Open(ws *workspace.Workspace, o Options) (fleet.Backend, error) {
 	switch name {
 	case fleet.BackendLocal:
 		return fleet.New(ws, o.Fleet), nil
+	case fleet.BackendCoder:
+		cfg, err := coder.LoadBackendConfig(ws, o.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		co := o.Coder
+		co.Config, co.Getenv = cfg, o.Getenv
+		if co.Now == nil {
+			co.Now = o.Fleet.Now
+		}
+		b, err := coder.OpenBackend(ws, co)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
 	default:
 		return nil, &fleet.Error{Code: fleet.CodeBadInput, Field: "backend",
 			Msg: fmt.Sprintf("unknown fleet backend %q: use %s", name, strings.Join(Names, " or "))}

@@ -381,7 +381,9 @@ func agentAPIFlow(t *testing.T, srv *codertest.Server, subdomain bool) {
 		t.Fatalf("after the clock moved: %q", st.Status)
 	}
 	msgs, err := c.AgentMessages(ctx, app)
-	if err != nil || len(msgs) != 2 || msgs[0].Role != "user" || msgs[0].Content != "fix the flaky test" || msgs[1].Role != "agent" {
+	// The spec (the prompt parameter) was the first exchange.
+	if err != nil || len(msgs) != 4 || msgs[0].Content != "Keep the API tests green" ||
+		msgs[2].Role != "user" || msgs[2].Content != "fix the flaky test" || msgs[3].Role != "agent" {
 		t.Fatalf("messages %+v, %v", msgs, err)
 	}
 	ws, _ = c.WorkspaceByOwnerAndName(ctx, "papi")
@@ -389,8 +391,8 @@ func agentAPIFlow(t *testing.T, srv *codertest.Server, subdomain bool) {
 		t.Fatalf("latest_app_status %q", ws.LatestAppStatus.State)
 	}
 	_, ag, _ := coder.FindApp(ws, coder.DefaultAgentAPISlug)
-	if n := len(ag.Apps[0].Statuses); n != 2 {
-		t.Errorf("%d app statuses, want working and idle", n)
+	if n := len(ag.Apps[0].Statuses); n != 4 {
+		t.Errorf("%d app statuses, want working and idle twice (the spec, the message)", n)
 	}
 
 	if err := c.SendMessage(ctx, app, coder.AgentMessage{Type: coder.MessageUser, Content: "and another"}); err != nil {

@@ -312,6 +312,13 @@ func (s *Server) Advance() bool {
 		case b.Transition == coder.TransitionStart && b.Job.Status == coder.JobSucceeded && !w.agentUp:
 			w.agentUp = true
 			moved = true
+			// As Coder's Claude Code module does, the agent starts on the
+			// prompt parameter when it first comes up.
+			if p := w.prompt(); p != "" && len(w.agentapi.messages) == 0 {
+				w.agentapi.messages = append(w.agentapi.messages, coder.AgentConversationMessage{Role: "user", Content: p, Time: s.now})
+				w.agentapi.status, w.agentapi.pending = coder.AgentAPIRunning, p
+				s.appStatus(w, coder.AppStateWorking, "working on: "+p)
+			}
 		case w.agentapi.status == coder.AgentAPIRunning:
 			w.agentapi.messages = append(w.agentapi.messages, coder.AgentConversationMessage{
 				ID: len(w.agentapi.messages), Role: "agent", Content: "Done: " + w.agentapi.pending, Time: s.now})
@@ -327,6 +334,16 @@ func (s *Server) Advance() bool {
 	}
 	s.wss = kept
 	return moved
+}
+
+// prompt is the value of the workspace's prompt parameter ("" when none).
+func (w *workspace) prompt() string {
+	for _, p := range w.params {
+		if p.Name == PromptParam {
+			return p.Value
+		}
+	}
+	return ""
 }
 
 // Settle advances until nothing moves.

@@ -1,0 +1,291 @@
+package coder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/metadata"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Backend is the fleet on a Coder deployment: one workspace an agent
+// (docs/fleet.md, "The Coder backend"). Coder is the truth about agents;
+// the backend keeps only what Coder cannot hold, under
+// .agent/fleet/coder/: each agent's spec and role as created, and the runs
+// agentinfra started (the history), with the local fleet's lock discipline.
+type Backend struct {
+	ws     *workspace.Workspace
+	client *Client
+	cfg    BackendConfig
+	now    func() time.Time
+	files  files
+
+	// seen are the workspaces this backend read (by ID), so that
+	// WithMetadata after List or Show asks Coder nothing again. A Backend
+	// lives for one request (the MCP server opens one per call).
+	seenMu sync.Mutex
+	seen   map[string]Workspace
+}
+
+var _ fleet.Backend = (*Backend)(nil)
+
+// BackendOptions say how to reach Coder.
+type BackendOptions struct {
+	// Config is the coder section of .agent/config.yaml (LoadBackendConfig).
+	Config BackendConfig
+	// Getenv reads CODER_URL and CODER_SESSION_TOKEN, which win over
+	// Config (nil = no environment).
+	Getenv func(string) string
+	// Now is the clock of the records (nil = time.Now).
+	Now func() time.Time
+	// HTTPClient and Timeout tune the client (see Config).
+	HTTPClient *http.Client
+	Timeout    time.Duration
+}
+
+// OpenBackend returns the Coder fleet of ws. A missing URL or token is a
+// 503 that says what to set; nothing is asked of Coder yet.
+func OpenBackend(ws *workspace.Workspace, o BackendOptions) (*Backend, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	cfg, err := ConfigFrom(getenv, o.Config.URL, o.Config.TokenFile)
+	if err != nil {
+		return nil, configError(err)
+	}
+	cfg.HTTPClient, cfg.Timeout = o.HTTPClient, o.Timeout
+	c, err := New(cfg)
+	if err != nil {
+		return nil, configError(err)
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	bc := o.Config
+	if bc.PromptParameter == "" {
+		bc.PromptParameter = DefaultPromptParameter
+	}
+	if bc.AppSlug == "" {
+		bc.AppSlug = DefaultAgentAPISlug
+	}
+	return &Backend{ws: ws, client: c, cfg: bc, now: func() time.Time { return now().UTC() },
+		files: files{root: filepath.Join(ws.AgentDir(), "fleet", "coder")}}, nil
+}
+
+// Client returns the backend's Coder client.
+func (b *Backend) Client() *Client { return b.client }
+
+// configError renders a configuration the backend cannot start with: the
+// backend is unavailable (503) until CODER_URL or the token is set right;
+// the field names what to set.
+func configError(err error) error {
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	field := ce.Field
+	if ce.Kind == KindUnauthorized {
+		field = EnvToken
+	}
+	return &fleet.Error{Code: fleet.CodeUnavailable, Field: field, Msg: "the coder fleet backend is not configured: " + ce.Msg}
+}
+
+// fleetError turns a client error into a fleet error with the same code
+// (coder.Kind.FleetCode) and the fleet's name of the field at fault.
+func fleetError(err error) error {
+	var ce *Error
+	if err == nil || !errors.As(err, &ce) {
+		return err
+	}
+	field := ce.Field
+	switch field {
+	case "template_version_preset_id":
+		field = "role"
+	case "template_id", "template_version_id":
+		field = "project"
+	}
+	return &fleet.Error{Code: ce.Kind.FleetCode(), Field: field, Msg: ce.Msg, Err: ce}
+}
+
+// Projects lists the templates as projects: name is the display name (the
+// template's name when it has none).
+func (b *Backend) Projects(ctx context.Context) ([]fleet.Project, error) {
+	tmpls, err := b.templates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fleet.Project, 0, len(tmpls))
+	for _, t := range tmpls {
+		out = append(out, projectOf(t))
+	}
+	return out, nil
+}
+
+func projectOf(t Template) fleet.Project {
+	name := t.DisplayName
+	if name == "" {
+		name = t.Name
+	}
+	return fleet.Project{Name: name, DisplayName: name, Description: t.Description, TemplateID: t.ID,
+		TemplateName: t.Name, BaseBranch: "", Backend: fleet.BackendCoder}
+}
+
+// templates lists the templates of the configured organization (all when
+// none is configured).
+func (b *Backend) templates(ctx context.Context) ([]Template, error) {
+	all, err := b.client.ListTemplates(ctx)
+	if err != nil {
+		return nil, fleetError(err)
+	}
+	if b.cfg.Organization == "" {
+		return all, nil
+	}
+	var out []Template
+	for _, t := range all {
+		if strings.EqualFold(t.OrganizationName, b.cfg.Organization) || t.OrganizationID == b.cfg.Organization {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// template finds a project's template by its name or template name, case
+// insensitively; "" is the only template when there is exactly one. field
+// is the input field named in errors.
+func (b *Backend) template(ctx context.Context, project, field string) (Template, error) {
+	tmpls, err := b.templates(ctx)
+	if err != nil {
+		return Template{}, err
+	}
+	names := make([]string, 0, len(tmpls))
+	for _, t := range tmpls {
+		p := projectOf(t)
+		if project == "" && len(tmpls) == 1 || project != "" && (strings.EqualFold(p.Name, project) || strings.EqualFold(t.Name, project)) {
+			return t, nil
+		}
+		names = append(names, p.Name)
+	}
+	if len(tmpls) == 0 {
+		return Template{}, &fleet.Error{Code: fleet.CodeNotFound, Field: field, Msg: fmt.Sprintf(
+			"Coder at %s has no template this user can use%s: a project is a template", b.client.URL(), b.orgNote())}
+	}
+	if project == "" {
+		return Template{}, &fleet.Error{Code: fleet.CodeBadInput, Field: field, Msg: fmt.Sprintf(
+			"name a project: Coder at %s has %d templates (%s)", b.client.URL(), len(tmpls), strings.Join(names, ", "))}
+	}
+	return Template{}, &fleet.Error{Code: fleet.CodeNotFound, Field: field, Msg: fmt.Sprintf(
+		"no project %q: the projects (Coder templates) are %s", project, strings.Join(names, ", "))}
+}
+
+func (b *Backend) orgNote() string {
+	if b.cfg.Organization == "" {
+		return ""
+	}
+	return " in organization " + b.cfg.Organization + " (coder.organization)"
+}
+
+// Roles lists the presets of the project's template's active version, in
+// Coder's order. A preset has a name only: display_name is the name, and
+// description is the preset's own description, else the parameters it sets.
+func (b *Backend) Roles(ctx context.Context, project string) ([]fleet.Role, error) {
+	t, err := b.template(ctx, project, "project")
+	if err != nil {
+		return nil, err
+	}
+	presets, err := b.client.TemplateVersionPresets(ctx, t.ActiveVersionID)
+	if err != nil {
+		return nil, fleetError(err)
+	}
+	out := make([]fleet.Role, 0, len(presets))
+	for _, p := range presets {
+		out = append(out, roleOf(p))
+	}
+	return out, nil
+}
+
+func roleOf(p Preset) fleet.Role {
+	desc := p.Description
+	if desc == "" {
+		var names []string
+		for _, pp := range p.Parameters {
+			names = append(names, pp.Name)
+		}
+		desc = "Coder preset"
+		if len(names) > 0 {
+			desc += " setting " + strings.Join(names, ", ")
+		}
+	}
+	if p.Default {
+		desc += " (the template's default)"
+	}
+	return fleet.Role{Name: p.Name, DisplayName: p.Name, Description: desc}
+}
+
+// WithMetadata gives every agent empty metadata: Coder's agent metadata is
+// collected by coder.CollectMetadata, wired in separately.
+func (b *Backend) WithMetadata(ctx context.Context, agents []fleet.Agent) {
+	wss := make([]Workspace, 0, len(agents))
+	idx := make([]int, 0, len(agents))
+	for i := range agents {
+		agents[i].SetMetadata(metadata.Metadata{})
+		ws, ok := b.workspaceOf(ctx, agents[i])
+		if !ok {
+			continue
+		}
+		wss = append(wss, ws)
+		idx = append(idx, i)
+	}
+	for j, md := range b.client.CollectMetadataAll(ctx, wss, MetadataOptions{}) {
+		agents[idx[j]].SetMetadata(md)
+	}
+}
+
+// remember keeps a workspace read from Coder for WithMetadata.
+func (b *Backend) remember(ws Workspace) {
+	b.seenMu.Lock()
+	defer b.seenMu.Unlock()
+	if b.seen == nil {
+		b.seen = map[string]Workspace{}
+	}
+	b.seen[ws.ID] = ws
+}
+
+// workspaceOf is the workspace of an agent: the one read with it, else
+// read again (an agent built by hand).
+func (b *Backend) workspaceOf(ctx context.Context, a fleet.Agent) (Workspace, bool) {
+	b.seenMu.Lock()
+	ws, ok := b.seen[a.Workspace.ID]
+	b.seenMu.Unlock()
+	if ok {
+		return ws, true
+	}
+	ws, err := b.client.WorkspaceByOwnerAndName(ctx, a.Name)
+	return ws, err == nil
+}
+
+// checkName applies the fleet's name rule and Coder's (new and create
+// are Coder routes).
+func checkName(name, field string) error {
+	if err := fleet.ValidateName(name); err != nil {
+		var fe *fleet.Error
+		if errors.As(err, &fe) && field != fe.Field {
+			return &fleet.Error{Code: fe.Code, Field: field, Msg: fe.Msg}
+		}
+		return err
+	}
+	if err := ValidateWorkspaceName(name); err != nil {
+		var ce *Error
+		errors.As(err, &ce)
+		return &fleet.Error{Code: fleet.CodeBadInput, Field: field, Msg: ce.Msg}
+	}
+	return nil
+}
