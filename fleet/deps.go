@@ -106,9 +106,10 @@ func finishTask(ctx context.Context, ws *workspace.Workspace, id string, ok bool
 }
 
 // taskPrompt is the standard assembled prompt of a claimed task, in the
-// agent's role.
+// agent's role (its skills), without the role's text: that is the system
+// prompt.
 func taskPrompt(ctx context.Context, ws *workspace.Workspace, t matrix.Task, role string) (string, error) {
-	p, err := prompt.Assemble(ctx, ws, prompt.Input{Task: t, Mode: role, SkipMissingSkills: true})
+	p, err := prompt.Assemble(ctx, ws, prompt.Input{Task: t, Mode: role, SkipMissingSkills: true, ModeAsSystem: true})
 	if err != nil {
 		return "", err
 	}
@@ -142,9 +143,9 @@ func listRoles(ctx context.Context, ws *workspace.Workspace) ([]skills.Mode, err
 
 // runRequest is one agent CLI run as the supervisor asks for it.
 type runRequest struct {
-	CLI, Binary, Dir, Prompt, Model, Session, ApprovalMode string
-	Env                                                    []string
-	Timeout, KillGrace                                     time.Duration
+	CLI, Binary, Dir, Prompt, SystemPrompt, Model, Session, ApprovalMode string
+	Env                                                                  []string
+	Timeout, KillGrace                                                   time.Duration
 }
 
 // runResult is what the fleet keeps of a run's outcome.
@@ -167,7 +168,7 @@ func runAgent(ctx context.Context, r runRequest, onSession func(string)) (runRes
 		return runResult{}, badInput("cli", "%v", err)
 	}
 	req := runner.Request{
-		Prompt: r.Prompt, Model: r.Model, Session: r.Session, ApprovalMode: r.ApprovalMode, Dir: r.Dir,
+		Prompt: r.Prompt, SystemPrompt: r.SystemPrompt, Model: r.Model, Session: r.Session, ApprovalMode: r.ApprovalMode, Dir: r.Dir,
 		Env: r.Env, Binary: r.Binary, Timeout: r.Timeout, KillGrace: r.KillGrace,
 	}
 	res, err := runner.Exec(ctx, rn, req, func(e runner.Event) {

@@ -71,14 +71,22 @@ func resultArgv(t *testing.T, f *Fleet, name, runID string) []string {
 	return r.Argv
 }
 
+// testRole is the text of the agents' role (.agent/agents/coder.md) in the
+// real-CLI tests: it must reach the model as the system prompt.
+const testRole = "ROLE-MARK-5d2: you are the fleet's coder.\nCommit in small steps."
+
 // checkRealCLI: create → starting/busy → idle with the spec's run completed
 // and its CLI session recorded; the next task resumes that session (the CLI
-// got the resume argument, and the model saw the first turn again).
-func checkRealCLI(t *testing.T, cli string, fake *fakemodel.Server, c fakemodel.CLI, modelPath, resumeFlag, config string) {
+// got the resume argument, and the model saw the first turn again); a matrix
+// task ends in REVIEW. In every model call the role is the system prompt
+// (after the CLI's own, ownPrompt; "" where the role replaces it) and never
+// in a user message.
+func checkRealCLI(t *testing.T, cli string, fake *fakemodel.Server, c fakemodel.CLI, modelPath, resumeFlag, ownPrompt, config string) {
 	f := realCLIFleet(t, c)
 	if config != "" {
 		fakemodel.WriteFile(t, filepath.Join(f.ws.AgentDir(), "config.yaml"), config)
 	}
+	fakemodel.WriteFile(t, filepath.Join(f.ws.AgentDir(), "agents", "coder.md"), "---\ndescription: codes\n---\n\n"+testRole+"\n")
 	ctx := context.Background()
 	a, err := f.Create(ctx, CreateInput{Name: "papi", CLI: cli, Spec: "keep the tests green MARK-SPEC"})
 	if err != nil {
@@ -134,12 +142,64 @@ func checkRealCLI(t *testing.T, cli string, fake *fakemodel.Server, c fakemodel.
 	if !strings.Contains(last, "MARK-NEXT") || !strings.Contains(last, "MARK-SPEC") {
 		t.Errorf("the resumed conversation lacks the first turn or the new task")
 	}
+
+	// A matrix task: the standard prompt without the mode's text, the role
+	// as the system prompt; the task ends in REVIEW.
+	before = len(calls)
+	if _, err := f.Start(ctx, StartInput{Name: "papi", TaskID: "c3c3c3"}); err != nil {
+		t.Fatal(err)
+	}
+	waitReal(t, f, "papi", nil, StatusIdle)
+	if task, _ := loadDoc(t, f.ws).Task("c3c3c3"); task.Status != "REVIEW" {
+		t.Errorf("the matrix task ended %s, want REVIEW", task.Status)
+	}
+	calls = fake.Requests(modelPath)
+	if len(calls) <= before {
+		t.Fatalf("the matrix task's run made no model call")
+	}
+	r, err := calls[len(calls)-1].Roles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.User, "Fix the typo in README") || !strings.Contains(r.User, "# Reporting protocol") || strings.Contains(r.User, "# Agent mode") {
+		t.Errorf("the matrix task's user prompt is not the standard prompt without its mode:\n%s", r.User)
+	}
+	for i, call := range calls {
+		checkRole(t, i, call, ownPrompt)
+	}
+}
+
+// checkRole: the call carries testRole in its system part, once, after the
+// CLI's own system prompt (own; "" when the role replaces it), and no user
+// message carries it.
+func checkRole(t *testing.T, i int, call fakemodel.Seen, own string) {
+	t.Helper()
+	r, err := call.Roles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(r.System, testRole); n != 1 {
+		t.Errorf("call %d: the role is %d times in the system part, want once", i, n)
+	}
+	if strings.Contains(r.User, "ROLE-MARK") {
+		t.Errorf("call %d: the role reached a user message", i)
+	}
+	switch at := strings.Index(r.System, own); {
+	case own == "":
+		if strings.TrimSpace(r.System) != testRole {
+			t.Errorf("call %d: the system instruction should be the role alone, got %.300q", i, r.System)
+		}
+	case at < 0:
+		t.Errorf("call %d: the CLI's own system prompt (%q) is gone", i, own)
+	case at > strings.Index(r.System, testRole):
+		t.Errorf("call %d: the role comes before the CLI's own system prompt", i)
+	}
 }
 
 func TestFleetRealGemini(t *testing.T) {
 	t.Parallel()
 	fake := fakemodel.NewGemini(t, 0)
-	checkRealCLI(t, "gemini", fake, fakemodel.Gemini(t, fake.URL), ":streamGenerateContent", "--resume", "")
+	checkRealCLI(t, "gemini", fake, fakemodel.Gemini(t, fake.URL), ":streamGenerateContent", "--resume", "", "")
 }
 
 func TestFleetRealClaude(t *testing.T) {
@@ -147,7 +207,7 @@ func TestFleetRealClaude(t *testing.T) {
 	fake := fakemodel.NewClaude(t, 0)
 	// claude refuses bypassPermissions (the fleet's default yolo) as root,
 	// which these tests often are in containers: auto_edit works for anyone.
-	checkRealCLI(t, "claude", fake, fakemodel.Claude(t, fake.URL), "/v1/messages", "--resume", "fleet:\n  approval_mode: auto_edit\n")
+	checkRealCLI(t, "claude", fake, fakemodel.Claude(t, fake.URL), "/v1/messages", "--resume", "You are Claude Code", "fleet:\n  approval_mode: auto_edit\n")
 }
 
 // codex takes its model provider from -c flags in the runner's tests; the
@@ -173,5 +233,6 @@ env_key = "FAKE_OPENAI_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 `, fake.URL+"/v1"))
-	checkRealCLI(t, "codex", fake, c, "/v1/responses", "resume", "")
+	// (codex's own prompt for its default model, which the fleet leaves it.)
+	checkRealCLI(t, "codex", fake, c, "/v1/responses", "resume", "You are Codex, an agent", "")
 }

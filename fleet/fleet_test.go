@@ -463,3 +463,50 @@ func TestRolesComeFromTheProject(t *testing.T) {
 	_, err := f.Create(ctx, CreateInput{Name: "papi", Spec: "s", Role: "designer", Source: SourceHuman})
 	wantCode(t, err, CodeBadInput, "role")
 }
+
+// The role's text reaches the agent CLI as its system prompt (gemini's
+// GEMINI_SYSTEM_MD file, private and gone after the run), for the spec's
+// run and for a matrix task, and is not in the prompt.
+func TestRoleIsTheSystemPromptNotThePrompt(t *testing.T) {
+	ws := newRepo(t)
+	role := "ROLE-MARK-91e: you are the careful coder.\nSmall commits."
+	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "agents", "coder.md"), []byte("---\ndescription: codes\n---\n\n"+role+"\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info := filepath.Join(t.TempDir(), "fileinfo")
+	f := testFleet(t, ws, "STUB_MODE=ok", "STUB_FILEINFO_ENV=GEMINI_SYSTEM_MD", "STUB_FILEINFO="+info)
+	ctx := context.Background()
+	check := func(runID, wantInPrompt string) {
+		t.Helper()
+		raw, err := os.ReadFile(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, rest, _ := strings.Cut(string(raw), "\n")
+		perm, content, _ := strings.Cut(rest, "\n")
+		if perm != "600" || content != role {
+			t.Errorf("run %s: the CLI's system prompt file had mode %s and content %q, want 600 and the role", runID, perm, content)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("run %s: the system prompt file %s outlived the run", runID, path)
+		}
+		prompt, err := os.ReadFile(filepath.Join(f.p.runsDir("papi"), runID+".prompt.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(prompt), "ROLE-MARK") || strings.Contains(string(prompt), "# Agent mode") || !strings.Contains(string(prompt), wantInPrompt) {
+			t.Errorf("run %s: the prompt should hold %q and not the role:\n%s", runID, wantInPrompt, prompt)
+		}
+	}
+	if _, err := f.Create(ctx, CreateInput{Name: "papi", Spec: "keep the tests green"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	check("papi-1", "keep the tests green")
+	os.Remove(info) // what the next run's CLI saw, not this one's
+	if _, err := f.Start(ctx, StartInput{Name: "papi", TaskID: "c3c3c3"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	check("papi-2", "Fix the typo in README")
+}

@@ -55,6 +55,9 @@ type runRecord struct {
 	Timeout      time.Duration `json:"timeout"`
 	KillGrace    time.Duration `json:"kill_grace,omitempty"`
 	PromptFile   string        `json:"prompt_file"`
+	// SystemPromptFile holds the role's text, the CLI's system prompt (""
+	// when the role has none).
+	SystemPromptFile string `json:"system_prompt_file,omitempty"`
 }
 
 // status derives the agent's status from its record and its current run.

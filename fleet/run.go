@@ -113,8 +113,11 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			}
 		default:
 			tr.Summary = mdtext.Shorten(in.Text, 120)
-			prompt = textPrompt(role.Body, a, in.Text)
+			prompt = textPrompt(a, in.Text)
 		}
+		// The role is the agent's system prompt, for a matrix task too (whose
+		// prompt leaves the mode out): the runner gives it to the CLI as such.
+		system := mdtext.TrimBlankLines(role.Body)
 		release := func(cause error) error {
 			if tr.TaskID != "" {
 				cause = errors.Join(cause, releaseTask(context.WithoutCancel(ctx), f.ws, tr.TaskID, mention, f.now()))
@@ -132,10 +135,18 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
 			return release(err)
 		}
+		systemFile := ""
+		if system != "" {
+			systemFile = filepath.Join(f.p.runsDir(a.Name), tr.ID+".system.md")
+			if err := os.WriteFile(systemFile, []byte(system), 0o644); err != nil {
+				return release(err)
+			}
+		}
 		run := &runRecord{
 			TaskRun: tr, CLI: a.CLI, Model: model, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
 			ApprovalMode: cfg.ApprovalMode, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
-			Env: append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, EnvAgent + "=" + a.Name}, f.opts.Env...),
+			SystemPromptFile: systemFile,
+			Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, EnvAgent + "=" + a.Name}, f.opts.Env...),
 		}
 		a.Runs++
 		a.UpdatedAt = now
@@ -176,13 +187,10 @@ func taskError(err error) error {
 	return err
 }
 
-// textPrompt is the prompt of a free-text task: the role, who the agent is,
-// the task.
-func textPrompt(role string, a *agentRecord, text string) string {
+// textPrompt is the prompt of a free-text task: who the agent is, the task
+// (its role is the system prompt, apart).
+func textPrompt(a *agentRecord, text string) string {
 	var b strings.Builder
-	if role = strings.TrimSpace(role); role != "" {
-		b.WriteString(role + "\n\n")
-	}
 	b.WriteString(agentSection(a))
 	fmt.Fprintf(&b, "\n## Task\n\n%s\n", strings.TrimSpace(text))
 	return b.String()

@@ -21,7 +21,7 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 	f := New(ws, opts)
 	self := os.Getpid()
 	var run runRecord
-	var prompt []byte
+	var prompt, system []byte
 	err := withLock(ctx, f.p.agentLock(name), func() error {
 		a, r, err := f.loadAgent(name)
 		if err != nil {
@@ -32,6 +32,12 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 		}
 		if prompt, err = os.ReadFile(r.PromptFile); err != nil {
 			return f.finishLocked(ctx, a, r, RunFailed, "the prompt file is gone: "+err.Error(), nil)
+		}
+		if r.SystemPromptFile != "" {
+			if system, err = os.ReadFile(r.SystemPromptFile); err != nil {
+				prompt = nil
+				return f.finishLocked(ctx, a, r, RunFailed, "the system prompt file is gone: "+err.Error(), nil)
+			}
 		}
 		now := f.now()
 		r.Status, r.StartedAt = RunRunning, &now
@@ -74,7 +80,7 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 		}
 	}()
 	res, runErr := runAgent(ctx, runRequest{
-		CLI: run.CLI, Binary: run.Binary, Dir: run.Dir, Prompt: string(prompt), Model: run.Model, Session: run.Session,
+		CLI: run.CLI, Binary: run.Binary, Dir: run.Dir, Prompt: string(prompt), SystemPrompt: string(system), Model: run.Model, Session: run.Session,
 		ApprovalMode: run.ApprovalMode, Env: run.Env, Timeout: run.Timeout, KillGrace: run.KillGrace,
 	}, nil)
 	close(execDone)

@@ -58,6 +58,10 @@ type Input struct {
 	SkipMissingSkills bool
 	// Getenv locates the global skills folder; nil means os.Getenv.
 	Getenv func(string) string
+	// ModeAsSystem leaves the mode's text out of Text and returns it in
+	// Prompt.System, for a caller that gives it to the agent CLI as its
+	// system prompt (the fleet: an agent's role).
+	ModeAsSystem bool
 }
 
 // Part sizes one section of the prompt so callers can budget.
@@ -69,9 +73,12 @@ type Part struct {
 
 // Prompt is an assembled prompt. Text is the parts joined by one blank line.
 type Prompt struct {
-	Text  string `json:"text"`
-	Parts []Part `json:"parts"`
-	Mode  string `json:"mode"`
+	Text string `json:"text"`
+	// System is the mode's text when Input.ModeAsSystem asked for it apart
+	// ("" otherwise, or when the mode file has no text).
+	System string `json:"system,omitempty"`
+	Parts  []Part `json:"parts"`
+	Mode   string `json:"mode"`
 	// Skills are the skills included, in order (row's, then the mode's).
 	Skills []string `json:"skills"`
 	// MissingSkills are skills that could not be loaded (only with SkipMissingSkills).
@@ -81,7 +88,7 @@ type Prompt struct {
 }
 
 // Assemble builds the standard prompt for a task: the mode's system
-// prompt; the skills (the row's, then the mode's, deduplicated); the task
+// prompt (or, with ModeAsSystem, nothing: it is in Prompt.System); the skills (the row's, then the mode's, deduplicated); the task
 // (its row as fields, then its README or the override); each context file,
 // fenced under its path; and the reporting protocol. Same inputs, same bytes.
 func Assemble(ctx context.Context, ws *workspace.Workspace, in Input) (Prompt, error) {
@@ -122,12 +129,16 @@ func Assemble(ctx context.Context, ws *workspace.Workspace, in Input) (Prompt, e
 		p.Parts = append(p.Parts, Part{Kind: kind, Name: name, Bytes: len(text)})
 	}
 
-	// 1. The mode's system prompt.
-	modeText := fmt.Sprintf("# Agent mode: %s\n", modeName)
-	if body := mdtext.TrimBlankLines(mode.Body); body != "" {
-		modeText += "\n" + body + "\n"
+	// 1. The mode's system prompt (apart, when the caller sends it as one).
+	if in.ModeAsSystem {
+		p.System = mdtext.TrimBlankLines(mode.Body)
+	} else {
+		modeText := fmt.Sprintf("# Agent mode: %s\n", modeName)
+		if body := mdtext.TrimBlankLines(mode.Body); body != "" {
+			modeText += "\n" + body + "\n"
+		}
+		add(PartMode, modeName, modeText)
 	}
-	add(PartMode, modeName, modeText)
 
 	// 2. Skills.
 	lib := skills.NewLibrary(ws, in.Getenv)

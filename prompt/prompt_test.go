@@ -293,3 +293,42 @@ func TestLoadTask(t *testing.T) {
 		t.Errorf("unknown ID error = %v", err)
 	}
 }
+
+// With ModeAsSystem the mode's text is not in the prompt but apart in
+// System, and the rest of the prompt is the same bytes.
+func TestAssembleModeAsSystem(t *testing.T) {
+	ws, doc := promptFixture(t)
+	ctx := context.Background()
+	in := Input{Task: mustTask(t, doc, "a1b2c3"), Mode: "oracle", Getenv: noEnv}
+	whole, err := Assemble(ctx, ws, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.ModeAsSystem = true
+	apart, err := Assemble(ctx, ws, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode, err := skills.LoadMode(ctx, ws, "oracle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.TrimSpace(mode.Body)
+	if body == "" || strings.TrimSpace(apart.System) != body {
+		t.Fatalf("System = %q, want the mode's text %q", apart.System, body)
+	}
+	if whole.System != "" {
+		t.Errorf("without ModeAsSystem, System = %q", whole.System)
+	}
+	if strings.Contains(apart.Text, body) || strings.Contains(apart.Text, "# Agent mode") {
+		t.Errorf("the mode's text is still in the prompt:\n%s", apart.Text)
+	}
+	if whole.Parts[0].Kind != PartMode || whole.Text[whole.Parts[0].Bytes+1:] != apart.Text {
+		t.Errorf("the prompt without the mode differs from the standard one after its mode section")
+	}
+	for _, part := range apart.Parts {
+		if part.Kind == PartMode {
+			t.Errorf("parts still list the mode: %+v", apart.Parts)
+		}
+	}
+}

@@ -12,7 +12,14 @@ import (
 // ClaudeRunner runs Claude Code (@anthropic-ai/claude-code):
 //
 //	claude -p --output-format stream-json --verbose [--model MODEL] [--resume ID]
-//	       [--append-system-prompt TEXT] [--permission-mode M] -- PROMPT
+//	       [--append-system-prompt-file FILE] [--permission-mode M] -- PROMPT
+//
+// The system prompt (the agent's role) is appended to claude's own: Exec
+// writes it to a private temporary file for --append-system-prompt-file, so
+// that a long role fits and the recorded argv stays short; a Request without
+// the file gets --append-system-prompt TEXT. claude records the system prompt
+// of a conversation's first request and sends that one again on --resume
+// (its --system-prompt-snapshot), so a changed role needs a new session.
 //
 // stream-json (which claude only allows with --verbose) gives live progress
 // (system init, assistant messages with tool_use blocks, user tool results)
@@ -22,6 +29,8 @@ import (
 type ClaudeRunner struct{}
 
 func (ClaudeRunner) Name() string { return CLIClaude }
+
+func (ClaudeRunner) systemPromptFromFile() {}
 
 // claudePermission maps the approval modes to claude's --permission-mode.
 var claudePermission = map[string]string{
@@ -40,7 +49,12 @@ func (ClaudeRunner) Command(req Request) (Command, error) {
 	if req.Session != "" {
 		c.Argv = append(c.Argv, "--resume", req.Session)
 	}
-	if req.SystemPrompt != "" {
+	switch {
+	case req.SystemPromptFile != "":
+		c.Argv = append(c.Argv, "--append-system-prompt-file", req.SystemPromptFile)
+	case len(req.SystemPrompt) > argPromptLimit:
+		return Command{}, fmt.Errorf("the system prompt is %d bytes, too long for claude's command line (%d): pass it as SystemPromptFile (Exec does)", len(req.SystemPrompt), argPromptLimit)
+	case req.SystemPrompt != "":
 		c.Argv = append(c.Argv, "--append-system-prompt", req.SystemPrompt)
 	}
 	if pm := claudePermission[req.ApprovalMode]; pm != "" {

@@ -14,7 +14,10 @@ import (
 //	codex exec --json --skip-git-repo-check [-m MODEL] [-c developer_instructions=...]
 //	      [sandbox flags] [resume ID] -- PROMPT
 //
-// Its JSONL events: thread.started (thread_id = the session), turn.started,
+// The system prompt (the agent's role) goes in developer_instructions: codex
+// sends it as a developer message right after its own base instructions,
+// which it keeps (codex has no file form for it, so a role longer than the
+// argv limit is refused). Its JSONL events: thread.started (thread_id = the session), turn.started,
 // item.started/updated/completed (agent_message, reasoning, command_execution,
 // file_change, mcp_tool_call, web_search, todo_list, error), turn.completed
 // (usage), turn.failed and error. --skip-git-repo-check lets it run in a
@@ -30,6 +33,9 @@ func (CodexRunner) Command(req Request) (Command, error) {
 	c := Command{Argv: []string{CLICodex, "exec", "--json", "--skip-git-repo-check"}, PromptArg: -1}
 	if req.Model != "" {
 		c.Argv = append(c.Argv, "-m", req.Model)
+	}
+	if len(req.SystemPrompt) > argPromptLimit {
+		return Command{}, fmt.Errorf("the system prompt is %d bytes, too long for codex's command line (%d): shorten the role", len(req.SystemPrompt), argPromptLimit)
 	}
 	if req.SystemPrompt != "" {
 		c.Argv = append(c.Argv, "-c", "developer_instructions="+tomlString(req.SystemPrompt))

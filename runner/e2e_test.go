@@ -322,3 +322,110 @@ func connectAddrs(log string) []string {
 	}
 	return out
 }
+
+// --- the role as system prompt ---------------------------------------------
+
+// TestRealCLIsTakeTheRoleAsSystemPrompt: each real CLI sends
+// Request.SystemPrompt in the API's system field and not in a user message,
+// also when it resumes the session. claude and codex keep their own system
+// prompt before it; gemini's GEMINI_SYSTEM_MD replaces its own (the documented
+// trade-off: gemini has no way to add to its system instruction).
+func TestRealCLIsTakeTheRoleAsSystemPrompt(t *testing.T) {
+	t.Parallel()
+	const role = "ROLE-MARK-7c1: you are the reviewer. Quote \"this\" \\ and keep\nthe second line."
+	cases := []struct {
+		cli       string
+		modelPath string
+		own       string // a phrase of the CLI's own system prompt ("" = replaced)
+		make      func(t *testing.T) (Runner, Request, *fakemodel.Server)
+	}{
+		{CLIGemini, ":streamGenerateContent", "", func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+			f := fakemodel.NewGemini(t, 0)
+			return GeminiRunner{}, geminiRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
+		}},
+		{CLIClaude, "/v1/messages", "You are Claude Code", func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+			f := fakemodel.NewClaude(t, 0)
+			return ClaudeRunner{}, claudeRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
+		}},
+		{CLICodex, "/v1/responses", "You are a coding agent running in the Codex CLI", func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+			f := fakemodel.NewCodex(t, 0)
+			return CodexRunner{}, codexRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cli, func(t *testing.T) {
+			t.Parallel()
+			r, req, fake := tc.make(t)
+			req.SystemPrompt = role
+			res, err := Exec(context.Background(), r, req, nil)
+			mustOK(t, res, err)
+			if strings.Contains(strings.Join(res.Argv, " "), "ROLE-MARK") && tc.cli != CLICodex {
+				t.Errorf("the role is in the recorded argv: %q", res.Argv)
+			}
+			for i, a := range res.Argv { // claude's file is gone after the run
+				if a == "--append-system-prompt-file" {
+					if _, err := os.Stat(res.Argv[i+1]); !os.IsNotExist(err) {
+						t.Errorf("the system prompt file %s outlived the run (%v)", res.Argv[i+1], err)
+					}
+				}
+			}
+			checkRoles(t, fake.Requests(tc.modelPath), role, tc.own)
+
+			// The next task resumes the session: the role is still the system
+			// prompt, once, and still not in a user message.
+			req.Prompt, req.Session = "USER-MARK-3b9 and the tests", res.SessionID
+			res2, err := Exec(context.Background(), r, req, nil)
+			mustOK(t, res2, err)
+			calls := fake.Requests(tc.modelPath)
+			if len(calls) != 2 || res2.SessionID != res.SessionID {
+				t.Fatalf("resume: %d calls, session %q want %q", len(calls), res2.SessionID, res.SessionID)
+			}
+			checkRoles(t, calls[1:], role, tc.own)
+		})
+	}
+}
+
+// checkRoles asserts that each call carries role in its system part, once,
+// after the CLI's own system prompt (own; "" when the role replaced it), and
+// that no user message carries it.
+func checkRoles(t *testing.T, calls []fakemodel.Seen, role, own string) {
+	t.Helper()
+	if len(calls) == 0 {
+		t.Fatal("the fake model saw no call")
+	}
+	for _, c := range calls {
+		r, err := c.Roles()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(r.System, role); n != 1 {
+			t.Errorf("the role is %d times in the system part (want once):\n%s", n, shorten(r.System))
+		}
+		if strings.Contains(r.User, "ROLE-MARK") {
+			t.Errorf("the role reached a user message:\n%s", shorten(r.User))
+		}
+		if !strings.Contains(r.User, "USER-MARK-3b9") {
+			t.Errorf("the prompt is not in a user message:\n%s", shorten(r.User))
+		}
+		if strings.Contains(r.System, "USER-MARK") {
+			t.Errorf("the prompt reached the system part")
+		}
+		switch i := strings.Index(r.System, own); {
+		case own == "":
+			if strings.TrimSpace(r.System) != role {
+				t.Errorf("gemini's system instruction should be the role alone (GEMINI_SYSTEM_MD replaces it), got:\n%s", shorten(r.System))
+			}
+		case i < 0:
+			t.Errorf("the CLI's own system prompt (%q) is gone:\n%s", own, shorten(r.System))
+		case i > strings.Index(r.System, role):
+			t.Errorf("the role comes before the CLI's own system prompt instead of after it")
+		}
+	}
+}
+
+func shorten(s string) string {
+	if len(s) > 600 {
+		return s[:300] + "\n…\n" + s[len(s)-300:]
+	}
+	return s
+}

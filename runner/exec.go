@@ -37,29 +37,45 @@ const (
 )
 
 // Exec runs one agent CLI headless and returns the parsed result: it writes
-// req.SystemPrompt to a temporary file when the runner needs one, builds the
-// command (r.Command) and runs it (ExecCommand).
+// req.SystemPrompt to a private temporary file when the runner reads it from
+// one (removed when the run ends), builds the command (r.Command) and runs it
+// (ExecCommand).
 func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (Result, error) {
-	if req.SystemPrompt != "" && req.SystemPromptFile == "" {
-		f, ferr := os.CreateTemp("", "agentinfra-system-*.md")
-		if ferr != nil {
-			return failed(r, req, fmt.Errorf("write system prompt file: %w", ferr))
+	if _, fromFile := r.(systemPromptFromFile); fromFile && req.SystemPrompt != "" && req.SystemPromptFile == "" {
+		path, err := writeSystemPromptFile(req.SystemPrompt)
+		if err != nil {
+			return failed(r, req, err)
 		}
-		defer os.Remove(f.Name())
-		_, werr := f.WriteString(req.SystemPrompt)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return failed(r, req, fmt.Errorf("write system prompt file: %w", werr))
-		}
-		req.SystemPromptFile = f.Name()
+		defer os.Remove(path)
+		req.SystemPromptFile = path
 	}
 	c, err := r.Command(req)
 	if err != nil {
 		return failed(r, req, err)
 	}
 	return ExecCommand(ctx, r, req, c, onEvent)
+}
+
+// systemPromptFromFile marks the runners whose CLI reads the system prompt
+// from a file (Request.SystemPromptFile).
+type systemPromptFromFile interface{ systemPromptFromFile() }
+
+// writeSystemPromptFile writes text to a new temporary file that only its
+// owner can read (os.CreateTemp makes it 0600) and returns its path.
+func writeSystemPromptFile(text string) (string, error) {
+	f, err := os.CreateTemp("", "agentinfra-system-*.md")
+	if err != nil {
+		return "", fmt.Errorf("write the system prompt file: %w", err)
+	}
+	_, werr := f.WriteString(text)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("write the system prompt file: %w", werr)
+	}
+	return f.Name(), nil
 }
 
 // failed is the Result of a run that could not start.

@@ -259,3 +259,34 @@ func TestExecLongPromptGoesThroughStdin(t *testing.T) {
 		t.Errorf("child saw %q, want %q", res.SessionID, want)
 	}
 }
+
+// Exec hands gemini the system prompt in a file only its owner can read,
+// outside the prompt and the argv, and removes it when the run ends.
+func TestExecWritesPrivateSystemPromptFileAndRemovesIt(t *testing.T) {
+	bin := agentstub.Build(t)
+	dir := t.TempDir()
+	infoFile, argsFile := filepath.Join(dir, "info"), filepath.Join(dir, "args")
+	req := stubRequest(bin, "STUB_MODE=ok", "STUB_FILEINFO_ENV=GEMINI_SYSTEM_MD", "STUB_FILEINFO="+infoFile, "STUB_ARGSFILE="+argsFile)
+	role := "You review code.\nNever edit files.\n"
+	req.SystemPrompt = role
+	res, err := Exec(context.Background(), GeminiRunner{}, req, nil)
+	if err != nil {
+		t.Fatalf("Exec: %v (%+v)", err, res)
+	}
+	raw, err := os.ReadFile(infoFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, rest, _ := strings.Cut(string(raw), "\n")
+	perm, content, _ := strings.Cut(rest, "\n")
+	if path == "" || perm != "600" || content != role {
+		t.Fatalf("the CLI saw GEMINI_SYSTEM_MD=%q with mode %s and content %q; want a 0600 file holding the role", path, perm, content)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the system prompt file %s is still there after the run (%v)", path, err)
+	}
+	args, _ := os.ReadFile(argsFile)
+	if strings.Contains(string(args), "review code") {
+		t.Errorf("the role reached the argv: %q", args)
+	}
+}

@@ -21,9 +21,22 @@ import (
 // The parser still accepts a -o json object, and the JSON error object gemini
 // prints on stderr for fatal errors. --prompt=TEXT (one argv element) keeps a
 // prompt that starts with "-" from being read as a flag.
+//
+// The system prompt (the agent's role) goes through GEMINI_SYSTEM_MD, the one
+// way gemini 0.61 takes system instructions from outside its home: the file
+// REPLACES gemini's own core system prompt (its mandates, workflows and tool
+// guidance; the tool declarations themselves are still sent). gemini's
+// context files (GEMINI.md, also from --include-directories) would keep it,
+// but since 0.61 they land in the first user message, not in the system
+// instruction, and only ~/.gemini/GEMINI.md reaches the system instruction —
+// a shared file of the user's that a run must not write. A role may use
+// gemini's substitutions (${AvailableTools}, ${AgentSkills}, ${SubAgents}) to
+// bring back parts of what it replaces.
 type GeminiRunner struct{}
 
 func (GeminiRunner) Name() string { return CLIGemini }
+
+func (GeminiRunner) systemPromptFromFile() {}
 
 func (GeminiRunner) Command(req Request) (Command, error) {
 	if err := CheckApproval(req.ApprovalMode); err != nil {
@@ -48,8 +61,11 @@ func (GeminiRunner) Command(req Request) (Command, error) {
 		c.Argv = append(c.Argv, "--resume", req.Session)
 	}
 	c.Argv = append(c.Argv, req.ExtraArgs...)
-	if req.SystemPromptFile != "" {
+	switch {
+	case req.SystemPromptFile != "":
 		c.Env = append(c.Env, "GEMINI_SYSTEM_MD="+req.SystemPromptFile)
+	case req.SystemPrompt != "":
+		return Command{}, errors.New("gemini reads the system prompt from a file: set SystemPromptFile (Exec does)")
 	}
 	return c, nil
 }

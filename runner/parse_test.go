@@ -289,6 +289,28 @@ func TestCommandArgv(t *testing.T) {
 	if c, _ := (GeminiRunner{}).Command(Request{Prompt: "p", Model: "m", SystemPromptFile: "/x/sys.md"}); strings.Join(c.Env, " ") != "GEMINI_SYSTEM_MD=/x/sys.md" {
 		t.Errorf("gemini system prompt env %q", c.Env)
 	}
+	if c, _ := (ClaudeRunner{}).Command(Request{Prompt: "p", SystemPrompt: "sys", SystemPromptFile: "/x/sys.md"}); strings.Join(c.Argv, " ") != "claude -p --output-format stream-json --verbose --append-system-prompt-file /x/sys.md -- p" {
+		t.Errorf("claude with a system prompt file: %q", c.Argv)
+	}
+}
+
+// A system prompt the runner cannot deliver is an error, never dropped or
+// sent in a way the kernel refuses (E2BIG).
+func TestCommandRefusesUndeliverableSystemPrompt(t *testing.T) {
+	long := strings.Repeat("r", argPromptLimit+1)
+	for _, tc := range []struct {
+		r    Runner
+		req  Request
+		want string
+	}{
+		{GeminiRunner{}, Request{Prompt: "p", Model: "m", SystemPrompt: "role"}, "SystemPromptFile"},
+		{ClaudeRunner{}, Request{Prompt: "p", SystemPrompt: long}, "too long for claude's command line"},
+		{CodexRunner{}, Request{Prompt: "p", SystemPrompt: long}, "too long for codex's command line"},
+	} {
+		if _, err := tc.r.Command(tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one saying %q", tc.r.Name(), err, tc.want)
+		}
+	}
 	if _, err := (GeminiRunner{}).Command(Request{Prompt: "p"}); err == nil {
 		t.Error("gemini without a model should be refused")
 	}

@@ -48,9 +48,16 @@ const argPromptLimit = 100 * 1024
 type Request struct {
 	// Prompt is the user prompt (the assembled task prompt).
 	Prompt string
-	// SystemPrompt is the mode's system prompt text ("" for none). gemini reads it
-	// from a file (GEMINI_SYSTEM_MD): Exec writes SystemPromptFile when it is unset.
-	SystemPrompt     string
+	// SystemPrompt is the agent's role ("" for none), given to the CLI as
+	// system instructions, never as part of Prompt: claude appends it to its
+	// own system prompt (--append-system-prompt-file), codex adds it as
+	// developer instructions after its own (-c developer_instructions=...),
+	// and gemini, which has no way to add to its system prompt, uses it
+	// instead of its own (GEMINI_SYSTEM_MD).
+	SystemPrompt string
+	// SystemPromptFile holds SystemPrompt for the CLIs that read it from a
+	// file (gemini, claude). Exec writes a private temporary file (0600) when
+	// it is unset and removes it after the run.
 	SystemPromptFile string
 	Model            string
 	// Session continues an earlier session of the same CLI ("" starts a new one).

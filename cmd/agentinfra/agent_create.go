@@ -26,7 +26,11 @@ func NewCmdAgentCreate(f *Factory, runF func(context.Context, *AgentCreateOption
 		Long: `Create an agent named NAME (1–20 letters, digits and single hyphens; unique
 regardless of case). It gets a git worktree on a new branch agent/NAME from the
 project's base branch, outside the repository (../REPO-agents/NAME by default),
-runs the configured setup command there, and starts working on its spec at once.`,
+runs the configured setup command there, and starts working on its spec at once.
+
+Its role (.agent/agents/ROLE.md) is the system prompt of every run: claude and
+codex add it after their own system prompt, gemini uses it instead of its own
+(docs/fleet.md says why).`,
 		Example: `  agentinfra agent create papi --spec "Keep the API tests green"
   agentinfra agent create sony --role reviewer --cli claude --spec "Review every REVIEW task"
   agentinfra agent create web-1 --project web --spec "Own the storefront" --json`,

@@ -14,6 +14,9 @@
 //	crash    write to stderr (and the value of $STUB_ECHO_ENV) and exit STUB_EXIT (default 3)
 //	stdin    count stdin bytes, report them as a codex thread id
 //	signal   kill itself with SIGKILL after printing an init event
+//
+// In every mode, STUB_FILEINFO_ENV=NAME writes the path in $NAME, the file's
+// permission bits (octal) and its content, one per line, to STUB_FILEINFO.
 package main
 
 import (
@@ -33,6 +36,15 @@ import (
 func main() {
 	if f := os.Getenv("STUB_ARGSFILE"); f != "" {
 		os.WriteFile(f, []byte(strings.Join(os.Args[1:], "\x00")), 0o644)
+	}
+	if name := os.Getenv("STUB_FILEINFO_ENV"); name != "" {
+		path := os.Getenv(name)
+		info := path + "\nmissing\n"
+		if fi, err := os.Stat(path); err == nil {
+			content, _ := os.ReadFile(path)
+			info = fmt.Sprintf("%s\n%o\n%s", path, fi.Mode().Perm(), content)
+		}
+		os.WriteFile(os.Getenv("STUB_FILEINFO"), []byte(info), 0o644)
 	}
 	if os.Getenv("STUB_IGNORE_TERM") == "1" {
 		signal.Ignore(syscall.SIGTERM)
