@@ -108,8 +108,10 @@ func finishTask(ctx context.Context, ws *workspace.Workspace, id string, ok bool
 // taskPrompt is the standard assembled prompt of a claimed task, in the
 // agent's role (its skills), without the role's text: that is the system
 // prompt.
-func taskPrompt(ctx context.Context, ws *workspace.Workspace, t matrix.Task, role string) (string, error) {
-	p, err := prompt.Assemble(ctx, ws, prompt.Input{Task: t, Mode: role, SkipMissingSkills: true, ModeAsSystem: true})
+// role names a mode of ws; loaded, when set, is the role read already (a
+// project's own roles live in its repository, not in ws).
+func taskPrompt(ctx context.Context, ws *workspace.Workspace, t matrix.Task, role string, loaded *skills.Mode) (string, error) {
+	p, err := prompt.Assemble(ctx, ws, prompt.Input{Task: t, Mode: role, LoadedMode: loaded, SkipMissingSkills: true, ModeAsSystem: true})
 	if err != nil {
 		return "", err
 	}

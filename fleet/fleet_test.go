@@ -510,3 +510,38 @@ func TestRoleIsTheSystemPromptNotThePrompt(t *testing.T) {
 	waitStatus(t, f, "papi", StatusIdle)
 	check("papi-2", "Fix the typo in README")
 }
+
+// An agent of a project with its own roles takes a matrix task in a role
+// that only that project has: the role comes from the project, the task
+// and its skills from the fleet's workspace.
+func TestProjectRoleTakesAMatrixTask(t *testing.T) {
+	ws := newRepo(t)
+	web := newRepo(t)
+	if err := os.WriteFile(filepath.Join(web.AgentDir(), "agents", "designer.md"), []byte("---\ndescription: Draws the pages\n---\nDESIGNER-MARK: you design pages.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "projects:\n  - name: web\n    path: " + web.Root + "\n"
+	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info := filepath.Join(t.TempDir(), "fileinfo")
+	f := testFleet(t, ws, "STUB_MODE=ok", "STUB_FILEINFO_ENV=GEMINI_SYSTEM_MD", "STUB_FILEINFO="+info)
+	ctx := context.Background()
+	if _, err := f.Create(ctx, CreateInput{Name: "papi", Project: "web", Role: "designer", Spec: "draw"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	os.Remove(info)
+	if _, err := f.Start(ctx, StartInput{Name: "papi", TaskID: "c3c3c3"}); err != nil {
+		t.Fatalf("a designer agent of web could not take a matrix task: %v", err)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	raw, err := os.ReadFile(info)
+	if err != nil || !strings.Contains(string(raw), "DESIGNER-MARK") {
+		t.Fatalf("the CLI's system prompt was not web's designer role: %q, %v", raw, err)
+	}
+	prompt, err := os.ReadFile(filepath.Join(f.p.runsDir("papi"), "papi-2.prompt.md"))
+	if err != nil || !strings.Contains(string(prompt), "Fix the typo in README") {
+		t.Fatalf("prompt of the task run: %v\n%s", err, prompt)
+	}
+}

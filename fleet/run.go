@@ -104,7 +104,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 				return taskError(err)
 			}
 			tr.TaskID, tr.Summary, difficulty = t.ID, mdtext.Shorten(t.ID+": "+t.Description, 120), t.Difficulty
-			if prompt, err = taskPrompt(ctx, f.ws, t, a.Role); err != nil {
+			if prompt, err = taskPrompt(ctx, f.ws, t, a.Role, &role); err != nil {
 				return errors.Join(err, releaseTask(context.WithoutCancel(ctx), f.ws, t.ID, mention, f.now()))
 			}
 			prompt += "\n\n" + agentSection(a)

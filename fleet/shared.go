@@ -129,7 +129,7 @@ func ClaimTask(ctx context.Context, ws *workspace.Workspace, in StartInput, now 
 	if strings.TrimSpace(t.Mode) == "" || t.Mode == "-" {
 		mode = DefaultRole
 	}
-	p, err := taskPrompt(ctx, ws, t, mode)
+	p, err := taskPrompt(ctx, ws, t, mode, nil)
 	if err != nil {
 		return ClaimedTask{}, errors.Join(err, ReleaseTask(context.WithoutCancel(ctx), ws, t.ID, in.Name, now))
 	}

@@ -47,6 +47,9 @@ type Input struct {
 	TaskDir string
 	// Mode overrides the task's mode ("" means Task.Mode).
 	Mode string
+	// LoadedMode, when set, is the mode, read already (from another
+	// workspace: a fleet project's own roles); it wins over Mode.
+	LoadedMode *skills.Mode
 	// TaskOverride replaces the task README in the prompt.
 	TaskOverride string
 	// ContextFiles are workspace paths (relative to the root, or absolute) included fenced.
@@ -97,11 +100,20 @@ func Assemble(ctx context.Context, ws *workspace.Workspace, in Input) (Prompt, e
 	if modeName == "" {
 		modeName = t.Mode
 	}
+	if in.LoadedMode != nil {
+		modeName = in.LoadedMode.Name
+	}
 	if modeName == "" {
 		return Prompt{}, fmt.Errorf("task %s has no mode; pass one with --mode (existing modes: %s)", t.ID, ExistingModes(ws))
 	}
 	var warnings []string
-	mode, err := skills.LoadMode(ctx, ws, modeName)
+	var mode skills.Mode
+	var err error
+	if in.LoadedMode != nil {
+		mode = *in.LoadedMode
+	} else {
+		mode, err = skills.LoadMode(ctx, ws, modeName)
+	}
 	if errors.Is(err, skills.ErrNotFound) && strings.TrimSpace(in.Mode) == "" {
 		// The task's own mode names no file (people write `code`, `agent`):
 		// the prompt goes without a mode prompt rather than not at all. A
