@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,23 +38,7 @@ func connectCoder(t *testing.T) (*mcp.ClientSession, *codertest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Close()
-		cancel()
-		s.Close()
-	})
-	return cs, srv
+	return connectInMemory(t, s), srv
 }
 
 func TestMCPFleetToolsOnCoder(t *testing.T) {

@@ -53,6 +53,13 @@ func connectFleet(t testing.TB, ws *workspace.Workspace, toolsets []string, env 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return connectInMemory(t, srv)
+}
+
+// connectInMemory connects a client to srv over in-memory transports; all
+// is closed when the test ends.
+func connectInMemory(t testing.TB, srv *Server) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.MCP().Connect(ctx, st, nil)
