@@ -78,6 +78,22 @@ func TestCLIAgentsOnCoder(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"total_count": 1`) || !strings.Contains(out, `"status": "completed"`) {
 		t.Fatalf("history: exit %d %s %s", code, out, errOut)
 	}
+	// The workspace's Coder agent metadata: a column of agent list, a
+	// field of agent show.
+	if err := srv.SetAgentMetadata("papi", coder.WorkspaceAgentMetadata{
+		Description: coder.WorkspaceAgentMetadataDescription{Key: "pull_request", DisplayName: "Pull request"},
+		Result:      coder.WorkspaceAgentMetadataResult{Value: "812"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, root, env, "agent", "list")
+	if header, row, _ := strings.Cut(out, "\n"); code != 0 || !strings.Contains(header, "PULL_REQUEST") || !strings.Contains(row, "812") {
+		t.Fatalf("list with metadata: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, root, env, "agent", "show", "papi")
+	if code != 0 || !strings.Contains(out, "pull_request") || !strings.Contains(out, "812") {
+		t.Fatalf("show with metadata: exit %d\n%s%s", code, out, errOut)
+	}
 	// Without CODER_URL the backend says what to set.
 	code, _, errOut = runCLI(t, root, cliOpts{}, "agent", "list")
 	if code == 0 || !strings.Contains(errOut, "CODER_URL") {
