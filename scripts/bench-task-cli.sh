@@ -10,15 +10,21 @@
 # Per command: hyperfine min and mean wall time, and (when perf is there) page
 # faults; instructions from perf, or from valgrind's callgrind when the CPU
 # counters are not available (VMs). Wall times are only meaningful on an idle
-# machine; faults and instructions hold under load.
+# machine; faults and instructions hold under load. The read commands are
+# timed in rounds, each command once per round, so that a command and its
+# grep reference see the same load: min is the fastest run of all rounds,
+# mean the mean of all runs.
 #
 # Usage: scripts/bench-task-cli.sh [rows]
 #   needs go and hyperfine >= 1.15; perf and valgrind are optional.
-#   BENCH_RUNS=N  hyperfine runs per read command (default 200)
-#   BENCH_TAGS=T  build tags (default netgo,osusergo, the README's static build)
+#   BENCH_RUNS=N    hyperfine runs per read command (default 200)
+#   BENCH_ROUNDS=N  rounds the runs are spread over (default 4)
+#   BENCH_TAGS=T    build tags (default netgo,osusergo, the README's static build)
 set -euo pipefail
 rows="${1:-10000}"
 runs="${BENCH_RUNS:-200}"
+rounds="${BENCH_ROUNDS:-4}"
+per_round=$(( (runs + rounds - 1) / rounds ))
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -52,16 +58,23 @@ echo
 echo "| Command | min ms | mean ms | x ref (min) | x ref (mean) | page faults | instructions |"
 echo "|---|---|---|---|---|---|---|"
 
+# timeround KEY CMD...: one round of CMD; appends its fastest and its mean
+# run (ms) to $work/KEY.times.
+timeround() {
+  local key="$1"; shift
+  hyperfine -N --output=pipe --warmup 3 --runs "$per_round" --export-csv "$work/hf.csv" "$(printf '%q ' "$@")" >/dev/null 2>&1
+  awk -F, 'NR==2{print $7*1000, $2*1000}' "$work/hf.csv" >> "$work/$key.times"
+}
+
 ref_min="" ref_mean=""
-# measure NAME ROLE CMD...: ROLE is "ref" (sets the reference), "vs" (ratio to it) or "-".
-measure() {
-  local name="$1" role="$2"; shift 2
-  local quoted csv min mean faults=n/a instr=n/a
-  quoted="$(printf '%q ' "$@")"
-  csv="$work/hf.csv"
-  hyperfine -N --output=pipe --warmup 5 --runs "$runs" --export-csv "$csv" "$quoted" >/dev/null 2>&1
-  min="$(awk -F, 'NR==2{printf "%.2f", $7*1000}' "$csv")"
-  mean="$(awk -F, 'NR==2{printf "%.2f", $2*1000}' "$csv")"
+# report NAME KEY ROLE CMD...: the row of CMD, timed under KEY. ROLE is "ref"
+# (sets the reference), "vs" (ratio to it) or "-".
+report() {
+  local name="$1" key="$2" role="$3"; shift 3
+  local min mean faults=n/a instr=n/a
+  # Every round has the same number of runs: the mean of the means is the mean.
+  min="$(awk 'NR==1||$1<m{m=$1} END{printf "%.2f", m}' "$work/$key.times")"
+  mean="$(awk '{s+=$2} END{printf "%.2f", s/NR}' "$work/$key.times")"
   if [ "$have_perf" = yes ]; then
     local events=page-faults
     [ "$perf_instr" = yes ] && events=page-faults,instructions:u
@@ -86,12 +99,20 @@ measure() {
   echo "| \`$name\` | $min | $mean | $rmin | $rmean | $faults | $instr |"
 }
 
-measure "hello world (Go)" - "$work/hello-world"
-measure "agentinfra --help" - "$bin" --help
-measure "grep -c '\\| TODO \\|'" ref grep -c '| TODO |' "$matrix"
-measure "agentinfra validate" vs "$bin" validate
-measure "grep '\\| TODO \\|'" ref grep '| TODO |' "$matrix"
-measure "agentinfra task list --status TODO" vs "$bin" task list --status TODO
+for _ in $(seq "$rounds"); do
+  timeround hello "$work/hello-world"
+  timeround help "$bin" --help
+  timeround grep-c grep -c '| TODO |' "$matrix"
+  timeround validate "$bin" validate
+  timeround grep grep '| TODO |' "$matrix"
+  timeround list "$bin" task list --status TODO
+done
+report "hello world (Go)" hello - "$work/hello-world"
+report "agentinfra --help" help - "$bin" --help
+report "grep -c '\\| TODO \\|'" grep-c ref grep -c '| TODO |' "$matrix"
+report "agentinfra validate" validate vs "$bin" validate
+report "grep '\\| TODO \\|'" grep ref grep '| TODO |' "$matrix"
+report "agentinfra task list --status TODO" list vs "$bin" task list --status TODO
 
 echo
 echo "== writes and prompt (hyperfine only)"

@@ -2,23 +2,18 @@ package task
 
 import "os"
 
-// eachSubdir calls fn with the name of every entry in dir, in the
-// directory's own order: os.ReadDir's sort is wasted on thousands of task
-// folders of which only the orphans are reported (sorted), and its two
-// objects per entry cost more than the check itself. The names come from
-// Readdirnames, which does not say what an entry is: callers check with
-// isDir the few names they report.
-func eachSubdir(dir string, fn func(name string)) error {
+// subdirNames returns the names of the entries in dir, in the directory's
+// own order: os.ReadDir's sort is wasted on thousands of task folders of
+// which only the orphans are reported (sorted), and its two objects per
+// entry cost more than the check itself. Readdirnames does not say what an
+// entry is: callers check with isDir the few names they report.
+func subdirNames(dir string) ([]string, error) {
 	f, err := os.Open(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	for _, name := range names {
-		fn(name)
-	}
-	return err
+	return f.Readdirnames(-1)
 }
 
 // isDir reports whether dir/name is a folder (a symlink is not).

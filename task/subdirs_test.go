@@ -5,11 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
-// eachSubdir lists every entry of a folder too large for one read, and isDir
+// subdirNames lists every entry of a folder too large for one read, and isDir
 // keeps exactly the folders os.ReadDir calls folders: no files, no symlinks
 // (even to a folder).
 func TestSubdirNamesListsTheFoldersOnly(t *testing.T) {
@@ -33,26 +32,25 @@ func TestSubdirNamesListsTheFoldersOnly(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, want[0]), filepath.Join(dir, "ffffff_link-to-folder")); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	entries := 0
-	err := eachSubdir(dir, func(name string) {
-		entries++
-		if isDir(dir, name) {
-			got = append(got, strings.Clone(name))
-		}
-	})
+	names, err := subdirNames(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if entries != len(want)+4 {
-		t.Errorf("eachSubdir gave %d names, want all %d entries", entries, len(want)+4)
+	if len(names) != len(want)+4 {
+		t.Errorf("subdirNames gave %d names, want all %d entries", len(names), len(want)+4)
+	}
+	var got []string
+	for _, name := range names {
+		if isDir(dir, name) {
+			got = append(got, name)
+		}
 	}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %d names, want the %d folders; first difference near %v", len(got), len(want), firstDiff(got, want))
 	}
-	if err := eachSubdir(filepath.Join(dir, "missing"), func(string) {}); !os.IsNotExist(err) {
+	if _, err := subdirNames(filepath.Join(dir, "missing")); !os.IsNotExist(err) {
 		t.Errorf("a missing folder: got %v, want a not-exist error", err)
 	}
 }
