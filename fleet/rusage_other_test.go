@@ -5,3 +5,5 @@ package fleet
 import "time"
 
 func childrenCPU() time.Duration { return 0 }
+
+func selfCPU() time.Duration { return 0 }

@@ -211,3 +211,35 @@ func TestCollectErrorsAreTextEvenInCI(t *testing.T) {
 		t.Fatalf("error = %v; want the task's message without terminal colours", f.Error)
 	}
 }
+
+// go-task runs with GOGC=400 (it then skips the collections of its package
+// init), unless the environment or Options.Env says otherwise; the field's
+// commands see the same.
+func TestCollectRunsGoTaskWithGOGC400UnlessSet(t *testing.T) {
+	dir := workspaceWith(t, `  gogc:
+    meta: {}
+    cmds: ['echo "GOGC=${GOGC-unset}"']
+`)
+	bin := taskBin(t)
+	gogc := func(opts Options) string {
+		t.Helper()
+		opts.TaskBinary = bin
+		f := Collect(context.Background(), dir, opts).Fields["gogc"]
+		if f.Error != nil {
+			t.Fatal(*f.Error)
+		}
+		return val(f)
+	}
+	t.Setenv("GOGC", "") // restored after the test
+	os.Unsetenv("GOGC")
+	if got := gogc(Options{}); got != "GOGC=400" {
+		t.Errorf("no GOGC set: the task saw %s, want GOGC=400", got)
+	}
+	if got := gogc(Options{Env: []string{"GOGC=off"}}); got != "GOGC=off" {
+		t.Errorf("Options.Env GOGC=off: the task saw %s", got)
+	}
+	t.Setenv("GOGC", "150")
+	if got := gogc(Options{}); got != "GOGC=150" {
+		t.Errorf("the environment's GOGC=150: the task saw %s", got)
+	}
+}

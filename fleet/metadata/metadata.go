@@ -92,7 +92,9 @@ type Options struct {
 	// CacheTTL is how long a Collector keeps a workspace's result (0 =
 	// 10s; negative = no cache).
 	CacheTTL time.Duration
-	// Env is added to the environment of the task runs.
+	// Env is added to the environment of the task runs, after the
+	// process's own and GOGC=400 (when the process sets no GOGC): its
+	// values win.
 	Env []string
 }
 

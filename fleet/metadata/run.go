@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -29,9 +28,7 @@ func runField(ctx context.Context, bin, taskfile, dir, name string, o Options) F
 	defer cancel()
 	cmd := exec.CommandContext(rctx, bin, "--taskfile", taskfile, name, "--silent")
 	cmd.Dir = dir
-	// go-task colours its own messages when it thinks it runs in CI (CI=true):
-	// a value or an error is plain text.
-	cmd.Env = append(append(os.Environ(), "TASK_COLOR=false", "NO_COLOR=1"), o.Env...)
+	cmd.Env = taskEnv(o.Env)
 	stdout := &headBuffer{max: o.MaxValueBytes}
 	stderr := &tailBuffer{max: 2048}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
