@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentinfra/agentinfra/fleet/metadata"
@@ -239,24 +238,9 @@ func (c *Client) collectMetadata(ctx context.Context, ws Workspace, agent Worksp
 // o.Concurrency at once); out[i] is wss[i]'s.
 func (c *Client) CollectMetadataAll(ctx context.Context, wss []Workspace, o MetadataOptions) []metadata.Metadata {
 	o = o.withDefaults()
-	out := make([]metadata.Metadata, len(wss))
-	sem := make(chan struct{}, o.Concurrency)
-	var wg sync.WaitGroup
-	for i, ws := range wss {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-				out[i] = c.CollectMetadata(ctx, ws, o)
-			case <-ctx.Done():
-				out[i] = metadataFailed("not collected: " + ctx.Err().Error())
-			}
-		}()
-	}
-	wg.Wait()
-	return out
+	return metadata.CollectEach(ctx, wss, o.Concurrency, func(ctx context.Context, ws Workspace) metadata.Metadata {
+		return c.CollectMetadata(ctx, ws, o)
+	})
 }
 
 // metadataApp fetches the metadata app's JSON (metadata.Handler's).

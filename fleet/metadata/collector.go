@@ -115,17 +115,24 @@ func (c *Collector) prune() {
 // CollectAll collects dirs in parallel (at most AgentConcurrency at once);
 // out[i] is dirs[i]'s metadata.
 func (c *Collector) CollectAll(ctx context.Context, dirs []string) []Metadata {
-	out := make([]Metadata, len(dirs))
-	sem := make(chan struct{}, c.opts.AgentConcurrency)
+	return CollectEach(ctx, dirs, c.opts.AgentConcurrency, c.Collect)
+}
+
+// CollectEach collects the metadata of every workspace in parallel, at
+// most limit at once (every backend's list); out[i] is workspaces[i]'s. A
+// workspace whose turn never came before ctx ended says so in its Err.
+func CollectEach[W any](ctx context.Context, workspaces []W, limit int, collect func(context.Context, W) Metadata) []Metadata {
+	out := make([]Metadata, len(workspaces))
+	sem := make(chan struct{}, max(limit, 1))
 	var wg sync.WaitGroup
-	for i, d := range dirs {
+	for i, w := range workspaces {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			select {
 			case sem <- struct{}{}:
 				defer func() { <-sem }()
-				out[i] = c.Collect(ctx, d)
+				out[i] = collect(ctx, w)
 			case <-ctx.Done():
 				out[i] = Metadata{Fields: map[string]Field{}, Err: "not collected: " + ctx.Err().Error()}
 			}
