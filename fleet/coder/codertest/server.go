@@ -39,6 +39,7 @@ const (
 	RouteAppStatus       = "GET app/status"
 	RouteAppMessage      = "POST app/message"
 	RouteAppMessages     = "GET app/messages"
+	RouteAppEvents       = "GET app/events"
 )
 
 // Fault is a failure injected on a route.
@@ -111,6 +112,9 @@ type agentAPI struct {
 	status   string
 	messages []coder.AgentConversationMessage
 	pending  string // the prompt the agent is working on
+	// subs are the open event streams; a stream whose buffer is full is
+	// dropped, as the real AgentAPI drops a slow subscriber.
+	subs map[chan appEvent]struct{}
 }
 
 // Option configures a Server.
@@ -315,14 +319,13 @@ func (s *Server) Advance() bool {
 			// As Coder's Claude Code module does, the agent starts on the
 			// prompt parameter when it first comes up.
 			if p := w.prompt(); p != "" && len(w.agentapi.messages) == 0 {
-				w.agentapi.messages = append(w.agentapi.messages, coder.AgentConversationMessage{Role: "user", Content: p, Time: s.now})
-				w.agentapi.status, w.agentapi.pending = coder.AgentAPIRunning, p
-				s.appStatus(w, coder.AppStateWorking, "working on: "+p)
+				s.startWork(w, p)
 			}
 		case w.agentapi.status == coder.AgentAPIRunning:
-			w.agentapi.messages = append(w.agentapi.messages, coder.AgentConversationMessage{
-				ID: len(w.agentapi.messages), Role: "agent", Content: "Done: " + w.agentapi.pending, Time: s.now})
-			w.agentapi.status, w.agentapi.pending = coder.AgentAPIStable, ""
+			// The answer is on screen before the AgentAPI sees the screen
+			// stable: message_update first, then status_change.
+			s.addAgentMessage(w, "agent", "Done: "+w.agentapi.pending)
+			s.setAgentStatus(w, coder.AgentAPIStable, "")
 			s.appStatus(w, coder.AppStateIdle, "done")
 			moved = true
 		}
