@@ -125,7 +125,9 @@ func (s *Server) app(w http.ResponseWriter, r *http.Request) {
 		}
 		switch {
 		case m.Type == coder.MessageRaw && m.Content == coder.Interrupt:
-			if api.status == coder.AgentAPIRunning {
+			if api.status == coder.AgentAPIRunning && s.lagInterrupt {
+				api.interrupted = true
+			} else if api.status == coder.AgentAPIRunning {
 				s.setAgentStatus(ws, coder.AgentAPIStable, "")
 				s.appStatus(ws, coder.AppStateIdle, "interrupted")
 			}

@@ -53,7 +53,7 @@ func (s *Server) addAgentMessage(w *workspace, role, content string) {
 // and publishes a change. The caller holds s.mu.
 func (s *Server) setAgentStatus(w *workspace, status, pending string) {
 	changed := w.agentapi.status != status
-	w.agentapi.status, w.agentapi.pending = status, pending
+	w.agentapi.status, w.agentapi.pending, w.agentapi.interrupted = status, pending, false
 	if changed {
 		s.publish(w, statusChange(status))
 	}

@@ -69,23 +69,24 @@ type Server struct {
 	Token string // the session token it accepts
 	Owner string // the token's user
 
-	ts        *httptest.Server
-	addr      string
-	done      chan struct{}
-	closeOnce sync.Once
-	meta      metadataState
-	appHost   string // wildcard app host; "" without subdomain apps
-	appSlug   string
-	mu        sync.Mutex
-	now       time.Time
-	org       coder.Organization
-	userID    string
-	tmpls     []*template
-	wss       []*workspace
-	faults    map[string]Fault
-	failNext  map[string]bool // lower(workspace name) → its next build fails
-	requests  map[string]int  // route → requests seen
-	lastQ     string
+	ts           *httptest.Server
+	addr         string
+	done         chan struct{}
+	closeOnce    sync.Once
+	meta         metadataState
+	appHost      string // wildcard app host; "" without subdomain apps
+	appSlug      string
+	lagInterrupt bool
+	mu           sync.Mutex
+	now          time.Time
+	org          coder.Organization
+	userID       string
+	tmpls        []*template
+	wss          []*workspace
+	faults       map[string]Fault
+	failNext     map[string]bool // lower(workspace name) → its next build fails
+	requests     map[string]int  // route → requests seen
+	lastQ        string
 }
 
 type template struct {
@@ -112,6 +113,9 @@ type agentAPI struct {
 	status   string
 	messages []coder.AgentConversationMessage
 	pending  string // the prompt the agent is working on
+	// interrupted: an interrupt arrived and the next step makes the
+	// agent stable (WithLaggingInterrupt).
+	interrupted bool
 	// subs are the open event streams; a stream whose buffer is full is
 	// dropped, as the real AgentAPI drops a slow subscriber.
 	subs map[chan appEvent]struct{}
@@ -123,6 +127,11 @@ type Option func(*Server)
 // WithSubdomainApps serves the AgentAPI app as a subdomain app under the
 // wildcard host *.apps.coder.test:{port}; use HTTPClient to reach it.
 func WithSubdomainApps() Option { return func(s *Server) { s.appHost = "*.apps.coder.test" } }
+
+// WithLaggingInterrupt keeps the AgentAPI running after an interrupt until
+// the clock's next step, as the real one reports running until the
+// agent's screen has been still for a while (2 s).
+func WithLaggingInterrupt() Option { return func(s *Server) { s.lagInterrupt = true } }
 
 // WithAppSlug names the AgentAPI app (default coder.DefaultAgentAPISlug).
 func WithAppSlug(slug string) Option { return func(s *Server) { s.appSlug = slug } }
@@ -321,6 +330,10 @@ func (s *Server) Advance() bool {
 			if p := w.prompt(); p != "" && len(w.agentapi.messages) == 0 {
 				s.startWork(w, p)
 			}
+		case w.agentapi.status == coder.AgentAPIRunning && w.agentapi.interrupted:
+			s.setAgentStatus(w, coder.AgentAPIStable, "")
+			s.appStatus(w, coder.AppStateIdle, "interrupted")
+			moved = true
 		case w.agentapi.status == coder.AgentAPIRunning:
 			// The answer is on screen before the AgentAPI sees the screen
 			// stable: message_update first, then status_change.
