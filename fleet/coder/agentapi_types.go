@@ -1,6 +1,9 @@
 package coder
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // The AgentAPI (github.com/coder/agentapi) answers these inside the
 // workspace; Coder's app proxy passes them through unchanged.
@@ -49,4 +52,39 @@ type AgentConversationMessage struct {
 // AgentMessages is the answer of GET messages.
 type AgentMessages struct {
 	Messages []AgentConversationMessage `json:"messages"`
+}
+
+// AgentAPI event types on GET events (server-sent events): on connect the
+// app sends its current state (a message_update per message, then a
+// status_change), then every change. While the agent works, the last
+// message is sent again each time it grows: a message_update replaces the
+// message with its ID.
+const (
+	EventMessageUpdate = "message_update"
+	EventStatusChange  = "status_change"
+)
+
+// AgentMessageUpdate is the data of a message_update event.
+type AgentMessageUpdate struct {
+	ID      int       `json:"id"` // also the message's place in the conversation
+	Role    string    `json:"role"`
+	Message string    `json:"message"`
+	Time    time.Time `json:"time"`
+}
+
+// AgentStatusChange is the data of a status_change event (older AgentAPIs
+// send the status alone, without agent_type).
+type AgentStatusChange struct {
+	Status    string `json:"status"`
+	AgentType string `json:"agent_type,omitempty"`
+}
+
+// AgentEvent is one event of the AgentAPI stream. Exactly one of
+// MessageUpdate and StatusChange is set for the two known types; other
+// types (newer AgentAPIs add some) carry only Type and Data.
+type AgentEvent struct {
+	Type          string
+	Data          json.RawMessage
+	MessageUpdate *AgentMessageUpdate
+	StatusChange  *AgentStatusChange
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -118,22 +119,28 @@ func (c *Client) appHostCached(ctx context.Context) (string, error) {
 }
 
 func (c *Client) appDo(ctx context.Context, app App, method, endpoint string, in, out any) error {
-	host := ""
-	if app.Subdomain {
-		var err error
-		if host, err = c.appHostCached(ctx); err != nil {
-			return err
-		}
-	}
-	raw, err := c.AppURL(app, host, endpoint)
-	if err != nil {
-		return err
-	}
-	u, err := parseURL(raw)
+	u, err := c.appEndpoint(ctx, app, endpoint)
 	if err != nil {
 		return err
 	}
 	return c.do(ctx, method, u, in, out)
+}
+
+// appEndpoint is the URL of endpoint of app, asking Coder for the wildcard
+// app host (once) when app is a subdomain app.
+func (c *Client) appEndpoint(ctx context.Context, app App, endpoint string) (*url.URL, error) {
+	host := ""
+	if app.Subdomain {
+		var err error
+		if host, err = c.appHostCached(ctx); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := c.AppURL(app, host, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return parseURL(raw)
 }
 
 // AgentStatus asks the AgentAPI app whether the agent works ("running") or

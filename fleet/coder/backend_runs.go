@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
 )
@@ -106,13 +107,16 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 // Stop interrupts the agent's current work through its AgentAPI app (the
 // raw ESC a person would type) and records the run stopped; the workspace
 // keeps running and the agent becomes idle. Stopping the workspace itself
-// is Coder's business (`coder stop NAME`), not a fleet verb.
+// is Coder's business (`coder stop NAME`), not a fleet verb. It returns
+// once the app reports the agent waiting again (at most stopSettleTimeout
+// after the interrupt), so that what follows a stop finds the agent idle.
 func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) {
 	// An unknown agent is refused before its lock file is made.
 	if _, _, _, _, err := b.observe(ctx, name, false, false); err != nil {
 		return fleet.TaskRun{}, err
 	}
 	var out fleet.TaskRun
+	var interrupted *App
 	err := b.files.withAgentLock(ctx, name, func() error {
 		o, _, st, cur, err := b.observe(ctx, name, true, true)
 		if err != nil {
@@ -130,6 +134,7 @@ func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) 
 		if err := b.client.SendMessage(ctx, app, AgentMessage{Type: MessageRaw, Content: Interrupt}); err != nil {
 			return fleetError(err)
 		}
+		interrupted = &app
 		if cur == nil { // work agentinfra did not give: nothing of ours to record
 			now := b.now()
 			a := b.view(o, nil, "", st, nil)
@@ -146,7 +151,28 @@ func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) 
 		}
 		return err
 	})
+	if err == nil && interrupted != nil {
+		// Outside the lock: the wait is the app's, not the record's.
+		b.waitStable(ctx, *interrupted)
+	}
 	return out, err
+}
+
+// stopSettleTimeout bounds Stop's wait for the interrupted agent to
+// settle: the AgentAPI reports running until the agent's screen has been
+// still for about 2 s.
+const stopSettleTimeout = 5 * time.Second
+
+// waitStable follows the app's events until it reports the agent stable,
+// at most stopSettleTimeout. The stream starts with the current status,
+// so an agent already waiting ends the wait at once; an app that cannot be
+// followed is not waited for (show then tells what the app says).
+func (b *Backend) waitStable(ctx context.Context, app App) {
+	ctx, cancel := context.WithTimeout(ctx, stopSettleTimeout)
+	defer cancel()
+	_ = b.client.AgentEvents(ctx, app, func(ev AgentEvent) bool {
+		return ev.StatusChange == nil || ev.StatusChange.Status != AgentAPIStable
+	})
 }
 
 // History returns one page of the agent's runs, newest first: the runs

@@ -89,20 +89,29 @@ func (s *Server) app(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ws := s.find(t.owner, t.workspace)
 	if ws == nil || t.agent != AgentName || t.slug != s.appSlug {
+		s.mu.Unlock()
 		writeError(w, http.StatusNotFound, "Application not found.", fmt.Sprintf("%+v", t))
 		return
 	}
 	if ws.ws.LatestBuild.Status != coder.BuildRunning || !ws.agentUp {
-		writeError(w, http.StatusBadGateway, "Agent not connected.", "the workspace is "+ws.ws.LatestBuild.Status)
+		status := ws.ws.LatestBuild.Status
+		s.mu.Unlock()
+		writeError(w, http.StatusBadGateway, "Agent not connected.", "the workspace is "+status)
 		return
 	}
+	if route == RouteAppEvents {
+		ch, state := s.subscribe(ws)
+		s.mu.Unlock() // a stream must not hold the lock
+		s.appEvents(w, r, ws, ch, state)
+		return
+	}
+	defer s.mu.Unlock()
 	api := &ws.agentapi
 	switch route {
 	case RouteAppStatus:
-		writeJSON(w, http.StatusOK, coder.AgentStatus{Status: api.status, AgentType: "claude"})
+		writeJSON(w, http.StatusOK, coder.AgentStatus{Status: api.status, AgentType: agentType})
 	case RouteAppMessages:
 		msgs := append([]coder.AgentConversationMessage{}, api.messages...)
 		writeJSON(w, http.StatusOK, coder.AgentMessages{Messages: msgs})
@@ -116,8 +125,10 @@ func (s *Server) app(w http.ResponseWriter, r *http.Request) {
 		}
 		switch {
 		case m.Type == coder.MessageRaw && m.Content == coder.Interrupt:
-			if api.status == coder.AgentAPIRunning {
-				api.status, api.pending = coder.AgentAPIStable, ""
+			if api.status == coder.AgentAPIRunning && s.lagInterrupt {
+				api.interrupted = true
+			} else if api.status == coder.AgentAPIRunning {
+				s.setAgentStatus(ws, coder.AgentAPIStable, "")
 				s.appStatus(ws, coder.AppStateIdle, "interrupted")
 			}
 		case m.Type == coder.MessageRaw:
@@ -130,9 +141,7 @@ func (s *Server) app(w http.ResponseWriter, r *http.Request) {
 				"detail": "failed to send message: message can only be sent when the agent is waiting for user input"})
 			return
 		default:
-			api.messages = append(api.messages, coder.AgentConversationMessage{ID: len(api.messages), Role: "user", Content: m.Content, Time: s.now})
-			api.status, api.pending = coder.AgentAPIRunning, m.Content
-			s.appStatus(ws, coder.AppStateWorking, "working on: "+m.Content)
+			s.startWork(ws, m.Content)
 		}
 		s.settleBuild(ws)
 		writeJSON(w, http.StatusOK, coder.AgentMessageResponse{OK: true})

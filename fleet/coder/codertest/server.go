@@ -39,6 +39,7 @@ const (
 	RouteAppStatus       = "GET app/status"
 	RouteAppMessage      = "POST app/message"
 	RouteAppMessages     = "GET app/messages"
+	RouteAppEvents       = "GET app/events"
 )
 
 // Fault is a failure injected on a route.
@@ -68,23 +69,24 @@ type Server struct {
 	Token string // the session token it accepts
 	Owner string // the token's user
 
-	ts        *httptest.Server
-	addr      string
-	done      chan struct{}
-	closeOnce sync.Once
-	meta      metadataState
-	appHost   string // wildcard app host; "" without subdomain apps
-	appSlug   string
-	mu        sync.Mutex
-	now       time.Time
-	org       coder.Organization
-	userID    string
-	tmpls     []*template
-	wss       []*workspace
-	faults    map[string]Fault
-	failNext  map[string]bool // lower(workspace name) → its next build fails
-	requests  map[string]int  // route → requests seen
-	lastQ     string
+	ts           *httptest.Server
+	addr         string
+	done         chan struct{}
+	closeOnce    sync.Once
+	meta         metadataState
+	appHost      string // wildcard app host; "" without subdomain apps
+	appSlug      string
+	lagInterrupt bool
+	mu           sync.Mutex
+	now          time.Time
+	org          coder.Organization
+	userID       string
+	tmpls        []*template
+	wss          []*workspace
+	faults       map[string]Fault
+	failNext     map[string]bool // lower(workspace name) → its next build fails
+	requests     map[string]int  // route → requests seen
+	lastQ        string
 }
 
 type template struct {
@@ -111,6 +113,12 @@ type agentAPI struct {
 	status   string
 	messages []coder.AgentConversationMessage
 	pending  string // the prompt the agent is working on
+	// interrupted: an interrupt arrived and the next step makes the
+	// agent stable (WithLaggingInterrupt).
+	interrupted bool
+	// subs are the open event streams; a stream whose buffer is full is
+	// dropped, as the real AgentAPI drops a slow subscriber.
+	subs map[chan appEvent]struct{}
 }
 
 // Option configures a Server.
@@ -119,6 +127,11 @@ type Option func(*Server)
 // WithSubdomainApps serves the AgentAPI app as a subdomain app under the
 // wildcard host *.apps.coder.test:{port}; use HTTPClient to reach it.
 func WithSubdomainApps() Option { return func(s *Server) { s.appHost = "*.apps.coder.test" } }
+
+// WithLaggingInterrupt keeps the AgentAPI running after an interrupt until
+// the clock's next step, as the real one reports running until the
+// agent's screen has been still for a while (2 s).
+func WithLaggingInterrupt() Option { return func(s *Server) { s.lagInterrupt = true } }
 
 // WithAppSlug names the AgentAPI app (default coder.DefaultAgentAPISlug).
 func WithAppSlug(slug string) Option { return func(s *Server) { s.appSlug = slug } }
@@ -315,14 +328,17 @@ func (s *Server) Advance() bool {
 			// As Coder's Claude Code module does, the agent starts on the
 			// prompt parameter when it first comes up.
 			if p := w.prompt(); p != "" && len(w.agentapi.messages) == 0 {
-				w.agentapi.messages = append(w.agentapi.messages, coder.AgentConversationMessage{Role: "user", Content: p, Time: s.now})
-				w.agentapi.status, w.agentapi.pending = coder.AgentAPIRunning, p
-				s.appStatus(w, coder.AppStateWorking, "working on: "+p)
+				s.startWork(w, p)
 			}
+		case w.agentapi.status == coder.AgentAPIRunning && w.agentapi.interrupted:
+			s.setAgentStatus(w, coder.AgentAPIStable, "")
+			s.appStatus(w, coder.AppStateIdle, "interrupted")
+			moved = true
 		case w.agentapi.status == coder.AgentAPIRunning:
-			w.agentapi.messages = append(w.agentapi.messages, coder.AgentConversationMessage{
-				ID: len(w.agentapi.messages), Role: "agent", Content: "Done: " + w.agentapi.pending, Time: s.now})
-			w.agentapi.status, w.agentapi.pending = coder.AgentAPIStable, ""
+			// The answer is on screen before the AgentAPI sees the screen
+			// stable: message_update first, then status_change.
+			s.addAgentMessage(w, "agent", "Done: "+w.agentapi.pending)
+			s.setAgentStatus(w, coder.AgentAPIStable, "")
 			s.appStatus(w, coder.AppStateIdle, "done")
 			moved = true
 		}

@@ -41,6 +41,10 @@ func (s *Server) newBuild(w *workspace, transition string, preset *string) {
 		Job:                     coder.ProvisionerJob{ID: newID(), CreatedAt: s.now, Status: coder.JobPending},
 		TemplateVersionPresetID: preset}
 	w.agentUp = false
+	// The AgentAPI process goes away with the build: its streams end.
+	for ch := range w.agentapi.subs {
+		close(ch)
+	}
 	w.agentapi = agentAPI{status: coder.AgentAPIStable, messages: w.agentapi.messages}
 	s.settleBuild(w)
 }
