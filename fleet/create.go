@@ -44,7 +44,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		}
 	}
 	if proj.Backend != BackendLocal {
-		return Agent{}, unavailable(nil, "project %s uses the %s backend, which this agentinfra does not have; only local projects can have agents here", proj.Name, proj.Backend)
+		return Agent{}, unavailable(nil, "project %s uses the %s backend, but this fleet is local: only local projects can have agents here (for Coder, set fleet.backend: coder in .agent/config.yaml or pass --backend coder; its projects are the Coder templates)", proj.Name, proj.Backend)
 	}
 	role := in.Role
 	if role == "" {
