@@ -86,7 +86,7 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	if err := refuse(task, opts.Force); err != nil {
 		return p, err
 	}
-	dir, archived := ws.FindTaskDir(id)
+	dir, archived := tasksvc.Folder(ws, doc, id)
 	if archived {
 		return p, fmt.Errorf("%w: task %s is archived (%s); restore its folder to .agent/tasks/ first", ErrRefused, id, ws.RelPath(dir))
 	}

@@ -55,7 +55,7 @@ func scaffoldFolders(ctx context.Context, ws *workspace.Workspace, st *matrix.St
 		if ok, _ := movable(cr, descriptionIndex(cr), count); !ok {
 			continue
 		}
-		if dir, _ := ws.FindTaskDir(cr.ID); dir != "" {
+		if dir, _ := tasksvc.Folder(ws, d, cr.ID); dir != "" {
 			continue
 		}
 		if _, _, err := tasksvc.ScaffoldTask(ctx, ws, cr.ID, tasksvc.ScaffoldOptions{}, o.Now); err != nil {
@@ -91,7 +91,7 @@ func (r *run) moveTarget(d *matrix.Doc, cr matrix.ContinuedRow, desc int, count 
 	}
 	var before, existing string
 	created := false
-	if dir, _ := ws.FindTaskDir(cr.ID); dir != "" {
+	if dir, _ := tasksvc.Folder(ws, d, cr.ID); dir != "" {
 		abs := filepath.Join(dir, "README.md")
 		b, err := os.ReadFile(abs)
 		switch {

@@ -72,7 +72,7 @@ func Build(ctx context.Context, ws *workspace.Workspace, now time.Time, opts Opt
 		if err := ctx.Err(); err != nil {
 			return Report{}, err
 		}
-		ht := taskOf(ws, r.t)
+		ht := taskOf(ws, doc, r.t)
 		ht.LatestNote = latestNote(ws, ht.TaskDir, opts.NoteBytes)
 		switch r.t.Status {
 		case "IN_PROGRESS":
@@ -85,10 +85,10 @@ func Build(ctx context.Context, ws *workspace.Workspace, now time.Time, opts Opt
 	}
 	h.DoneTotal, h.TodoTotal = len(done), len(todo)
 	for _, r := range done[:min(len(done), opts.Done)] {
-		h.RecentlyDone = append(h.RecentlyDone, taskOf(ws, r.t))
+		h.RecentlyDone = append(h.RecentlyDone, taskOf(ws, doc, r.t))
 	}
 	for _, r := range todo[:min(len(todo), opts.Next)] {
-		h.NextUp = append(h.NextUp, taskOf(ws, r.t))
+		h.NextUp = append(h.NextUp, taskOf(ws, doc, r.t))
 	}
 	h.Git = readGit(ctx, ws.Root, opts)
 	h.Text = Render(h, now)
@@ -106,10 +106,10 @@ func parseTime(s string) time.Time {
 	return time.Time{}
 }
 
-func taskOf(ws *workspace.Workspace, t matrix.Task) Task {
+func taskOf(ws *workspace.Workspace, doc *matrix.Doc, t matrix.Task) Task {
 	ht := Task{ID: t.ID, Status: t.Status, Priority: t.Priority, Difficulty: t.Difficulty, Mode: t.Mode,
 		Agents: append([]string{}, t.Agents...), Description: t.Description, Created: t.Created, Updated: t.Updated}
-	if dir, _ := ws.FindTaskDir(t.ID); dir != "" {
+	if dir, _ := tasksvc.Folder(ws, doc, t.ID); dir != "" {
 		ht.TaskDir = ws.RelPath(dir) + "/"
 	}
 	return ht

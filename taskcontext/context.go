@@ -190,7 +190,7 @@ func Build(ctx context.Context, ws *workspace.Workspace, id string, opts Options
 		Skills:    []Skill{},
 		Tracking:  Tracking{MaxFiles: opts.TrackingFiles, MaxEntryBytes: opts.TrackingBytes, Entries: []TrackingEntry{}},
 	}
-	dir, archived := ws.FindTaskDir(t.ID)
+	dir, archived := tasksvc.Folder(ws, doc, t.ID)
 	c.Archived = archived
 	if dir != "" {
 		c.TaskDir = ws.RelPath(dir) + "/"

@@ -211,3 +211,41 @@ func TestTrackingSymlinkedOutsideIsNotRead(t *testing.T) {
 		t.Error("the context shows a note from outside the workspace")
 	}
 }
+
+// A task whose ID is another task's ID plus "_..." (auth and auth_v2) does
+// not take the other task's folder: auth_v2_login is auth_v2's, so auth has
+// none.
+func TestTaskContextFolderOfAPrefixID(t *testing.T) {
+	root := t.TempDir()
+	matrixText := `# Matrix
+
+| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |
+|----|--------|-----|------|------|--------|--------|-------------|---------|---------|
+| auth | TODO | P2 | med | coder | - | - | Log in with email | 2026-11-01 | 2026-11-01 |
+| auth_v2 | TODO | P2 | med | coder | - | - | Log in with passkeys | 2026-11-02 | 2026-11-02 |
+`
+	if err := os.MkdirAll(filepath.Join(root, ".agent", "tasks", "auth_v2_login"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".agent", "tasks", "auth_v2_login", "README.md"), []byte("# auth_v2\n\nPASSKEYS\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md"), []byte(matrixText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Build(context.Background(), ws, "auth", Options{Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TaskDir != "" || strings.Contains(Render(c), "PASSKEYS") {
+		t.Fatalf("auth took auth_v2's folder: TaskDir %q", c.TaskDir)
+	}
+	c, err = Build(context.Background(), ws, "auth_v2", Options{Getenv: noEnv})
+	if err != nil || c.TaskDir != ".agent/tasks/auth_v2_login/" {
+		t.Fatalf("auth_v2: TaskDir %q, %v", c.TaskDir, err)
+	}
+}
