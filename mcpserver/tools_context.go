@@ -232,7 +232,7 @@ func (s *Server) addPromptTool() error {
 		},
 		Required: []string{"id"},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in PromptInput, _ map[string]json.RawMessage) (PromptOutput, string, error) {
-		t, err := s.task(ctx, in.ID)
+		t, doc, err := s.task(ctx, in.ID)
 		if err != nil {
 			return PromptOutput{}, "", err
 		}
@@ -242,7 +242,7 @@ func (s *Server) addPromptTool() error {
 			}
 		}
 		p, err := prompt.Assemble(ctx, s.ws, prompt.Input{
-			Task: t, Mode: strings.TrimSpace(in.Mode), TaskOverride: in.TaskOverride,
+			Task: t, Doc: doc, Mode: strings.TrimSpace(in.Mode), TaskOverride: in.TaskOverride,
 			ContextFiles: in.ContextFiles, Getenv: s.opts.Getenv,
 		})
 		if err != nil {
@@ -274,18 +274,18 @@ func nonNil[T any](s []T) []T {
 }
 
 // task returns the row of id from the cached matrix, or an error naming the id field.
-func (s *Server) task(ctx context.Context, id string) (matrix.Task, error) {
+func (s *Server) task(ctx context.Context, id string) (matrix.Task, *matrix.Doc, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
-		return matrix.Task{}, fieldErrorf("id", "required; pass a task ID (task with action list shows them)")
+		return matrix.Task{}, nil, fieldErrorf("id", "required; pass a task ID (task with action list shows them)")
 	}
 	d, err := s.doc(ctx)
 	if err != nil {
-		return matrix.Task{}, err
+		return matrix.Task{}, nil, err
 	}
 	t, err := d.Lookup(id)
 	if err != nil {
-		return matrix.Task{}, err // a *matrix.NotFoundError: errorResult names the id field
+		return matrix.Task{}, nil, err // a *matrix.NotFoundError: errorResult names the id field
 	}
-	return t, nil
+	return t, d, nil
 }

@@ -69,7 +69,7 @@ func (s *Server) addDispatchTool() error {
 }
 
 func (s *Server) dispatchTool(ctx context.Context, req *mcp.CallToolRequest, in DispatchInput, _ map[string]json.RawMessage) (dispatch.Outcome, string, error) {
-	if _, err := s.task(ctx, in.ID); err != nil {
+	if _, _, err := s.task(ctx, in.ID); err != nil {
 		return dispatch.Outcome{}, "", err
 	}
 	opts, err := s.dispatchOptions(ctx, in)

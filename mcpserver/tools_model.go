@@ -41,7 +41,11 @@ func (s *Server) addModelTool() error {
 		if strings.TrimSpace(in.ID) == "" && strings.TrimSpace(in.Mode) == "" && in.Difficulty == "" {
 			return ModelOutput{}, "", fieldErrorf("id", "pass id, or mode and difficulty")
 		}
-		out, err := prompt.ModelFor(ctx, s.ws, q, s.task, s.opts.Getenv)
+		lookup := func(ctx context.Context, id string) (matrix.Task, error) {
+			t, _, err := s.task(ctx, id)
+			return t, err
+		}
+		out, err := prompt.ModelFor(ctx, s.ws, q, lookup, s.opts.Getenv)
 		var fe *fieldError
 		if err != nil && in.Difficulty != "" && errors.Is(err, matrix.ErrInvalid) {
 			err = fieldErrorf("difficulty", "%v", err)

@@ -43,8 +43,12 @@ const (
 // Input is what Assemble needs.
 type Input struct {
 	Task matrix.Task
-	// TaskDir is the task folder; "" means look it up with ws.FindTaskDir(Task.ID).
+	// TaskDir is the task folder; "" means look it up: with Doc's owner
+	// rule when Doc is set, else the first folder named {id}_*.
 	TaskDir string
+	// Doc is the matrix Task was read from (optional): its IDs decide which
+	// folder is the task's (auth_v2_login is auth_v2's, not auth's).
+	Doc *matrix.Doc
 	// Mode overrides the task's mode ("" means Task.Mode).
 	Mode string
 	// LoadedMode, when set, is the mode, read already (from another
@@ -131,7 +135,11 @@ func Assemble(ctx context.Context, ws *workspace.Workspace, in Input) (Prompt, e
 	}
 	taskDir := in.TaskDir
 	if taskDir == "" && t.ID != "" {
-		taskDir, _ = ws.FindTaskDir(t.ID)
+		if in.Doc != nil {
+			taskDir, _ = tasksvc.Folder(ws, in.Doc, t.ID)
+		} else {
+			taskDir, _ = ws.FindTaskDir(t.ID)
+		}
 	}
 
 	p := Prompt{Mode: modeName, Skills: []string{}, MissingSkills: []string{}, Warnings: warnings}

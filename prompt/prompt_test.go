@@ -332,3 +332,40 @@ func TestAssembleModeAsSystem(t *testing.T) {
 		}
 	}
 }
+
+// With the matrix given, a task whose ID is another's plus "_..." (auth,
+// auth_v2) does not take the other's folder into its prompt.
+func TestAssembleFolderOfAPrefixID(t *testing.T) {
+	root := t.TempDir()
+	src := "| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |\n" +
+		"|---|---|---|---|---|---|---|---|---|---|\n" +
+		"| auth | TODO | P2 | med | coder | - | - | Log in with email | 2026-11-01 | 2026-11-01 |\n" +
+		"| auth_v2 | TODO | P2 | med | coder | - | - | Log in with passkeys | 2026-11-02 | 2026-11-02 |\n"
+	dir := filepath.Join(root, ".agent", "tasks", "auth_v2_login")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# auth_v2\n\nPASSKEYS-README\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := matrix.NewStore(ws.MatrixPath()).Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"auth": false, "auth_v2": true} {
+		p, err := Assemble(context.Background(), ws, Input{Task: mustTask(t, doc, id), Doc: doc, Getenv: noEnv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(p.Text, "PASSKEYS-README"); got != want {
+			t.Errorf("prompt of %s holds auth_v2's README: %v, want %v", id, got, want)
+		}
+	}
+}
