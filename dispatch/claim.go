@@ -19,9 +19,9 @@ import (
 // row changed since the plan, the prompt and command are built again from the
 // claimed row.
 func (p *Plan) Claim(ctx context.Context) error {
-	res, err := tasksvc.UpdateTask(ctx, p.ws, p.Task.ID, claimUpdate(p.Mention), p.At, tasksvc.UpdateOptions{
+	res, err := tasksvc.UpdateTask(ctx, p.ws, p.Task.ID, p.claimUpdate(), p.At, tasksvc.UpdateOptions{
 		Force: true, Getenv: p.opts.Getenv,
-		Precondition: func(t matrix.Task) error { return refuse(t, p.opts.Force) },
+		Precondition: func(t matrix.Task) error { return refuse(t, p.words, p.opts.Force) },
 	})
 	if err != nil {
 		return err
@@ -40,15 +40,15 @@ var errMovedDuringRun = errors.New("the status was changed during the run")
 // a person) already moved it during the run, as the prompt's reporting
 // protocol asks: such a status is kept, with a warning.
 func (p *Plan) finish(ctx context.Context, ok bool) error {
-	status := "REVIEW"
+	status := p.words.review
 	if !ok {
-		status = "BLOCKED"
+		status = p.words.blocked
 	}
 	var now string
 	_, err := tasksvc.UpdateTask(ctx, p.ws, p.Task.ID, matrix.Update{Status: matrix.Str(status)}, p.opts.Now(), tasksvc.UpdateOptions{
 		Force: true, Getenv: p.opts.Getenv,
 		Precondition: func(t matrix.Task) error {
-			if t.Status != StatusClaimed {
+			if t.Status != p.words.claimed {
 				now = t.Status
 				return errMovedDuringRun
 			}
@@ -76,9 +76,9 @@ func (p *Plan) finish(ctx context.Context, ok bool) error {
 // start, and returns cause (joined with any failure to move it).
 func (p *Plan) block(ctx context.Context, cause error) error {
 	p.Outcome.Outcome = OutcomeFailed
-	if _, err := tasksvc.UpdateTask(ctx, p.ws, p.Task.ID, matrix.Update{Status: matrix.Str("BLOCKED")}, p.opts.Now(), tasksvc.UpdateOptions{Force: true, Getenv: p.opts.Getenv}); err != nil {
+	if _, err := tasksvc.UpdateTask(ctx, p.ws, p.Task.ID, matrix.Update{Status: matrix.Str(p.words.blocked)}, p.opts.Now(), tasksvc.UpdateOptions{Force: true, Getenv: p.opts.Getenv}); err != nil {
 		return errors.Join(cause, fmt.Errorf("move task %s to BLOCKED: %w", p.Task.ID, err))
 	}
-	p.Outcome.StatusAfter = "BLOCKED"
+	p.Outcome.StatusAfter = p.words.blocked
 	return cause
 }

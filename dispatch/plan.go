@@ -16,14 +16,14 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// StatusClaimed is the status a dispatch moves a task to before the run.
-const StatusClaimed = "IN_PROGRESS"
-
 // Plan is one dispatch decided and not yet started: nothing has been written.
 // Its Outcome is what a dry run reports.
 type Plan struct {
 	ws   *workspace.Workspace
 	opts Options
+	// words are the matrix's own words for the workflow statuses
+	// (IN_PROGRESS may be DOING in a workspace's vocabulary).
+	words statusWords
 	// At is when the dispatch happens: the claim's Updated and the tracking
 	// note's name.
 	At time.Time
@@ -83,7 +83,10 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	}
 	p.Task = task
 	p.Outcome.StatusBefore, p.Outcome.StatusAfter = task.Status, task.Status
-	if err := refuse(task, opts.Force); err != nil {
+	if p.words, err = wordsOf(doc.Vocabulary()); err != nil {
+		return p, err
+	}
+	if err := refuse(task, p.words, opts.Force); err != nil {
 		return p, err
 	}
 	dir, archived := tasksvc.Folder(ws, doc, id)
@@ -104,7 +107,7 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	}
 	// The prompt shows the row as the claim will leave it: the same update
 	// on the parsed matrix, not written.
-	claimed, err := doc.UpdateTask(id, claimUpdate(p.Mention), p.At)
+	claimed, err := doc.UpdateTask(id, p.claimUpdate(), p.At)
 	if err != nil {
 		return p, err
 	}
@@ -117,8 +120,26 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	return p, nil
 }
 
-func claimUpdate(mention string) matrix.Update {
-	return matrix.Update{Status: matrix.Str(StatusClaimed), AddAgents: []string{mention}}
+func (p *Plan) claimUpdate() matrix.Update {
+	return matrix.Update{Status: matrix.Str(p.words.claimed), AddAgents: []string{p.Mention}}
+}
+
+// statusWords are a matrix's words for the statuses a dispatch writes.
+type statusWords struct{ claimed, review, blocked, done string }
+
+func wordsOf(v *matrix.Vocabulary) (statusWords, error) {
+	var w statusWords
+	for _, s := range []struct {
+		canonical string
+		word      *string
+	}{{tasksvc.StatusInProgress, &w.claimed}, {tasksvc.StatusReview, &w.review}, {tasksvc.StatusBlocked, &w.blocked}, {tasksvc.StatusDone, &w.done}} {
+		word, err := tasksvc.WorkflowStatus(v, s.canonical)
+		if err != nil {
+			return w, err
+		}
+		*s.word = word
+	}
+	return w, nil
 }
 
 // build assembles the prompt for the row t and the command that sends it.
@@ -180,19 +201,19 @@ func (p *Plan) rebuildIfChanged(ctx context.Context, claimed matrix.Task) error 
 }
 
 // refuse explains why a task may not be dispatched without --force.
-func refuse(t matrix.Task, force bool) error {
+func refuse(t matrix.Task, words statusWords, force bool) error {
 	if force {
 		return nil
 	}
 	switch t.Status {
-	case "DONE":
-		return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Reason: fmt.Sprintf("task %s is DONE", t.ID)}
-	case StatusClaimed:
+	case words.done:
+		return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Reason: fmt.Sprintf("task %s is %s", t.ID, t.Status)}
+	case words.claimed:
 		who := strings.Join(t.Agents, " ")
 		if who == "" {
 			who = "someone"
 		}
-		return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already IN_PROGRESS (%s)", t.ID, who)}
+		return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already %s (%s)", t.ID, t.Status, who)}
 	}
 	return nil
 }

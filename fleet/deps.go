@@ -40,7 +40,7 @@ func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now t
 	if err != nil {
 		return matrix.Task{}, err
 	}
-	for _, t := range matrix.ReadyTasks(d.Tasks()) {
+	for _, t := range matrix.ReadyTasks(d.Tasks(), d.Vocabulary()) {
 		claimed, err := claimTask(ctx, ws, t.ID, agent, now)
 		if errors.Is(err, tasksvc.ErrClaimed) {
 			continue
@@ -75,10 +75,14 @@ func releaseTask(ctx context.Context, ws *workspace.Workspace, id, agent string,
 			rest = append(rest, a)
 		}
 	}
-	u := matrix.Update{Status: matrix.Str("TODO"), Set: map[string]string{"Agents": strings.Join(rest, " ")}}
+	todo, err := tasksvc.WorkflowStatus(d.Vocabulary(), tasksvc.StatusTodo)
+	if err != nil {
+		return err
+	}
+	u := matrix.Update{Status: matrix.Str(todo), Set: map[string]string{"Agents": strings.Join(rest, " ")}}
 	_, err = tasksvc.UpdateTask(ctx, ws, id, u, now, tasksvc.UpdateOptions{Force: true,
 		Precondition: func(before matrix.Task) error {
-			if before.Status != "IN_PROGRESS" {
+			if !tasksvc.IsStatus(d.Vocabulary(), before, tasksvc.StatusInProgress) {
 				return errNotClaimed
 			}
 			return nil
@@ -94,11 +98,11 @@ func releaseTask(ctx context.Context, ws *workspace.Workspace, id, agent string,
 // or a person set during the run is kept. It returns the status the task
 // ends in.
 func finishTask(ctx context.Context, ws *workspace.Workspace, id string, ok bool, now time.Time) (string, error) {
-	status := "BLOCKED"
+	status := tasksvc.StatusBlocked
 	if ok {
-		status = "REVIEW"
+		status = tasksvc.StatusReview
 	}
-	res, err := tasksvc.Transition(ctx, ws, id, "IN_PROGRESS", status, now)
+	res, err := tasksvc.Transition(ctx, ws, id, tasksvc.StatusInProgress, status, now)
 	if err != nil {
 		return "", err
 	}

@@ -80,6 +80,14 @@ func bytesToString(src []byte) string {
 // modify src afterwards.
 func Parse(src []byte) *Doc { return ParseWith(src, nil) }
 
+// Vocabulary is the vocabulary d was read with.
+func (d *Doc) Vocabulary() *Vocabulary {
+	if d.vocab == nil {
+		return DefaultVocabulary()
+	}
+	return d.vocab
+}
+
 // ParseWith is Parse with a workspace's vocabulary (nil: the default). Edits
 // of the Doc keep using it.
 func ParseWith(src []byte, v *Vocabulary) *Doc {

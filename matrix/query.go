@@ -175,7 +175,7 @@ func (q Query) applyWith(tasks []Task, vocab *Vocabulary) []Task {
 // when the caller owns it), then sorts and limits.
 func (q Query) filterWith(tasks, out []Task, vocab *Vocabulary) []Task {
 	n := q.lenientWith(vocab)
-	ready := readySet(q.Ready, tasks)
+	ready := readySet(q.Ready, tasks, vocab)
 	for _, t := range tasks {
 		if n.match(t) && (ready == nil || ready[t.ID]) {
 			out = append(out, t)

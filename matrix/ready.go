@@ -31,7 +31,13 @@ func DepsOf(t Task) []string {
 // ReadyTasks returns the TODO tasks whose dependencies are all DONE, highest
 // priority first, in file order within a priority. A dependency on an
 // unknown ID is not DONE: such a task waits (validate reports the ID).
-func ReadyTasks(tasks []Task) []Task {
+// TODO and DONE are v's words for them (nil: the default vocabulary).
+func ReadyTasks(tasks []Task, v *Vocabulary) []Task {
+	todo, errTodo := v.Status("TODO")
+	done, errDone := v.Status("DONE")
+	if errTodo != nil || errDone != nil {
+		return nil // a vocabulary without them has no ready tasks
+	}
 	status := make(map[string]string, len(tasks))
 	for _, t := range tasks {
 		if _, seen := status[t.ID]; !seen {
@@ -40,12 +46,12 @@ func ReadyTasks(tasks []Task) []Task {
 	}
 	var out []Task
 	for _, t := range tasks {
-		if t.Status != "TODO" {
+		if t.Status != todo {
 			continue
 		}
 		ready := true
 		for _, dep := range DepsOf(t) {
-			if status[dep] != "DONE" {
+			if status[dep] != done {
 				ready = false
 				break
 			}
@@ -60,12 +66,12 @@ func ReadyTasks(tasks []Task) []Task {
 
 // readySet is the set of ready IDs of tasks when on, else nil. tasks must
 // be every task of the matrix: a dependency's status decides.
-func readySet(on bool, tasks []Task) map[string]bool {
+func readySet(on bool, tasks []Task, v *Vocabulary) map[string]bool {
 	if !on {
 		return nil
 	}
 	out := map[string]bool{}
-	for _, t := range ReadyTasks(tasks) {
+	for _, t := range ReadyTasks(tasks, v) {
 		out[t.ID] = true
 	}
 	return out

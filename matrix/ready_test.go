@@ -23,7 +23,7 @@ const depsMatrix = `# Matrix
 func TestReadyTasksAndQuery(t *testing.T) {
 	d := Parse([]byte(depsMatrix))
 	var ids []string
-	for _, r := range ReadyTasks(d.Tasks()) {
+	for _, r := range ReadyTasks(d.Tasks(), d.Vocabulary()) {
 		ids = append(ids, r.ID)
 	}
 	if got := strings.Join(ids, " "); got != "d4d4d4 b2b2b2" {

@@ -33,7 +33,7 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 		if !ok {
 			return d.NotFound(id)
 		}
-		if t.Status != "DONE" {
+		if !isStatus(d.Vocabulary(), t.Status, StatusDone) {
 			return &matrix.RefusedError{Field: "id", Err: ErrNotDone,
 				Reason: fmt.Sprintf("task %s is %s; only DONE tasks are archived: set its status to DONE first", id, t.Status)}
 		}
@@ -66,7 +66,7 @@ func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, e
 		byID := map[string][]string{}
 		var order []string
 		for _, t := range d.Tasks() {
-			if t.Status != "DONE" || byID[t.ID] != nil {
+			if !isStatus(d.Vocabulary(), t.Status, StatusDone) || byID[t.ID] != nil {
 				continue
 			}
 			if dirs := Folders(ws, d, t.ID, false); len(dirs) > 0 {

@@ -39,23 +39,38 @@ func ClaimWith(ctx context.Context, ws *workspace.Workspace, id, agent string, n
 		return UpdateResult{}, err
 	}
 	return modifyTask(ctx, ws, id, now, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
+		v := d.Vocabulary()
+		claimed, err := WorkflowStatus(v, StatusInProgress)
+		if err != nil {
+			return matrix.Task{}, err
+		}
+		todo, err := WorkflowStatus(v, StatusTodo)
+		if err != nil {
+			return matrix.Task{}, err
+		}
+		claimable := []string{todo}
+		for _, s := range o.Also {
+			if w, err := WorkflowStatus(v, s); err == nil {
+				claimable = append(claimable, w)
+			}
+		}
 		holder := ""
 		if n := len(before.Agents); n > 0 {
 			holder = before.Agents[n-1]
 		}
 		switch {
-		case o.Force && !(before.Status == "IN_PROGRESS" && strings.EqualFold(holder, mention)):
-		case before.Status == "TODO" || slices.Contains(o.Also, before.Status):
-		case before.Status == "IN_PROGRESS" && strings.EqualFold(holder, mention):
+		case o.Force && !(before.Status == claimed && strings.EqualFold(holder, mention)):
+		case slices.Contains(claimable, before.Status):
+		case before.Status == claimed && strings.EqualFold(holder, mention):
 			return before, nil // already ours: nothing to write
-		case before.Status == "IN_PROGRESS" && holder != "":
+		case before.Status == claimed && holder != "":
 			return matrix.Task{}, &matrix.RefusedError{Err: ErrClaimed, Holder: holder,
-				Reason: fmt.Sprintf("task %s is IN_PROGRESS, held by %s", id, holder)}
+				Reason: fmt.Sprintf("task %s is %s, held by %s", id, claimed, holder)}
 		default:
 			return matrix.Task{}, &matrix.RefusedError{Err: ErrClaimed,
-				Reason: fmt.Sprintf("task %s is %s; only a %s task can be claimed", id, before.Status, strings.Join(append([]string{"TODO"}, o.Also...), " or "))}
+				Reason: fmt.Sprintf("task %s is %s; only a %s task can be claimed", id, before.Status, strings.Join(claimable, " or "))}
 		}
-		u := matrix.Update{Status: matrix.Str("IN_PROGRESS")}
+		u := matrix.Update{Status: matrix.Str(claimed)}
 		if i := indexFold(before.Agents, mention); i < 0 {
 			u.AddAgents = []string{mention}
 		} else if i < len(before.Agents)-1 {
@@ -81,11 +96,18 @@ func indexFold(list []string, s string) int {
 // the status is something else it changes nothing: After holds the row as
 // it is and Changed is empty. Dispatch records its outcome with it: IN_PROGRESS
 // → REVIEW or BLOCKED, keeping a status the agent set itself during the run.
+// from and to are workflow statuses (StatusInProgress, ...), written in the
+// matrix's own words (WorkflowStatus).
 func Transition(ctx context.Context, ws *workspace.Workspace, id, from, to string, now time.Time) (UpdateResult, error) {
 	return modifyTask(ctx, ws, id, now, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
-		if before.Status != from {
+		v := d.Vocabulary()
+		if !isStatus(v, before.Status, from) {
 			return before, nil
 		}
-		return d.UpdateTask(id, matrix.Update{Status: &to}, now)
+		word, err := WorkflowStatus(v, to)
+		if err != nil {
+			return matrix.Task{}, err
+		}
+		return d.UpdateTask(id, matrix.Update{Status: &word}, now)
 	})
 }

@@ -107,6 +107,10 @@ func workspaceWarnings(l *WorkspaceListing, d *matrix.Doc) []matrix.Diagnostic {
 			hasFolder[found] = true
 		}
 	}
+	// The workspace's words for IN_PROGRESS and REVIEW ("" when it has none:
+	// no row matches).
+	inProgress, _ := WorkflowStatus(d.Vocabulary(), StatusInProgress)
+	review, _ := WorkflowStatus(d.Vocabulary(), StatusReview)
 	for r := range d.RowRefs() {
 		if mode := r.Mode; mode != "" && !modes.has(mode) {
 			if _, ok := workspace.ModeName(mode + ".md"); !ok && workspace.ValidSlug(mode) == nil {
@@ -122,7 +126,7 @@ func workspaceWarnings(l *WorkspaceListing, d *matrix.Doc) []matrix.Diagnostic {
 				out = append(out, d.WarnAt(r, matrix.ColSkills, "skill \""+s+"\" has no .agent/skills/"+s+"/SKILL.md (nor a global one); create it or fix the Skills"))
 			}
 		}
-		if (r.Status == "IN_PROGRESS" || r.Status == "REVIEW") && matrix.ValidID(r.ID) && !hasFolder[r.Index] {
+		if (r.Status == inProgress || r.Status == review) && matrix.ValidID(r.ID) && !hasFolder[r.Index] {
 			out = append(out, d.WarnAt(r, matrix.ColStatus, "task "+r.ID+" is "+r.Status+" but has no folder .agent/tasks/"+r.ID+"_*; run `agentinfra task scaffold "+r.ID+"` to create it, or restore it"))
 		}
 	}
