@@ -3,6 +3,7 @@ package task
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentinfra/agentinfra/matrix"
@@ -33,9 +34,9 @@ func WorkflowStatus(v *matrix.Vocabulary, canonical string) (string, error) {
 		return s, nil
 	}
 	statuses := v.Statuses()
-	guess := statuses[0]
+	guess := "YOUR_WORD"
 	for _, s := range statuses {
-		if strings.Contains(strings.ToUpper(s), strings.ToUpper(canonical[:2])) {
+		if slices.ContainsFunc(workflowHints[canonical], func(h string) bool { return strings.Contains(strings.ToLower(s), h) }) {
 			guess = s
 			break
 		}
@@ -46,6 +47,16 @@ func WorkflowStatus(v *matrix.Vocabulary, canonical string) (string, error) {
 	}
 	return "", fmt.Errorf("%w: agentinfra moves tasks to %s, which %s does not allow (statuses: %s); add it to matrix.statuses, or alias it to your word: matrix.aliases.status: {%s: %s}",
 		ErrWorkflowStatus, canonical, src, strings.Join(statuses, ", "), canonical, guess)
+}
+
+// workflowHints are parts of the words people use for each workflow
+// status, to suggest the alias to add.
+var workflowHints = map[string][]string{
+	StatusTodo:       {"todo", "to do", "open", "new", "backlog"},
+	StatusInProgress: {"doing", "progress", "wip", "active", "started", "working"},
+	StatusReview:     {"review"},
+	StatusBlocked:    {"block", "hold", "waiting"},
+	StatusDone:       {"done", "closed", "complete", "finished", "shipped"},
 }
 
 // isStatus reports whether status is v's word for the workflow status
