@@ -1,8 +1,6 @@
 package codertest_test
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -23,19 +21,7 @@ func TestAppEventsWireFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := srv.URL + "/@" + srv.Owner + "/papi." + codertest.AgentName + "/apps/" + coder.DefaultAgentAPISlug + "/"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"events", nil)
-	req.Header.Set(coder.SessionTokenHeader, srv.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	r := bufio.NewReader(resp.Body)
+	r := openStream(t, srv, base+"events")
 	lines := func(n int) string {
 		t.Helper()
 		var got []string

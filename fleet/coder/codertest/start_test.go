@@ -87,19 +87,7 @@ func TestWatchMetadataStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentID := ws.LatestBuild.Resources[0].Agents[0].ID
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/v2/workspaceagents/"+agentID+"/watch-metadata", nil)
-	req.Header.Set(coder.SessionTokenHeader, srv.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	r := bufio.NewReader(resp.Body)
+	r := openStream(t, srv, srv.URL+"/api/v2/workspaceagents/"+agentID+"/watch-metadata")
 	var got []string
 	for len(got) < 5 {
 		line, err := r.ReadString('\n')
@@ -112,4 +100,23 @@ func TestWatchMetadataStream(t *testing.T) {
 		!strings.HasPrefix(got[3], `data: [{"result":{"collected_at":"2026-01-05T09:00:00Z","age":0,"value":"3%","error":""},"description":{"display_name":"CPU","key":"cpu"`) || got[4] != "" {
 		t.Errorf("stream:\n%s", strings.Join(got, "\n"))
 	}
+}
+
+// openStream opens a server-sent event stream of the fake with the session
+// token; it is closed when the test ends.
+func openStream(t *testing.T, srv *codertest.Server, url string) *bufio.Reader {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set(coder.SessionTokenHeader, srv.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return bufio.NewReader(resp.Body)
 }
