@@ -113,7 +113,9 @@ func fleetError(err error) error {
 	case "template_id", "template_version_id":
 		field = "project"
 	}
-	return &fleet.Error{Code: ce.Kind.FleetCode(), Field: field, Msg: ce.Msg, Err: ce}
+	// ce.Msg already says what happened and what to check; the cause below
+	// it (a dial error, a timeout) is kept, ce itself would repeat ce.Msg.
+	return &fleet.Error{Code: ce.Kind.FleetCode(), Field: field, Msg: ce.Msg, Err: ce.Err}
 }
 
 // Projects lists the templates as projects: name is the display name (the

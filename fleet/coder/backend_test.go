@@ -276,7 +276,10 @@ func TestCoderFailuresAreUnavailableAndSayWhatToCheck(t *testing.T) {
 		}
 		_, err = b.List(ctx, fleet.ListFilter{})
 		fleettest.WantCode(t, err, fleet.CodeUnavailable, "")
-		wantMention(t, err, "cannot reach Coder at http://127.0.0.1:1", "CODER_URL")
+		wantMention(t, err, "cannot reach Coder at http://127.0.0.1:1", "CODER_URL", "connection refused")
+		if n := strings.Count(err.Error(), "cannot reach Coder"); n != 1 {
+			t.Errorf("the error says it %d times: %v", n, err)
+		}
 	})
 	t.Run("expired token", func(t *testing.T) {
 		srv := codertest.New(t)
