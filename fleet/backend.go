@@ -1,6 +1,11 @@
 package fleet
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Backend is where a fleet's agents run: this machine (*Fleet, the local
 // backend: git worktrees and supervised CLI processes) or a Coder
@@ -45,4 +50,35 @@ func StopAgent(ctx context.Context, b Backend, name string) (TaskResult, error) 
 		st = a.Status
 	}
 	return NewStopResult(name, tr, st), nil
+}
+
+// StopEveryRun stops every agent of b that has a run and waits until none
+// is pending, starting, busy or stopping, or ctx ends. A run is a detached
+// process: whoever removes the folders it writes into (a test's temporary
+// folders, a workspace being torn down) must end it first.
+func StopEveryRun(ctx context.Context, b Backend) error {
+	for {
+		agents, err := b.List(ctx, ListFilter{})
+		if err != nil {
+			return err
+		}
+		var running []string
+		for _, a := range agents {
+			switch a.Status {
+			case StatusBusy, StatusStarting, StatusStopping:
+				b.Stop(ctx, a.Name) // a run that ended meanwhile is a conflict: fine
+				running = append(running, a.Name)
+			case StatusPending:
+				running = append(running, a.Name) // being created: its first run comes
+			}
+		}
+		if len(running) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("agents %s still running: %w", strings.Join(running, ", "), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -103,7 +103,7 @@ func run(t testing.TB, dir string, args ...string) string {
 // testFleet is a fleet whose runs use the stub agent with env.
 func testFleet(t testing.TB, ws *workspace.Workspace, env ...string) *Fleet {
 	t.Helper()
-	return New(ws, Options{
+	f := New(ws, Options{
 		SupervisorArgv: []string{os.Args[0]},
 		SupervisorEnv:  []string{"FLEET_TEST_SUPERVISE=1"},
 		Binary:         buildStub(t),
@@ -111,6 +111,16 @@ func testFleet(t testing.TB, ws *workspace.Workspace, env ...string) *Fleet {
 		KillGrace:      300 * time.Millisecond,
 		StopGrace:      300 * time.Millisecond,
 	})
+	// A run the test left going would write into its folders while they
+	// are removed.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := StopEveryRun(ctx, f); err != nil {
+			t.Errorf("at the end of the test: %v", err)
+		}
+	})
+	return f
 }
 
 // waitStatus polls until the agent has one of the statuses.

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -33,6 +34,7 @@ func fleetWorkspace(t testing.TB, n int) *workspace.Workspace {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+	fleettest.StopRunsAtCleanup(t, fleet.New(ws, fleet.Options{}))
 	return ws
 }
 

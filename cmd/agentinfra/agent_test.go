@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/fleettest"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // fleetCLI runs the real agentinfra binary: the fleet's runs are detached
@@ -42,6 +46,11 @@ func newFleetCLI(t *testing.T) *fleetCLI {
 	}
 	c.git("add", "-A")
 	c.git("commit", "-q", "-m", "init")
+	ws, err := workspace.New(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleettest.StopRunsAtCleanup(t, fleet.New(ws, fleet.Options{}))
 	return c
 }
 
