@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/fleet/metadata"
 )
 
 // Backend is where a fleet's agents run: this machine (*Fleet, the local
@@ -31,9 +33,9 @@ type Backend interface {
 	Roles(ctx context.Context, project string) ([]Role, error)
 	// Projects lists the projects agents can work in.
 	Projects(ctx context.Context) ([]Project, error)
-	// WithMetadata fills the agents' workspace metadata; errors become
-	// values, never a failed call.
-	WithMetadata(ctx context.Context, agents []Agent)
+	// WithMetadata fills the agents' workspace metadata, running the
+	// fields of scope; errors become values, never a failed call.
+	WithMetadata(ctx context.Context, agents []Agent, scope metadata.Scope)
 }
 
 var _ Backend = (*Fleet)(nil)

@@ -7,11 +7,12 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/metadata"
 )
 
-// WithMetadata fills the workspace metadata of agents (show_agent's, and
-// list_agents' unless skipped): every agent's worktree collected in
-// parallel, from the cache when fresh. It never fails; what cannot be
-// collected is an error in the agent's metadata.
-func (f *Fleet) WithMetadata(ctx context.Context, agents []Agent) {
+// WithMetadata fills the workspace metadata of agents (show_agent's with
+// metadata.AllFields, list_agents' with metadata.ListFields unless
+// skipped): every agent's worktree collected in parallel, from the cache
+// when fresh. It never fails; what cannot be collected is an error in the
+// agent's metadata.
+func (f *Fleet) WithMetadata(ctx context.Context, agents []Agent, scope metadata.Scope) {
 	dirs := make([]string, 0, len(agents))
 	idx := make([]int, 0, len(agents))
 	for i := range agents {
@@ -21,7 +22,7 @@ func (f *Fleet) WithMetadata(ctx context.Context, agents []Agent) {
 			idx = append(idx, i)
 		}
 	}
-	for j, md := range f.opts.Metadata.CollectAll(ctx, dirs) {
+	for j, md := range f.opts.Metadata.CollectAll(ctx, dirs, scope) {
 		agents[idx[j]].SetMetadata(md)
 	}
 }

@@ -62,7 +62,7 @@ func BenchmarkListMetadata10Agents4SlowFields(b *testing.B) {
 		if err != nil || len(as) != 10 {
 			b.Fatal(len(as), err)
 		}
-		f.WithMetadata(ctx, as)
+		f.WithMetadata(ctx, as, metadata.ListFields)
 		for _, a := range as {
 			if s := a.Summary(); *s.MetadataCount != 4 || len(s.Metadata) != 4 || s.Metadata["field_3"] == nil || *s.Metadata["field_3"] != "v3" {
 				b.Fatalf("%s: %+v", a.Name, a.Metadata)
@@ -87,7 +87,7 @@ func BenchmarkShowMetadataHangingField(b *testing.B) {
 			b.Fatal(err)
 		}
 		as := []Agent{a}
-		f.WithMetadata(ctx, as)
+		f.WithMetadata(ctx, as, metadata.AllFields)
 		if q, h := as[0].Metadata["quick"], as[0].Metadata["hangs"]; q.Value == nil || h.Error == nil {
 			b.Fatalf("quick %+v, hangs %+v", q, h)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/backends"
+	"github.com/agentinfra/agentinfra/fleet/metadata"
 )
 
 // Toolsets the server can expose (serve --toolsets).
@@ -96,7 +97,7 @@ func fleetTools() []fleetTool {
 				return nil, err
 			}
 			if in.IncludeMetadata == nil || *in.IncludeMetadata {
-				f.WithMetadata(ctx, as)
+				f.WithMetadata(ctx, as, metadata.ListFields)
 			}
 			return fleet.NewListResult(as), nil
 		},
@@ -110,7 +111,7 @@ func fleetTools() []fleetTool {
 				return nil, err
 			}
 			as := []fleet.Agent{a}
-			f.WithMetadata(ctx, as)
+			f.WithMetadata(ctx, as, metadata.AllFields)
 			return fleet.NewShowResult(as[0]), nil
 		},
 	}, {

@@ -141,7 +141,7 @@ tasks:
   ci:
     desc: CI status.
     meta: { include_in_list: false }
-    cmds: [echo green]
+    cmds: ['touch ci.ran; echo green']
   owner:
     meta: {}
     cmds: [echo papi]
@@ -160,7 +160,7 @@ func TestFleetMetadataShowAndList(t *testing.T) {
 	metadataAgent(t, cs, ws, "full", fullTaskfile)
 	metadataAgent(t, cs, ws, "bare", "")
 	partialDir := metadataAgent(t, cs, ws, "partial", partialTaskfile)
-	metadataAgent(t, cs, ws, "quiet", quietTaskfile)
+	quietDir := metadataAgent(t, cs, ws, "quiet", quietTaskfile)
 
 	t.Run("show full metadata", func(t *testing.T) {
 		var out agentOut
@@ -248,6 +248,9 @@ func TestFleetMetadataShowAndList(t *testing.T) {
 					t.Errorf("%s.%s = %s, want %s", name, k, str(p), v)
 				}
 			}
+		}
+		if _, err := os.Stat(filepath.Join(quietDir, "ci.ran")); err == nil {
+			t.Error("list_agents ran a field it does not show (quiet's ci)")
 		}
 	})
 

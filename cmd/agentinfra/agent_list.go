@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/metadata"
 )
 
 // AgentListOptions is what `agent list` runs with.
@@ -65,7 +66,7 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 			return fleetErr(err)
 		}
 		if !o.NoMetadata {
-			fl.WithMetadata(ctx, agents)
+			fl.WithMetadata(ctx, agents, metadata.ListFields)
 		}
 		if o.JSON {
 			return writeJSON(o.IO.Out, fleet.NewListResult(agents))

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/metadata"
 )
 
 // AgentShowOptions is what `agent show` runs with.
@@ -50,7 +51,7 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 		return fleetErr(err)
 	}
 	as := []fleet.Agent{a}
-	fl.WithMetadata(ctx, as)
+	fl.WithMetadata(ctx, as, metadata.AllFields)
 	a = as[0]
 	if o.JSON {
 		return writeJSON(o.IO.Out, fleet.NewShowResult(a))

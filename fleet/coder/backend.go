@@ -232,9 +232,10 @@ func roleOf(p Preset) fleet.Role {
 	return fleet.Role{Name: p.Name, DisplayName: p.Name, Description: desc}
 }
 
-// WithMetadata gives every agent empty metadata: Coder's agent metadata is
-// collected by coder.CollectMetadata, wired in separately.
-func (b *Backend) WithMetadata(ctx context.Context, agents []fleet.Agent) {
+// WithMetadata fills every agent's metadata from its workspace
+// (CollectMetadata: Coder's agent metadata, else the metadata app), the
+// workspaces read in parallel; an agent whose workspace is gone has none.
+func (b *Backend) WithMetadata(ctx context.Context, agents []fleet.Agent, scope metadata.Scope) {
 	wss := make([]Workspace, 0, len(agents))
 	idx := make([]int, 0, len(agents))
 	for i := range agents {
@@ -246,7 +247,7 @@ func (b *Backend) WithMetadata(ctx context.Context, agents []fleet.Agent) {
 		wss = append(wss, ws)
 		idx = append(idx, i)
 	}
-	for j, md := range b.client.CollectMetadataAll(ctx, wss, MetadataOptions{}) {
+	for j, md := range b.client.CollectMetadataAll(ctx, wss, MetadataOptions{Scope: scope}) {
 		agents[idx[j]].SetMetadata(md)
 	}
 }

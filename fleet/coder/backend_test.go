@@ -12,6 +12,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
+	"github.com/agentinfra/agentinfra/fleet/metadata"
 	"github.com/agentinfra/agentinfra/internal/treehash"
 )
 
@@ -414,7 +415,7 @@ func TestAgentsCarryTheirWorkspaceMetadata(t *testing.T) {
 		t.Fatalf("list %+v, %v", list, err)
 	}
 	before := w.srv.Requests(codertest.RouteWorkspaceByName) + w.srv.Requests(codertest.RouteWorkspaces)
-	w.b.WithMetadata(ctx, list)
+	w.b.WithMetadata(ctx, list, metadata.ListFields)
 	if after := w.srv.Requests(codertest.RouteWorkspaceByName) + w.srv.Requests(codertest.RouteWorkspaces); after != before {
 		t.Errorf("metadata asked for the workspaces again: %d calls", after-before)
 	}
@@ -432,7 +433,7 @@ func TestAgentsCarryTheirWorkspaceMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := []fleet.Agent{shown}
-	w.b.WithMetadata(ctx, one)
+	w.b.WithMetadata(ctx, one, metadata.AllFields)
 	if f := one[0].Metadata["pr"]; one[0].MetadataCount != 1 || f.Value == nil || *f.Value != "812" || f.Schema.Description != "Pull request" {
 		t.Errorf("shown metadata %+v", one[0].Metadata)
 	}

@@ -35,6 +35,9 @@ type MetadataOptions struct {
 	// Concurrency bounds the workspaces CollectMetadataAll reads at once
 	// (metadata.DefaultAgentConcurrency when zero).
 	Concurrency int
+	// Scope is which fields the metadata app runs (Coder's own agent
+	// metadata is collected by Coder: all of it comes).
+	Scope metadata.Scope
 }
 
 func (o MetadataOptions) withDefaults() MetadataOptions {
@@ -218,7 +221,7 @@ func (c *Client) collectMetadata(ctx context.Context, ws Workspace, agent Worksp
 	switch {
 	case hasApp:
 		*waiting = "the metadata app " + app.Slug
-		md, err := c.metadataApp(ctx, app)
+		md, err := c.metadataApp(ctx, app, o.Scope)
 		if err != nil {
 			msg := "metadata app " + app.Slug + ": " + err.Error()
 			if watchErr != nil {
@@ -244,9 +247,16 @@ func (c *Client) CollectMetadataAll(ctx context.Context, wss []Workspace, o Meta
 }
 
 // metadataApp fetches the metadata app's JSON (metadata.Handler's).
-func (c *Client) metadataApp(ctx context.Context, app App) (metadata.Metadata, error) {
+func (c *Client) metadataApp(ctx context.Context, app App, scope metadata.Scope) (metadata.Metadata, error) {
+	u, err := c.appEndpoint(ctx, app, "")
+	if err != nil {
+		return metadata.Metadata{}, err
+	}
+	if scope == metadata.ListFields {
+		u.RawQuery = "fields=list"
+	}
 	var md metadata.Metadata
-	if err := c.appDo(ctx, app, http.MethodGet, "", nil, &md); err != nil {
+	if err := c.do(ctx, http.MethodGet, u, nil, &md); err != nil {
 		return metadata.Metadata{}, err
 	}
 	return tidy(md), nil

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,5 +320,40 @@ func TestAppAnswerIsTidied(t *testing.T) {
 	md := c.CollectMetadata(context.Background(), reread(t, c, "papi"), coder.MetadataOptions{})
 	if strings.Join(md.Names, ",") != "b,a" || md.Count() != 2 {
 		t.Fatalf("got %+v", md)
+	}
+}
+
+// TestMetadataAppListRunsOnlyTheListedFields: list_agents asks the app for
+// the listed fields only (?fields=list), so a slow field it does not show
+// costs it nothing; show asks for every field.
+func TestMetadataAppListRunsOnlyTheListedFields(t *testing.T) {
+	srv := codertest.New(t)
+	c := newClient(t, srv)
+	readyWorkspace(t, srv, c, "papi")
+	h, real := metadataAppHandler(t)
+	var queries []string
+	var mu sync.Mutex
+	err := srv.SetMetadataApp("papi", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.RawQuery)
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := reread(t, c, "papi")
+	md := c.CollectMetadata(context.Background(), ws, coder.MetadataOptions{Scope: metadata.ListFields})
+	if value(md.Fields["pull_request"]) != "812" || md.Count() != 2 {
+		t.Fatalf("list: %+v", md)
+	}
+	if real && (!md.ListOnly || md.Fields["slow"].Error != nil) {
+		t.Errorf("list: the slow field ran: %+v", md.Fields["slow"])
+	}
+	c.CollectMetadata(context.Background(), ws, coder.MetadataOptions{})
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(queries, " / ") != "fields=list / " {
+		t.Errorf("the app was asked %q, want the list's fields=list and then everything", queries)
 	}
 }

@@ -12,13 +12,13 @@ import (
 // most opts.FieldConcurrency at once, each bounded by opts.Timeout. It
 // never fails: what cannot be read or run becomes an error in the result.
 // No Taskfile → no fields.
-func Collect(ctx context.Context, dir string, opts Options) Metadata {
+func Collect(ctx context.Context, dir string, scope Scope, opts Options) Metadata {
 	path, _ := FindTaskfile(dir)
-	return collect(ctx, dir, path, opts.withDefaults())
+	return collect(ctx, dir, path, scope, opts.withDefaults())
 }
 
-func collect(ctx context.Context, dir, path string, o Options) Metadata {
-	m := Metadata{Fields: map[string]Field{}, Taskfile: path}
+func collect(ctx context.Context, dir, path string, scope Scope, o Options) Metadata {
+	m := Metadata{Fields: map[string]Field{}, Taskfile: path, ListOnly: scope == ListFields}
 	if path == "" {
 		return m
 	}
@@ -40,6 +40,8 @@ func collect(ctx context.Context, dir, path string, o Options) Metadata {
 		switch {
 		case s.err != "":
 			results[i] = errField(s.err)
+		case scope == ListFields && !s.schema.IncludeInList:
+			// not run: list_agents shows only its count
 		case bin == "":
 			results[i] = errField(ErrNoTaskCLI)
 		default:

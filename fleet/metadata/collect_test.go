@@ -40,7 +40,7 @@ const fullTasks = `  # what the fleet shows
 
 func TestCollectFullMetadata(t *testing.T) {
 	dir := workspaceWith(t, fullTasks)
-	md := Collect(context.Background(), dir, Options{TaskBinary: taskBin(t)})
+	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t)})
 	if md.Err != "" {
 		t.Fatal(md.Err)
 	}
@@ -69,7 +69,7 @@ func TestCollectFullMetadata(t *testing.T) {
 }
 
 func TestCollectWithoutTaskfileHasNoFields(t *testing.T) {
-	md := Collect(context.Background(), t.TempDir(), Options{TaskBinary: "/nonexistent/task"})
+	md := Collect(context.Background(), t.TempDir(), AllFields, Options{TaskBinary: "/nonexistent/task"})
 	if md.Count() != 0 || md.Fields == nil || md.Err != "" || md.Taskfile != "" {
 		t.Fatalf("no Taskfile: %+v, want no fields and no error", md)
 	}
@@ -79,7 +79,7 @@ func TestCollectFindsGoTasksOtherNames(t *testing.T) {
 	for _, name := range []string{"taskfile.yaml", "Taskfile.dist.yml"} {
 		dir := t.TempDir()
 		writeTaskfile(t, dir, name, "  who:\n    meta: {include_in_list: true}\n    cmds: [echo "+name+"]\n")
-		md := Collect(context.Background(), dir, Options{TaskBinary: taskBin(t)})
+		md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t)})
 		if val(md.Fields["who"]) != name || md.Taskfile != filepath.Join(dir, name) {
 			t.Errorf("%s: %+v", name, md)
 		}
@@ -108,7 +108,7 @@ func TestCollectPartialFailure(t *testing.T) {
     cmds: [echo never run]
 `)
 	t0 := time.Now()
-	md := Collect(context.Background(), dir, Options{TaskBinary: taskBin(t), Timeout: 1500 * time.Millisecond})
+	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t), Timeout: 1500 * time.Millisecond})
 	took := time.Since(t0)
 	if md.Count() != 5 || md.Err != "" {
 		t.Fatalf("want 5 fields and no Taskfile error: %+v", md)
@@ -141,7 +141,7 @@ func TestCollectKillsWhatAFinishedFieldLeftBehind(t *testing.T) {
     meta: {}
     cmds: ['sh -c "sleep 60 >/dev/null 2>&1 & echo \$! > left.pid"; echo done']
 `)
-	md := Collect(context.Background(), dir, Options{TaskBinary: taskBin(t)})
+	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t)})
 	if f := md.Fields["quick"]; val(f) != "done" {
 		t.Fatalf("quick: %q %q", val(f), errOf(f))
 	}
@@ -152,7 +152,7 @@ func TestCollectKillsWhatAFinishedFieldLeftBehind(t *testing.T) {
 
 func TestCollectWithoutTaskCLI(t *testing.T) {
 	dir := workspaceWith(t, "  a:\n    meta: {}\n    cmds: [echo a]\n  b:\n    meta: [x]\n")
-	md := Collect(context.Background(), dir, Options{TaskBinary: filepath.Join(t.TempDir(), "task")})
+	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: filepath.Join(t.TempDir(), "task")})
 	if f := md.Fields["a"]; errOf(f) != ErrNoTaskCLI || f.Value != nil {
 		t.Errorf("a: %q, want %q", errOf(f), ErrNoTaskCLI)
 	}
@@ -164,7 +164,7 @@ func TestCollectWithoutTaskCLI(t *testing.T) {
 func TestCollectUnreadableTaskfileSaysWhy(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "Taskfile.yml"), []byte("version: '3'\ntasks:\n  a:\n    meta: {\n"), 0o644)
-	md := Collect(context.Background(), dir, Options{TaskBinary: "/nonexistent"})
+	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: "/nonexistent"})
 	if md.Count() != 0 || !strings.HasPrefix(md.Err, "Taskfile.yml: yaml: line") {
 		t.Fatalf("%+v: want the parse error", md)
 	}
@@ -172,7 +172,7 @@ func TestCollectUnreadableTaskfileSaysWhy(t *testing.T) {
 
 func TestCollectCapsTheValue(t *testing.T) {
 	dir := workspaceWith(t, "  big:\n    meta: {}\n    cmds: [yes é | head -c 100000]\n  small:\n    meta: {}\n    cmds: [echo é]\n")
-	md := Collect(context.Background(), dir, Options{TaskBinary: taskBin(t), MaxValueBytes: 4096})
+	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t), MaxValueBytes: 4096})
 	f := md.Fields["big"]
 	if f.Value == nil || len(*f.Value) > 4096 || len(*f.Value) < 4000 || !strings.Contains(errOf(f), "cut to its first 4096 bytes") {
 		t.Fatalf("big: %d bytes, error %q", len(val(f)), errOf(f))
@@ -205,7 +205,7 @@ func TestCollectErrorsAreTextEvenInCI(t *testing.T) {
     meta: {}
     cmds: ['echo "no PR for this branch" >&2; exit 1']
 `)
-	md := Collect(context.Background(), dir, Options{TaskBinary: taskBin(t)})
+	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t)})
 	f := md.Fields["fails"]
 	if f.Error == nil || !strings.Contains(*f.Error, "no PR for this branch") || strings.ContainsRune(*f.Error, '\x1b') {
 		t.Fatalf("error = %v; want the task's message without terminal colours", f.Error)
@@ -224,7 +224,7 @@ func TestCollectRunsGoTaskWithGOGC400UnlessSet(t *testing.T) {
 	gogc := func(opts Options) string {
 		t.Helper()
 		opts.TaskBinary = bin
-		f := Collect(context.Background(), dir, opts).Fields["gogc"]
+		f := Collect(context.Background(), dir, AllFields, opts).Fields["gogc"]
 		if f.Error != nil {
 			t.Fatal(*f.Error)
 		}

@@ -22,6 +22,7 @@ type Collector struct {
 
 type entry struct {
 	stamp stamp
+	scope Scope         // a ListFields entry cannot answer for AllFields
 	done  chan struct{} // closed when md is set
 	md    Metadata
 	at    time.Time // when md was collected
@@ -52,11 +53,12 @@ func Shared() *Collector {
 	return shared
 }
 
-// Collect returns dir's metadata, from the cache when it is fresh. The
+// Collect returns dir's metadata (the fields of scope), from the cache when
+// it is fresh: an AllFields result answers a ListFields request too. The
 // collection itself is not tied to ctx (its runs are bounded by their
 // timeout and the result is cached for the next caller); when ctx ends
 // first, the result says the metadata was not collected.
-func (c *Collector) Collect(ctx context.Context, dir string) Metadata {
+func (c *Collector) Collect(ctx context.Context, dir string, scope Scope) Metadata {
 	dir = filepath.Clean(dir)
 	path, fi := FindTaskfile(dir)
 	if path == "" {
@@ -68,17 +70,17 @@ func (c *Collector) Collect(ctx context.Context, dir string) Metadata {
 	st := stamp{path: path, size: fi.Size(), mtime: fi.ModTime(), inode: inodeOf(fi)}
 	c.mu.Lock()
 	e := c.cache[dir]
-	if e == nil || e.stamp != st || c.expired(e) {
-		e = &entry{stamp: st, done: make(chan struct{})}
+	switch {
+	case e == nil || e.stamp != st || c.expired(e) || (e.scope == ListFields && scope == AllFields):
+		e = &entry{stamp: st, scope: scope, done: make(chan struct{})}
 		c.cache[dir] = e
 		c.prune()
-		go func() {
-			md := collect(context.WithoutCancel(ctx), dir, path, c.opts)
-			c.mu.Lock()
-			e.md, e.at = md, c.now()
-			c.mu.Unlock()
-			close(e.done)
-		}()
+		c.start(ctx, e, dir, path)
+	case scope == ListFields && e.scope == AllFields && !isDone(e):
+		// A list must not wait for the fields it does not show: it runs
+		// its own, uncached, beside the show in flight.
+		e = &entry{stamp: st, scope: scope, done: make(chan struct{})}
+		c.start(ctx, e, dir, path)
 	}
 	c.mu.Unlock()
 	select {
@@ -91,12 +93,31 @@ func (c *Collector) Collect(ctx context.Context, dir string) Metadata {
 	}
 }
 
+// start collects e in the background. The collection is not tied to ctx's
+// end: its runs are bounded by their timeout.
+func (c *Collector) start(ctx context.Context, e *entry, dir, path string) {
+	go func() {
+		md := collect(context.WithoutCancel(ctx), dir, path, e.scope, c.opts)
+		c.mu.Lock()
+		e.md, e.at = md, c.now()
+		c.mu.Unlock()
+		close(e.done)
+	}()
+}
+
+func isDone(e *entry) bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // expired reports whether a finished entry is older than the TTL. Called
 // with mu held.
 func (c *Collector) expired(e *entry) bool {
-	select {
-	case <-e.done:
-	default:
+	if !isDone(e) {
 		return false // in flight: join it
 	}
 	return c.opts.CacheTTL < 0 || c.now().Sub(e.at) >= c.opts.CacheTTL
@@ -114,8 +135,10 @@ func (c *Collector) prune() {
 
 // CollectAll collects dirs in parallel (at most AgentConcurrency at once);
 // out[i] is dirs[i]'s metadata.
-func (c *Collector) CollectAll(ctx context.Context, dirs []string) []Metadata {
-	return CollectEach(ctx, dirs, c.opts.AgentConcurrency, c.Collect)
+func (c *Collector) CollectAll(ctx context.Context, dirs []string, scope Scope) []Metadata {
+	return CollectEach(ctx, dirs, c.opts.AgentConcurrency, func(ctx context.Context, dir string) Metadata {
+		return c.Collect(ctx, dir, scope)
+	})
 }
 
 // CollectEach collects the metadata of every workspace in parallel, at

@@ -19,14 +19,14 @@ func TestCollectorCachesUntilTheTTL(t *testing.T) {
 	clock := time.Now()
 	c.now = func() time.Time { return clock }
 	ctx := context.Background()
-	if v := val(c.Collect(ctx, dir).Fields["runs"]); v != "1" {
+	if v := val(c.Collect(ctx, dir, AllFields).Fields["runs"]); v != "1" {
 		t.Fatalf("first: %q", v)
 	}
-	if v := val(c.Collect(ctx, dir).Fields["runs"]); v != "1" {
+	if v := val(c.Collect(ctx, dir, AllFields).Fields["runs"]); v != "1" {
 		t.Fatalf("second, within the TTL: %q, want the cached 1", v)
 	}
 	clock = clock.Add(time.Minute)
-	if v := val(c.Collect(ctx, dir).Fields["runs"]); v != "2" {
+	if v := val(c.Collect(ctx, dir, AllFields).Fields["runs"]); v != "2" {
 		t.Fatalf("after the TTL: %q, want a new run", v)
 	}
 }
@@ -35,19 +35,19 @@ func TestCollectorDropsTheCacheWhenTheTaskfileChanges(t *testing.T) {
 	dir := workspaceWith(t, countingTasks)
 	c := NewCollector(Options{TaskBinary: taskBin(t), CacheTTL: time.Hour})
 	ctx := context.Background()
-	c.Collect(ctx, dir)
+	c.Collect(ctx, dir, AllFields)
 	// Same size, new content and mtime: an edit that keeps the length.
 	path := filepath.Join(dir, "Taskfile.yml")
 	b, _ := os.ReadFile(path)
 	os.WriteFile(path, []byte(strings.Replace(string(b), "echo run", "echo RUN", 1)), 0o644)
 	later := time.Now().Add(2 * time.Second)
 	os.Chtimes(path, later, later)
-	if v := val(c.Collect(ctx, dir).Fields["runs"]); v != "2" {
+	if v := val(c.Collect(ctx, dir, AllFields).Fields["runs"]); v != "2" {
 		t.Fatalf("after the edit: %q, want a new run", v)
 	}
 	// A new field appears at once.
 	os.WriteFile(path, append(b, "  extra:\n    meta: {}\n    cmds: [echo new]\n"...), 0o644)
-	if md := c.Collect(ctx, dir); val(md.Fields["extra"]) != "new" {
+	if md := c.Collect(ctx, dir, AllFields); val(md.Fields["extra"]) != "new" {
 		t.Fatalf("the new field is missing: %+v", md.Names)
 	}
 	// Replaced by rename (a new inode, as editors and git do), mtime kept.
@@ -56,11 +56,11 @@ func TestCollectorDropsTheCacheWhenTheTaskfileChanges(t *testing.T) {
 	os.WriteFile(tmp, append(b, "  other:\n    meta: {}\n    cmds: [echo other]\n"...), 0o644)
 	os.Chtimes(tmp, fi.ModTime(), fi.ModTime())
 	os.Rename(tmp, path)
-	if md := c.Collect(ctx, dir); val(md.Fields["other"]) != "other" {
+	if md := c.Collect(ctx, dir, AllFields); val(md.Fields["other"]) != "other" {
 		t.Fatalf("the renamed Taskfile was not read again: %+v", md.Names)
 	}
 	os.Remove(path)
-	if md := c.Collect(ctx, dir); md.Count() != 0 {
+	if md := c.Collect(ctx, dir, AllFields); md.Count() != 0 {
 		t.Fatalf("the Taskfile is gone: %+v", md)
 	}
 }
@@ -74,7 +74,7 @@ func TestCollectorSharesOneCollectionBetweenConcurrentCalls(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vals[i] = val(c.Collect(context.Background(), dir).Fields["slow"])
+			vals[i] = val(c.Collect(context.Background(), dir, AllFields).Fields["slow"])
 		}()
 	}
 	wg.Wait()
@@ -91,12 +91,12 @@ func TestCollectorAnswersACanceledCallerAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	md := c.Collect(ctx, dir)
+	md := c.Collect(ctx, dir, AllFields)
 	if time.Since(t0) > 1500*time.Millisecond || !strings.Contains(md.Err, "not collected") {
 		t.Fatalf("after %v: %+v", time.Since(t0), md)
 	}
 	// The collection went on and the next caller gets it.
-	if v := val(c.Collect(context.Background(), dir).Fields["slow"]); v != "late" {
+	if v := val(c.Collect(context.Background(), dir, AllFields).Fields["slow"]); v != "late" {
 		t.Fatalf("next caller: %q", v)
 	}
 }
@@ -110,7 +110,7 @@ func TestCollectAllRunsWorkspacesInParallel(t *testing.T) {
 	dirs = append(dirs, t.TempDir()) // no Taskfile
 	c := NewCollector(Options{TaskBinary: bin})
 	t0 := time.Now()
-	out := c.CollectAll(context.Background(), dirs)
+	out := c.CollectAll(context.Background(), dirs, AllFields)
 	took := time.Since(t0)
 	for i, d := range dirs[:4] {
 		if got := val(out[i].Fields["a"]); got != d {

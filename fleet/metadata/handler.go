@@ -6,7 +6,8 @@ import (
 )
 
 // Handler serves dir's metadata as JSON ({metadata, names, taskfile,
-// error}) to GET and HEAD: what agentinfra inside a remote workspace (a
+// error, list_only}) to GET and HEAD (`?fields=list`: only the
+// include_in_list fields are run): what agentinfra inside a remote workspace (a
 // Coder workspace app) answers, so that a fleet elsewhere reads the same
 // fields the local backend collects. It never answers an error status for
 // the collection itself: what failed is in the fields.
@@ -17,7 +18,11 @@ func Handler(c *Collector, dir string) http.Handler {
 			http.Error(w, "use GET", http.StatusMethodNotAllowed)
 			return
 		}
-		md := c.Collect(r.Context(), dir)
+		scope := AllFields
+		if r.URL.Query().Get("fields") == "list" {
+			scope = ListFields
+		}
+		md := c.Collect(r.Context(), dir, scope)
 		md.Fields = md.FieldsOrEmpty()
 		if md.Names == nil {
 			md.Names = []string{}

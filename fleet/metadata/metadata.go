@@ -25,6 +25,18 @@ type Field struct {
 	Schema Schema  `json:"schema"`
 }
 
+// Scope is which fields a collection runs.
+type Scope int
+
+const (
+	// AllFields runs every field (show_agent).
+	AllFields Scope = iota
+	// ListFields runs only the include_in_list fields (list_agents): the
+	// others are counted and described but not run, so a slow field that
+	// list_agents does not show cannot slow it down.
+	ListFields
+)
+
 // Metadata is one workspace's metadata. Its JSON is what Handler serves.
 type Metadata struct {
 	// Fields by task name.
@@ -36,6 +48,9 @@ type Metadata struct {
 	// Err says why no field could be read: a Taskfile that does not parse,
 	// or a collection canceled before it ended ("" otherwise).
 	Err string `json:"error,omitempty"`
+	// ListOnly says only the include_in_list fields were run (ListFields):
+	// the others have neither value nor error.
+	ListOnly bool `json:"list_only,omitempty"`
 }
 
 // Count is the number of fields.
