@@ -49,7 +49,7 @@ func ParseVocabularyConfig(name string, src []byte) (*Vocabulary, error) {
 			}
 			switch k.Value {
 			case "statuses":
-				spec.Statuses = list
+				spec.Statuses, spec.StatusesLine = list, k.Line
 			case "priorities":
 				spec.Priorities = list
 			default:

@@ -17,6 +17,7 @@ type Vocabulary struct {
 	lookup       map[string]map[string]string // column → key (see vocabKey) → canonical value
 	canonicalize bool
 	source       string
+	statusesLine int
 	// values' lists, for the hot paths (no map lookup per cell).
 	statuses, priorities, difficulties []string
 }
@@ -31,6 +32,8 @@ type VocabularySpec struct {
 	Canonicalize bool
 	// Source names where the spec came from, for messages ("" = defaults).
 	Source string
+	// StatusesLine is the line of the statuses list in Source (0: none).
+	StatusesLine int
 }
 
 // DefaultAliases are the words accepted for the default values. A workspace
@@ -99,7 +102,7 @@ func vocabKey(s string) string {
 // NewVocabulary checks a spec: values are non-empty and distinct (ignoring
 // case), and every alias names an allowed value.
 func NewVocabulary(s VocabularySpec) (*Vocabulary, error) {
-	v := &Vocabulary{values: map[string][]string{}, lookup: map[string]map[string]string{}, canonicalize: s.Canonicalize, source: s.Source}
+	v := &Vocabulary{values: map[string][]string{}, lookup: map[string]map[string]string{}, canonicalize: s.Canonicalize, source: s.Source, statusesLine: s.StatusesLine}
 	for _, c := range []struct {
 		col  string
 		list []string
@@ -196,6 +199,10 @@ func (v *Vocabulary) Canonicalize() bool { return v.orDefault().canonicalize }
 
 // Source is the file the vocabulary was read from, "" for the defaults.
 func (v *Vocabulary) Source() string { return v.orDefault().source }
+
+// StatusesLine is the line of Source that lists the statuses (0: the
+// config lists none, or there is no config).
+func (v *Vocabulary) StatusesLine() int { return v.orDefault().statusesLine }
 
 // Normalize maps a value of col (ColStatus, ColPri or ColDiff) to its
 // canonical value; an unknown value wraps ErrInvalid and lists the valid ones.

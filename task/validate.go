@@ -64,7 +64,9 @@ func ValidateListed(l *WorkspaceListing, d *matrix.Doc, file string) []matrix.Di
 		return out
 	}
 	for _, w := range workspaceWarnings(l, d) {
-		w.File = file
+		if w.File == "" {
+			w.File = file
+		}
 		out = append(out, w)
 	}
 	matrix.SortDiagnostics(out)
@@ -130,6 +132,7 @@ func workspaceWarnings(l *WorkspaceListing, d *matrix.Doc) []matrix.Diagnostic {
 			out = append(out, d.WarnAt(r, matrix.ColStatus, "task "+r.ID+" is "+r.Status+" but has no folder .agent/tasks/"+r.ID+"_*; run `agentinfra task scaffold "+r.ID+"` to create it, or restore it"))
 		}
 	}
+	out = append(out, workflowWarnings(d.Vocabulary())...)
 	// Folders with no row, by name (sorting only these, not every folder,
 	// matters with thousands of folders).
 	sort.Slice(orphans, func(i, j int) bool { return orphans[i].name < orphans[j].name })
@@ -173,6 +176,24 @@ func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool 
 	for _, e := range entries {
 		if name, ok := keep(e); ok {
 			out[name] = true
+		}
+	}
+	return out
+}
+
+// workflowWarnings says, at the config's statuses list, which workflow
+// statuses its vocabulary has no word for: claim, dispatch and the fleet
+// would refuse to move a task there, and a pre-commit hook is the place to
+// learn it, not an agent's first run.
+func workflowWarnings(v *matrix.Vocabulary) []matrix.Diagnostic {
+	if v.Source() == "" {
+		return nil // the defaults have every word
+	}
+	var out []matrix.Diagnostic
+	for _, st := range []string{StatusTodo, StatusInProgress, StatusReview, StatusBlocked, StatusDone} {
+		if _, err := WorkflowStatus(v, st); err != nil {
+			out = append(out, matrix.Diagnostic{File: v.Source(), Line: max(v.StatusesLine(), 1), Col: 1,
+				Severity: matrix.SeverityWarning, Message: err.Error()})
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,50 @@ func TestValidateListsOrphanFoldersInNameOrder(t *testing.T) {
 	want := []string{"a0ffff_first", "b0ffff_also", "b0ffff_second", "c0ffee_z-last", "d0d0d0_fourth", "e0e0e0_fifth"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("orphan folders warned about: %v\nwant, in name order: %v", got, want)
+	}
+}
+
+// A config whose statuses leave out a status the workflow moves tasks to
+// is warned about by validate, at the statuses list, with the alias to
+// add: before an agent's claim or run end is refused.
+func TestValidateWarnsAboutAMissingWorkflowWord(t *testing.T) {
+	ws := newWS(t)
+	writeFile(t, filepath.Join(ws.AgentDir(), "config.yaml"),
+		"# our words\nmatrix:\n  statuses: [TODO, DOING, DONE, BLOCKED]\n  aliases:\n    status: { BLOCKED: BLOCKED }\n")
+	st, err := OpenStore(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, diag := range Validate(ws, d, "M.md", nil) {
+		if diag.File != "M.md" {
+			got = append(got, diag.String())
+		}
+	}
+	want := []string{
+		".agent/config.yaml:3:1: warning: the matrix vocabulary has no word for a workflow status: agentinfra moves tasks to IN_PROGRESS, which .agent/config.yaml does not allow (statuses: TODO, DOING, DONE, BLOCKED); add it to matrix.statuses, or alias it to your word: matrix.aliases.status: {IN_PROGRESS: DOING}",
+		".agent/config.yaml:3:1: warning: the matrix vocabulary has no word for a workflow status: agentinfra moves tasks to REVIEW, which .agent/config.yaml does not allow (statuses: TODO, DOING, DONE, BLOCKED); add it to matrix.statuses, or alias it to your word: matrix.aliases.status: {REVIEW: YOUR_WORD}",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// With the aliases, nothing to say.
+	writeFile(t, filepath.Join(ws.AgentDir(), "config.yaml"),
+		"matrix:\n  statuses: [TODO, DOING, DONE, BLOCKED, Waiting for review]\n  aliases:\n    status: { IN_PROGRESS: DOING, REVIEW: Waiting for review }\n")
+	if st, err = OpenStore(ws); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = st.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, diag := range Validate(ws, d, "M.md", nil) {
+		if diag.File != "M.md" {
+			t.Errorf("with every word: %s", diag)
+		}
 	}
 }
