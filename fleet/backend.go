@@ -55,7 +55,8 @@ func StopAgent(ctx context.Context, b Backend, name string) (TaskResult, error) 
 }
 
 // StopEveryRun stops every agent of b that has a run and waits until none
-// is pending, starting, busy or stopping, or ctx ends. A run is a detached
+// is starting, busy or stopping, or ctx ends (an agent still being created
+// is the creator's to finish). A run is a detached
 // process: whoever removes the folders it writes into (a test's temporary
 // folders, a workspace being torn down) must end it first.
 func StopEveryRun(ctx context.Context, b Backend) error {
@@ -70,8 +71,6 @@ func StopEveryRun(ctx context.Context, b Backend) error {
 			case StatusBusy, StatusStarting, StatusStopping:
 				b.Stop(ctx, a.Name) // a run that ended meanwhile is a conflict: fine
 				running = append(running, a.Name)
-			case StatusPending:
-				running = append(running, a.Name) // being created: its first run comes
 			}
 		}
 		if len(running) == 0 {

@@ -545,3 +545,30 @@ func TestProjectRoleTakesAMatrixTask(t *testing.T) {
 		t.Fatalf("prompt of the task run: %v\n%s", err, prompt)
 	}
 }
+
+// StopEveryRun ends every run in flight and returns once each agent is
+// idle, its run recorded stopped: what a test's cleanup (or a workspace's
+// teardown) relies on before removing the folders the runs write into.
+func TestStopEveryRunEndsAllRuns(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	f := testFleet(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=30000")
+	for _, name := range []string{"papi", "sony"} {
+		if _, err := f.Create(ctx, CreateInput{Name: name, Spec: "a long spec"}); err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, f, name, StatusBusy)
+	}
+	if err := StopEveryRun(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"papi", "sony"} {
+		a, err := f.Show(ctx, name)
+		if err != nil || a.Status != StatusIdle {
+			t.Fatalf("%s after StopEveryRun: %s, %v", name, a.Status, err)
+		}
+		if h, _ := f.History(ctx, name, 1, 10); h.TotalCount != 1 || h.Tasks[0].Status != RunStopped {
+			t.Fatalf("%s's history: %+v", name, h)
+		}
+	}
+}
