@@ -135,11 +135,7 @@ func Assemble(ctx context.Context, ws *workspace.Workspace, in Input) (Prompt, e
 	}
 	taskDir := in.TaskDir
 	if taskDir == "" && t.ID != "" {
-		if in.Doc != nil {
-			taskDir, _ = tasksvc.Folder(ws, in.Doc, t.ID)
-		} else {
-			taskDir, _ = ws.FindTaskDir(t.ID)
-		}
+		taskDir, _ = tasksvc.Folder(ws, in.Doc, t.ID)
 	}
 
 	p := Prompt{Mode: modeName, Skills: []string{}, MissingSkills: []string{}, Warnings: warnings}

@@ -359,13 +359,17 @@ func TestAssembleFolderOfAPrefixID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[string]bool{"auth": false, "auth_v2": true} {
-		p, err := Assemble(context.Background(), ws, Input{Task: mustTask(t, doc, id), Doc: doc, Getenv: noEnv})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Contains(p.Text, "PASSKEYS-README"); got != want {
-			t.Errorf("prompt of %s holds auth_v2's README: %v, want %v", id, got, want)
+	// With the parsed matrix (dispatch, MCP) and without it (`agentinfra
+	// prompt ID` reads one row; the matrix file settles the folder).
+	for _, withDoc := range []*matrix.Doc{doc, nil} {
+		for id, want := range map[string]bool{"auth": false, "auth_v2": true} {
+			p, err := Assemble(context.Background(), ws, Input{Task: mustTask(t, doc, id), Doc: withDoc, Getenv: noEnv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(p.Text, "PASSKEYS-README"); got != want {
+				t.Errorf("prompt of %s (doc %v) holds auth_v2's README: %v, want %v", id, withDoc != nil, got, want)
+			}
 		}
 	}
 }

@@ -28,6 +28,17 @@ func TestFolderLookupOfAnIDThatPrefixesAnother(t *testing.T) {
 	if dir, _ := Folder(ws, d, "ISSUE_003"); dir != long {
 		t.Errorf("Folder(ISSUE_003) = %s, want %s", dir, long)
 	}
+	// Without a parsed matrix the file settles it, and a slug with '_' in
+	// it is still the task's own.
+	if dir, _ := Folder(ws, nil, "ISSUE"); dir != "" {
+		t.Errorf("Folder(ISSUE) without the doc = %s, want none", dir)
+	}
+	own := filepath.Join(ws.TasksDir(), "ISSUE_003_fix_login_bug")
+	writeFile(t, filepath.Join(own, "README.md"), "# ISSUE_003\n")
+	if got := Folders(ws, nil, "ISSUE_003", false); strings.Join(got, ",") != own+","+long {
+		t.Errorf("Folders(ISSUE_003) without the doc = %v", got)
+	}
+	os.RemoveAll(own)
 	if info, err := ShowTask(ctx, ws, "ISSUE"); err != nil || info.Dir != "" {
 		t.Errorf("show ISSUE: %+v, %v", info, err)
 	}
