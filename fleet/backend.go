@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -60,6 +61,7 @@ func StopAgent(ctx context.Context, b Backend, name string) (TaskResult, error) 
 // process: whoever removes the folders it writes into (a test's temporary
 // folders, a workspace being torn down) must end it first.
 func StopEveryRun(ctx context.Context, b Backend) error {
+	var stopErr error // the last stop that failed, the likely cause of a timeout
 	for {
 		agents, err := b.List(ctx, ListFilter{})
 		if err != nil {
@@ -69,7 +71,10 @@ func StopEveryRun(ctx context.Context, b Backend) error {
 		for _, a := range agents {
 			switch a.Status {
 			case StatusBusy, StatusStarting, StatusStopping:
-				b.Stop(ctx, a.Name) // a run that ended meanwhile is a conflict: fine
+				// A run that ended meanwhile is a conflict: fine.
+				if _, err := b.Stop(ctx, a.Name); err != nil && CodeOf(err) != CodeConflict {
+					stopErr = err
+				}
 				running = append(running, a.Name)
 			}
 		}
@@ -78,7 +83,7 @@ func StopEveryRun(ctx context.Context, b Backend) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("agents %s still running: %w", strings.Join(running, ", "), ctx.Err())
+			return errors.Join(fmt.Errorf("agents %s still running: %w", strings.Join(running, ", "), ctx.Err()), stopErr)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

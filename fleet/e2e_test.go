@@ -23,13 +23,15 @@ import (
 // realCLIFleet is a fleet whose runs start the real CLI prepared by fakemodel.
 func realCLIFleet(t *testing.T, c fakemodel.CLI) *Fleet {
 	t.Helper()
-	return New(newRepo(t), Options{
+	f := New(newRepo(t), Options{
 		SupervisorArgv: []string{os.Args[0]},
 		SupervisorEnv:  []string{"FLEET_TEST_SUPERVISE=1"},
 		Binary:         c.Binary,
 		Env:            c.Env,
 		KillGrace:      2 * time.Second,
 	})
+	stopRunsAtCleanup(t, f)
+	return f
 }
 
 // waitReal polls Show until the agent has one of want; real CLIs on a

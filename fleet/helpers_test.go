@@ -111,8 +111,14 @@ func testFleet(t testing.TB, ws *workspace.Workspace, env ...string) *Fleet {
 		KillGrace:      300 * time.Millisecond,
 		StopGrace:      300 * time.Millisecond,
 	})
-	// A run the test left going would write into its folders while they
-	// are removed.
+	stopRunsAtCleanup(t, f)
+	return f
+}
+
+// stopRunsAtCleanup ends the runs a test left going before its folders
+// are removed (they would write into them meanwhile): fleettest's
+// StopRunsAtCleanup, which this package's tests cannot import.
+func stopRunsAtCleanup(t testing.TB, f *Fleet) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -120,7 +126,6 @@ func testFleet(t testing.TB, ws *workspace.Workspace, env ...string) *Fleet {
 			t.Errorf("at the end of the test: %v", err)
 		}
 	})
-	return f
 }
 
 // waitStatus polls until the agent has one of the statuses.

@@ -38,16 +38,23 @@ func folderOwner(ws *workspace.Workspace, d *matrix.Doc, id string) func(string)
 // longer IDs (auth_v2_login, auth_v2) are looked up in it.
 func fileFolderOwner(ws *workspace.Workspace, id string) func(string) string {
 	var src []byte
-	read := false
+	var known map[string]bool // ID → has a row; each looked up once
 	return func(name string) string {
 		if rest, ok := strings.CutPrefix(name, id+"_"); !ok || !strings.Contains(rest, "_") {
 			return ""
 		}
-		if !read {
+		if known == nil {
 			src, _ = os.ReadFile(ws.MatrixPath()) // none: every folder is id's, as before
-			read = true
+			known = map[string]bool{}
 		}
-		hasID := func(c string) bool { return len(src) > 0 && len((matrix.Query{ID: c}).Select(src)) > 0 }
+		hasID := func(c string) bool {
+			has, ok := known[c]
+			if !ok {
+				has = len(src) > 0 && len((matrix.Query{ID: c}).Select(src)) > 0
+				known[c] = has
+			}
+			return has
+		}
 		if owner, known := matrix.TaskFolderID(name, hasID); known {
 			return owner
 		}

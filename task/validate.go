@@ -181,7 +181,8 @@ func namesIn(dir string, keep func(os.DirEntry) (string, bool)) map[string]bool 
 	return out
 }
 
-// workflowWarnings says, at the config's statuses list, which workflow
+// workflowWarnings says, at the config's statuses list (its path from the
+// workspace root), which workflow
 // statuses its vocabulary has no word for: claim, dispatch and the fleet
 // would refuse to move a task there, and a pre-commit hook is the place to
 // learn it, not an agent's first run.

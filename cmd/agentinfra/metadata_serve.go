@@ -54,9 +54,9 @@ run with go-task as the local fleet runs them (concurrently, each within
 --timeout, results cached for 10 s and dropped when the Taskfile changes).
 The answer is {"metadata": {FIELD: {value, error, schema}}, "names": [...],
 "taskfile": PATH, "error": ...}; a field that fails is an error in the answer,
-never an error status. GET /?fields=list runs only the include_in_list fields
-(what list_agents shows; the answer then has "list_only": true). See
-docs/fleet.md, "Workspace metadata".
+never an error status. GET /?fields=list (what list_agents asks) runs at most
+the include_in_list fields ("list_only": true when only those ran; a fresh
+full collection answers too). See docs/fleet.md, "Workspace metadata".
 
 Run it inside a Coder workspace and expose it as a workspace app: the fleet's
 Coder backend reads it through Coder's app proxy with its session token, when
@@ -78,7 +78,7 @@ and start it from the agent's startup script:
   agentinfra metadata serve --dir /home/coder/project >/tmp/agentinfra-metadata.log 2>&1 &
 
 It listens on loopback only (the Coder agent reaches it there) unless
---allow-remote is given: the endpoint takes no input but ?fields=list, but its values (pull
+--allow-remote is given: the endpoint takes no input (except ?fields=list), but its values (pull
 requests, branches) are the workspace's and anyone who reaches it reads them.`,
 		Example: `  agentinfra metadata serve
   agentinfra metadata serve --addr 127.0.0.1:7781 --dir /home/coder/project

@@ -238,6 +238,13 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 	doc := matrix.ParseWith(src, vocab)
 	shown := displayPath(f.Cwd, path)
 	diags := task.ValidateListed(<-listed, doc, shown)
+	for i, d := range diags {
+		// The workspace's other files (its config) are named from its
+		// root: shown from the current folder, as the matrix is.
+		if d.File != shown && ws != nil && !filepath.IsAbs(d.File) {
+			diags[i].File = displayPath(f.Cwd, filepath.Join(ws.Root, d.File))
+		}
+	}
 	r := validationResult{File: shown, Tasks: doc.NumTasks(), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
 	for _, d := range diags {
 		if d.Severity == matrix.SeverityError {

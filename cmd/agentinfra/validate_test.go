@@ -178,3 +178,22 @@ func TestHookInstallRefusesInvalidStagedMatrix(t *testing.T) {
 		t.Fatalf("the staged (invalid) version must be checked, not the working tree:\n%s", out)
 	}
 }
+
+// A config whose statuses leave out a workflow status is named where the
+// user stands, as the matrix is: from a subfolder, ../.agent/config.yaml.
+func TestValidateNamesTheConfigFromTheCurrentFolder(t *testing.T) {
+	root := newValidateWorkspace(t, validMatrix)
+	cfg := "matrix:\n  statuses: [TODO, IN_PROGRESS, DONE, BLOCKED]\n"
+	if err := os.WriteFile(filepath.Join(root, ".agent", "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(root, "web")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, sub, cliOpts{}, "validate")
+	want := "\n" + filepath.Join("..", ".agent", "config.yaml") + ":2:1: warning: the matrix vocabulary has no word for a workflow status: agentinfra moves tasks to REVIEW"
+	if code != 0 || !strings.Contains("\n"+stdout, want) {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s\nwant a line starting %q", code, stdout, stderr, want[1:])
+	}
+}

@@ -11,18 +11,25 @@ import (
 // result kept for CacheTTL and dropped as soon as the workspace's Taskfile
 // changes (its path, size, modification time or inode), so a list polled
 // every second runs the tasks at most once per TTL. Concurrent requests for
-// one workspace share one collection. Safe for concurrent use.
+// one workspace and scope share one collection. Safe for concurrent use.
 type Collector struct {
 	opts Options
 	now  func() time.Time
 
 	mu    sync.Mutex
-	cache map[string]*entry
+	cache map[string]*slot // by workspace folder
+}
+
+// slot is one workspace's collections: every field's (show) and the listed
+// fields' (list), each cached on its own, so that lists polled while a
+// show waits for a slow field share one collection of their own.
+type slot struct {
+	full, list *entry
 }
 
 type entry struct {
 	stamp stamp
-	scope Scope         // a ListFields entry cannot answer for AllFields
+	scope Scope
 	done  chan struct{} // closed when md is set
 	md    Metadata
 	at    time.Time // when md was collected
@@ -38,7 +45,7 @@ type stamp struct {
 
 // NewCollector returns a collector with opts (zero fields are defaults).
 func NewCollector(opts Options) *Collector {
-	return &Collector{opts: opts.withDefaults(), now: time.Now, cache: map[string]*entry{}}
+	return &Collector{opts: opts.withDefaults(), now: time.Now, cache: map[string]*slot{}}
 }
 
 var (
@@ -54,7 +61,8 @@ func Shared() *Collector {
 }
 
 // Collect returns dir's metadata (the fields of scope), from the cache when
-// it is fresh: an AllFields result answers a ListFields request too. The
+// it is fresh: a finished AllFields result answers a ListFields request
+// too; a ListFields request never waits for an AllFields one in flight. The
 // collection itself is not tied to ctx (its runs are bounded by their
 // timeout and the result is cached for the next caller); when ctx ends
 // first, the result says the metadata was not collected.
@@ -69,19 +77,30 @@ func (c *Collector) Collect(ctx context.Context, dir string, scope Scope) Metada
 	}
 	st := stamp{path: path, size: fi.Size(), mtime: fi.ModTime(), inode: inodeOf(fi)}
 	c.mu.Lock()
-	e := c.cache[dir]
-	switch {
-	case e == nil || e.stamp != st || c.expired(e) || (e.scope == ListFields && scope == AllFields):
-		e = &entry{stamp: st, scope: scope, done: make(chan struct{})}
-		c.cache[dir] = e
-		c.prune()
-		c.start(ctx, e, dir, path)
-	case scope == ListFields && e.scope == AllFields && !isDone(e):
-		// A list must not wait for the fields it does not show: it runs
-		// its own, uncached, beside the show in flight.
-		e = &entry{stamp: st, scope: scope, done: make(chan struct{})}
-		c.start(ctx, e, dir, path)
+	sl := c.cache[dir]
+	if sl == nil {
+		sl = &slot{}
+		c.cache[dir] = sl
 	}
+	fresh := func(e *entry) bool { return e != nil && e.stamp == st && !c.expired(e) }
+	var e *entry
+	switch {
+	case scope == AllFields:
+		if !fresh(sl.full) {
+			sl.full = c.start(ctx, st, AllFields, dir, path)
+		}
+		e = sl.full
+	case fresh(sl.full) && isDone(sl.full):
+		e = sl.full // every field answers a list too
+	default:
+		// A list does not wait for a show in flight (its slow fields are
+		// not the list's): it has a collection of its own.
+		if !fresh(sl.list) {
+			sl.list = c.start(ctx, st, ListFields, dir, path)
+		}
+		e = sl.list
+	}
+	c.prune()
 	c.mu.Unlock()
 	select {
 	case <-e.done:
@@ -93,9 +112,10 @@ func (c *Collector) Collect(ctx context.Context, dir string, scope Scope) Metada
 	}
 }
 
-// start collects e in the background. The collection is not tied to ctx's
-// end: its runs are bounded by their timeout.
-func (c *Collector) start(ctx context.Context, e *entry, dir, path string) {
+// start collects scope's fields in the background. The collection is not
+// tied to ctx's end: its runs are bounded by their timeout.
+func (c *Collector) start(ctx context.Context, st stamp, scope Scope, dir, path string) *entry {
+	e := &entry{stamp: st, scope: scope, done: make(chan struct{})}
 	go func() {
 		md := collect(context.WithoutCancel(ctx), dir, path, e.scope, c.opts)
 		c.mu.Lock()
@@ -103,6 +123,7 @@ func (c *Collector) start(ctx context.Context, e *entry, dir, path string) {
 		c.mu.Unlock()
 		close(e.done)
 	}()
+	return e
 }
 
 func isDone(e *entry) bool {
@@ -126,8 +147,14 @@ func (c *Collector) expired(e *entry) bool {
 // prune drops the expired entries (workspaces deleted meanwhile). Called
 // with mu held.
 func (c *Collector) prune() {
-	for k, e := range c.cache {
-		if c.expired(e) {
+	for k, sl := range c.cache {
+		if sl.full != nil && c.expired(sl.full) {
+			sl.full = nil
+		}
+		if sl.list != nil && c.expired(sl.list) {
+			sl.list = nil
+		}
+		if sl.full == nil && sl.list == nil {
 			delete(c.cache, k)
 		}
 	}

@@ -18,7 +18,7 @@ const listAndHidden = "  pr:\n    desc: The PR.\n    meta: { include_in_list: tr
 
 func TestListFieldsRunsOnlyTheListedFields(t *testing.T) {
 	dir := workspaceWith(t, listAndHidden)
-	c := NewCollector(Options{TaskBinary: taskBin(t), Timeout: 1500 * time.Millisecond})
+	c := NewCollector(Options{TaskBinary: taskBin(t), Timeout: 3 * time.Second})
 	md := c.Collect(context.Background(), dir, ListFields)
 	if val(md.Fields["pr"]) != "7" || md.Count() != 2 || !md.ListOnly {
 		t.Fatalf("list: %+v", md)
@@ -54,8 +54,10 @@ func TestAListAfterAShowComesFromTheCache(t *testing.T) {
 }
 
 func TestAListDoesNotWaitForAShowInFlight(t *testing.T) {
-	dir := workspaceWith(t, listAndHidden)
-	c := NewCollector(Options{TaskBinary: taskBin(t), Timeout: 6 * time.Second})
+	// pr counts its runs; ci hangs and leaves a mark when it starts.
+	dir := workspaceWith(t, "  pr:\n    meta: { include_in_list: true }\n    cmds: ['echo run >> runs.log; wc -l < runs.log']\n"+
+		"  ci:\n    meta: {}\n    cmds: ['touch ci.ran; sleep 60']\n")
+	c := NewCollector(Options{TaskBinary: taskBin(t), Timeout: 6 * time.Second, CacheTTL: time.Minute})
 	shown := make(chan Metadata)
 	go func() { shown <- c.Collect(context.Background(), dir, AllFields) }()
 	deadline := time.Now().Add(5 * time.Second)
@@ -66,12 +68,20 @@ func TestAListDoesNotWaitForAShowInFlight(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	start := time.Now()
-	md := c.Collect(context.Background(), dir, ListFields)
-	if took := time.Since(start); took > 3*time.Second || val(md.Fields["pr"]) != "7" {
-		t.Errorf("list beside a show: %s, %+v", took, md.Fields["pr"])
+	first := c.Collect(context.Background(), dir, ListFields)
+	if took := time.Since(start); took > 3*time.Second || !first.ListOnly {
+		t.Errorf("list beside a show: %s, %+v", took, first)
+	}
+	// Lists polled meanwhile share the list's collection: pr does not run again.
+	if again := c.Collect(context.Background(), dir, ListFields); val(again.Fields["pr"]) != val(first.Fields["pr"]) {
+		t.Errorf("a second list ran pr again: %s then %s", val(first.Fields["pr"]), val(again.Fields["pr"]))
 	}
 	if md := <-shown; errOf(md.Fields["ci"]) == "" {
 		t.Errorf("the show's hanging field: %+v", md.Fields["ci"])
+	}
+	// Once the show is done, its collection answers lists.
+	if md := c.Collect(context.Background(), dir, ListFields); md.ListOnly {
+		t.Errorf("a list after the show: %+v, want the show's full collection", md)
 	}
 }
 
