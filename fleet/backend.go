@@ -57,9 +57,9 @@ func StopAgent(ctx context.Context, b Backend, name string) (TaskResult, error) 
 
 // StopEveryRun stops every agent of b that has a run and waits until none
 // is starting, busy or stopping, or ctx ends (an agent still being created
-// is the creator's to finish). A run is a detached
-// process: whoever removes the folders it writes into (a test's temporary
-// folders, a workspace being torn down) must end it first.
+// is the creator's to finish). A run is a detached process: whoever
+// removes the folders it writes into (a test's temporary folders, a
+// workspace being torn down) must end it first.
 func StopEveryRun(ctx context.Context, b Backend) error {
 	var stopErr error // the last stop that failed, the likely cause of a timeout
 	for {

@@ -29,7 +29,6 @@ type slot struct {
 
 type entry struct {
 	stamp stamp
-	scope Scope
 	done  chan struct{} // closed when md is set
 	md    Metadata
 	at    time.Time // when md was collected
@@ -115,9 +114,9 @@ func (c *Collector) Collect(ctx context.Context, dir string, scope Scope) Metada
 // start collects scope's fields in the background. The collection is not
 // tied to ctx's end: its runs are bounded by their timeout.
 func (c *Collector) start(ctx context.Context, st stamp, scope Scope, dir, path string) *entry {
-	e := &entry{stamp: st, scope: scope, done: make(chan struct{})}
+	e := &entry{stamp: st, done: make(chan struct{})}
 	go func() {
-		md := collect(context.WithoutCancel(ctx), dir, path, e.scope, c.opts)
+		md := collect(context.WithoutCancel(ctx), dir, path, scope, c.opts)
 		c.mu.Lock()
 		e.md, e.at = md, c.now()
 		c.mu.Unlock()
