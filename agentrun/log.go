@@ -191,3 +191,17 @@ func FollowLog(ctx context.Context, path string, live func() bool, fn func(event
 		}
 	}
 }
+
+// WatchLog publishes every item of the log at path on bus as a RunEvent
+// (from the first, then each new one as it is written) with the names of
+// base (root, agent, task, run) and Source "watch", until run_ended, ctx
+// ends or live says the run is over: how a run written by another process
+// (a detached supervisor) reaches a process's bus.
+func WatchLog(ctx context.Context, path string, live func() bool, bus *events.Bus, base events.Event) error {
+	return FollowLog(ctx, path, live, func(it events.RunItem) error {
+		e := base
+		e.Kind, e.Source, e.Run = events.RunEvent, "watch", &it
+		bus.Publish(e)
+		return nil
+	})
+}

@@ -125,7 +125,7 @@ func TestInspectorFleetTools(t *testing.T) {
 		wantInspectError(t, ins, long, target, code, field, tool, args...)
 	}
 
-	// tools/list: exactly the nine fleet tools with --toolsets fleet.
+	// tools/list: exactly the ten fleet tools with --toolsets fleet.
 	tl := inspect(t, ins, long, []string{bin, "serve", "--toolsets", "fleet"}, "--method", "tools/list")
 	var names []string
 	for _, tool := range tl["tools"].([]any) {
