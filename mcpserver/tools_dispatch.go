@@ -14,8 +14,8 @@ import (
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
-	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/skills"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 // DispatchInput is the input of dispatch_task: the options of `agentinfra
