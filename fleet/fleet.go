@@ -243,7 +243,7 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 	if err := os.Remove(f.p.file(a.Name, runFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, err)
 	}
-	f.bus().Publish(events.Event{Kind: events.RunEnded, Root: f.ws.Root, Actor: string(by), Agent: a.Name, TaskID: tr.TaskID, RunID: tr.ID,
+	f.bus().Publish(events.Event{Kind: events.RunEnded, Root: f.ws.Root, Actor: string(by), Agent: key(a.Name), TaskID: tr.TaskID, RunID: tr.ID,
 		Text: rec.Outcome + ": " + tr.ExitReason, After: rec.StatusAfter})
 	return errors.Join(errs...)
 }

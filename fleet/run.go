@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -162,6 +163,10 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		out = StartResult{Task: run.TaskRun, AgentStatus: deriveStatus(a, run)}
 		return nil
 	})
+	if err == nil {
+		f.bus().Publish(events.Event{Kind: events.RunStarted, Root: f.ws.Root, Actor: out.Task.Source, Agent: key(in.Name), RunID: out.Task.ID,
+			TaskID: out.Task.TaskID, Text: out.Task.Summary})
+	}
 	return out, err
 }
 
