@@ -115,7 +115,6 @@ func fileStamp(p string) string {
 	return fmt.Sprintf("%d|%d", fi.Size(), fi.ModTime().UnixNano())
 }
 
-
 // Watcher is a backend whose changes can be watched (the local one).
 type Watcher interface {
 	Watch(ctx context.Context, bus *events.Bus, tick time.Duration) error

@@ -58,9 +58,16 @@ func TestWatchPublishesTheFleetsChanges(t *testing.T) {
 	readPid(t, pidFile)
 	var rec runRecord
 	readJSON(f.p.file("papi", runFile), &rec)
+	time.Sleep(300 * time.Millisecond) // the watcher has seen the run as it is
+	for {
+		if _, ok := sub.TryNext(); !ok {
+			break
+		}
+	}
 	if err := syscall.Kill(rec.Supervisor.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	waitGone(t, rec.Supervisor.PID)
 	// Nothing wrote a file: the watcher sees the supervisor die.
 	if e := next(events.AgentChanged); e.RunID != "papi-1" {
 		t.Errorf("agent changed = %+v", e)
