@@ -22,9 +22,6 @@ import (
 type Plan struct {
 	ws   *workspace.Workspace
 	opts Options
-	// words are the matrix's own words for the workflow statuses
-	// (IN_PROGRESS may be DOING in a workspace's vocabulary).
-	words statusWords
 	// At is when the dispatch happens: the claim's Updated and the tracking
 	// note's name.
 	At time.Time
@@ -85,7 +82,7 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	}
 	p.Task = task
 	p.Outcome.StatusBefore, p.Outcome.StatusAfter = task.Status, task.Status
-	if p.words, err = wordsOf(doc.Vocabulary()); err != nil {
+	if err := checkWorkflow(doc.Vocabulary()); err != nil {
 		return p, err
 	}
 	mode := strings.TrimSpace(opts.Mode)
@@ -123,22 +120,16 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	return p, nil
 }
 
-// statusWords are a matrix's words for the statuses a dispatch writes.
-type statusWords struct{ claimed, review, blocked, done string }
-
-func wordsOf(v *matrix.Vocabulary) (statusWords, error) {
-	var w statusWords
-	for _, s := range []struct {
-		canonical string
-		word      *string
-	}{{tasksvc.StatusInProgress, &w.claimed}, {tasksvc.StatusReview, &w.review}, {tasksvc.StatusBlocked, &w.blocked}, {tasksvc.StatusDone, &w.done}} {
-		word, err := tasksvc.WorkflowStatus(v, s.canonical)
-		if err != nil {
-			return w, err
+// checkWorkflow refuses a matrix whose vocabulary cannot say the statuses
+// a dispatch moves a task through (IN_PROGRESS may be DOING in a
+// workspace's words, but it must have one), before anything is written.
+func checkWorkflow(v *matrix.Vocabulary) error {
+	for _, s := range []string{tasksvc.StatusInProgress, tasksvc.StatusReview, tasksvc.StatusBlocked, tasksvc.StatusDone} {
+		if _, err := tasksvc.WorkflowStatus(v, s); err != nil {
+			return err
 		}
-		*s.word = word
 	}
-	return w, nil
+	return nil
 }
 
 // build assembles the prompt for the row t and the command that sends it.
