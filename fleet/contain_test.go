@@ -117,3 +117,23 @@ func hasMarker(pid int, s contain.Scope) bool {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	return bytes.Contains(append([]byte{0}, b...), []byte("\x00"+s.Env()+"\x00"))
 }
+
+// A run that times out (fleet.timeout) leaves nothing either.
+func TestATimedOutRunLeavesNoProcessOfTheAgent(t *testing.T) {
+	ws := newRepo(t)
+	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "config.yaml"), []byte("fleet:\n  timeout: 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	f := testFleet(t, ws, "STUB_MODE=detach", "STUB_HANG=1", "STUB_PIDFILE="+pidFile)
+	if _, err := f.Create(context.Background(), CreateInput{Name: "papi", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	detached := readPid(t, pidFile)
+	waitStatus(t, f, "papi", StatusIdle)
+	waitGone(t, detached)
+	h, err := f.History(context.Background(), "papi", 1, 1)
+	if err != nil || h.Tasks[0].Status != RunFailed || !strings.HasPrefix(h.Tasks[0].ExitReason, "timed out") {
+		t.Fatalf("the timed-out run: %+v, %v", h.Tasks, err)
+	}
+}
