@@ -131,12 +131,16 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s → IN_PROGRESS, %s", p.Task.ID, p.Outcome.StatusBefore, p.Mention)})
 
 	// From here on the row says IN_PROGRESS: whatever happens, record the
-	// outcome and move it on, even when ctx is canceled.
-	bookCtx, cancelBook := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancelBook()
+	// outcome and move it on, even when ctx is canceled — within a minute
+	// of the moment it is recorded (however long the run took).
+	bookCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	}
 	rec, err := p.startRecord()
 	if err != nil {
-		return p.Outcome, p.block(bookCtx, err)
+		bctx, cancel := bookCtx()
+		defer cancel()
+		return p.Outcome, p.block(bctx, err)
 	}
 
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("running %s (model %s)", p.Outcome.CLI, mdtext.Or(p.Outcome.Model, "CLI default"))})
@@ -146,7 +150,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 
 	// The row first (so the files can say where it went), then the files.
 	var bookErrs []error
-	if err := agentrun.FinishTask(bookCtx, ws, &p.Outcome.Record, "", p.opts.Now()); err != nil {
+	bctx, cancelBook := bookCtx()
+	defer cancelBook()
+	if err := agentrun.FinishTask(bctx, ws, &p.Outcome.Record, "", p.opts.Now()); err != nil {
 		bookErrs = append(bookErrs, err)
 	}
 	bookErrs = append(bookErrs, rec.finish(&p.Outcome)...)
