@@ -22,6 +22,7 @@ import (
 // the run's end, and exits; `agent logs` and `agent logs --json` show the
 // same log once the run ended.
 func TestCLIAgentLogsOfARealGemini(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	released := false
 	fake := fakemodel.NewGeminiScript(t, func(a fakemodel.Ask) fakemodel.Answer {
