@@ -41,6 +41,9 @@ type Options struct {
 	Getenv func(string) string
 	// Bus receives the fleet's events (nil = events.Default()).
 	Bus *events.Bus
+	// Executor starts a run's agent CLI in the supervisor (nil =
+	// agentrun.Headless; the supervision bridges replace it).
+	Executor agentrun.Executor
 }
 
 func (o Options) getenv() func(string) string {

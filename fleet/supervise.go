@@ -131,6 +131,7 @@ func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, 
 	rec.Argv = runner.RedactArgv(cmd.Argv, cmd.PromptArg)
 	rec.Env = runner.RedactEnv(append(append([]string{}, req.Env...), cmd.Env...))
 	rec.Stdin, rec.PromptBytes = cmd.Stdin != "", len(prompt)
-	x := &agentrun.Run{Record: rec, Root: f.ws.Root, Recorder: f.p.runFiles(run.AgentName, run.ID), Exclusive: true, Now: f.opts.Now, Bus: f.opts.Bus}
+	x := &agentrun.Run{Record: rec, Root: f.ws.Root, Recorder: f.p.runFiles(run.AgentName, run.ID), Exclusive: true, Now: f.opts.Now, Bus: f.opts.Bus,
+		Executor: f.opts.Executor}
 	return x.Exec(ctx, rn, req, cmd, nil)
 }
