@@ -45,7 +45,7 @@ func newWatcher(ctx context.Context, s *Server) (*watcher, error) {
 	bus := s.bus()
 	// Subscribed before the file watcher starts: no change falls in between.
 	sub := bus.Subscribe(events.Filter{Root: s.ws.Root, Kinds: []events.Kind{events.TaskChanged, events.MatrixChanged}}, 0)
-	mw, err := task.WatchMatrix(ctx, s.ws, bus, s.opts.Debounce/2)
+	mw, err := task.WatchMatrix(ctx, s.ws, bus, s.opts.Debounce/5)
 	if err != nil {
 		sub.Close()
 		cancel()
