@@ -6,8 +6,8 @@
 //   - plan: the caller decides the prompt; ChooseModel is the one model
 //     rule;
 //   - claim: Claim takes the matrix task for the run's agent through the
-//     task lifecycle (task.ClaimWith), Release gives it back when the run
-//     never started;
+//     task lifecycle (task.ClaimWith; task.Release gives it back when the
+//     run never started);
 //   - exec: Run.Exec starts the CLI through an Executor (Headless: the
 //     runner's one-shot headless mode; the supervision issue's bridges,
 //     which speak each CLI's own protocol over stdin/stdout, plug in here)

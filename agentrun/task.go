@@ -24,19 +24,6 @@ func Claim(ctx context.Context, ws *workspace.Workspace, rec *Record, o task.Cla
 	return res.After, nil
 }
 
-// Release gives back the claim of a run that never started: its task goes
-// back to TODO if the run's agent still holds it.
-func Release(ctx context.Context, ws *workspace.Workspace, rec *Record, now time.Time) error {
-	if rec.TaskID == "" {
-		return nil
-	}
-	res, err := task.Release(ctx, ws, rec.TaskID, rec.Agent, task.Actor(rec.Agent), now)
-	if err == nil && len(res.Changed) > 0 {
-		rec.StatusAfter = res.After.Status
-	}
-	return err
-}
-
 // FinishTask moves the run's task on by how the run ended: REVIEW when it
 // completed, BLOCKED otherwise, with the run's reason in the status log,
 // by the run's agent (or by, when set: agentinfra recording a run whose
