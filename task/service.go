@@ -98,6 +98,7 @@ func OpenStore(ws *workspace.Workspace) (*matrix.Store, error) {
 	}
 	s := withLockTimeout(matrix.NewStore(ws.MatrixPath()))
 	s.Vocab = v
+	s.Root = ws.Root
 	return s, nil
 }
 
@@ -107,9 +108,6 @@ func withLockTimeout(s *matrix.Store) *matrix.Store {
 	}
 	return s
 }
-
-// store is OpenStore for this package's writers.
-func store(ws *workspace.Workspace) (*matrix.Store, error) { return OpenStore(ws) }
 
 func exists(p string) bool {
 	_, err := os.Lstat(p)
