@@ -21,9 +21,9 @@ var errChangedUnderUs = errors.New("the matrix changed while it was written")
 var noExchange bool
 
 // testHookBeforeExchange, when set, runs after the last check and just
-// before the new file is swapped in: the moment an editor's save is lost to
-// a plain rename.
-var testHookBeforeExchange func()
+// before the new file is swapped in (the moment an editor's save is lost to
+// a plain rename), with the file that was read.
+var testHookBeforeExchange func(read *os.File)
 
 // tmpInfix marks agentinfra's temporary files next to the matrix:
 // .DEVELOPMENT_MATRIX.md.tmp-DIGITS. Nothing else is ever removed.
@@ -75,7 +75,7 @@ func (w *writer) replace(sn *snapshot, data []byte) error {
 		return errChangedUnderUs
 	}
 	if testHookBeforeExchange != nil {
-		testHookBeforeExchange()
+		testHookBeforeExchange(sn.f)
 	}
 	supported, err := exchange(df, tmpName, base)
 	if err != nil {

@@ -57,6 +57,8 @@ func TestHelperProcess(t *testing.T) {
 		for err == nil {
 			_, err = s.Modify(ctx, func(d *Doc) error { return crashStep(d) })
 		}
+	case "editor-inplace", "editor-rename":
+		err = editorProcess(mode, s.Path)
 	case "hold-lock":
 		fl := flock.New(s.LockPath())
 		if err = fl.Lock(); err == nil {
