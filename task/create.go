@@ -120,6 +120,7 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 		return nil
 	}, op.finish)
 	if err != nil {
+		op.flush(ctx)
 		return Created{}, err
 	}
 	return Created{Task: task, Dir: dir, Warnings: append(warnings, op.notices...)}, nil

@@ -125,6 +125,7 @@ func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, now tim
 		return op.logStatus(d, id, before.Status, after.Status, now, &res)
 	}, op.finish)
 	if err != nil {
+		op.flush(ctx)
 		return UpdateResult{}, err
 	}
 	res.Warnings = append(res.Warnings, op.notices...)

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func main() {
@@ -40,6 +42,9 @@ func run(ctx context.Context, args []string, f *Factory) (code int) {
 	}()
 	root := newRootCmd(f)
 	root.SetArgs(args)
+	// What a write noticed on the way (a leftover of a killed command it
+	// rolled back) goes to stderr, whatever the command.
+	ctx = task.WithNotify(ctx, func(msg string) { fmt.Fprintln(f.IO.ErrOut, "warning:", msg) })
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
