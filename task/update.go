@@ -82,7 +82,7 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	res.Warnings = warnings
+	res.Warnings = append(warnings, res.Warnings...)
 	return res, nil
 }
 
