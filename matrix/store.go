@@ -122,8 +122,8 @@ func readErr(err error) error {
 }
 
 // maxAttempts bounds how often Modify runs fn again on a file that another
-// program changed under it.
-const maxAttempts = 8
+// program changed under it (the lock timeout bounds the time).
+const maxAttempts = 50
 
 // Modify runs fn on the current matrix under the lock and, if fn changed it,
 // verifies and atomically replaces the file. If fn fails, or the result has
@@ -197,6 +197,8 @@ func (s *Store) modify(ctx context.Context, fn func(d *Doc) error, finish func(d
 		snap.close()
 		if errors.Is(err, errChangedUnderUs) {
 			if attempt < maxAttempts && time.Now().Before(deadline) {
+				// Let the other program finish its burst of saves.
+				time.Sleep(time.Duration(min(attempt, 10)) * time.Millisecond)
 				continue
 			}
 			return done(d, &RefusedError{Err: ErrConcurrentEdit, Reason: fmt.Sprintf(
