@@ -227,7 +227,7 @@ func TestStressWritersAndEditors(t *testing.T) {
 		}()
 	}
 	type writerResult struct {
-		accepted string // the last value that exited 0
+		accepted    string // the last value that exited 0
 		ok, refused int
 		notes       []string
 	}
