@@ -16,7 +16,7 @@ import (
 func TestControlCharactersAreRefusedAndReported(t *testing.T) {
 	ctx := context.Background()
 	for _, bad := range []string{"a\x00b", "bell\x07", "esc \x1b[31mred", "del\x7f", "c1 \u0085 next line"} {
-		s := writeMatrix(t, readOnlySrc)
+		s := writeMatrix(t, controlSrc)
 		_, err := createVia(s, ctx, Task{Description: bad}, goldenNow)
 		var inv *InvalidError
 		if !errors.As(err, &inv) || inv.Field != "description" || !strings.Contains(inv.Reason, "control character") {
@@ -25,15 +25,15 @@ func TestControlCharactersAreRefusedAndReported(t *testing.T) {
 		if _, _, err := updateVia(s, ctx, "0000e1", Update{Set: map[string]string{"Description": bad}}, goldenNow); !errors.As(err, &inv) {
 			t.Errorf("update %q: %v, want an InvalidError", bad, err)
 		}
-		assertUntouched(t, s, readOnlySrc)
+		assertUntouched(t, s, controlSrc)
 	}
 	// Tabs and line breaks are text (a line break becomes a space).
-	s := writeMatrix(t, readOnlySrc)
+	s := writeMatrix(t, controlSrc)
 	if _, err := createVia(s, ctx, Task{Description: "tab\there\nand a new line"}, goldenNow); err != nil {
 		t.Errorf("tab and newline: %v", err)
 	}
 
-	src := readOnlySrc + "| 0000e2 | TODO | a\x00b |\n\nprose with an escape \x1b here\n"
+	src := controlSrc + "| 0000e2 | TODO | a\x00b |\n\nprose with an escape \x1b here\n"
 	var got []string
 	for _, dg := range Validate(Parse([]byte(src)), "M.md") {
 		if strings.Contains(dg.Message, "control character") {
@@ -53,13 +53,13 @@ func TestControlCharactersAreRefusedAndReported(t *testing.T) {
 // accepted). A cell takes up to MaxCellBytes.
 func TestCellSizeLimit(t *testing.T) {
 	ctx := context.Background()
-	s := writeMatrix(t, readOnlySrc)
+	s := writeMatrix(t, controlSrc)
 	_, err := createVia(s, ctx, Task{Description: strings.Repeat("x", MaxCellBytes+1)}, goldenNow)
 	var inv *InvalidError
 	if !errors.As(err, &inv) || !strings.Contains(inv.Reason, "over the limit") || inv.Value != "" {
 		t.Fatalf("err = %v, want an InvalidError naming the limit (and not echoing the value)", err)
 	}
-	assertUntouched(t, s, readOnlySrc)
+	assertUntouched(t, s, controlSrc)
 	if _, err := createVia(s, ctx, Task{Description: strings.Repeat("x", MaxCellBytes)}, goldenNow); err != nil {
 		t.Errorf("a description of exactly the limit: %v", err)
 	}
@@ -90,3 +90,5 @@ func BenchmarkControlScan10k(b *testing.B) {
 		}
 	}
 }
+
+const controlSrc = "| ID | Status | Description |\n|---|---|---|\n| 0000e1 | TODO | x |\n"
