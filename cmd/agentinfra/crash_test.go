@@ -33,8 +33,9 @@ import (
 // half done: no folder without a row, no README line without the row
 // change, no half-moved archive, no temporary file, no journal.
 //
-// The kills are spread over the operation's whole run: the delay is drawn
-// up to 1.3 times the time an unkilled run takes. 40 kills per operation by
+// Half the kills come at a random moment of the run (up to 1.2 times the
+// time an unkilled run takes), half at a random moment just after the
+// change's journal appears, when it is between its files. 40 kills per operation by
 // default, 250 with AGENTINFRA_STRESS=1.
 
 type crashRig struct {
@@ -94,16 +95,29 @@ func (r *crashRig) typical(undo func(), args ...string) time.Duration {
 	return d[1]
 }
 
-// kill starts args and SIGKILLs it after a random part of typical. It
+// kill starts args and SIGKILLs it: every other time after a random part
+// of typical (anywhere in the run), else a random moment (up to after) after
+// the journal appears (up to after), which is when the change is between
+// its files. It
 // reports whether the process died by the signal (false: it had finished).
-func (r *crashRig) kill(typical time.Duration, args ...string) bool {
+func (r *crashRig) kill(typical, after time.Duration, args ...string) bool {
 	r.t.Helper()
 	cmd := exec.Command(r.bin, args...)
 	cmd.Dir, cmd.Env = r.root, r.env
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
-	time.Sleep(time.Duration(r.rng.Int64N(int64(typical) * 13 / 10)))
+	if r.rng.IntN(2) == 0 {
+		time.Sleep(time.Duration(r.rng.Int64N(int64(typical) * 12 / 10)))
+	} else {
+		journal := filepath.Join(r.ws.AgentDir(), task.JournalRel)
+		for deadline := time.Now().Add(2 * typical); time.Now().Before(deadline); {
+			if _, err := os.Stat(journal); err == nil {
+				time.Sleep(time.Duration(r.rng.Int64N(int64(after))))
+				break
+			}
+		}
+	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -177,7 +191,7 @@ func TestCrashDuringCreateLeavesNoOrphanFolder(t *testing.T) {
 	typical := r.typical(nil, "task", "create", "--description", "measuring", "--mode", "coder")
 	killed, mid, recovered := 0, 0, 0
 	for i := range crashKills() {
-		if r.kill(typical, "task", "create", "--description", fmt.Sprintf("crash %d", i), "--mode", "coder") {
+		if r.kill(typical, 2*time.Millisecond, "task", "create", "--description", fmt.Sprintf("crash %d", i), "--mode", "coder") {
 			killed++
 		}
 		if len(r.leftovers()) > 0 {
@@ -224,7 +238,7 @@ func TestCrashDuringUpdateKeepsReadmeAndRowTogether(t *testing.T) {
 		if cur.Status == "TODO" {
 			to = "BLOCKED"
 		}
-		if r.kill(typical, "task", "update", id, "--status", to) {
+		if r.kill(typical, 2*time.Millisecond, "task", "update", id, "--status", to) {
 			killed++
 		}
 		if len(r.leftovers()) > 0 {
@@ -269,7 +283,7 @@ func TestCrashDuringArchiveAllDoneMovesAllOrNone(t *testing.T) {
 	r := newCrashRig(t)
 	bystander := r.create("bystander")
 	var done []string
-	for i := range 8 {
+	for i := range 20 {
 		id := r.create(fmt.Sprintf("done task %d", i))
 		r.run("task", "update", id, "--status", "DONE")
 		done = append(done, id)
@@ -286,7 +300,7 @@ func TestCrashDuringArchiveAllDoneMovesAllOrNone(t *testing.T) {
 	typical := r.typical(unarchive, "task", "archive", "--all-done")
 	killed, mid, recovered, whole := 0, 0, 0, 0
 	for i := range crashKills() {
-		if r.kill(typical, "task", "archive", "--all-done") {
+		if r.kill(typical, 100*time.Microsecond, "task", "archive", "--all-done") {
 			killed++
 		}
 		if len(r.leftovers()) > 0 {
