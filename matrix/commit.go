@@ -59,7 +59,9 @@ func (w *writer) replace(sn *snapshot, data []byte) error {
 	defer df.Close()
 	tmpName := "." + base + tmpInfix + randDigits()
 	tmp := filepath.Join(dir, tmpName)
-	w.rec.Pending, w.rec.NewIno, w.rec.ReadIno = tmpName, 0, sn.stamp.Ino
+	// Prev goes until the new previous version is in place: a record that
+	// outlives its file could name an inode number the system reuses.
+	w.rec.Pending, w.rec.NewIno, w.rec.ReadIno, w.rec.Prev = tmpName, 0, sn.stamp.Ino, nil
 	w.lf.writeRecord(w.rec)
 	newStamp, err := writeNew(tmp, data, sn)
 	if err != nil {
@@ -254,9 +256,12 @@ func (w *writer) recover() {
 		w.rec.Pending, w.rec.NewIno, w.rec.ReadIno = "", 0, 0
 	}
 	if p := w.rec.Prev; p != nil {
-		prev := prevPathOf(w.target)
-		if fi, err := os.Lstat(prev); err == nil && stampOf(fi).Ino == p.Ino && stampOf(fi) != *p {
-			aside := w.keepAside(prev)
+		fi, err := os.Lstat(prevPathOf(w.target))
+		switch {
+		case err != nil || stampOf(fi).Ino != p.Ino || stampOf(fi).Dev != p.Dev:
+			w.rec.Prev = nil // not the file the record names
+		case stampOf(fi) != *p:
+			aside := w.keepAside(prevPathOf(w.target))
 			w.s.notify("a program wrote into the matrix's old file after agentinfra had replaced it (an editor saving in place as agentinfra wrote): that edit is not in the matrix; it is kept in %s: compare it with the matrix and copy over what is missing", aside)
 			w.rec.Prev = nil
 		}

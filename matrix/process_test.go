@@ -242,7 +242,8 @@ func checkVersion(t testing.TB, vs *versions, src []byte) (int, error) {
 
 // TestCrashedWritersLeaveOldOrNewVersion kills writer processes with SIGKILL
 // at random moments; after each kill the matrix must be exactly one of the
-// versions a writer produces, never older than before, and validate. A reader
+// versions a writer produces, never older than before, and validate, and
+// the previous version (.prev) a whole version no newer than it. A reader
 // reads without a lock throughout and must never see anything else.
 func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 	if testing.Short() {
@@ -326,6 +327,13 @@ func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 		if g < gen {
 			t.Fatalf("after kill %d: generation went back from %d to %d", kills, gen, g)
 		}
+		// The previous version is a whole version too, never a newer one.
+		if prev, err := os.ReadFile(s.PrevPath()); err == nil {
+			pg, err := checkVersion(t, vs, prev)
+			if err != nil || pg > g {
+				t.Fatalf("after kill %d: the previous version (generation %d, matrix %d): %v", kills, pg, g, err)
+			}
+		}
 		if g > gen {
 			advanced++
 		}
@@ -349,6 +357,9 @@ func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(filepath.Dir(s.Path))
 	if len(entries) != 3 {
+		for _, e := range entries {
+			t.Log(e.Name())
+		}
 		t.Errorf("%d files next to the matrix after a clean write, want the matrix, its lock and its previous version: the temp files of killed writers must be cleaned up", len(entries))
 	}
 	t.Logf("%d kills, %d of them after at least one new write, %d in the middle of a write (temp file left); final generation %d; %d lock-free reads all saw a whole version; %d files in the folder after a clean write",
