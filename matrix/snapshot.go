@@ -127,8 +127,7 @@ func tryReadSnapshot(path string) (sn *snapshot, why string, err error) {
 		// one tick of the file system's clock leaves the stamp as it was),
 		// and do not trust a file cut in the middle of a row that changed a
 		// moment ago.
-		again, err := readAllAt(f, fi2.Size())
-		if err != nil || !bytes.Equal(again, src) {
+		if !sameBytes(f, src) {
 			f.Close()
 			return nil, "kept changing while it was read", nil
 		}
@@ -183,6 +182,25 @@ func (sn *snapshot) changedAt(path string) bool {
 	if sn.lease == leaseHeld && leaseBroken(sn.f) {
 		return true
 	}
-	again, err := readAllAt(sn.f, int64(len(sn.src)))
-	return err != nil || !bytes.Equal(again, sn.src)
+	return !sameBytes(sn.f, sn.src)
+}
+
+// sameBytes reports whether f holds exactly want, reading it in pieces (a
+// second copy of a large matrix would cost as much as its read).
+func sameBytes(f *os.File, want []byte) bool {
+	buf := make([]byte, 64<<10)
+	off := 0
+	for {
+		n, err := f.ReadAt(buf, int64(off))
+		if n > len(want)-off || !bytes.Equal(buf[:n], want[off:off+n]) {
+			return false
+		}
+		off += n
+		if err == io.EOF {
+			return off == len(want)
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
