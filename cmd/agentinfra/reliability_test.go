@@ -95,3 +95,19 @@ func TestCLIRestore(t *testing.T) {
 		t.Errorf("without a previous version: exit %d %s", code, stderr)
 	}
 }
+
+// Issue 18, item 8: the pre-commit hook let a matrix with a NUL byte through
+// ("no problems"); git would store it as a binary file. It refuses it now.
+func TestHookRefusesAMatrixWithANul(t *testing.T) {
+	r := newHookRepo(t, threeRows)
+	r.git("add", "-A")
+	if out, ok := r.commit("first"); !ok {
+		t.Fatalf("first commit: %s", out)
+	}
+	r.write(".agent/DEVELOPMENT_MATRIX.md", strings.Replace(threeRows, "Second task", "Second\x00task", 1))
+	r.git("add", "-A")
+	out, ok := r.commit("with a NUL")
+	if ok || !strings.Contains(out, "control character U+0000 (NUL)") {
+		t.Fatalf("commit with a NUL in the matrix: made %v\n%s", ok, out)
+	}
+}
