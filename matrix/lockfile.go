@@ -77,9 +77,6 @@ func (l *lockFile) release() {
 	_ = l.rec.Close()
 }
 
-// closeRecord closes the record descriptor of a lock that was never taken.
-func (l *lockFile) closeRecord() { _ = l.rec.Close() }
-
 // lockRecord is what a writer holding the lock writes into the lock file:
 // the state of its matrix write, so that the next writer can tell what a writer killed mid-write left:
 // a temporary file holding the new version (never exchanged: removed) or the
