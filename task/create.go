@@ -47,7 +47,8 @@ type Created struct {
 // .agent/tasks/{id}_{slug}/ (README.md from the workspace template or the
 // embedded one, tracking/, artifacts/). It is all or nothing: the folder is
 // built under a temporary name and renamed into place under the matrix lock,
-// and removed again if the matrix cannot be written. Values are checked by
+// and removed again if the matrix cannot be written, or, if the process is
+// killed before the row is written, by the next operation (see JournalRel). Values are checked by
 // the matrix (typed errors); an unknown skill is refused unless Force (see
 // CheckRefs), an unknown mode is a warning.
 func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (Created, error) {
