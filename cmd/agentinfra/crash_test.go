@@ -35,7 +35,7 @@ import (
 //
 // Half the kills come at a random moment of the run (up to 1.2 times the
 // time an unkilled run takes), half at a random moment just after the
-// change's journal appears, when it is between its files. 40 kills per operation by
+// change's journal appears, when it is between its files. 20 kills per operation by
 // default, 250 with AGENTINFRA_STRESS=1.
 
 type crashRig struct {
@@ -62,7 +62,7 @@ func crashKills() int {
 	if os.Getenv("AGENTINFRA_STRESS") == "1" {
 		return 250
 	}
-	return 40
+	return 20
 }
 
 // run runs the binary to the end and fails the test on an error.
