@@ -35,8 +35,8 @@ import (
 //
 // Half the kills come at a random moment of the run (up to 1.2 times the
 // time an unkilled run takes), half at a random moment just after the
-// change's journal appears, when it is between its files. 20 kills per operation by
-// default, 250 with AGENTINFRA_STRESS=1.
+// change's journal appears, when it is between its files. 20 kills per
+// operation by default, 250 with AGENTINFRA_STRESS=1.
 
 type crashRig struct {
 	t    *testing.T
