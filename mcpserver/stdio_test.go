@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Issue 18, item 7: one malformed line ended the stdio MCP server (8 of 10
@@ -129,5 +131,65 @@ func TestTaskCreateRefusesControlCharactersAndHugeDescriptions(t *testing.T) {
 	}
 	if treeHash(t, ws.Root) != before {
 		t.Fatal("a refused create or update changed the workspace")
+	}
+}
+
+// The stdio filter in-process, with the official client on the other end
+// (for the race detector): malformed lines between real requests are
+// answered with errors while the client's calls go on.
+func TestStdioTransportInProcess(t *testing.T) {
+	ws := newWorkspace(t, 2)
+	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Now: func() time.Time { return fixedNow }, Toolsets: []string{ToolsetMatrix}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, serverIn, serverOut) }()
+	// The client's writes and the garbage go through one writer, a line at a time.
+	w := &lineWriter{w: clientOut}
+	var errLines []string
+	errs := make(chan string, 100)
+	rd, wr := io.Pipe()
+	go func() { // split the server's output: errors with id null to the test, the rest to the client
+		sc := bufio.NewScanner(clientIn)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"id":null`) {
+				errs <- sc.Text()
+				continue
+			}
+			if _, err := wr.Write(append(sc.Bytes(), '\n')); err != nil {
+				return
+			}
+		}
+		wr.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, &mcp.IOTransport{Reader: rd, Writer: w}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		w.Write([]byte("{bad json\n"))
+		var out TaskOutput
+		callOK(t, cs, "task", map[string]any{"action": "list", "limit": 1}, &out)
+		if out.Total != 2 {
+			t.Fatalf("call %d: %+v", i, out)
+		}
+		errLines = append(errLines, <-errs)
+	}
+	for _, l := range errLines {
+		if !strings.Contains(l, `"code":-32700`) {
+			t.Errorf("error line %s", l)
+		}
+	}
+	cs.Close()
+	clientOut.Close()
+	if err := <-done; err != nil {
+		t.Errorf("ServeStdio: %v", err)
 	}
 }
