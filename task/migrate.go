@@ -14,6 +14,7 @@ import (
 func Migrate(ctx context.Context, ws *workspace.Workspace, now time.Time) (matrix.Migration, error) {
 	// The converted table is written in the default words: no vocabulary.
 	s := withLockTimeout(matrix.NewStore(ws.MatrixPath()))
+	s.Root = ws.Root
 	// Refuse before locking: the lock file appears with the first write, and
 	// a refused migrate must leave the folder as it was.
 	d, err := s.Load(ctx)
