@@ -261,7 +261,7 @@ func mergeRuns(name string, runs []runLine, statuses []WorkspaceAppStatus) []fle
 			continue
 		}
 		started := first.CreatedAt
-		tr := fleet.TaskRun{ID: appRunID(first), AgentName: name, Summary: first.Message, Status: fleet.RunRunning,
+		tr := fleet.TaskRun{ID: appRunID(first), AgentName: name, Summary: stretchSummary(statuses, i, end), Status: fleet.RunRunning,
 			Source: fleet.SourceHuman, CreatedAt: first.CreatedAt, StartedAt: &started,
 			ExitReason: "reported by the workspace's app; not started by agentinfra"}
 		if end+1 < len(statuses) {
@@ -280,4 +280,31 @@ func mergeRuns(name string, runs []runLine, statuses []WorkspaceAppStatus) []fle
 		out = append(out, foreign[i]...)
 	}
 	return out
+}
+
+// stretchStart returns the index of the first status of the stretch of
+// "working" statuses that holds statuses[i] (which is working).
+func stretchStart(statuses []WorkspaceAppStatus, i int) int {
+	for i > 0 && statuses[i-1].State == AppStateWorking {
+		i--
+	}
+	return i
+}
+
+// stretchSummary says what the stretch statuses[first..end] of work was
+// about: its first message. The first status of a stretch often has none
+// (Coder's AgentAPI watcher reports the screen moving before the agent
+// says what it does), so it is the first status that has one; failing
+// that, the message of the status that ended the stretch ("" when none
+// says anything).
+func stretchSummary(statuses []WorkspaceAppStatus, first, end int) string {
+	for _, s := range statuses[first : end+1] {
+		if s.Message != "" {
+			return s.Message
+		}
+	}
+	if end+1 < len(statuses) {
+		return statuses[end+1].Message
+	}
+	return ""
 }
