@@ -310,13 +310,22 @@ func (b *Backend) List(ctx context.Context, filter fleet.ListFilter) ([]fleet.Ag
 // Delete deletes the agent's workspace (a build with transition delete;
 // Coder destroys it, and the agent shows deleting until it is gone) and
 // archives agentinfra's record and history. force is not needed: Coder
-// keeps no uncommitted work apart from the workspace.
+// keeps no uncommitted work apart from the workspace. A delete while one is
+// under way (sent by agentinfra or in Coder) sends nothing and answers 409
+// with the build in flight; a failed delete can be tried again.
 func (b *Backend) Delete(ctx context.Context, name string, _ bool) (fleet.DeleteResult, error) {
 	o, _, _, cur, err := b.observe(ctx, name, false, false)
 	if err != nil {
 		return fleet.DeleteResult{}, err
 	}
 	res := fleet.DeleteResult{Name: o.ws.Name, WorkspaceID: o.ws.ID}
+	if lb := o.ws.LatestBuild; deleteInFlight(lb) {
+		// A second delete build would only be refused (or, once the
+		// first ended, find nothing): the one under way is the answer.
+		return res, &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf(
+			"agent %s is already being deleted: Coder's delete build #%d, started %s by %s, is %s; nothing more was sent: the agent is gone once Coder has destroyed its workspace",
+			o.ws.Name, lb.BuildNumber, lb.CreatedAt.UTC().Format(time.RFC3339), lb.InitiatorName, lb.Status)}
+	}
 	if _, err := b.client.CreateBuild(ctx, o.ws.ID, TransitionDelete); err != nil {
 		if KindOf(err) == KindConflict {
 			return res, &fleet.Error{Code: fleet.CodeConflict, Err: err, Msg: fmt.Sprintf(
@@ -341,4 +350,18 @@ func (b *Backend) Delete(ctx context.Context, name string, _ bool) (fleet.Delete
 		return err
 	})
 	return res, err
+}
+
+// deleteInFlight says whether a workspace's latest build is a delete that
+// has not failed or been canceled: queued, running, or done (the workspace
+// about to disappear).
+func deleteInFlight(lb WorkspaceBuild) bool {
+	if lb.Transition != TransitionDelete {
+		return false
+	}
+	switch lb.Job.Status {
+	case JobPending, JobRunning, JobSucceeded:
+		return true
+	}
+	return false
 }
