@@ -63,6 +63,7 @@ func agentCreateRun(ctx context.Context, o *AgentCreateOptions) error {
 		return fleetErr(err)
 	}
 	res := fleet.NewCreateResult(a)
+	printWarnings(o.IO, res.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)
 	}
