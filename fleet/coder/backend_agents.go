@@ -132,33 +132,44 @@ func (b *Backend) preset(ctx context.Context, t Template, role string) (Preset, 
 // roles names the presets of builds, asking Coder once per template
 // version (and never for an agent whose record names its preset).
 type roles struct {
-	b     *Backend
-	names map[string]map[string]string // version → preset ID → name
+	b      *Backend
+	names  map[string]map[string]string // version → preset ID → name
+	failed map[string]error             // version → why its presets could not be read
 }
 
-func (r *roles) of(ctx context.Context, ws Workspace, rec *agentRecord) string {
+// of returns the name of the preset ws's latest build used ("" for none)
+// and, when Coder would not name it, a warning that says so: the agent
+// then shows no role, and the caller must not take that for "no preset".
+func (r *roles) of(ctx context.Context, ws Workspace, rec *agentRecord) (role, warning string) {
 	id := ws.LatestBuild.TemplateVersionPresetID
 	if id == nil || *id == "" {
-		return ""
+		return "", ""
 	}
 	if rec != nil && rec.PresetID == *id {
-		return rec.Role
+		return rec.Role, ""
 	}
 	v := ws.LatestBuild.TemplateVersionID
 	if r.names == nil {
-		r.names = map[string]map[string]string{}
+		r.names, r.failed = map[string]map[string]string{}, map[string]error{}
 	}
 	m, ok := r.names[v]
 	if !ok {
 		m = map[string]string{}
-		if presets, err := r.b.client.TemplateVersionPresets(ctx, v); err == nil {
-			for _, p := range presets {
-				m[p.ID] = p.Name
-			}
+		presets, err := r.b.client.TemplateVersionPresets(ctx, v)
+		for _, p := range presets {
+			m[p.ID] = p.Name
 		}
-		r.names[v] = m
+		r.names[v], r.failed[v] = m, err
 	}
-	return m[*id]
+	if err := r.failed[v]; err != nil {
+		return "", fmt.Sprintf("agent %s shows no role: its workspace was built with preset %s of template %s, but Coder did not list that version's presets (%v)",
+			ws.Name, *id, ws.TemplateName, err)
+	}
+	if name, ok := m[*id]; ok {
+		return name, ""
+	}
+	return "", fmt.Sprintf("agent %s shows no role: its workspace was built with preset %s, which template %s's version %s does not list",
+		ws.Name, *id, ws.TemplateName, v)
 }
 
 // appStatusTimeout bounds the AgentAPI status probe of show, start and stop.
@@ -267,7 +278,38 @@ func (b *Backend) Show(ctx context.Context, name string) (fleet.Agent, error) {
 		return fleet.Agent{}, err
 	}
 	r := roles{b: b}
-	return b.view(o, rec, r.of(ctx, o.ws, rec), st, cur), nil
+	role, warning := r.of(ctx, o.ws, rec)
+	a := b.view(o, rec, role, st, cur)
+	if warning != "" {
+		a.Warnings = append(a.Warnings, warning)
+	}
+	if rec == nil || rec.Spec == "" {
+		spec, warning := b.specOf(ctx, o.ws)
+		a.Spec = spec
+		if warning != "" {
+			a.Warnings = append(a.Warnings, warning)
+		}
+	}
+	return a, nil
+}
+
+// specOf reads the spec of an agent agentinfra did not create from Coder:
+// the value of the prompt parameter (coder.prompt_parameter, "AI Prompt")
+// of its workspace's latest build, the prompt its template's agent started
+// on. A workspace without that parameter has no spec; one Coder would not
+// answer about has none and a warning that says why.
+func (b *Backend) specOf(ctx context.Context, ws Workspace) (spec, warning string) {
+	params, err := b.client.WorkspaceBuildParameters(ctx, ws.LatestBuild.ID)
+	if err != nil {
+		return "", fmt.Sprintf("agent %s shows no spec: Coder did not give the parameters of its workspace's build #%d, where the spec is (%q): %v",
+			ws.Name, ws.LatestBuild.BuildNumber, b.cfg.PromptParameter, err)
+	}
+	for _, p := range params {
+		if p.Name == b.cfg.PromptParameter {
+			return p.Value, ""
+		}
+	}
+	return "", ""
 }
 
 // List returns the user's workspaces as agents, from one list call
@@ -301,7 +343,12 @@ func (b *Backend) List(ctx context.Context, filter fleet.ListFilter) ([]fleet.Ag
 		if filter.Status != "" && string(st) != filter.Status {
 			continue
 		}
-		out = append(out, b.view(o, rec, r.of(ctx, ws, rec), st, cur))
+		role, warning := r.of(ctx, ws, rec)
+		a := b.view(o, rec, role, st, cur)
+		if warning != "" {
+			a.Warnings = append(a.Warnings, warning)
+		}
+		out = append(out, a)
 	}
 	sort.Slice(out, func(i, j int) bool { return strings.ToLower(out[i].Name) < strings.ToLower(out[j].Name) })
 	return out, nil

@@ -69,9 +69,13 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 				project = o.ws.TemplateName
 			}
 			r := roles{b: b}
-			rec = &agentRecord{Name: name, WorkspaceID: o.ws.ID, TemplateID: o.ws.TemplateID, Role: r.of(ctx, o.ws, nil),
-				Project: project, CreatedAt: now}
-			if p := o.ws.LatestBuild.TemplateVersionPresetID; p != nil {
+			role, warning := r.of(ctx, o.ws, nil)
+			spec, _ := b.specOf(ctx, o.ws) // show asks again while it is ""
+			rec = &agentRecord{Name: name, WorkspaceID: o.ws.ID, TemplateID: o.ws.TemplateID, Role: role,
+				Project: project, Spec: spec, CreatedAt: now}
+			// A role Coder would not name is not recorded as none: the
+			// next show asks again.
+			if p := o.ws.LatestBuild.TemplateVersionPresetID; p != nil && warning == "" {
 				rec.PresetID = *p
 			}
 		}
