@@ -144,6 +144,7 @@ func (b *Backend) view(o observation, rec *agentRecord, role string, st fleet.St
 				if s.ID == first.ID {
 					begin := stretchStart(statuses, i)
 					first, summary = statuses[begin], stretchSummary(statuses, begin, i)
+					break
 				}
 			}
 		}
