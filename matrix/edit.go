@@ -36,6 +36,9 @@ func (d *Doc) NotFound(id string) error {
 	if r := d.unread[id]; r != nil && len(d.byID(id)) == 0 {
 		return d.unreadableErr(r)
 	}
+	if err := d.swallowedErr(id); err != nil {
+		return err
+	}
 	e := &NotFoundError{Kind: "task", Name: id, Suggestions: Suggest(id, d.IDs())}
 	if nt := d.RequireTaskTable(); nt != nil && len(e.Suggestions) == 0 {
 		e.Reason = nt.Error() // no IDs at all, e.g. an older-format file

@@ -598,3 +598,19 @@ func TestUnclosedFenceInCell(t *testing.T) {
 		}
 	})
 }
+
+// The ID of a row that another row took in is not "no task": the lookup
+// says where it is and which row took it (issue 19).
+func TestLookupOfARowTakenIn(t *testing.T) {
+	src := "| ID | Status | Description | Created |\n|---|---|---|---|\n" +
+		"| 0000a1 | TODO | Example:\n```\n| 0000b2 | TODO | inside | 2026-01-01 |\n```\n| 2026-01-01 |\n" +
+		"| 0000c3 | TODO | Never ends\n```\n| 0000d4 | TODO | in it | 2026-01-01 |\n"
+	d := Parse([]byte(src))
+	_, err := d.Lookup("0000b2")
+	if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "task 0000b2 is on line 5 of the matrix, inside the Description of the row of task 0000a1 (lines 3-7)") {
+		t.Errorf("lookup of a row inside a Description: %v", err)
+	}
+	if _, err := FindTask([]byte(src), "0000b2"); !errors.Is(err, ErrUnreadable) {
+		t.Errorf("FindTask: %v", err)
+	}
+}

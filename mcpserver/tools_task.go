@@ -71,6 +71,9 @@ type TaskOutput struct {
 	Tasks []matrix.Task `json:"tasks"`
 	// Total is how many rows a list matched before the limit.
 	Total int `json:"total"`
+	// Skipped is how many rows of the matrix a list could not read (each
+	// named in Warnings): they are in no list. Absent when none.
+	Skipped int `json:"skipped,omitempty"`
 	// Warnings did not stop the action: for list, the matrix rows it could
 	// not read ("line 40: ...": a wrong number of cells, a row that never
 	// ends, `|`-led lines that belong to no table); for create and update, a
@@ -193,6 +196,9 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	}
 	for _, p := range d.ReadProblems() {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("line %d: %s", p.Line, p.Message))
+		if p.Severity == matrix.SeverityError {
+			out.Skipped++
+		}
 	}
 	all := q.Apply(tasks)
 	out.Total = len(all)
@@ -201,7 +207,11 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	}
 	out.Tasks = all
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d matching tasks\n", len(all), out.Total)
+	fmt.Fprintf(&b, "%d of %d matching tasks", len(all), out.Total)
+	if out.Skipped > 0 {
+		fmt.Fprintf(&b, "; %d rows of the matrix could not be read and are in no list (see the warnings)", out.Skipped)
+	}
+	b.WriteString("\n")
 	for _, t := range all {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Priority, t.Difficulty, t.Mode, t.Description)
 	}

@@ -124,6 +124,9 @@ alone pass); 2 for a wrong invocation.`,
 type validationResult struct {
 	File        string              `json:"file"`
 	Tasks       int                 `json:"tasks"`
+	// Unread counts the rows that could not be read: no command lists,
+	// shows or changes them until they are fixed.
+	Unread      int                 `json:"unread_rows"`
 	Errors      int                 `json:"errors"`
 	Warnings    int                 `json:"warnings"`
 	Diagnostics []matrix.Diagnostic `json:"diagnostics"`
@@ -194,21 +197,33 @@ func runValidate(ctx context.Context, f *Factory, opts *ValidateOptions) error {
 				w.WriteString(d.String())
 				w.WriteByte('\n')
 			}
-			if len(r.Diagnostics) == 0 {
-				if err := w.Flush(); err != nil {
-					return err
-				}
-				fmt.Fprintf(f.IO.ErrOut, "%s: %d tasks, no problems\n", r.File, r.Tasks)
-			}
 		}
 		if err := w.Flush(); err != nil {
 			return err
+		}
+		for _, r := range results {
+			fmt.Fprintln(f.IO.ErrOut, validationSummary(r))
 		}
 	}
 	if failed {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// validationSummary is the line that ends validate's text output: how many
+// tasks were read and, so that no reader's silence goes unexplained, how many
+// rows were not.
+func validationSummary(r validationResult) string {
+	if len(r.Diagnostics) == 0 {
+		return fmt.Sprintf("%s: %d tasks, no problems", r.File, r.Tasks)
+	}
+	msg := fmt.Sprintf("%s: %d tasks", r.File, r.Tasks)
+	if r.Unread > 0 {
+		msg += fmt.Sprintf(", %d %s could not be read (task list, show and every other command skip %s until %s fixed)",
+			r.Unread, plural(r.Unread, "row", "rows"), plural(r.Unread, "it", "them"), plural(r.Unread, "it is", "they are"))
+	}
+	return msg + fmt.Sprintf("; %d %s, %d %s", r.Errors, plural(r.Errors, "error", "errors"), r.Warnings, plural(r.Warnings, "warning", "warnings"))
 }
 
 func validateFile(f *Factory, ws *workspace.Workspace, path string) (validationResult, error) {
@@ -246,6 +261,11 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 		}
 	}
 	r := validationResult{File: shown, Tasks: doc.NumTasks(), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
+	for _, p := range doc.ReadProblems() {
+		if p.Severity == matrix.SeverityError {
+			r.Unread++
+		}
+	}
 	for _, d := range diags {
 		if d.Severity == matrix.SeverityError {
 			r.Errors++
