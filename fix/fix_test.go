@@ -369,7 +369,9 @@ func TestRunLeavesBrokenValues(t *testing.T) {
 	}
 }
 
-func sameNotFixed(a, b NotFixed) bool { return a.ID == b.ID && a.Line == b.Line && a.Reason == b.Reason }
+func sameNotFixed(a, b NotFixed) bool {
+	return a.ID == b.ID && a.Line == b.Line && a.Reason == b.Reason
+}
 
 // A dry run changes nothing, so it names lines of the file as it is: the
 // diagnostics left and the rows not fixed are where the user finds them now,

@@ -122,8 +122,8 @@ alone pass); 2 for a wrong invocation.`,
 
 // validationResult is one file's outcome, also its --format json shape.
 type validationResult struct {
-	File        string              `json:"file"`
-	Tasks       int                 `json:"tasks"`
+	File  string `json:"file"`
+	Tasks int    `json:"tasks"`
 	// Unread counts the rows that could not be read: no command lists,
 	// shows or changes them until they are fixed.
 	Unread      int                 `json:"unread_rows"`
