@@ -77,9 +77,9 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	if err != nil {
 		return p, err
 	}
-	task, ok := doc.Task(id)
-	if !ok {
-		return p, doc.NotFound(id)
+	task, err := doc.Lookup(id)
+	if err != nil {
+		return p, err
 	}
 	p.Task = task
 	p.Outcome.StatusBefore, p.Outcome.StatusAfter = task.Status, task.Status

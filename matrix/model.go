@@ -55,6 +55,9 @@ var (
 	ErrInvalid     = errors.New("invalid value")
 	ErrLockTimeout = errors.New("timed out waiting for the matrix lock")
 	ErrRefused     = errors.New("change refused")
+	// ErrDuplicateID is an ID on more than one row: no reader or writer
+	// picks one of them (it is a *RefusedError too).
+	ErrDuplicateID = errors.New("task ID on more than one row")
 )
 
 // Task is one row of a task table, with values normalized.

@@ -146,3 +146,21 @@ func firstCell(line []byte) string {
 	}
 	return string(bytes.TrimSpace(line))
 }
+
+// DuplicateIDs returns an error for each task of tasks whose ID an earlier
+// one has, in order: a list that holds both rows is read whole, but no
+// command can show, change or claim either until one gets a new ID.
+func DuplicateIDs(tasks []Task) []Diagnostic {
+	var out []Diagnostic
+	first := make(map[string]int, len(tasks))
+	for _, t := range tasks {
+		line, dup := first[t.ID]
+		if !dup {
+			first[t.ID] = t.Line
+			continue
+		}
+		out = append(out, Diagnostic{Line: t.Line, Col: 1, Severity: SeverityError, Message: fmt.Sprintf(
+			"duplicate ID %s: also on line %d; task show, update and claim refuse it until one of them gets a new ID", t.ID, line)})
+	}
+	return out
+}

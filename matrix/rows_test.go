@@ -509,7 +509,7 @@ func TestReplaceRowAt(t *testing.T) {
 	const src = "| ID | Status | Description |\n|---|---|---|\n| 0000a1 | TODO | one\ntwo |\n| 0000a1 | DONE | x |\n"
 	d := Parse([]byte(src))
 	cells := []string{"0000a1", "TODO", "one<br>two"}
-	if err := d.ReplaceRow("0000a1", cells); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "lines 3 and 5") {
+	if err := d.ReplaceRow("0000a1", cells); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "lines 3, 5") {
 		t.Errorf("ReplaceRow of a duplicated ID: %v", err)
 	}
 	if err := d.ReplaceRowAt(4, cells); !errors.Is(err, ErrNotFound) {

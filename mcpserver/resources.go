@@ -86,9 +86,9 @@ func (s *Server) taskResource(ctx context.Context, id string) (TaskResource, err
 	if err != nil {
 		return TaskResource{}, err
 	}
-	t, ok := d.Task(id)
-	if !ok {
-		return TaskResource{}, fmt.Errorf("%w: %q", matrix.ErrNotFound, id)
+	t, err := d.Lookup(id)
+	if err != nil {
+		return TaskResource{}, err
 	}
 	r := TaskResource{Task: t}
 	if t.Skills == nil {

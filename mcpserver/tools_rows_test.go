@@ -55,3 +55,22 @@ func TestTaskListWarnings(t *testing.T) {
 		t.Errorf("clean matrix: %+v", list)
 	}
 }
+
+// A duplicated ID: list warns about it, show refuses to pick a row (issue 19).
+func TestTaskDuplicateID(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	src := "| ID | Status | Pri | Description |\n|---|---|---|---|\n| T-1 | TODO | P1 | First. |\n| T-1 | DONE | P2 | Copied by hand. |\n"
+	if err := os.WriteFile(ws.MatrixPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, ws, nil)
+	var list TaskOutput
+	callOK(t, cs, "task", map[string]any{"action": "list"}, &list)
+	if len(list.Tasks) != 2 || len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "line 4: duplicate ID T-1: also on line 3") {
+		t.Errorf("list: %d tasks, warnings %q", len(list.Tasks), list.Warnings)
+	}
+	res := call(t, cs, "task", map[string]any{"action": "show", "id": "T-1"})
+	if !res.IsError || !strings.Contains(text(res), "ID T-1 is on 2 rows (lines 3, 4)") {
+		t.Errorf("show of a duplicated ID: error %v, %s", res.IsError, text(res))
+	}
+}

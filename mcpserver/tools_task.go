@@ -201,6 +201,9 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 		}
 	}
 	all := q.Apply(tasks)
+	for _, p := range matrix.DuplicateIDs(all) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("line %d: %s", p.Line, p.Message))
+	}
 	out.Total = len(all)
 	if limit > 0 && len(all) > limit {
 		all = all[:limit]

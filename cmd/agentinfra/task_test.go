@@ -404,3 +404,25 @@ func TestCLITaskHelpHasExamples(t *testing.T) {
 		}
 	}
 }
+
+// A duplicated ID: list shows both rows, names the duplicate on stderr and
+// exits 1; show, prompt and update refuse to pick one (issue 19).
+func TestDuplicateIDsAreNamed(t *testing.T) {
+	root := newValidateWorkspace(t, "# M\n\n| ID | Status | Pri | Diff | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|---|---|\n"+
+		"| T-1 | TODO | P1 | easy | coder | First. | 2026-01-21 | 2026-01-21 |\n"+
+		"| T-2 | TODO | P2 | easy | coder | Second. | 2026-01-21 | 2026-01-21 |\n"+
+		"| T-1 | DONE | P3 | easy | coder | Copied by hand. | 2026-01-21 | 2026-01-21 |\n")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "list")
+	if code != 1 || strings.Count(out, "T-1\t") != 2 || !strings.Contains(errOut, ".agent/DEVELOPMENT_MATRIX.md:7:1: error: duplicate ID T-1: also on line 5") {
+		t.Errorf("task list: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if code, _, _ := runCLI(t, root, cliOpts{}, "task", "list", "--status", "TODO"); code != 0 {
+		t.Errorf("a filtered list that holds one row of the ID: exit %d, want 0", code)
+	}
+	for _, args := range [][]string{{"task", "show", "T-1"}, {"prompt", "T-1"}, {"task", "update", "T-1", "--status", "BLOCKED"}, {"task", "context", "T-1"}} {
+		code, out, errOut := runCLI(t, root, cliOpts{}, args...)
+		if code != 1 || out != "" || !strings.Contains(errOut, "ID T-1 is on 2 rows (lines 5, 7)") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
