@@ -355,11 +355,11 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 		for j, cell := range cr.Cells {
 			switch {
 			case c.fx.Readme != "" && j == desc:
-				c.cells[j] = EscapePipes(FirstSentence(cell))
+				c.cells[j] = matrix.EscapePipes(FirstSentence(cell))
 			case strings.Contains(cell, "\n"):
-				c.cells[j] = JoinCell(cell)
+				c.cells[j] = matrix.JoinCell(cell)
 			default:
-				c.cells[j] = EscapePipes(strings.TrimSuffix(cell, "\r"))
+				c.cells[j] = matrix.EscapePipes(strings.TrimSuffix(cell, "\r"))
 			}
 		}
 		cands = append(cands, c)

@@ -150,7 +150,7 @@ func FuzzParseWrite(f *testing.F) {
 			if !ok {
 				t.Fatalf("added task %s is not in the re-parsed file", id)
 			}
-			if got.Description != "fuzz | added row" {
+			if got.Description != "fuzz | added\nrow" {
 				t.Fatalf("added task reads back as %+v", got)
 			}
 		}

@@ -188,7 +188,7 @@ func (d *Doc) taskOf(r *row) Task {
 		case kindAgents:
 			t.Agents = splitAgents(blankDash(v))
 		case kindDescription:
-			t.Description = v
+			t.Description = DecodeText(v)
 		case kindCreated:
 			t.Created = blankDash(v)
 		case kindUpdated:
@@ -197,7 +197,7 @@ func (d *Doc) taskOf(r *row) Task {
 			if t.Extra == nil {
 				t.Extra = map[string]string{}
 			}
-			t.Extra[r.tbl.cols[i].name] = blankDash(v)
+			t.Extra[r.tbl.cols[i].name] = DecodeText(blankDash(v))
 		}
 	}
 	return t

@@ -1,11 +1,17 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/fix"
 )
 
 // A list reads continued rows whole and names the rows it could not read in
@@ -72,5 +78,54 @@ func TestTaskDuplicateID(t *testing.T) {
 	res := call(t, cs, "task", map[string]any{"action": "show", "id": "T-1"})
 	if !res.IsError || !strings.Contains(text(res), "ID T-1 is on 2 rows (lines 3, 4)") {
 		t.Errorf("show of a duplicated ID: error %v, %s", res.IsError, text(res))
+	}
+}
+
+// Issue 19, items 4-6 over MCP: format_prompt keeps a Description's lines;
+// after `validate --fix` (fix.Run, what the CLI calls) task show, the task
+// resource and format_prompt read the row as before; create and update keep
+// the line breaks they are given.
+func TestDescriptionLinesOverMCP(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	desc := "Show a toast when creation fails.\n\n```typescript\nconst msg = error?.message || ''; // never `undefined`\n```"
+	src := "| ID | Status | Pri | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|---|\n" +
+		"| 260121185712 | TODO | P2 | coder | Show a toast when creation fails.\n\n```typescript\nconst msg = error?.message || ''; // never `undefined`\n```  | 2026-01-21 | 2026-01-21 |\n"
+	if err := os.WriteFile(ws.MatrixPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, ws, nil)
+	ctx := context.Background()
+	read := func() (show TaskOutput, resource TaskResource, prompt string) {
+		callOK(t, cs, "task", map[string]any{"action": "show", "id": "260121185712"}, &show)
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: TaskURIPrefix + "260121185712"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(res.Contents[0].Text), &resource); err != nil {
+			t.Fatal(err)
+		}
+		return show, resource, text(callOK(t, cs, "format_prompt", map[string]any{"id": "260121185712"}, nil))
+	}
+	show, resource, prompt := read()
+	if show.Task.Description != desc || resource.Task.Description != desc || !strings.Contains(prompt, "## Description\n\n"+desc+"\n") {
+		t.Fatalf("before the fix: show %q, resource %q, prompt:\n%s", show.Task.Description, resource.Task.Description, prompt)
+	}
+	if _, err := fix.Run(ctx, ws, fix.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(ws.MatrixPath()); !strings.Contains(string(b), "<br>` ```typescript `<br>") {
+		t.Fatalf("not fixed:\n%s", b)
+	}
+	show2, resource2, prompt2 := read()
+	if show2.Task.Description != desc || resource2.Task.Description != desc || prompt2 != prompt {
+		t.Errorf("after the fix: show %q, resource %q, prompt:\n%s", show2.Task.Description, resource2.Task.Description, prompt2)
+	}
+	var out TaskOutput
+	callOK(t, cs, "task", map[string]any{"action": "create", "description": "a | b\nc", "mode": "coder"}, &out)
+	if out.Task == nil || out.Task.Description != "a | b\nc" {
+		t.Fatalf("create: %+v", out)
+	}
+	if b, _ := os.ReadFile(ws.MatrixPath()); !strings.Contains(string(b), "| a \\| b<br>c |") {
+		t.Errorf("create wrote:\n%s", b)
 	}
 }

@@ -47,7 +47,7 @@ type TaskInput struct {
 // taskFields are the fields each action accepts (besides action).
 var taskFields = map[string][]string{
 	"create":   {"description", "mode", "priority", "difficulty", "skills", "slug", "force"},
-	"update":   {"id", "status", "agent", "priority", "set_fields", "force"},
+	"update":   {"id", "status", "agent", "priority", "difficulty", "mode", "skills", "description", "set_fields", "force"},
 	"claim":    {"id", "agent"},
 	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit", "ready"},
 	"archive":  {"id"},
@@ -94,7 +94,7 @@ func (s *Server) addTaskTool() error {
 				"Actions (fields): list (status, priority, mode, agent, skill, query, ready: TODO with Deps all DONE, " +
 				"limit: default 10, 0 = all): rows, total, warnings for unreadable rows; show (id): row, folder, README; " +
 				"create (description, mode, priority: default P2, difficulty: default med, skills, slug, force): a TODO " +
-				"row and its folder; update (id, status, agent, priority, set_fields, force): changes only what is given; " +
+				"row and its folder; update (id, status, agent, priority, difficulty, mode, skills, description, set_fields, force): changes only what is given; " +
 				"claim (id, agent): TODO → IN_PROGRESS held by agent, refused naming the holder if another agent has it; " +
 				"archive (id): moves a DONE task's folder to .agent/archive/; scaffold (id, slug): makes a row's missing " +
 				"folder; validate: the matrix's problems by line.",
@@ -103,14 +103,14 @@ func (s *Server) addTaskTool() error {
 		},
 		Props: map[string]prop{
 			"action":      {Enum: taskActions},
-			"description": {Desc: "One line."},
+			"description": {Desc: "Line breaks and code blocks are kept."},
 			"mode":        {Desc: "Agent mode (.agent/agents/{mode}.md), e.g. coder."},
 			"priority":    {Enum: s.store.Vocab.Priorities()},
 			"difficulty":  {Enum: s.store.Vocab.Difficulties()},
 			"skills":      {Desc: "Skill slugs (.agent/skills/{slug}/)."},
 			"slug":        {Desc: "Folder suffix; default: from the description."},
 			"id":          {},
-			"force":       {Desc: "Accept skills that do not exist yet."},
+			"force":       {Desc: "Accept a mode or skills with no file that no row uses yet."},
 			"status":      {Enum: s.store.Vocab.Statuses()},
 			"agent":       {Desc: "An @mention, e.g. @coder; update adds it to Agents, claim makes it the holder."},
 			"set_fields":  {Desc: `Other columns by header, e.g. {"Diff":"hard"}.`},
@@ -141,7 +141,7 @@ func (s *Server) taskTool(ctx context.Context, _ *mcp.CallToolRequest, in TaskIn
 	case "create":
 		return s.taskCreate(ctx, in, out)
 	case "update":
-		return s.taskUpdate(ctx, in, out)
+		return s.taskUpdate(ctx, in, raw, out)
 	case "claim":
 		return s.taskClaim(ctx, in, out)
 	case "scaffold":
@@ -156,12 +156,8 @@ func (s *Server) taskTool(ctx context.Context, _ *mcp.CallToolRequest, in TaskIn
 }
 
 func fieldHint(action, k string) string {
-	if action == "update" {
-		switch k {
-		case "mode", "difficulty", "description", "skills":
-			col := map[string]string{"mode": "Mode", "difficulty": "Diff", "description": "Description", "skills": "Skills"}[k]
-			return fmt.Sprintf(", or set it with set_fields {%q: ...}", col)
-		}
+	if action == "claim" && k == "status" {
+		return "; a claim sets IN_PROGRESS itself"
 	}
 	return ""
 }
@@ -241,7 +237,7 @@ func (s *Server) taskCreate(ctx context.Context, in TaskInput, out TaskOutput) (
 	return out, fmt.Sprintf("created task %s (%s) in %s\n", c.Task.ID, c.Task.Description, out.Dir) + warningLines(c.Warnings), nil
 }
 
-func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (TaskOutput, string, error) {
+func (s *Server) taskUpdate(ctx context.Context, in TaskInput, raw map[string]json.RawMessage, out TaskOutput) (TaskOutput, string, error) {
 	id := strings.TrimSpace(in.ID)
 	if id == "" {
 		return out, "", fieldErrorf("id", "required for action update; pass the task ID (action list shows them)")
@@ -253,14 +249,29 @@ func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (
 	if in.Priority != "" {
 		u.Priority = &in.Priority
 	}
+	if in.Difficulty != "" {
+		u.Difficulty = &in.Difficulty
+	}
+	if in.Mode != "" {
+		u.Mode = &in.Mode
+	}
+	if given(raw, "skills") {
+		skills := []string(in.Skills)
+		u.Skills = &skills
+	}
+	if strings.TrimSpace(in.Description) != "" {
+		u.Description = &in.Description
+	} else if given(raw, "description") {
+		return out, "", fieldErrorf("description", "is empty; a task needs a description")
+	}
 	if a := strings.TrimSpace(in.Agent); a != "" {
 		u.AddAgents = []string{a}
 	}
 	if len(in.SetFields) > 0 {
 		u.Set = in.SetFields
 	}
-	if u.Status == nil && u.Priority == nil && u.AddAgents == nil && u.Set == nil {
-		return out, "", fieldErrorf("status", "action update needs something to change: status, agent, priority or set_fields")
+	if u.Status == nil && u.Priority == nil && u.Difficulty == nil && u.Mode == nil && u.Skills == nil && u.Description == nil && u.AddAgents == nil && u.Set == nil {
+		return out, "", fieldErrorf("status", "action update needs something to change: status, agent, priority, difficulty, mode, skills, description or set_fields")
 	}
 	r, err := task.UpdateTask(ctx, s.ws, id, u, s.opts.Now(), task.UpdateOptions{Force: in.Force, Getenv: s.opts.Getenv})
 	if err != nil {

@@ -268,6 +268,7 @@ func taskSection(ws *workspace.Workspace, t matrix.Task, taskDir, override strin
 	} else {
 		mdtext.Field(&b, "Task folder", "none yet")
 	}
+	WriteDescription(&b, t)
 	b.WriteString("\n")
 	switch {
 	case strings.TrimSpace(override) != "":

@@ -48,8 +48,8 @@ type Created struct {
 // embedded one, tracking/, artifacts/). It is all or nothing: the folder is
 // built under a temporary name and renamed into place under the matrix lock,
 // and removed again if the matrix cannot be written. Values are checked by
-// the matrix (typed errors); an unknown skill is refused unless Force (see
-// CheckRefs), an unknown mode is a warning.
+// the matrix (typed errors); a mode or skill with no file that no row uses
+// yet is refused unless Force (see CheckRefs).
 func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (Created, error) {
 	desc := strings.TrimSpace(o.Description)
 	if desc == "" {

@@ -90,7 +90,15 @@ func taskShowRun(ctx context.Context, o *TaskShowOptions) error {
 		wd = max(wd, len(kv[0]))
 	}
 	for _, kv := range fields {
-		fmt.Fprintf(w, "%-*s  %s\n", wd+1, kv[0]+":", kv[1])
+		// A value that goes on over several lines (a Description with a
+		// list or a code block) keeps its lines, under the first one.
+		lines := strings.Split(kv[1], "\n")
+		for i := 1; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) != "" {
+				lines[i] = strings.Repeat(" ", wd+3) + lines[i]
+			}
+		}
+		fmt.Fprintf(w, "%-*s  %s\n", wd+1, kv[0]+":", strings.Join(lines, "\n"))
 	}
 	if readme != "" {
 		fmt.Fprintf(w, "\n%s\n", colorize(useColor(o.IO, o.Getenv), "1", "── "+rel(ws, filepath.Join(dir, "README.md"))+" ──"))

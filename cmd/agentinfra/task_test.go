@@ -303,19 +303,25 @@ func TestCLITaskUpdate(t *testing.T) {
 	if code != 0 || out != "d4e5f6: no field changed (Updated is 2026-11-21)\n" {
 		t.Errorf("no-op update: %d %q", code, out)
 	}
-	// An unknown mode is written, with a warning on stderr that suggests close names.
+	// An unknown mode is refused as an unknown skill is (issue 19), naming
+	// close modes and --force; with --force it is written, with a warning.
 	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr")
-	if code != 0 || out != "updated d4e5f6: mode\n" || errOut != "warning: mode \"codr\" has no .agent/agents/codr.md; did you mean coder?; the task was written with it\n" {
+	if code != 2 || out != "" || errOut != "error: unknown mode \"codr\"; did you mean coder?; valid modes: coder, explorer, oracle, reviewer; create .agent/agents/codr.md first; pass --force to do it anyway\n" {
 		t.Errorf("unknown mode: %d %q %q", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "create", "-d", "x", "-m", "nobody", "--json")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr", "--force")
+	if code != 0 || out != "updated d4e5f6: mode\n" || errOut != "warning: mode \"codr\" has no .agent/agents/codr.md; did you mean coder?; the task was written with it\n" {
+		t.Errorf("unknown mode, --force: %d %q %q", code, out, errOut)
+	}
+	// A mode rows already use is the workspace's own word: written, with a warning.
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "create", "-d", "x", "-m", "codr", "--json")
 	var cj struct {
 		Task     struct{ Mode string } `json:"task"`
 		Warnings []string              `json:"warnings"`
 	}
-	if err := json.Unmarshal([]byte(out), &cj); code != 0 || err != nil || cj.Task.Mode != "nobody" || len(cj.Warnings) != 1 ||
-		!strings.Contains(errOut, "modes: coder, explorer, oracle, reviewer") {
-		t.Errorf("create with an unknown mode: %d %q %q", code, out, errOut)
+	if err := json.Unmarshal([]byte(out), &cj); code != 0 || err != nil || cj.Task.Mode != "codr" || len(cj.Warnings) != 1 ||
+		!strings.Contains(errOut, "did you mean coder?") {
+		t.Errorf("create with a mode a row uses: %d %q %q", code, out, errOut)
 	}
 }
 

@@ -75,7 +75,7 @@ column by header name, including extra columns.`,
 	fl.StringSliceVar(&fv.skills, "skills", nil, "replace the skills, comma-separated")
 	fl.StringSliceVar(&fv.agents, "agent", nil, "add an @mention (repeatable; added only once)")
 	fl.StringArrayVar(&fv.sets, "set", nil, "COLUMN=VALUE for any column, e.g. an extra column (repeatable)")
-	fl.BoolVar(&o.Force, "force", false, "accept skills that do not exist (yet)")
+	fl.BoolVar(&o.Force, "force", false, "accept a mode or skills that have no file and no row uses (yet)")
 	fl.BoolVar(&o.JSON, "json", false, "print {task, before, changed, log_file} as JSON")
 	registerFlagCompletion(cmd, "mode", completeModes(f))
 	registerFlagCompletion(cmd, "skills", completeSkills(f, true))
