@@ -144,7 +144,7 @@ func codeSpan(line string, escape func(string) string) string {
 // DecodeText returns what a reader shows of a cell's value (its `\|`
 // already read as `|`): each `<br>` (`<br/>`, `<br />`, any case) outside
 // inline code a line break, the lines of a code block that JoinCell wrote
-// as inline code back as the block's lines, `&lt;br>` as `<br>` and `\`` as
+// as inline code back as the block's lines, `&lt;br>` as `<br>` and `\“ as
 // a backtick. Text with none of these is returned as it is.
 func DecodeText(v string) string {
 	if !strings.ContainsAny(v, "<&`") {
@@ -323,7 +323,7 @@ func runLen(s string, i int) int {
 }
 
 // escapeOpenBackticks writes each backtick of a run that no run as long
-// closes on the line as `\``: joined with the next lines, it would open an
+// closes on the line as `\“: joined with the next lines, it would open an
 // inline code span across the `<br>`, which would then show as text.
 func escapeOpenBackticks(line string) string {
 	if !strings.Contains(line, "`") {
@@ -354,7 +354,7 @@ func escapeOpenBackticks(line string) string {
 }
 
 // unescapeText reads text outside inline code as GitHub shows it: `&lt;br>`
-// as `<br>`, and `\`` as a backtick.
+// as `<br>`, and `\“ as a backtick.
 func unescapeText(s string) string {
 	if !strings.Contains(s, "&") && !strings.Contains(s, "\\`") {
 		return s

@@ -124,7 +124,7 @@ func normalizedText(v string) string {
 }
 
 // decodable tells whether v is text DecodeText(EncodeText(v)) must give
-// back as normalizedText(v): it holds no `\`` and no HTML entity of a <br>
+// back as normalizedText(v): it holds no `\“ and no HTML entity of a <br>
 // (which DecodeText reads as GitHub shows them), and no text line is one
 // code span that opens a fence (which reads as a code block's first line).
 func decodable(v string) bool {
