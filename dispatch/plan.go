@@ -107,7 +107,10 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	}
 	// The prompt shows the row as the claim will leave it: the same update
 	// on the parsed matrix, not written.
-	claimed, err := doc.UpdateTask(id, p.claimUpdate(), p.At)
+	// (On a matrix without an Agents column the claim records the holder
+	// in the task README: the row takes the status only.)
+	rowUpdate, _ := tasksvc.RowUpdate(doc, id, p.claimUpdate())
+	claimed, err := doc.UpdateTask(id, rowUpdate, p.At)
 	if err != nil {
 		return p, err
 	}

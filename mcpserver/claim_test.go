@@ -126,3 +126,30 @@ func TestTaskUnknownModeRefusedLikeSkills(t *testing.T) {
 		t.Errorf("update of mode, difficulty, skills, description: %+v", out)
 	}
 }
+
+// A claim on a matrix without an Agents column (issue 19): the holder is
+// recorded in the task README, returned as holder, and shown by show; a
+// second agent is refused naming it.
+func TestClaimWithoutAgentsColumn(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	src := "| ID | Status | Pri | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|---|\n" +
+		"| 260121185711 | TODO | P1 | coder | First. | 2026-01-21 | 2026-01-21 |\n"
+	if err := os.WriteFile(ws.MatrixPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, ws, nil)
+	var out TaskOutput
+	res := callOK(t, cs, "task", map[string]any{"action": "claim", "id": "260121185711", "agent": "@papi"}, &out)
+	if out.Holder != "@papi" || out.Task.Status != "IN_PROGRESS" || !strings.Contains(text(res), "claimed task 260121185711 for @papi") {
+		t.Errorf("claim: %+v %s", out, text(res))
+	}
+	res = call(t, cs, "task", map[string]any{"action": "claim", "id": "260121185711", "agent": "@other"})
+	if !res.IsError || !strings.Contains(text(res), "held by @papi") {
+		t.Errorf("second claim: %s", text(res))
+	}
+	out = TaskOutput{}
+	res = callOK(t, cs, "task", map[string]any{"action": "show", "id": "260121185711"}, &out)
+	if out.Holder != "@papi" || !strings.Contains(out.Readme, "claimed by @papi") || !strings.Contains(text(res), "Agents: @papi (holder") {
+		t.Errorf("show: %+v\n%s", out, text(res))
+	}
+}

@@ -79,6 +79,10 @@ type TaskOutput struct {
 	// ends, `|`-led lines that belong to no table); for create and update, a
 	// mode with no .agent/agents/{mode}.md. Absent when there are none.
 	Warnings []string `json:"warnings,omitempty"`
+	// Holder is who holds the task, for claim and show: the last @mention of
+	// Agents, or on a matrix without an Agents column the one the task
+	// README's status log names. Absent when none.
+	Holder string `json:"holder,omitempty"`
 	// Archived and Readme are show's: the folder is in .agent/archive/; its README.md.
 	Archived bool   `json:"archived,omitempty"`
 	Readme   string `json:"readme,omitempty"`
@@ -297,8 +301,8 @@ func (s *Server) taskClaim(ctx context.Context, in TaskInput, out TaskOutput) (T
 	if err != nil {
 		return out, "", err
 	}
-	out.Task, out.Before, out.Changed = &r.After, &r.Before, nonNil(r.Changed)
-	holder := r.After.Agents[len(r.After.Agents)-1]
+	out.Task, out.Before, out.Changed, out.Holder = &r.After, &r.Before, nonNil(r.Changed), r.Holder
+	holder := r.Holder
 	if len(r.Changed) == 0 {
 		return out, fmt.Sprintf("task %s is already IN_PROGRESS, held by %s\n", id, holder), nil
 	}

@@ -18,7 +18,8 @@ import (
 // IN_PROGRESS task already held by agent (changing nothing). Otherwise it is
 // refused with a *matrix.RefusedError matching ErrClaimed: Holder names the
 // agent holding an IN_PROGRESS task (the last @mention of its Agents; "" when
-// it names none), Reason says the status.
+// it names none), Reason says the status. On a matrix without an Agents
+// column the holder is the one its README's status log names (holder.go).
 func Claim(ctx context.Context, ws *workspace.Workspace, id, agent string, now time.Time) (UpdateResult, error) {
 	return ClaimWith(ctx, ws, id, agent, now, ClaimOptions{})
 }
@@ -38,48 +39,74 @@ func ClaimWith(ctx context.Context, ws *workspace.Workspace, id, agent string, n
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	return modifyTask(ctx, ws, id, now, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
-		v := d.Vocabulary()
-		claimed, err := WorkflowStatus(v, StatusInProgress)
-		if err != nil {
-			return matrix.Task{}, err
+	// Without an Agents column the holder is recorded in the README
+	// (holder.go): a task with no folder gets one first.
+	claimable := func(d *matrix.Doc, t matrix.Task) bool {
+		_, _, err := claimRow(ws, d, id, mention, t, now, o)
+		return err == nil
+	}
+	if err := ensureHolderFolder(ctx, ws, id, now, claimable); err != nil {
+		return UpdateResult{}, err
+	}
+	var holderAfter string
+	res, err := modifyTaskNoting(ctx, ws, id, now, func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error) {
+		after, note, err := claimRow(ws, d, id, mention, before, now, o)
+		holderAfter = Holder(ws, d, after)
+		if note != "" {
+			holderAfter = mention
 		}
-		todo, err := WorkflowStatus(v, StatusTodo)
-		if err != nil {
-			return matrix.Task{}, err
-		}
-		claimable := []string{todo}
-		for _, s := range o.Also {
-			if w, err := WorkflowStatus(v, s); err == nil {
-				claimable = append(claimable, w)
-			}
-		}
-		holder := ""
-		if n := len(before.Agents); n > 0 {
-			holder = before.Agents[n-1]
-		}
-		switch {
-		case o.Force && !(before.Status == claimed && strings.EqualFold(holder, mention)):
-		case slices.Contains(claimable, before.Status):
-		case before.Status == claimed && strings.EqualFold(holder, mention):
-			return before, nil // already ours: nothing to write
-		case before.Status == claimed && holder != "":
-			return matrix.Task{}, &matrix.RefusedError{Err: ErrClaimed, Holder: holder,
-				Reason: fmt.Sprintf("task %s is %s, held by %s", id, claimed, holder)}
-		default:
-			return matrix.Task{}, &matrix.RefusedError{Err: ErrClaimed,
-				Reason: fmt.Sprintf("task %s is %s; only a %s task can be claimed", id, before.Status, strings.Join(claimable, " or "))}
-		}
-		u := matrix.Update{Status: matrix.Str(claimed)}
-		if i := indexFold(before.Agents, mention); i < 0 {
-			u.AddAgents = []string{mention}
-		} else if i < len(before.Agents)-1 {
-			// Already named: move it last, where the holder is read from.
-			agents := append(append([]string{}, before.Agents[:i]...), before.Agents[i+1:]...)
-			u.Set = map[string]string{matrix.ColAgents: strings.Join(append(agents, before.Agents[i]), " ")}
-		}
-		return d.UpdateTask(id, u, now)
+		return after, note, err
 	})
+	res.Holder = holderAfter
+	return res, err
+}
+
+// claimRow is the claim's compare-and-set on the row, under the lock. With
+// no Agents column it changes the status only and returns the README note
+// that records the holder.
+func claimRow(ws *workspace.Workspace, d *matrix.Doc, id, mention string, before matrix.Task, now time.Time, o ClaimOptions) (matrix.Task, string, error) {
+	v := d.Vocabulary()
+	claimed, err := WorkflowStatus(v, StatusInProgress)
+	if err != nil {
+		return matrix.Task{}, "", err
+	}
+	todo, err := WorkflowStatus(v, StatusTodo)
+	if err != nil {
+		return matrix.Task{}, "", err
+	}
+	claimable := []string{todo}
+	for _, s := range o.Also {
+		if w, err := WorkflowStatus(v, s); err == nil {
+			claimable = append(claimable, w)
+		}
+	}
+	holder := Holder(ws, d, before)
+	switch {
+	case o.Force && !(before.Status == claimed && strings.EqualFold(holder, mention)):
+	case slices.Contains(claimable, before.Status):
+	case before.Status == claimed && strings.EqualFold(holder, mention):
+		return before, "", nil // already ours: nothing to write
+	case before.Status == claimed && holder != "":
+		return matrix.Task{}, "", &matrix.RefusedError{Err: ErrClaimed, Holder: holder,
+			Reason: fmt.Sprintf("task %s is %s, held by %s", id, claimed, holder)}
+	default:
+		return matrix.Task{}, "", &matrix.RefusedError{Err: ErrClaimed,
+			Reason: fmt.Sprintf("task %s is %s; only a %s task can be claimed", id, before.Status, strings.Join(claimable, " or "))}
+	}
+	if !d.RowHasColumn(id, matrix.ColAgents) {
+		after, err := d.UpdateTask(id, matrix.Update{Status: matrix.Str(claimed)}, now)
+		return after, claimedByMarker + mention, err
+	}
+	u := matrix.Update{Status: matrix.Str(claimed)}
+	if i := indexFold(before.Agents, mention); i < 0 {
+		u.AddAgents = []string{mention}
+	} else if i < len(before.Agents)-1 {
+		// Already named: move it last, where the holder is read from.
+		agents := append(append([]string{}, before.Agents[:i]...), before.Agents[i+1:]...)
+		u.Set = map[string]string{matrix.ColAgents: strings.Join(append(agents, before.Agents[i]), " ")}
+	}
+	after, err := d.UpdateTask(id, u, now)
+	return after, "", err
 }
 
 func indexFold(list []string, s string) int {

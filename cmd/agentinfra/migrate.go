@@ -31,13 +31,19 @@ type MigrateOptions struct {
 
 	DryRun bool
 	JSON   bool
+	// AddColumns, when set, adds the standard columns the task tables
+	// lack instead of converting Item tables; Columns names them (empty:
+	// every standard column).
+	AddColumns bool
+	Columns    []string
 }
 
 func NewCmdMigrate(f *Factory, runF func(context.Context, *MigrateOptions) error) *cobra.Command {
 	o := &MigrateOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now}
+	var addCols string
 	cmd := &cobra.Command{
-		Use:   "migrate [--dry-run] [--json]",
-		Short: "Convert an older matrix (Item tables, no IDs) into one task table",
+		Use:   "migrate [--dry-run] [--json] [--add-columns[=COL,...]]",
+		Short: "Convert an older matrix (Item tables, no IDs) into one task table, or add missing standard columns",
 		Long: `migrate converts a matrix in the older hand-written format — legend tables, then one
 table per priority section headed | Item | Priority | Difficulty | Backlog | Description |
 with no ID or Status column — into ONE task table with the canonical columns
@@ -63,20 +69,44 @@ than a done marker. See docs/matrix-format.md.
 It refuses, writing nothing, when the matrix already has a task table, has no Item
 table, or holds a value it cannot map (the message lists them). It writes under the
 matrix lock with an atomic replace. --dry-run prints the change as a unified diff and
-writes nothing.`,
+writes nothing.
+
+--add-columns adds the standard columns (ID | Status | Pri | Diff | Mode | Skills |
+Agents | Description | Created | Updated) that the task tables lack, each where the
+standard header has it, with an empty cell in every row; --add-columns=Agents,Skills
+adds only those. An Agents column added gets the holder of each IN_PROGRESS task that
+a claim recorded in its README (on a matrix without the column, claims are recorded
+there). Only the new cells are new bytes. Rows that go on over several lines must be
+joined first (agentinfra validate --fix). With nothing to add it changes nothing.`,
 		Example: `  agentinfra migrate --dry-run          # see the change first
   agentinfra migrate --dry-run | less
   agentinfra migrate                    # convert; then check it:
   agentinfra validate && agentinfra task list --status TODO
-  agentinfra migrate --json             # {file, migrated, ids, table_line, ...}`,
+  agentinfra migrate --json             # {file, migrated, ids, table_line, ...}
+  agentinfra migrate --add-columns --dry-run     # which standard columns are missing, as a diff
+  agentinfra migrate --add-columns=Agents        # add the Agents column (holders from the READMEs)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("add-columns") {
+				o.AddColumns = true
+				if addCols != "all" {
+					for _, c := range strings.Split(addCols, ",") {
+						name := matrix.CanonicalColumn(c)
+						if name == "" {
+							return usageErrorf("--add-columns=%s: %q is not a standard column; valid: %s", addCols, strings.TrimSpace(c), strings.Join(matrix.CanonicalColumns, ", "))
+						}
+						o.Columns = append(o.Columns, name)
+					}
+				}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
 			return migrateRun(cmd.Context(), o)
 		},
 	}
+	cmd.Flags().StringVar(&addCols, "add-columns", "", "add the standard columns the task tables lack (all, or a comma-separated list)")
+	cmd.Flags().Lookup("add-columns").NoOptDefVal = "all"
 	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the change as a unified diff and write nothing")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {file, dry_run, migrated, ids, table_line, item_tables, done, todo, kept_columns, no_priority, diff} as JSON")
 	return cmd
@@ -86,6 +116,9 @@ func migrateRun(ctx context.Context, o *MigrateOptions) error {
 	ws, err := o.Workspace()
 	if err != nil {
 		return err
+	}
+	if o.AddColumns {
+		return addColumnsRun(ctx, o, ws)
 	}
 	out := migrateOutput{File: rel(ws, ws.MatrixPath()), DryRun: o.DryRun}
 	if o.DryRun {
@@ -141,4 +174,51 @@ func pluralWord(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// addColumnsOutput is the --json shape of migrate --add-columns.
+type addColumnsOutput struct {
+	File   string                `json:"file"`
+	DryRun bool                  `json:"dry_run"`
+	Tables []matrix.TableColumns `json:"tables"`
+	Diff   string                `json:"diff,omitempty"`
+}
+
+func addColumnsRun(ctx context.Context, o *MigrateOptions, ws *workspace.Workspace) error {
+	res, err := task.AddColumns(ctx, ws, o.Columns, o.DryRun)
+	if err != nil {
+		return err
+	}
+	out := addColumnsOutput{File: rel(ws, ws.MatrixPath()), DryRun: o.DryRun, Tables: res.Tables}
+	if out.Tables == nil {
+		out.Tables = []matrix.TableColumns{}
+	}
+	if o.DryRun {
+		if out.Diff, err = textdiff.Diff(out.File, string(res.Before), string(res.After)); err != nil {
+			return err
+		}
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, out)
+	}
+	if len(res.Tables) == 0 {
+		fmt.Fprintf(o.IO.ErrOut, "nothing to add: the task tables of %s have the columns asked for\n", out.File)
+		return nil
+	}
+	verb, w := "added", o.IO.Out
+	if o.DryRun {
+		fmt.Fprint(o.IO.Out, out.Diff)
+		verb, w = "would add", o.IO.ErrOut
+	}
+	for _, t := range res.Tables {
+		msg := fmt.Sprintf("%s %s to the task table at line %d of %s", verb, strings.Join(t.Added, ", "), t.Line, out.File)
+		if t.Filled > 0 {
+			msg += fmt.Sprintf(" (%d %s the holder its README recorded)", t.Filled, pluralWord(t.Filled, "row gets", "rows get"))
+		}
+		fmt.Fprintln(w, msg)
+	}
+	if o.DryRun {
+		fmt.Fprintln(w, "dry run: nothing was written; run `agentinfra migrate --add-columns` to write it")
+	}
+	return nil
 }

@@ -142,12 +142,18 @@ func taskUpdateRun(ctx context.Context, o *TaskUpdateOptions) error {
 			Warnings []string    `json:"warnings,omitempty"`
 		}{res.After, res.Before, res.Changed, rel(ws, res.LogFile), res.Warnings})
 	}
-	if len(res.Changed) == 0 {
+	switch {
+	case len(res.Changed) == 0 && res.Note != "":
+		fmt.Fprintf(o.IO.Out, "%s: recorded in %s: %s\n", o.ID, rel(ws, res.LogFile), res.Note)
+		return nil
+	case len(res.Changed) == 0:
 		fmt.Fprintf(o.IO.Out, "%s: no field changed (Updated is %s)\n", o.ID, res.After.Updated)
 		return nil
 	}
 	fmt.Fprintf(o.IO.Out, "updated %s: %s\n", o.ID, describeChanges(res))
-	if res.LogFile != "" {
+	if res.Note != "" {
+		fmt.Fprintf(o.IO.Out, "recorded in %s: %s\n", rel(ws, res.LogFile), res.Note)
+	} else if res.LogFile != "" {
 		fmt.Fprintf(o.IO.Out, "logged the status change in %s\n", rel(ws, res.LogFile))
 	}
 	return nil
