@@ -119,7 +119,12 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 		if !ValidID(v) {
 			return "", &InvalidError{Field: "id", Value: v, Reason: "malformed: " + idRule}
 		}
-	case ColStatus, ColPri, ColDiff:
+	case ColPri, ColDiff:
+		if v == "" {
+			return "", nil // `--set Pri=` clears it: both may be empty
+		}
+		return d.vocab.Normalize(col, v)
+	case ColStatus:
 		return d.vocab.Normalize(col, v)
 	case ColMode:
 		if v != "" && !ValidName(v) {

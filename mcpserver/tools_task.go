@@ -95,7 +95,7 @@ func (s *Server) addTaskTool() error {
 		Tool: &mcp.Tool{
 			Name: "task",
 			Description: "List, show, create, update, claim, archive and validate tasks (.agent/DEVELOPMENT_MATRIX.md). " +
-				"Actions (fields): list (status, priority, mode, agent, skill, query, ready: TODO with Deps all DONE, " +
+				"Actions (fields): list (status, priority, mode, agent, skill, query, ready: TODO with Deps all DONE, by priority, " +
 				"limit: default 10, 0 = all): rows, total, warnings for unreadable rows; show (id): row, folder, README; " +
 				"create (description, mode, priority: default P2, difficulty: default med, skills, slug, force): a TODO " +
 				"row and its folder; update (id, status, agent, priority, difficulty, mode, skills, description, set_fields, force): changes only what is given; " +
@@ -168,6 +168,9 @@ func fieldHint(action, k string) string {
 
 func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json.RawMessage, out TaskOutput) (TaskOutput, string, error) {
 	q := matrix.Query{Mode: in.Mode, Agent: in.Agent, Skill: in.Skill, Text: in.Query, Ready: in.Ready}
+	if in.Ready {
+		q.Sort = "priority" // the ready queue, as agent start --next takes it: no priority last
+	}
 	if in.Status != "" {
 		q.Status = []string{in.Status}
 	}
@@ -200,7 +203,7 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 			out.Skipped++
 		}
 	}
-	all := q.Apply(tasks)
+	all := q.ApplyWith(tasks, s.store.Vocab)
 	for _, p := range matrix.DuplicateIDs(all) {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("line %d: %s", p.Line, p.Message))
 	}

@@ -40,8 +40,9 @@ description is cut; colour unless NO_COLOR is set. Piped, it is one tab-separate
 id, status, priority, difficulty, mode, skills, agents, description, created, updated.
 --json prints an array of tasks ([] when none match).
 
---sort: file (default), priority (P1 first), created (oldest first), updated (newest
-first); prefix - to reverse.
+--sort: file (default), priority (P1 first, in the order of the workspace's
+priorities), created (oldest first), updated (newest first); prefix - to reverse. A task
+with no priority (or no date) comes last either way; the order is stable.
 
 A row whose cell goes on over several lines is read whole. Rows that cannot be read
 (a wrong number of cells, a row that never ends) and |-led lines that belong to no
