@@ -63,6 +63,7 @@ func (d *Doc) strayWarning(first, last int) {
 	if first > last {
 		return
 	}
+	d.strays = append(d.strays, [2]int{first, last})
 	var dg Diagnostic
 	if first == last {
 		dg = Diagnostic{Line: first, Col: 1, Severity: SeverityWarning,

@@ -20,8 +20,8 @@ func Migrate(ctx context.Context, ws *workspace.Workspace, now time.Time) (matri
 	if err != nil {
 		return matrix.Migration{}, err
 	}
-	if _, err := d.Migrate(now); err != nil {
-		return matrix.Migration{}, err
+	if m, err := d.Migrate(now); err != nil || m.AlreadyMigrated {
+		return m, err // migrated already: nothing to write
 	}
 	var m matrix.Migration
 	_, err = s.Modify(ctx, func(d *matrix.Doc) error {

@@ -66,8 +66,18 @@ is kept. Each item gets:
 A column such as Backlog is kept as an extra column when any of its cells holds more
 than a done marker. See docs/matrix-format.md.
 
-It refuses, writing nothing, when the matrix already has a task table, has no Item
-table, or holds a value it cannot map (the message lists them). It writes under the
+The priority of a table with no Priority cells comes from the headings it is under,
+the nearest that names one ("### Feature Enhancements" under "## P2 — Important" is
+P2). Rows below a blank line after their header, or a section's rows with no header,
+are read with the header of the Item table above. Placeholder rows ("(None
+currently)", "None", "—") are skipped; an item a summary table repeats ("Quick
+Reference: P1 Items") is merged into one task (DONE if either copy is); a marker the
+file's legend defines ("✅ = complete", "🚧 = in progress") counts anywhere in the row.
+
+On a file that has a task table and no Item table it says "nothing to migrate" (exit 0).
+It refuses, writing nothing, when the matrix has a task table and Item tables, has no
+Item table, holds a value it cannot map (the message lists them), or has item rows it
+cannot give columns to (it names their lines). It writes under the
 matrix lock with an atomic replace. --dry-run prints the change as a unified diff and
 writes nothing.
 
@@ -141,6 +151,10 @@ func migrateRun(ctx context.Context, o *MigrateOptions) error {
 	if o.JSON {
 		return writeJSON(o.IO.Out, out)
 	}
+	if out.AlreadyMigrated {
+		fmt.Fprintf(o.IO.ErrOut, "nothing to migrate: %s has a task table (line %d) and no older-format Item table\n", out.File, out.TableLine)
+		return nil
+	}
 	if o.DryRun {
 		fmt.Fprint(o.IO.Out, out.Diff)
 		fmt.Fprintf(o.IO.ErrOut, "dry run: would %s; nothing was written\nrun `agentinfra migrate` to write it\n", summarizeMigration(out))
@@ -158,13 +172,34 @@ func summarizeMigration(o migrateOutput) string {
 	if o.DryRun {
 		verb = "migrate"
 	}
-	s := fmt.Sprintf("%s %d items (%d DONE, %d TODO) from %d Item %s into one task table at line %d of %s",
-		verb, m.Migrated, m.Done, m.Todo, len(m.ItemTables), pluralWord(len(m.ItemTables), "table", "tables"), m.TableLine, o.File)
+	other := ""
+	if m.Other > 0 {
+		other = fmt.Sprintf(", %d in another status", m.Other)
+	}
+	s := fmt.Sprintf("%s %d items (%d DONE, %d TODO%s) from %d Item %s into one task table at line %d of %s",
+		verb, m.Migrated, m.Done, m.Todo, other, len(m.ItemTables), pluralWord(len(m.ItemTables), "table", "tables"), m.TableLine, o.File)
 	if len(m.KeptColumns) > 0 {
 		s += fmt.Sprintf("; kept %s as extra %s", strings.Join(m.KeptColumns, ", "), pluralWord(len(m.KeptColumns), "column", "columns"))
 	}
 	if m.NoPriority > 0 {
-		s += fmt.Sprintf("; %d %s no priority (no Priority cell, no priority in the section heading)", m.NoPriority, pluralWord(m.NoPriority, "item has", "items have"))
+		s += fmt.Sprintf("; %d %s no priority (no Priority cell, no priority in the headings above)", m.NoPriority, pluralWord(m.NoPriority, "item has", "items have"))
+	}
+	if m.Headerless > 0 {
+		s += fmt.Sprintf("; %d %s with the header of the Item table above (a blank line after the header, or none)", m.Headerless, pluralWord(m.Headerless, "item row was read", "item rows were read"))
+	}
+	if n := len(m.Merged); n > 0 {
+		var lines []string
+		for _, g := range m.Merged {
+			lines = append(lines, fmt.Sprintf("line %d into line %d", g.Line, g.Into))
+		}
+		s += fmt.Sprintf("; merged %d %s another item (%s)", n, pluralWord(n, "row that repeats", "rows that repeat"), strings.Join(lines, ", "))
+	}
+	if n := len(m.Placeholders); n > 0 {
+		var lines []string
+		for _, l := range m.Placeholders {
+			lines = append(lines, fmt.Sprint(l))
+		}
+		s += fmt.Sprintf("; skipped %d placeholder %s such as \"(None currently)\" (%s %s)", n, pluralWord(n, "row", "rows"), pluralWord(n, "line", "lines"), strings.Join(lines, ", "))
 	}
 	return s
 }
