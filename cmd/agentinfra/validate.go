@@ -41,15 +41,21 @@ and prints every problem as FILE:LINE:COL: error|warning: message.
 Errors: duplicate or malformed IDs, unknown status/priority/difficulty, rows
 with a wrong cell count (not read), rows that go on over several lines (read
 whole; named with their task ID and line span), rows that never end, task
-tables missing ID or Status, bad dates. Warnings: |-led lines that belong to no
-table; and, when a workspace is found, modes and skills that do not exist, task
-folders with no row, IN_PROGRESS/REVIEW tasks with no folder.
+tables missing ID or Status, bad dates, and a file with no task table at all (an
+emptied file, an older-format file: see agentinfra migrate, a file that is no
+matrix; a task table with no rows, as init writes it, is fine). Warnings: |-led
+lines that belong to no table; and, when a workspace is found, modes and skills
+that do not exist, task folders with no row, IN_PROGRESS/REVIEW tasks with no
+folder. The last line, on stderr, counts the tasks and the rows that could not
+be read.
 
 With --staged it checks the version of the matrix staged in git's index, as the
-pre-commit hook does (see 'agentinfra hook install'): a staged matrix that is
-empty or has no task table is an error, rows that HEAD has and the staged file
-lacks are a warning naming their IDs, and when no matrix is staged or tracked
-(no .agent/ committed yet, or .agent/ gitignored) it passes without a word.
+pre-commit hook does (see 'agentinfra hook install'). Errors: a staged matrix
+that is empty, has no task table, or has no row while HEAD's has rows, and a
+commit that deletes or moves the matrix (git rm, git mv, git rm -r .agent).
+Rows that HEAD has and the staged file lacks, while others stay, are a warning
+naming their IDs. When no matrix is staged or tracked (no .agent/ committed
+yet, or .agent/ gitignored) it passes without a word.
 
 With --fix it repairs the workspace's matrix without losing a word, then
 validates the result and prints what is left:
