@@ -136,7 +136,7 @@ func TestHookInstallRefusesInvalidStagedMatrix(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\necho existing-hook-ran\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"appended to", "already installed in"} {
+	for i, want := range []string{"added the check (at the top, so it runs before the hook's own commands) to", "already installed in"} {
 		out, err := exec.Command(bin, "--root", root, "hook", "install").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), want) {
 			t.Fatalf("hook install #%d: %v, %q; want %q", i+1, err, out, want)
@@ -152,8 +152,8 @@ func TestHookInstallRefusesInvalidStagedMatrix(t *testing.T) {
 	if out, err := git(t, root, "add", "-A"); err != nil {
 		t.Fatalf("git add: %v %s", err, out)
 	}
-	if out, err := git(t, root, "commit", "-qm", "valid"); err != nil {
-		t.Fatalf("a valid matrix must commit: %v\n%s", err, out)
+	if out, err := git(t, root, "commit", "-qm", "valid"); err != nil || !strings.Contains(out, "existing-hook-ran") {
+		t.Fatalf("a valid matrix must commit, and the existing hook run: %v\n%s", err, out)
 	}
 	bad := validMatrix + "| a1b2c3 | DONE | P2 | easy | coder | | | Duplicate | 2026-01-02 | 2026-01-02 |\n"
 	matrixPath := filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md")
@@ -165,7 +165,7 @@ func TestHookInstallRefusesInvalidStagedMatrix(t *testing.T) {
 	if err == nil {
 		t.Fatalf("commit with a duplicate ID was accepted:\n%s", out)
 	}
-	for _, w := range []string{"existing-hook-ran", "duplicate ID a1b2c3", "the staged matrix has errors"} {
+	for _, w := range []string{"duplicate ID a1b2c3", "the staged matrix has errors"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("hook output lacks %q:\n%s", w, out)
 		}
