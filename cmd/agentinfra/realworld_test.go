@@ -59,53 +59,63 @@ type realworldCommand struct {
 	golden string // golden file name, without .txt
 	args   []string
 	gfm    bool // also record what GitHub shows of the matrix afterwards
+	// prep are commands run first, unrecorded (the state args runs in).
+	prep [][]string
 }
 
 // realworldCommands are the commands recorded for case c: the same for every
 // case, plus show and update of rows that real files make hard to read.
 func realworldCommands(c string) []realworldCommand {
 	cmds := []realworldCommand{
-		{"validate", []string{"validate"}, false},
-		{"validate_json", []string{"validate", "--format", "json"}, false},
-		{"list", []string{"task", "list"}, false},
-		{"list_json", []string{"task", "list", "--json"}, false},
-		{"list_todo", []string{"task", "list", "--status", "TODO"}, false},
-		{"create", []string{"task", "create", "--description", "Retry uploads after `ECONNRESET` 🔁", "--mode", "code"}, false},
-		{"fix_dry_run", []string{"validate", "--fix", "--dry-run"}, false},
-		{"fix", []string{"validate", "--fix"}, true},
+		{golden: "validate", args: []string{"validate"}},
+		{golden: "validate_json", args: []string{"validate", "--format", "json"}},
+		{golden: "list", args: []string{"task", "list"}},
+		{golden: "list_json", args: []string{"task", "list", "--json"}},
+		{golden: "list_todo", args: []string{"task", "list", "--status", "TODO"}},
+		{golden: "create", args: []string{"task", "create", "--description", "Retry uploads after `ECONNRESET` 🔁", "--mode", "code"}},
+		{golden: "fix_dry_run", args: []string{"validate", "--fix", "--dry-run"}},
+		{golden: "fix", args: []string{"validate", "--fix"}, gfm: true},
 	}
 	switch c {
 	case "timestamps":
 		cmds = append(cmds,
 			// Its Description holds a fenced bash block with pipes.
-			realworldCommand{"show_continued", []string{"task", "show", "260103114541"}, false},
+			realworldCommand{golden: "show_continued", args: []string{"task", "show", "260103114541"}},
 			// A row that goes on over lines, ending `see thread | date | date |`.
-			realworldCommand{"update_continued", []string{"task", "update", "260117212207", "--status", "DONE"}, false},
+			realworldCommand{golden: "update_continued", args: []string{"task", "update", "260117212207", "--status", "DONE"}},
 			// The last row, after 33 continued rows.
-			realworldCommand{"update_last", []string{"task", "update", "260120171931", "--status", "DONE"}, false},
+			realworldCommand{golden: "update_last", args: []string{"task", "update", "260120171931", "--status", "DONE"}},
 			// Diff `M` (an alias in config.yaml) repaired by writing `med`.
-			realworldCommand{"update_alias", []string{"task", "update", "260101230540", "--difficulty", "med"}, false},
-			realworldCommand{"fix_move_dry_run", []string{"validate", "--fix=move", "--dry-run"}, false},
+			realworldCommand{golden: "update_alias", args: []string{"task", "update", "260101230540", "--difficulty", "med"}},
+			realworldCommand{golden: "fix_move_dry_run", args: []string{"validate", "--fix=move", "--dry-run"}},
 		)
 	case "dashes":
 		cmds = append(cmds,
-			realworldCommand{"show_values", []string{"task", "show", "TASK-12"}, false},
+			realworldCommand{golden: "show_values", args: []string{"task", "show", "TASK-12"}},
 			// Em dashes in every list cell; the update writes Updated only.
-			realworldCommand{"update_status", []string{"task", "update", "TASK-4", "--status", "DONE"}, false},
+			realworldCommand{golden: "update_status", args: []string{"task", "update", "TASK-4", "--status", "DONE"}},
 			// Writing a value into a `-` cell replaces the dash.
-			realworldCommand{"update_replaces_dash", []string{"task", "update", "TASK-2", "--agent", "@codex", "--skills", "rust-cli", "--set", "Research=research/retry.md"}, false},
+			realworldCommand{golden: "update_replaces_dash", args: []string{"task", "update", "TASK-2", "--agent", "@codex", "--skills", "rust-cli", "--set", "Research=research/retry.md"}},
 		)
 	case "legacy":
 		cmds = append(cmds,
-			realworldCommand{"migrate_dry_run", []string{"migrate", "--dry-run"}, false},
-			realworldCommand{"migrate", []string{"migrate"}, false},
+			realworldCommand{golden: "migrate_dry_run", args: []string{"migrate", "--dry-run"}},
+			realworldCommand{golden: "migrate", args: []string{"migrate"}},
+		)
+	case "legacy-sections":
+		cmds = append(cmds,
+			realworldCommand{golden: "migrate_dry_run", args: []string{"migrate", "--dry-run"}},
+			realworldCommand{golden: "migrate", args: []string{"migrate"}, gfm: true},
+			// Once migrated, there is nothing to migrate: not an error.
+			realworldCommand{golden: "migrate_again", args: []string{"migrate"}, prep: [][]string{{"migrate"}}},
+			realworldCommand{golden: "list_after_migrate", args: []string{"task", "list", "--sort", "priority"}, prep: [][]string{{"migrate"}}},
 		)
 	case "cellcounts":
 		cmds = append(cmds,
-			realworldCommand{"show_9_cells", []string{"task", "show", "e7f809"}, false},
-			realworldCommand{"show_11_cells", []string{"task", "show", "091a2b"}, false},
-			realworldCommand{"update_9_cells", []string{"task", "update", "3c4d5f", "--status", "DONE"}, false},
-			realworldCommand{"update_good_row", []string{"task", "update", "b4c5d6", "--status", "DONE"}, false},
+			realworldCommand{golden: "show_9_cells", args: []string{"task", "show", "e7f809"}},
+			realworldCommand{golden: "show_11_cells", args: []string{"task", "show", "091a2b"}},
+			realworldCommand{golden: "update_9_cells", args: []string{"task", "update", "3c4d5f", "--status", "DONE"}},
+			realworldCommand{golden: "update_good_row", args: []string{"task", "update", "b4c5d6", "--status", "DONE"}},
 		)
 	}
 	return cmds
@@ -231,6 +241,12 @@ func runRealworld(t *testing.T, c string, rc realworldCommand) string {
 	args := rc.args
 	t.Helper()
 	root := realworldWorkspace(t, c)
+	original := rwTreeSnapshot(t, root)[".agent/DEVELOPMENT_MATRIX.md"]
+	for _, p := range rc.prep {
+		if code, _, stderr := runCLI(t, root, cliOpts{}, p...); code != 0 {
+			t.Fatalf("prep %v: exit %d: %s", p, code, stderr)
+		}
+	}
 	before := rwTreeSnapshot(t, root)
 	code, stdout, stderr := runCLI(t, root, cliOpts{}, args...)
 	after := rwTreeSnapshot(t, root)
@@ -251,17 +267,29 @@ func runRealworld(t *testing.T, c string, rc realworldCommand) string {
 			out = strings.ReplaceAll(out, id, "<NEW-ID>")
 		}
 	}
-	// migrate draws a random 6-hex ID per item: number them in order.
-	if len(args) > 0 && args[0] == "migrate" {
+	// migrate draws a random 6-hex ID per item: number them in order (after
+	// a migration done first, in the order the matrix holds them).
+	if len(rc.prep) > 0 {
+		for i, id := range matrix.Parse([]byte(before[".agent/DEVELOPMENT_MATRIX.md"])).IDs() {
+			if !strings.Contains(original, id) {
+				out = strings.ReplaceAll(out, id, "<ID-"+rwItoa(i+1)+">")
+			}
+		}
+	} else if len(args) > 0 && args[0] == "migrate" {
 		n := 0
+		named := map[string]string{}
 		out = rwRowHexID.ReplaceAllStringFunc(out, func(m string) string {
 			id := rwRowHexID.FindStringSubmatch(m)[1]
 			if strings.Contains(before[".agent/DEVELOPMENT_MATRIX.md"], id) {
 				return m
 			}
 			n++
-			return strings.Replace(m, id, "<ID-"+rwItoa(n)+">", 1)
+			named[id] = "<ID-" + rwItoa(n) + ">"
+			return strings.Replace(m, id, named[id], 1)
 		})
+		for id, name := range named { // elsewhere (what GitHub shows)
+			out = strings.ReplaceAll(out, id, name)
+		}
 	}
 	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
 		out = strings.ReplaceAll(out, real, "$WORK")
