@@ -25,6 +25,10 @@ type Store struct {
 	// Vocab is the workspace's vocabulary for Status, Pri and Diff (nil: the
 	// default); task.OpenStore reads it from .agent/config.yaml.
 	Vocab *Vocabulary
+	// LockCreated, when set, is called with the lock file's path after a
+	// lock that created it (it did not exist): task.OpenStore keeps it out
+	// of `git status` (workspace.HideFromGit).
+	LockCreated func(lockPath string)
 }
 
 // NewStore returns a store for the matrix at path.
@@ -153,9 +157,13 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	// it does, the goroutine releases the lock as soon as it gets it. The file
 	// is opened here, not in the goroutine, so an abandoned wait never creates
 	// it after this function has returned.
+	_, statErr := os.Lstat(s.LockPath())
 	lf, err := openLockFile(s.LockPath())
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", s.LockPath(), err)
+	}
+	if s.LockCreated != nil && errors.Is(statErr, fs.ErrNotExist) {
+		s.LockCreated(s.LockPath())
 	}
 	got := make(chan error) // unbuffered: a send succeeds only while lock() still waits
 	abandoned := make(chan struct{})

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -100,8 +100,12 @@ func (s *Server) taskResource(ctx context.Context, id string) (TaskResource, err
 	dir, archived := task.Folder(s.ws, d, t.ID)
 	if dir != "" {
 		r.Dir, r.Archived = s.rel(dir), archived
-		if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err == nil {
+		b, err := s.ws.ReadFile(filepath.Join(dir, "README.md")) // inside the workspace only
+		switch {
+		case err == nil:
 			r.Readme = string(b)
+		case !errors.Is(err, fs.ErrNotExist):
+			return TaskResource{}, fmt.Errorf("read task README: %w", err)
 		}
 	}
 	return r, nil

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,5 +128,47 @@ func TestDescriptionLinesOverMCP(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(ws.MatrixPath()); !strings.Contains(string(b), "| a \\| b<br>c |") {
 		t.Errorf("create wrote:\n%s", b)
+	}
+}
+
+// Issue 19, item 13 over MCP: a task README that is a symlink out of the
+// workspace is not read by task show, the task resource, format_prompt or a
+// dry run of dispatch_task; each is an error naming the file, and nothing of
+// its content reaches the client.
+func TestSymlinkOutOfTheWorkspaceOverMCP(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("TOP-SECRET-TOKEN\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := "| ID | Status | Pri | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|---|\n| a1 | TODO | P1 | coder | links out | 2026-01-01 | 2026-01-01 |\n"
+	if err := os.WriteFile(ws.MatrixPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(ws.TasksDir(), "a1_links_out")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "README.md")); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, ws, nil)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"task", map[string]any{"action": "show", "id": "a1"}},
+		{"format_prompt", map[string]any{"id": "a1"}},
+		{"task_get_context", map[string]any{"id": "a1"}},
+		{"dispatch_task", map[string]any{"id": "a1", "dry_run": true}},
+	} {
+		res := call(t, cs, c.tool, c.args)
+		if !res.IsError || !strings.Contains(text(res), "outside the workspace") || strings.Contains(text(res), "TOP-SECRET") {
+			t.Errorf("%s %v: error %v, %s", c.tool, c.args, res.IsError, text(res))
+		}
+	}
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: TaskURIPrefix + "a1"})
+	if err == nil || strings.Contains(fmt.Sprint(res), "TOP-SECRET") {
+		t.Errorf("resource: %v, %v", res, err)
 	}
 }

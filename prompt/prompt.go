@@ -277,7 +277,7 @@ func taskSection(ws *workspace.Workspace, t matrix.Task, taskDir, override strin
 		b.WriteString("There is no task folder, so there is no README; work from the description above.\n")
 	default:
 		readme := filepath.Join(taskDir, "README.md")
-		src, err := os.ReadFile(readme)
+		src, err := ws.ReadFile(readme) // a symlink out of the workspace is refused
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			fmt.Fprintf(&b, "There is no %sREADME.md; work from the description above.\n", relDir)

@@ -110,7 +110,7 @@ func LoadMode(ctx context.Context, ws *workspace.Workspace, name string) (Mode, 
 
 func readMode(ws *workspace.Workspace, name string) (Mode, error) {
 	path := ws.ModePath(name)
-	src, err := os.ReadFile(path)
+	src, err := ws.ReadFile(path) // a symlink out of the workspace is refused
 	if err != nil {
 		return Mode{}, err
 	}

@@ -71,6 +71,10 @@ type root struct {
 // Library finds skills in the workspace and global folders.
 type Library struct {
 	roots []root
+	// ws and global are where a SKILL.md may resolve to (symlinks
+	// followed): workspace.ReadFile refuses the rest.
+	ws     *workspace.Workspace
+	global string
 }
 
 // NewLibrary returns the skill library of ws. getenv reads the environment
@@ -80,18 +84,29 @@ func NewLibrary(ws *workspace.Workspace, getenv func(string) string) *Library {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	l := &Library{}
+	l := &Library{ws: ws}
 	if ws != nil {
 		l.roots = append(l.roots, root{dir: ws.SkillsDir(), source: SourceWorkspace, display: ".agent/skills"})
 	}
 	home := getenv("HOME")
 	if g := getenv(EnvGlobalSkills); g != "" {
 		l.roots = append(l.roots, root{dir: g, source: SourceGlobal, display: displayHome(g, home)})
+		l.global = g
 	} else if home != "" {
 		g := filepath.Join(home, ".agent", "global_skills")
 		l.roots = append(l.roots, root{dir: g, source: SourceGlobal, display: "~/.agent/global_skills"})
+		l.global = g
 	}
 	return l
+}
+
+// readSkillFile reads a file of a skill: it must resolve inside the
+// workspace or the global skills folder (workspace.ReadFile).
+func (l *Library) readSkillFile(path string) ([]byte, error) {
+	if l.ws != nil {
+		return l.ws.ReadFile(path, l.global)
+	}
+	return (&workspace.Workspace{Root: l.global}).ReadFile(path)
 }
 
 func displayHome(p, home string) string {
@@ -134,7 +149,7 @@ func (l *Library) List(ctx context.Context) ([]Skill, []Problem, error) {
 				continue
 			}
 			seen[slug] = true
-			s, err := loadFrom(r, slug)
+			s, err := l.loadFrom(r, slug)
 			if err != nil {
 				p := Problem{Slug: slug, Path: filepath.Join(r.dir, slug, "SKILL.md"), Err: err}
 				var fe *FrontMatterError
@@ -203,7 +218,7 @@ func (l *Library) Load(ctx context.Context, slug string) (Skill, error) {
 	for _, r := range l.roots {
 		p := filepath.Join(r.dir, slug, "SKILL.md")
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && workspace.IsSkillFolder(slug) {
-			return loadFrom(r, slug)
+			return l.loadFrom(r, slug)
 		}
 	}
 	return Skill{}, l.notFound(slug)
@@ -242,10 +257,10 @@ func quoteJoin(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-func loadFrom(r root, slug string) (Skill, error) {
+func (l *Library) loadFrom(r root, slug string) (Skill, error) {
 	dir := filepath.Join(r.dir, slug)
 	path := filepath.Join(dir, "SKILL.md")
-	src, err := os.ReadFile(path)
+	src, err := l.readSkillFile(path)
 	if err != nil {
 		return Skill{}, fmt.Errorf("read skill %q: %w", slug, err)
 	}

@@ -168,7 +168,7 @@ func newID(ws *workspace.Workspace, d *matrix.Doc, now time.Time) (string, error
 // template when the workspace has none.
 func LoadTemplate(ws *workspace.Workspace) (string, error) {
 	p := filepath.Join(ws.TemplatesDir(), filepath.Base(TemplateRel))
-	b, err := os.ReadFile(p)
+	b, err := ws.ReadFile(p)
 	if err == nil {
 		return string(b), nil
 	}

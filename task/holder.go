@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -79,7 +78,7 @@ func readmeHolderOf(ws *workspace.Workspace, d *matrix.Doc, id string) string {
 	if dir == "" {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	b, err := ws.ReadFile(filepath.Join(dir, "README.md"))
 	if err != nil {
 		return ""
 	}

@@ -13,7 +13,7 @@ import (
 // nothing is written when it fails.
 func Migrate(ctx context.Context, ws *workspace.Workspace, now time.Time) (matrix.Migration, error) {
 	// The converted table is written in the default words: no vocabulary.
-	s := withLockTimeout(matrix.NewStore(ws.MatrixPath()))
+	s := writerStore(matrix.NewStore(ws.MatrixPath()))
 	// Refuse before locking: the lock file appears with the first write, and
 	// a refused migrate must leave the folder as it was.
 	d, err := s.Load(ctx)

@@ -78,7 +78,7 @@ const EnvLockTimeout = "AGENTINFRA_LOCK_TIMEOUT"
 // Errors wrap matrix.ErrConfig and name the file, line and key.
 func LoadVocabulary(ws *workspace.Workspace) (*matrix.Vocabulary, error) {
 	path := ws.ConfigPath()
-	src, err := os.ReadFile(path)
+	src, err := ws.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return matrix.DefaultVocabulary(), nil
 	}
@@ -96,9 +96,18 @@ func OpenStore(ws *workspace.Workspace) (*matrix.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := withLockTimeout(matrix.NewStore(ws.MatrixPath()))
+	s := writerStore(matrix.NewStore(ws.MatrixPath()))
 	s.Vocab = v
 	return s, nil
+}
+
+// writerStore is the store of the workspace's matrix for a writer: the lock
+// timeout of $AGENTINFRA_LOCK_TIMEOUT, and a lock file git does not list
+// (issue 19: in a workspace init did not make, no .gitignore names it).
+func writerStore(s *matrix.Store) *matrix.Store {
+	s = withLockTimeout(s)
+	s.LockCreated = workspace.HideFromGit
+	return s
 }
 
 func withLockTimeout(s *matrix.Store) *matrix.Store {

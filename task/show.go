@@ -93,7 +93,7 @@ func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo
 		return ""
 	})
 	if info.Dir != "" {
-		b, err := os.ReadFile(filepath.Join(info.Dir, "README.md"))
+		b, err := ws.ReadFile(filepath.Join(info.Dir, "README.md")) // inside the workspace only
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return TaskInfo{}, fmt.Errorf("read task README: %w", err)
 		}

@@ -39,24 +39,8 @@ func readReadme(ws *workspace.Workspace, dir string, opts Options, c *Context) e
 }
 
 // readInside reads a regular file after checking that it (symlinks
-// followed) stays inside the workspace.
-func readInside(ws *workspace.Workspace, p string) ([]byte, error) {
-	if _, err := os.Lstat(p); err != nil {
-		return nil, err
-	}
-	real, err := ws.Resolve(p)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	return os.ReadFile(real)
-}
+// followed) stays inside the workspace: workspace.ReadFile.
+func readInside(ws *workspace.Workspace, p string) ([]byte, error) { return ws.ReadFile(p) }
 
 // unreadable explains why a file was not read without naming anything
 // outside the workspace.
