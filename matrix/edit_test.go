@@ -61,9 +61,9 @@ var nastyValues = []string{
 	"",
 }
 
-// wantValue is what a value reads back as: its lines as a cell keeps them
-// (normalizedText), everything else as typed.
-func wantValue(v string) string { return normalizedText(v) }
+// wantValue is what a value reads back as: trimmed, as a command takes it,
+// then its lines as a cell keeps them (normalizedText).
+func wantValue(v string) string { return normalizedText(strings.TrimSpace(v)) }
 
 func TestWrittenValuesNeverSplitARow(t *testing.T) {
 	for tname, src := range escapeTables {

@@ -26,7 +26,10 @@ func FuzzParseWrite(f *testing.F) {
 		f.Add(src)
 	}
 	rows, _ := filepath.Glob(filepath.Join("testdata", "rows", "*.md"))
-	for _, file := range rows {
+	// The real-world corpus: fences that close on a row's last line, <br>
+	// and backticks in cells, duplicate IDs, tables without Agents.
+	realworld, _ := filepath.Glob(filepath.Join("..", "testdata", "realworld", "*", ".agent", "DEVELOPMENT_MATRIX.md"))
+	for _, file := range append(rows, realworld...) {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)

@@ -72,7 +72,7 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 			d.firstTaskTable().headerLine, len(tables), plural(len(tables), "table", "tables"), tables[0].tbl.headerLine)
 	}
 	if len(tables) == 0 {
-		return Migration{}, refusedf("nothing to migrate: the matrix has no task table and no older-format Item table (a table whose header has an Item column, e.g. | Item | Priority | Difficulty | Backlog | Description |); add a task table with this header instead:\n%s", strings.TrimSuffix(CanonicalHeader, "\n"))
+		return Migration{}, refusedf("migrate cannot convert this file: it has no task table and no older-format Item table (a table whose header has an Item column, e.g. | Item | Priority | Difficulty | Backlog | Description |); add a task table with this header instead:\n%s", strings.TrimSuffix(CanonicalHeader, "\n"))
 	}
 	if len(leftOut) > 0 {
 		var where []string

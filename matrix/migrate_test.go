@@ -365,8 +365,8 @@ func TestMigrateRefusesAndChangesNothing(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
 		{"a task table already", "| ID | Status | Description |\n|---|---|---|\n| a1b2c3 | TODO | x |\n\n| Item | Priority |\n|---|---|\n| y | P1 |\n",
 			"has a task table (line 1) and also 1 older-format Item table (line 5)"},
-		{"no Item table", "# Notes\n\n| Size | Meaning |\n|---|---|\n| S | small |\n", "nothing to migrate"},
-		{"empty file", "", "nothing to migrate"},
+		{"no Item table", "# Notes\n\n| Size | Meaning |\n|---|---|\n| S | small |\n", "migrate cannot convert this file"},
+		{"empty file", "", "migrate cannot convert this file"},
 		{"values it cannot map and a split row", "| Item | Priority | Difficulty | Description |\n|---|---|---|---|\n| a | P1 | ZZ | x |\n| b | soonish | S | y |\n| c | P2 | S | a | b |\n",
 			"cannot read 3 item value(s), so nothing was written: line 3: difficulty \"ZZ\""},
 	} {

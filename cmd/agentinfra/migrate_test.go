@@ -200,7 +200,7 @@ func TestCLIMigrateNothingToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	check = treehash.Guard(t, root)
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate", "--json"); code != 1 || !strings.Contains(errOut, "nothing to migrate") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate", "--json"); code != 1 || !strings.Contains(errOut, "migrate cannot convert this file") {
 		t.Errorf("migrate with no Item table: %d %q", code, errOut)
 	}
 	check()

@@ -167,9 +167,9 @@ func describeChanges(res task.UpdateResult) string {
 		case "status":
 			parts = append(parts, fmt.Sprintf("status %s → %s", res.Before.Status, res.After.Status))
 		case "priority":
-			parts = append(parts, fmt.Sprintf("priority %s → %s", res.Before.Priority, res.After.Priority))
+			parts = append(parts, fmt.Sprintf("priority %s → %s", orNone(res.Before.Priority), orNone(res.After.Priority)))
 		case "difficulty":
-			parts = append(parts, fmt.Sprintf("difficulty %s → %s", res.Before.Difficulty, res.After.Difficulty))
+			parts = append(parts, fmt.Sprintf("difficulty %s → %s", orNone(res.Before.Difficulty), orNone(res.After.Difficulty)))
 		case "agents":
 			var added []string
 			for _, a := range res.After.Agents {
@@ -185,4 +185,12 @@ func describeChanges(res task.UpdateResult) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// orNone shows an empty value as "(none)".
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
