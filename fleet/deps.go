@@ -47,7 +47,7 @@ func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now t
 		}
 		return claimed, err
 	}
-	return matrix.Task{}, &matrix.RefusedError{Reason: "no task is ready: every TODO task waits for a dependency, or there is none"}
+	return matrix.Task{}, &Error{Code: CodeConflict, Field: "task_id", Msg: "no task is ready: every TODO task waits for a dependency, or there is none; add one (agentinfra task create) or finish what they wait for"}
 }
 
 // errNotClaimed makes a release or finish a no-op when the task is no longer
@@ -189,3 +189,7 @@ func runAgent(ctx context.Context, r runRequest, onSession func(string)) (runRes
 	}
 	return out, nil
 }
+
+// roleMissing reports whether loading a role failed because it has no file
+// (not because its file cannot be read).
+func roleMissing(err error) bool { return errors.Is(err, skills.ErrNotFound) }

@@ -105,6 +105,12 @@ func TestCreateRefusesBadInputAndLeavesNothing(t *testing.T) {
 		_, err := f.Create(ctx, c.in)
 		wantCode(t, err, c.code, c.field)
 	}
+	// An unknown role is said once, with the roles there are (issue 19:
+	// the cause repeated the message).
+	if _, err := f.Create(ctx, CreateInput{Name: "sony", Spec: "s", Role: "pilot"}); err == nil ||
+		err.Error() != `unknown role "pilot": the roles are coder, explorer, oracle, reviewer (.agent/agents/{role}.md)` {
+		t.Errorf("unknown role: %v", err)
+	}
 	after, _ := treehash.Snapshot(filepath.Dir(ws.Root))
 	for p, h := range after {
 		if before[p] != h {

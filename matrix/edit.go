@@ -150,7 +150,7 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 		return strings.Join(out, " "), nil
 	case ColCreated, ColUpdated:
 		if !validDateTime(v) {
-			return "", &InvalidError{Field: strings.ToLower(col), Value: v, Reason: "not a date; write " + acceptedDateForms}
+			return "", &InvalidError{Field: strings.ToLower(col), Value: v, Reason: dateProblem(v)}
 		}
 	}
 	return v, nil

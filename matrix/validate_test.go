@@ -62,3 +62,18 @@ func TestNumTasksCountsTaskRows(t *testing.T) {
 		t.Fatalf("NumTasks() = %d, len(IDs()) = %d; want 2 task rows", got, want)
 	}
 }
+
+// A date in a form agentinfra reads but of a day that does not exist says
+// so, instead of advising the form it is written in (issue 19).
+func TestDateProblems(t *testing.T) {
+	for v, want := range map[string]string{
+		"260230":     "not a real day: read as YYMMDD it is 2026-02-30",
+		"2026-02-30": "not a real day (2026-02-30)",
+		"20260121":   "YYYYMMDD is not read; write it with dashes: 2026-01-21",
+		"yesterday":  "not a date; write YYYY-MM-DD",
+	} {
+		if got := dateProblem(v); !strings.HasPrefix(got, want) {
+			t.Errorf("dateProblem(%q) = %q, want %q...", v, got, want)
+		}
+	}
+}

@@ -143,7 +143,7 @@ func (d *Doc) checkValue(col, v string) string {
 		}
 	case ColCreated, ColUpdated:
 		if v != "" && !isEmptyMark(v) && !validDateTime(v) {
-			return fmt.Sprintf("bad %s date %q: write %s", col, v, acceptedDateForms)
+			return fmt.Sprintf("bad %s date %q: %s", col, v, dateProblem(v))
 		}
 	}
 	return ""

@@ -225,29 +225,58 @@ func (l *Library) Load(ctx context.Context, slug string) (Skill, error) {
 }
 
 func (l *Library) notFound(slug string) error {
-	all := l.Slugs()
 	where := make([]string, len(l.roots))
 	for i, r := range l.roots {
 		where[i] = r.display + "/"
 	}
-	msg := fmt.Sprintf("skill %q: %v: no %s/SKILL.md in %s", slug, ErrNotFound, slug, strings.Join(where, " or "))
+	e := &notFoundError{looked: fmt.Sprintf("no %s/SKILL.md in %s", slug, strings.Join(where, " or "))}
 	if len(where) == 0 {
-		msg = fmt.Sprintf("skill %q: %v: no skills folder configured", slug, ErrNotFound)
+		e.looked = "no skills folder configured"
+	}
+	e.msg = fmt.Sprintf("skill %q: %v: %s", slug, ErrNotFound, e.looked)
+	// The skills that load: a listed name that does not (a broken SKILL.md,
+	// a symlink out of the workspace) is no choice to offer.
+	loaded, _, _ := l.List(context.Background())
+	all := make([]string, 0, len(loaded))
+	for _, sk := range loaded {
+		all = append(all, sk.Slug)
 	}
 	if s := Suggest(slug, all); len(s) > 0 {
-		msg += "; did you mean " + quoteJoin(s) + "?"
+		e.hint = "did you mean " + quoteJoin(s) + "?"
 	} else if len(all) > 0 {
-		msg += "; run `agentinfra skill list` to see the " + fmt.Sprint(len(all)) + " available"
-	} else {
-		msg += "; create .agent/skills/" + slug + "/SKILL.md"
+		e.hint = fmt.Sprintf("run `agentinfra skill list` to see the %d available", len(all))
 	}
-	return &notFoundError{msg: msg}
+	e.fix = "create .agent/skills/" + slug + "/SKILL.md"
+	switch {
+	case e.hint != "":
+		e.msg += "; " + e.hint
+	default:
+		e.msg += "; " + e.fix
+	}
+	return e
 }
 
-type notFoundError struct{ msg string }
+type notFoundError struct {
+	msg string
+	// looked says where a skill was looked for, hint names close or
+	// available ones, fix what creates it: a caller with its own advice
+	// (the prompt) says each once (NotFoundParts).
+	looked, hint, fix string
+}
 
 func (e *notFoundError) Error() string { return e.msg }
 func (e *notFoundError) Unwrap() error { return ErrNotFound }
+
+// NotFoundParts splits a skill's not-found error: where it was looked for
+// ("no x/SKILL.md in .agent/skills/ or ~/.agent/global_skills/") and a hint
+// ("did you mean ...?"; "" when none). ok is false for any other error.
+func NotFoundParts(err error) (looked, hint string, ok bool) {
+	var nf *notFoundError
+	if !errors.As(err, &nf) || nf.looked == "" {
+		return "", "", false
+	}
+	return nf.looked, nf.hint, true
+}
 
 func quoteJoin(ss []string) string {
 	q := make([]string, len(ss))
