@@ -80,3 +80,16 @@ func TestHideFromGit(t *testing.T) {
 		t.Error("a .git appeared")
 	}
 }
+
+// A --root that does not exist is said so, without advising an init that
+// would fail there too (issue 19).
+func TestFindRootThatDoesNotExist(t *testing.T) {
+	_, err := Find(filepath.Join(t.TempDir(), "nope"), ".")
+	if err == nil || !strings.Contains(err.Error(), "is not a folder") || strings.Contains(err.Error(), "init") {
+		t.Errorf("Find: %v", err)
+	}
+	dir := t.TempDir()
+	if _, err := Find(dir, "."); err == nil || !strings.Contains(err.Error(), "agentinfra init --root "+dir) {
+		t.Errorf("Find of a folder without .agent/: %v", err)
+	}
+}

@@ -46,6 +46,14 @@ func Find(explicit, start string) (*Workspace, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !isDir(ws.Root) {
+			// init would fail there too: do not advise it.
+			from := "--root"
+			if os.Getenv(EnvRoot) == explicit {
+				from = "$" + EnvRoot
+			}
+			return nil, fmt.Errorf("%w: %s (from %s) is not a folder; pass the folder of your repository", ErrNoWorkspace, ws.Root, from)
+		}
 		if !isDir(ws.AgentDir()) {
 			return nil, fmt.Errorf("%w: %s has no .agent/ folder; run `agentinfra init --root %s` to create one", ErrNoWorkspace, ws.Root, ws.Root)
 		}
