@@ -612,7 +612,7 @@ func TestNextOnAMatrixWithoutAgentsOrPriorities(t *testing.T) {
 		t.Fatalf("READMEs %v", readmes)
 	}
 	b, _ := os.ReadFile(readmes[0])
-	if !strings.Contains(string(b), "status TODO → IN_PROGRESS, claimed by @papi\n") || !strings.Contains(string(b), "status IN_PROGRESS → REVIEW") {
+	if !strings.Contains(string(b), "claimed by @papi\n") || !strings.Contains(string(b), "status IN_PROGRESS → REVIEW") {
 		t.Errorf("README:\n%s", b)
 	}
 }

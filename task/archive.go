@@ -51,6 +51,9 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 	if err != nil {
 		return nil, err
 	}
+	for _, m := range moved {
+		publishTask(ws, m.ID, "archived", ActorFrom(ctx))
+	}
 	return moved, nil
 }
 
@@ -80,6 +83,9 @@ func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, e
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, m := range moved {
+		publishTask(ws, m.ID, "archived", ActorFrom(ctx))
 	}
 	return moved, nil
 }

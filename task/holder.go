@@ -20,7 +20,7 @@ import (
 // the task README's status log, in the line the status change writes
 // anyway:
 //
-//	- 2026-01-21 10:00: status TODO → IN_PROGRESS, claimed by @alice
+//	- 2026-01-21 10:00: status TODO → IN_PROGRESS by @alice: claimed by @alice
 //
 // The holder of an IN_PROGRESS task is the @mention of the README's last
 // "claimed by" line. A task with no folder gets one (the scaffold) before it
@@ -56,15 +56,12 @@ func isMentionByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 }
 
-// Holder returns who holds task t: the last @mention of Agents when its
-// table has an Agents column, else, while t is IN_PROGRESS, the holder its
-// README's status log names ("" when none).
-func Holder(ws *workspace.Workspace, d *matrix.Doc, t matrix.Task) string {
+// holderIn returns who holds task t of d: the last @mention of Agents when
+// its table has an Agents column (Holder), else, while t is IN_PROGRESS, the
+// holder its README's status log names ("" when none).
+func holderIn(ws *workspace.Workspace, d *matrix.Doc, t matrix.Task) string {
 	if d.RowHasColumn(t.ID, matrix.ColAgents) {
-		if n := len(t.Agents); n > 0 {
-			return t.Agents[n-1]
-		}
-		return ""
+		return holderOf(t)
 	}
 	if !IsStatus(d.Vocabulary(), t, StatusInProgress) {
 		return ""

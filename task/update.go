@@ -21,12 +21,10 @@ type UpdateOptions struct {
 	Force bool
 	// Getenv locates the global skills folder; nil means os.Getenv.
 	Getenv func(string) string
-	// Precondition, when set, is called under the matrix lock with the row as
-	// it is before the change; an error refuses the update and nothing is
-	// written. It makes an update a compare-and-set (dispatch claims a task
-	// only while it is still claimable, and records its outcome only while
-	// the task is still its own).
-	Precondition func(before matrix.Task) error
+	// Actor is who makes the change ("" = the actor of ctx, see WithActor);
+	// Reason says why. The status log line and the change's event carry them.
+	Actor  Actor
+	Reason string
 }
 
 // UpdateResult reports what UpdateTask, SetStatus or Claim did.
@@ -43,7 +41,7 @@ type UpdateResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Holder is who holds the task after a claim (Claim, ClaimWith): the
 	// last @mention of Agents, or on a matrix without an Agents column the
-	// one its README records.
+	// one its README records (holder.go).
 	Holder string `json:"holder,omitempty"`
 	// Note is what the README's status log recorded besides a status
 	// change: @mentions a matrix without an Agents column could not take
@@ -80,17 +78,11 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 		return UpdateResult{}, err
 	}
 	if len(u.AddAgents) > 0 {
-		worth := func(_ *matrix.Doc, t matrix.Task) bool { return o.Precondition == nil || o.Precondition(t) == nil }
-		if err := ensureHolderFolder(ctx, ws, id, now, worth); err != nil {
+		if err := ensureHolderFolder(ctx, ws, id, now, func(*matrix.Doc, matrix.Task) bool { return true }); err != nil {
 			return UpdateResult{}, err
 		}
 	}
-	res, err := modifyTaskNoting(ctx, ws, id, now, func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error) {
-		if o.Precondition != nil {
-			if err := o.Precondition(before); err != nil {
-				return matrix.Task{}, "", err
-			}
-		}
+	res, err := modifyTaskNoting(ctx, ws, id, stamp{now: now, by: o.Actor.or(ctx), reason: o.Reason}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error) {
 		// A matrix without an Agents column: the @mentions go to the
 		// README's status log (holder.go).
 		ru, mentions := RowUpdate(d, id, u)
@@ -118,18 +110,18 @@ func statusSectionSep(body []byte) string {
 }
 
 // SetStatus sets a task's status (any word of the vocabulary or an alias),
-// with the README status log line: UpdateTask with only a status. Dispatch
-// records its outcome (REVIEW, BLOCKED) with it.
+// with the README status log line: UpdateTask with only a status.
 func SetStatus(ctx context.Context, ws *workspace.Workspace, id, status string, now time.Time) (UpdateResult, error) {
 	return UpdateTask(ctx, ws, id, matrix.Update{Status: &status}, now, UpdateOptions{})
 }
 
 // modifyTask runs change on the row of id under the lock and, when the
-// status changed, appends the status line to the task README in the same
-// all-or-nothing step. change returns the row after; returning before
-// unchanged writes nothing.
-func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, now time.Time, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, error)) (UpdateResult, error) {
-	return modifyTaskNoting(ctx, ws, id, now, func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error) {
+// status changed, appends the status line (with w's actor and reason) to
+// the task README in the same all-or-nothing step, then publishes the
+// change. change returns the row after; returning before unchanged writes
+// nothing.
+func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, w stamp, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, error)) (UpdateResult, error) {
+	return modifyTaskNoting(ctx, ws, id, w, func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error) {
 		after, err := change(d, before)
 		return after, "", err
 	})
@@ -140,7 +132,7 @@ func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, now tim
 // column, see holder.go): the line is written when the status changed or a
 // note is given, and a note that cannot be written (no README) refuses the
 // change.
-func modifyTaskNoting(ctx context.Context, ws *workspace.Workspace, id string, now time.Time, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error)) (UpdateResult, error) {
+func modifyTaskNoting(ctx context.Context, ws *workspace.Workspace, id string, w stamp, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error)) (UpdateResult, error) {
 	var (
 		res     UpdateResult
 		readme  string // README rewritten in fn
@@ -181,15 +173,7 @@ func modifyTaskNoting(ctx context.Context, ws *workspace.Workspace, id string, n
 			}
 			return fmt.Errorf("read task README: %w", err)
 		}
-		line := "- " + now.Format("2006-01-02 15:04") + ": "
-		switch {
-		case before.Status != after.Status && note != "":
-			line += fmt.Sprintf("status %s → %s, %s", before.Status, after.Status, note)
-		case note != "":
-			line += note
-		default:
-			line += fmt.Sprintf("status %s → %s", before.Status, after.Status)
-		}
+		line := w.noteLine(before.Status, after.Status, note)
 		nb, ok := AppendStatusLine(body, line)
 		if !ok && note != "" {
 			// The holder must be written down: a README without a status
@@ -214,6 +198,7 @@ func modifyTaskNoting(ctx context.Context, ws *workspace.Workspace, id string, n
 		}
 		return UpdateResult{}, err
 	}
+	publishChange(ws, res, w)
 	return res, nil
 }
 

@@ -58,7 +58,7 @@ func fleetErr(err error) error {
 // fleetFlags names the flag (or argument) of each fleet input field.
 var fleetFlags = map[string]string{
 	"name": "NAME", "agent_name": "NAME", "spec": "--spec", "role": "--role", "project": "--project", "cli": "--cli",
-	"task_id": "--task", "task_description": "TEXT", "page": "--page", "page_size": "--page-size", "status_filter": "--status", "backend": "--backend",
+	"task_id": "--task", "task_description": "TEXT", "run": "--run", "tail": "--tail", "page": "--page", "page_size": "--page-size", "status_filter": "--status", "backend": "--backend",
 }
 
 func NewCmdAgent(f *Factory) *cobra.Command {
@@ -72,7 +72,8 @@ and outlive the command. See docs/fleet.md.`,
 		Example: `  agentinfra agent create papi --spec "Keep the API tests green"
   agentinfra agent start papi --task 3f9a2c
   agentinfra agent list --watch
-  agentinfra agent history papi`,
+  agentinfra agent history papi
+  agentinfra agent logs papi --follow`,
 	}
 	addBackendFlag(cmd, f)
 	cmd.AddCommand(
@@ -82,6 +83,7 @@ and outlive the command. See docs/fleet.md.`,
 		NewCmdAgentStart(f, nil),
 		NewCmdAgentStop(f, nil),
 		NewCmdAgentHistory(f, nil),
+		NewCmdAgentLogs(f, nil),
 		NewCmdAgentDelete(f, nil),
 		NewCmdAgentSupervise(f),
 	)

@@ -41,7 +41,7 @@ func TestClaimWithoutAgentsColumn(t *testing.T) {
 	if code != 0 || out != "claimed 260121185711 for @alice: status TODO → IN_PROGRESS\n" {
 		t.Fatalf("claim: exit %d %q %q", code, out, errOut)
 	}
-	if !strings.Contains(readmeOf(t, root, "260121185711"), ": status TODO → IN_PROGRESS, claimed by @alice\n") {
+	if !strings.Contains(readmeOf(t, root, "260121185711"), ": status TODO → IN_PROGRESS by @alice: claimed by @alice\n") {
 		t.Errorf("README:\n%s", readmeOf(t, root, "260121185711"))
 	}
 	if code, out, _ := runCLI(t, root, cliOpts{}, "task", "claim", "260121185711", "--agent", "alice"); code != 0 || out != "260121185711: already IN_PROGRESS, held by @alice\n" {

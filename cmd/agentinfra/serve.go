@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/mcpserver"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -112,6 +113,7 @@ func serveRun(ctx context.Context, o *ServeOptions) error {
 	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: o.LogLevel}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		Workspace: ws, Getenv: o.Getenv, Now: o.Now, Logger: logger, Version: serveVersion, Toolsets: o.Toolsets,
+		Actor: task.ActorFromEnv(o.Getenv),
 	})
 	if err != nil {
 		return err

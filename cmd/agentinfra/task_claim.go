@@ -38,7 +38,7 @@ another agent, or in any status but TODO, is refused (exit 1) with its holder or
 status, and nothing is written.
 
 On a matrix whose task table has no Agents column, the holder is recorded in the
-task README's status log ("status TODO → IN_PROGRESS, claimed by @coder"; a task
+task README's status log ("status TODO → IN_PROGRESS by @coder: claimed by @coder"; a task
 with no folder gets one first), and task show prints it; agentinfra migrate
 --add-columns adds the column and moves the holders into it.`,
 		Example: `  agentinfra task claim 3f9a2c --agent @coder
