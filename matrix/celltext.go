@@ -156,24 +156,57 @@ func DecodeText(v string) string {
 			return c
 		}
 		if !strings.Contains(v, "&") && !strings.Contains(v, "\\`") {
-			return v
+			return v // no <br>: as read (a cell over several lines keeps its lines)
 		}
 	}
-	out := make([]string, 0, len(pieces))
+	type piece struct {
+		text string
+		code bool // a line of a code block written as it is (not as inline code)
+	}
+	var ps []piece
+	if strings.Contains(v, "\n") {
+		// A cell read whole over several lines (not fixed yet) that also
+		// holds <br>: its line ends break too ("a\n<br>b" has a blank line
+		// between, as the fix writes it), and the lines of a code block in
+		// it stay as they are.
+		var rf fence
+		for _, line := range strings.Split(v, "\n") {
+			if rf.feed([]byte(line)) {
+				ps = append(ps, piece{strings.TrimRight(line, " \t\r"), true})
+				continue
+			}
+			for _, p := range splitBreaks(line) {
+				ps = append(ps, piece{text: p})
+			}
+		}
+	} else {
+		for _, p := range pieces {
+			ps = append(ps, piece{text: p})
+		}
+	}
+	out := make([]string, 0, len(ps))
 	var f fence
-	for _, p := range pieces {
-		p = strings.TrimSpace(p)
+	blankText := false // the last line out is a blank line of text
+	for _, pc := range ps {
+		if pc.code {
+			out, blankText = append(out, pc.text), false
+			continue
+		}
+		p := strings.TrimSpace(pc.text)
 		if c, ok := soleCodeSpan(p); ok && (f.char != 0 || opensFence(c)) {
 			f.feed([]byte(c))
-			out = append(out, c)
+			out, blankText = append(out, c), false
 			continue
 		}
 		if f.char != 0 && p == "" {
-			out = append(out, "") // an empty line of code
+			out, blankText = append(out, ""), false // an empty line of code
 			continue
 		}
 		f = fence{} // text: a block that was open ended without its fence line
-		out = append(out, mapOutsideCode(p, unescapeText))
+		if p == "" && blankText {
+			continue // a run of blank lines is one paragraph break, as the fix writes it
+		}
+		out, blankText = append(out, mapOutsideCode(p, unescapeText)), p == ""
 	}
 	for len(out) > 0 && out[0] == "" {
 		out = out[1:] // a cell that starts with <br>
