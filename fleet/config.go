@@ -74,7 +74,7 @@ const (
 func LoadConfig(ws *workspace.Workspace) (Config, error) {
 	var cf configFile
 	path := filepath.Join(ws.AgentDir(), "config.yaml")
-	b, err := os.ReadFile(path)
+	b, err := ws.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

@@ -171,13 +171,19 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 }
 
 // taskError renders the task service's refusals as fleet errors.
+// taskError gives a claim's refusal its fleet code. Msg says what could not
+// be done, the cause says why: the cause's own words are not repeated in Msg
+// (it once was, and every message said its reason twice).
 func taskError(err error) error {
+	var fe *Error
 	var re *matrix.RefusedError
 	switch {
+	case errors.As(err, &fe):
+		return err // already the fleet's (claimNext: no task is ready)
 	case errors.As(err, &re):
-		return &Error{Code: CodeConflict, Field: "task_id", Msg: re.Reason, Err: err}
+		return &Error{Code: CodeConflict, Field: "task_id", Msg: "the agent cannot take the task", Err: err}
 	case errors.Is(err, matrix.ErrNotFound):
-		return &Error{Code: CodeNotFound, Field: "task_id", Msg: "no such task in the matrix", Err: err}
+		return &Error{Code: CodeNotFound, Field: "task_id", Msg: "the agent cannot take the task", Err: err}
 	case errors.Is(err, matrix.ErrInvalid):
 		return &Error{Code: CodeBadInput, Field: "task_id", Msg: "bad task ID", Err: err}
 	}

@@ -7,6 +7,7 @@ package matrix
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -55,6 +56,9 @@ var (
 	ErrInvalid     = errors.New("invalid value")
 	ErrLockTimeout = errors.New("timed out waiting for the matrix lock")
 	ErrRefused     = errors.New("change refused")
+	// ErrDuplicateID is an ID on more than one row: no reader or writer
+	// picks one of them (it is a *RefusedError too).
+	ErrDuplicateID = errors.New("task ID on more than one row")
 )
 
 // Task is one row of a task table, with values normalized.
@@ -255,6 +259,21 @@ func dateLayoutOf(s string) (string, bool) {
 		return time.RFC3339, true
 	}
 	return "", false
+}
+
+// dateProblem says what is wrong with a Created or Updated value that is no
+// date agentinfra reads: a form it reads whose day does not exist (2026-02-30,
+// 260230 as YYMMDD) is said so, rather than advising the form it is in.
+func dateProblem(s string) string {
+	switch {
+	case len(s) == 8 && digits(s, 0, 8) >= 0 && validDate(s[:4]+"-"+s[4:6]+"-"+s[6:]):
+		return "YYYYMMDD is not read; write it with dashes: " + s[:4] + "-" + s[4:6] + "-" + s[6:]
+	case len(s) == 6 && digits(s, 0, 6) >= 0:
+		return fmt.Sprintf("not a real day: read as YYMMDD it is 20%s-%s-%s; write the day it is", s[:2], s[2:4], s[4:])
+	case len(s) >= 10 && s[4] == '-' && s[7] == '-' && digits(s, 0, 4) >= 0 && digits(s, 5, 7) >= 0 && digits(s, 8, 10) >= 0 && !validDate(s[:10]):
+		return "not a real day (" + s[:10] + "); write the day it is, YYYY-MM-DD"
+	}
+	return "not a date; write " + acceptedDateForms
 }
 
 // validDateTime reports whether s is a Created or Updated value agentinfra reads.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -59,7 +58,7 @@ func ConfigPath(ws *workspace.Workspace) string { return ws.ConfigPath() }
 // file is an empty config; other keys of the file are ignored.
 func LoadModelConfig(ws *workspace.Workspace) (ModelConfig, error) {
 	path := ws.ConfigPath()
-	src, err := os.ReadFile(path)
+	src, err := ws.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ModelConfig{}, nil
 	}

@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentinfra/agentinfra/matrix"
@@ -80,7 +82,7 @@ const EnvLockTimeout = "AGENTINFRA_LOCK_TIMEOUT"
 // Errors wrap matrix.ErrConfig and name the file, line and key.
 func LoadVocabulary(ws *workspace.Workspace) (*matrix.Vocabulary, error) {
 	path := ws.ConfigPath()
-	src, err := os.ReadFile(path)
+	src, err := ws.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return matrix.DefaultVocabulary(), nil
 	}
@@ -98,10 +100,26 @@ func OpenStore(ws *workspace.Workspace) (*matrix.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := withLockTimeout(matrix.NewStore(ws.MatrixPath()))
+	s := writerStore(matrix.NewStore(ws.MatrixPath()))
 	s.Vocab = v
 	s.Root = ws.Root
 	return s, nil
+}
+
+// writerStore is the store of the workspace's matrix for a writer: the lock
+// timeout of $AGENTINFRA_LOCK_TIMEOUT, and files of the store's own that git
+// does not list (issue 19: in a workspace init did not make, no .gitignore
+// names them): the lock, the previous version, versions kept aside after a
+// clash with an editor, a write's temporary files, the record of a change
+// across files.
+func writerStore(s *matrix.Store) *matrix.Store {
+	s = withLockTimeout(s)
+	s.LockCreated = func(lock string) {
+		dir, base := filepath.Dir(lock), strings.TrimSuffix(filepath.Base(lock), ".lock")
+		workspace.HideFromGit(lock, s.PrevPath(), filepath.Join(dir, base+".recovered-*"),
+			filepath.Join(dir, base+".tmp-*"), filepath.Join(dir, JournalRel))
+	}
+	return s
 }
 
 func withLockTimeout(s *matrix.Store) *matrix.Store {
