@@ -79,6 +79,65 @@ CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
 CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
 	BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 `,
+	// v2: the supervisor's heartbeat (a crashed supervisor is told from a
+	// live one), and the tables of "keeping supervised agents moving":
+	// steering messages, stall alerts, continuation prompts, checkpoints.
+	// Alerts and prompts are decided with the same compare-and-set as
+	// approvals (status pending → …, decided_by, surface, decided_at).
+	`
+ALTER TABLE sessions ADD COLUMN supervisor_pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN heartbeat_at INTEGER;
+
+CREATE TABLE steering (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	text         TEXT NOT NULL,
+	sent_by      TEXT NOT NULL,
+	surface      TEXT NOT NULL,
+	status       TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued','delivered','dropped')),
+	created_at   INTEGER NOT NULL,
+	delivered_at INTEGER
+);
+CREATE INDEX steering_queued ON steering(session_id) WHERE status = 'queued';
+
+CREATE TABLE alerts (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	status      TEXT NOT NULL CHECK (status IN ('pending','nudged','self_recovered','escalated','dismissed')),
+	nudges      INTEGER NOT NULL DEFAULT 0,
+	raised_at   INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	decided_by  TEXT NOT NULL DEFAULT '',
+	surface     TEXT NOT NULL DEFAULT '',
+	reason      TEXT NOT NULL DEFAULT ''
+);
+-- One active alert per session.
+CREATE UNIQUE INDEX alerts_one_active ON alerts(session_id) WHERE status IN ('pending','nudged');
+
+CREATE TABLE prompts (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	kind        TEXT NOT NULL CHECK (kind IN ('continuation','clarification','error_recovery','resource_warning')),
+	text        TEXT NOT NULL DEFAULT '',
+	status      TEXT NOT NULL CHECK (status IN ('pending','continued','refined','stopped','expired','withdrawn')),
+	instruction TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL,
+	expires_at  INTEGER,
+	decided_at  INTEGER,
+	decided_by  TEXT NOT NULL DEFAULT '',
+	surface     TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX prompts_one_pending ON prompts(session_id) WHERE status = 'pending';
+
+CREATE TABLE checkpoints (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	label       TEXT NOT NULL DEFAULT '',
+	git_ref     TEXT NOT NULL,
+	files       TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the version this agentinfra writes.

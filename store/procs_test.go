@@ -94,12 +94,29 @@ func helperMain(role string) int {
 			fmt.Fprintln(out, time.Now().UnixNano())
 			out.Flush()
 		}
-	case "wait":
-		id, _ := strconv.ParseInt(os.Getenv("STORE_ID"), 10, 64)
-		fmt.Fprintln(out, "ready")
-		out.Flush()
-		r, err := s.WaitDecision(ctx, id)
-		fmt.Fprintln(out, time.Now().UnixNano(), r.Status, err)
+	case "wait": // for each request ID on stdin: say "waiting", wait, print when it was seen decided
+		for in.Scan() {
+			id, _ := strconv.ParseInt(in.Text(), 10, 64)
+			wctx, cancel := context.WithCancel(ctx)
+			changes, err := s.Changes(wctx) // the baseline, before "waiting"
+			if err != nil {
+				cancel()
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			fmt.Fprintln(out, "waiting")
+			out.Flush()
+			for {
+				r, err := s.Request(ctx, id)
+				if err != nil || r.Status != StatusPending {
+					break
+				}
+				<-changes
+			}
+			cancel()
+			fmt.Fprintln(out, time.Now().UnixNano())
+			out.Flush()
+		}
 	}
 	return 0
 }
