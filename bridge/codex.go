@@ -477,4 +477,3 @@ func (b *codexBridge) withdrawAll() {
 		cancel()
 	}
 }
-
