@@ -300,4 +300,3 @@ func TestBrokenPolicyAsksForEverything(t *testing.T) {
 		}
 	})
 }
-
