@@ -79,15 +79,23 @@ func Start(ctx context.Context, req Request, opts Options) (Bridge, error) {
 		return nil, fmt.Errorf("a supervised run needs the store and its session")
 	}
 	g := newGate(opts)
+	var b Bridge
+	var err error
 	switch strings.ToLower(req.CLI) {
 	case runner.CLIClaude:
-		return startClaude(ctx, req, g)
+		b, err = startClaude(ctx, req, g)
 	case runner.CLICodex:
-		return startCodex(ctx, req, g)
+		b, err = startCodex(ctx, req, g)
 	case "", runner.CLIGemini:
-		return startGemini(ctx, req, g)
+		b, err = startGemini(ctx, req, g)
+	default:
+		return nil, fmt.Errorf("unknown agent CLI %q: use one of %s", req.CLI, strings.Join(runner.CLIs, ", "))
 	}
-	return nil, fmt.Errorf("unknown agent CLI %q: use one of %s", req.CLI, strings.Join(runner.CLIs, ", "))
+	if err != nil {
+		return nil, err
+	}
+	followSession(opts.Store, opts.Session.ID, b.(controlled))
+	return b, nil
 }
 
 // Run is one supervised turn: start the CLI with the prompt, wait for the
@@ -105,6 +113,7 @@ func Run(ctx context.Context, req Request, opts Options) (runner.Result, error) 
 	}
 	select {
 	case <-b.TurnEnded():
+	case <-b.(controlled).proc().Done(): // stopped (session stop) or crashed
 	case <-ctx.Done():
 		b.Interrupt(context.Background())
 	}
