@@ -166,10 +166,6 @@ func fromNullMS(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-func nullMS(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
 	return ms(*t)
 }
 

@@ -50,7 +50,7 @@ func (p *parsed) stmt(st *syntax.Stmt, depth int) {
 		case syntax.DplOut, syntax.DplIn:
 			redirs = append(redirs, "")
 			continue
-		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.RdrInOut:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.RdrInOut:
 			w, ok := literal(r.Word)
 			if !ok {
 				p.Dynamic = true
