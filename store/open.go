@@ -166,9 +166,6 @@ func fromNullMS(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-	return ms(*t)
-}
-
 var errNoRows = sql.ErrNoRows
 
 func isNoRows(err error) bool { return errors.Is(err, errNoRows) }
