@@ -54,8 +54,10 @@ token when missing). Requests to a loopback address with a non-loopback Host
 header are refused (DNS-rebinding protection).
 
 Resources support resources/subscribe: changes to .agent/ (by this server, the
-CLI or an editor) are notified within 500 ms. --toolsets matrix,fleet chooses
-which tools are exposed (default: both; the fleet's are in docs/fleet.md).
+CLI or an editor) are notified within 500 ms. --toolsets matrix,fleet,supervision chooses
+which tools are exposed (default: all; the fleet's are in docs/fleet.md;
+supervision is list_pending_approvals, read-only: an agent must not approve
+agents).
 See docs/mcp.md.`,
 		Example: `  agentinfra serve
   agentinfra serve --http 127.0.0.1:8765
@@ -99,7 +101,7 @@ See docs/mcp.md.`,
 	cmd.Flags().StringVar(&o.Addr, "http", "", "serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio, e.g. 127.0.0.1:8765")
 	cmd.Flags().BoolVar(&o.AllowRemote, "allow-remote", false, "allow a non-loopback --http address (requires --token-file)")
 	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "bearer token file for --http (created 0600 with a random token if missing)")
-	cmd.Flags().StringSliceVar(&o.Toolsets, "toolsets", nil, "tools to expose: matrix, fleet (default: both)")
+	cmd.Flags().StringSliceVar(&o.Toolsets, "toolsets", nil, "tools to expose: matrix, fleet, supervision (default: all)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "stderr log level: debug, info, warn or error")
 	return cmd
 }
