@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
 )
 
@@ -98,7 +99,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	a := &agentRecord{
 		Name: in.Name, Role: role, Project: proj.Name, Spec: in.Spec, CLI: cli, CreatedAt: now, UpdatedAt: now,
 		Workspace: Workspace{ID: wt, Path: wt, Branch: branch}, Metadata: map[string]any{}, State: stateCreating, Owner: &owner,
-		Base: base,
+		Base: base, CreateScope: contain.New("create-" + key(in.Name)),
 	}
 	if err := f.p.ensure(); err != nil {
 		return Agent{}, err
@@ -134,19 +135,20 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		return Agent{}, cause
 	}
 	hook("create:named")
-	if err := addWorktree(ctx, proj.Path, wt, branch, base); err != nil {
+	if err := addWorktree(ctx, proj.Path, wt, branch, base, a.CreateScope.Env()); err != nil {
 		return undo(unavailable(err, "could not create the worktree %s from %s", wt, base))
 	}
 	hook("create:worktree")
 	if cfg.Setup != "" {
 		cmd := exec.CommandContext(ctx, "sh", "-c", cfg.Setup)
 		cmd.Dir = wt
+		cmd.Env = append(os.Environ(), a.CreateScope.Env())
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return undo(unavailable(err, "the setup command %q failed in %s: %s", cfg.Setup, wt, lastLines(string(out), 5)))
 		}
 	}
 	err = withLock(ctx, f.p.agentLock(in.Name), func() error {
-		a.State, a.Owner, a.UpdatedAt = stateReady, nil, f.now()
+		a.State, a.Owner, a.CreateScope, a.UpdatedAt = stateReady, nil, contain.Scope{}, f.now()
 		return writeJSON(f.p.file(in.Name, agentFile), a)
 	})
 	if err != nil {

@@ -187,6 +187,9 @@ func (f *Fleet) undoCreation(ctx context.Context, a *agentRecord) ([]string, err
 		return nil, fmt.Errorf("its project %s is no longer configured, so its worktree %s and branch %s cannot be checked", a.Project, a.Workspace.Path, a.Workspace.Branch)
 	}
 	ctx = context.WithoutCancel(ctx) // a rollback is not left half way
+	// The creator's git or setup command may still be writing: a SIGKILL
+	// of the creator does not reach them.
+	a.CreateScope.Kill()
 	did := []string{}
 	if wt := a.Workspace.Path; wt != "" {
 		_, statErr := os.Lstat(wt)
@@ -205,6 +208,11 @@ func (f *Fleet) undoCreation(ctx context.Context, a *agentRecord) ([]string, err
 	}
 	_, _ = git(ctx, proj.Path, "worktree", "prune")
 	if br := a.Workspace.Branch; br != "" {
+		// A git killed while it wrote the branch leaves its lock, which
+		// would refuse the deletion (and the name's next creation).
+		if common, err := git(ctx, proj.Path, "rev-parse", "--path-format=absolute", "--git-common-dir"); err == nil {
+			_ = os.Remove(filepath.Join(common, "refs", "heads", filepath.FromSlash(br)+".lock"))
+		}
 		if _, err := git(ctx, proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+br); err == nil {
 			base := a.Base
 			if base == "" {

@@ -35,7 +35,11 @@ type agentRecord struct {
 	// Base is the branch the agent's branch was made from: the rollback
 	// of a killed creation deletes the branch only if it holds no commit
 	// of its own.
-	Base  string `json:"base,omitempty"`
+	Base string `json:"base,omitempty"`
+	// CreateScope marks the processes a creation starts (git, the setup
+	// command): they outlive a creator killed with SIGKILL, and the
+	// rollback ends them before it removes what they write.
+	CreateScope contain.Scope `json:"create_scope,omitzero"`
 	Error string `json:"error,omitempty"`
 	// Sessions holds the last session of each CLI, resumed by the next run.
 	Sessions map[string]string `json:"sessions,omitempty"`
