@@ -40,7 +40,7 @@ type agentRecord struct {
 	// command): they outlive a creator killed with SIGKILL, and the
 	// rollback ends them before it removes what they write.
 	CreateScope contain.Scope `json:"create_scope,omitzero"`
-	Error string `json:"error,omitempty"`
+	Error       string        `json:"error,omitempty"`
 	// Sessions holds the last session of each CLI, resumed by the next run.
 	Sessions map[string]string `json:"sessions,omitempty"`
 	// Runs counts the runs ever started (run IDs are {name}-{n}).
