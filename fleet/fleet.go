@@ -342,6 +342,12 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 	}
 	out := []Agent{}
 	for _, n := range names {
+		if ValidateName(n) != nil {
+			// No agent has this folder's name: someone else's folder.
+			notify(ctx, Notice{Agent: n, Unreadable: true, Text: fmt.Sprintf(
+				"the folder %s is no agent's (%q is no agent name): it is left out of the list; move it out of the fleet", f.p.agentDir(n), n)})
+			continue
+		}
 		a, r, err := f.current(ctx, n)
 		if CodeOf(err) == CodeNotFound {
 			continue // deleted meanwhile, or a leftover rolled back

@@ -395,6 +395,15 @@ func TestUnreadableRecordIsLeftOutAndNamed(t *testing.T) {
 		t.Errorf("unreadable = %v, want [bravo]", u)
 	}
 	oneNotice(t, notes, "agent bravo is left out of the list")
+	// A folder that is no agent's name does not fail the list either.
+	if err := os.MkdirAll(filepath.Join(f.p.agentsDir(), "not_a_name"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nctx, notes = WithNotices(ctx)
+	if list, err := f.List(nctx, ListFilter{}); err != nil || len(list) != 2 || len(notes.Unreadable()) != 2 {
+		t.Errorf("list with a foreign folder = %v, %v, unreadable %v", list, err, notes.Unreadable())
+	}
+	os.Remove(filepath.Join(f.p.agentsDir(), "not_a_name"))
 	_, err = f.Show(ctx, "bravo")
 	wantCode(t, err, CodeUnavailable, "")
 	if !strings.Contains(err.Error(), "agent delete bravo --force") {
