@@ -316,10 +316,17 @@ func (f *Fleet) sweepTemps(ctx context.Context, name string) error {
 	return withLock(ctx, f.p.agentLock(name), func() error { return f.sweepTempsLocked(name) })
 }
 
+// hasTemp says dir holds a temporary file of a record's write: one read of
+// the folder's names, unsorted (List calls it for every agent).
 func hasTemp(dir string) bool {
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if tempFile.MatchString(e.Name()) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, n := range names {
+		if strings.HasPrefix(n, ".") && tempFile.MatchString(n) {
 			return true
 		}
 	}
