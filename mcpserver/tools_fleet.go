@@ -240,10 +240,14 @@ func (s *Server) registerFleetTools() {
 				if err != nil {
 					return fleetError(err), nil
 				}
+				// What the call did about a killed command's leftovers (and
+				// records it could not read) goes into the result's warnings.
+				ctx, notes := fleet.WithNotices(ctx)
 				out, err := ft.run(ctx, fl, in)
 				if err != nil {
-					return fleetError(err), nil
+					return fleetError(err, notes.Texts()...), nil
 				}
+				out = fleet.WithWarnings(out, notes.Texts())
 				b, err := json.Marshal(out)
 				if err != nil {
 					return nil, err
@@ -304,8 +308,8 @@ func jsonKind(k string) string {
 
 // fleetError is a tool error carrying the fleet's code: the text starts
 // with it ("409: ...") and the structured content is {error:{code, field,
-// message}}.
-func fleetError(err error) *mcp.CallToolResult {
+// message}}, with the call's warnings when it has some.
+func fleetError(err error, warnings ...string) *mcp.CallToolResult {
 	code := fleet.CodeOf(err)
 	field := ""
 	var fe *fleet.Error
@@ -316,8 +320,13 @@ func fleetError(err error) *mcp.CallToolResult {
 		code = fleet.CodeUnavailable
 	}
 	body := map[string]any{"error": map[string]any{"code": code, "field": field, "message": err.Error()}}
+	text := fmt.Sprintf("%d: %s", code, err.Error())
+	if len(warnings) > 0 {
+		body["warnings"] = warnings
+		text += "\nwarning: " + strings.Join(warnings, "\nwarning: ")
+	}
 	b, _ := json.Marshal(body)
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d: %s", code, err.Error())}}, StructuredContent: json.RawMessage(b)}
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(b)}
 	r.IsError = true
 	return r
 }

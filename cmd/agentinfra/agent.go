@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -53,6 +54,22 @@ func fleetErr(err error) error {
 		return fmt.Errorf("%w; or pass --force to delete them with the worktree", err)
 	}
 	return err
+}
+
+// withFleetNotices returns a context whose fleet calls collect what they
+// did about a killed command's leftovers (a creation rolled back, a claim
+// given back, a torn history line set aside) and the records they could
+// not read: every agent command prints them as warnings on stderr and puts
+// them in its --json result.
+func withFleetNotices(ctx context.Context) (context.Context, *fleet.Notices) {
+	return fleet.WithNotices(ctx)
+}
+
+// fleetFailed prints the notices of a fleet call that failed, then
+// returns its error as the CLI shows it.
+func fleetFailed(ios *IOStreams, n *fleet.Notices, err error) error {
+	printWarnings(ios, n.Texts())
+	return fleetErr(err)
 }
 
 // fleetFlags names the flag (or argument) of each fleet input field.
