@@ -118,7 +118,9 @@ func (c *fleetCLI) waitStatus(name, want string) agentJSON {
 
 func TestCLIAgentLifecycle(t *testing.T) {
 	c := newFleetCLI(t)
-	c.env = append(c.env, "STUB_SLEEP_MS=700")
+	// Long enough that a loaded machine still starts the second command while
+	// the first run works.
+	c.env = append(c.env, "STUB_SLEEP_MS=3000")
 	var created agentJSON
 	c.json(&created, "agent", "create", "papi", "--spec", "keep the tests green")
 	if s := created.Agent.Status; s != "starting" && s != "busy" || created.Agent.Workspace.Branch != "agent/papi" {
