@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -48,7 +48,7 @@ func superviseMain(args []string) int {
 	return 0
 }
 
-// buildStub compiles the stand-in agent CLI (internal/agentstub) once per test run.
+// buildStub compiles the stand-in agent CLI (internal/testing/agentstub) once per test run.
 func buildStub(t testing.TB) string { return agentstub.Build(t) }
 
 const testMatrix = `# Development Matrix

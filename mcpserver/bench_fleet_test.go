@@ -20,7 +20,7 @@ import (
 func fleetOf50(b *testing.B) *workspace.Workspace {
 	ws := fleetWorkspace(b, 0)
 	stub := filepath.Join(b.TempDir(), "gemini")
-	cmd := exec.Command("go", "build", "-o", stub, "./internal/agentstub/stub")
+	cmd := exec.Command("go", "build", "-o", stub, "./internal/testing/agentstub/stub")
 	cmd.Dir = repoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build stub: %v\n%s", err, out)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/dispatch"
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 )
 
 // dispatch_task takes the options of `agentinfra dispatch` (cli, timeout,

@@ -43,7 +43,7 @@ func fleetWorkspace(t testing.TB, n int) *workspace.Workspace {
 func connectFleet(t testing.TB, ws *workspace.Workspace, toolsets []string, env ...string) *mcp.ClientSession {
 	t.Helper()
 	stub := filepath.Join(t.TempDir(), "gemini")
-	cmd := exec.Command("go", "build", "-o", stub, "./internal/agentstub/stub")
+	cmd := exec.Command("go", "build", "-o", stub, "./internal/testing/agentstub/stub")
 	cmd.Dir = repoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build stub: %v\n%s", err, out)

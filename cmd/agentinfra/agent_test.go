@@ -32,7 +32,7 @@ func newFleetCLI(t *testing.T) *fleetCLI {
 	bin := taskBinary(t)
 	tools := t.TempDir()
 	stub := filepath.Join(tools, "node_modules", ".bin", "gemini")
-	if out, err := exec.Command("go", "build", "-o", stub, "../../internal/agentstub/stub").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", stub, "../../internal/testing/agentstub/stub").CombinedOutput(); err != nil {
 		t.Fatalf("build stub: %v\n%s", err, out)
 	}
 	repo := filepath.Join(t.TempDir(), "repo")

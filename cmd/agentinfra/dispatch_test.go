@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 )
 
 // dispatchCLISetup makes a workspace and an $AGENTINFRA_TOOLS folder whose
