@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
@@ -207,13 +208,13 @@ func refuse(t matrix.Task, words statusWords, force bool) error {
 	}
 	switch t.Status {
 	case words.done:
-		return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Reason: fmt.Sprintf("task %s is %s", t.ID, t.Status)}
+		return &agenterr.Error{Kind: agenterr.Refused, Err: ErrRefused, Field: "id", Override: "force", Reason: fmt.Sprintf("task %s is %s", t.ID, t.Status)}
 	case words.claimed:
 		who := strings.Join(t.Agents, " ")
 		if who == "" {
 			who = "someone"
 		}
-		return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already %s (%s)", t.ID, t.Status, who)}
+		return &agenterr.Error{Kind: agenterr.Refused, Err: ErrRefused, Field: "id", Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already %s (%s)", t.ID, t.Status, who)}
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // CreateInput is what create_agent and `agent create` take.
@@ -24,7 +26,7 @@ type CreateInput struct {
 // the project's base branch, runs the configured setup command, and starts
 // the first run on the spec at once.
 func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return Agent{}, err
 	}
@@ -58,7 +60,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 				names = append(names, m.Name)
 			}
 		}
-		return Agent{}, &Error{Code: CodeBadInput, Field: "role", Msg: fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", ")), Err: err}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", ")), Err: err}
 	}
 	cli := in.CLI
 	if cli == "" {
@@ -78,10 +80,10 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	wt := cfg.worktreePath(proj, in.Name)
 	branch := cfg.BranchPrefix + key(in.Name)
 	if _, err := os.Stat(wt); err == nil {
-		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
 	}
 	if _, err := git(ctx, proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("branch %s already exists (an earlier agent %s kept it): pick another name, or delete the branch", branch, in.Name)}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("branch %s already exists (an earlier agent %s kept it): pick another name, or delete the branch", branch, in.Name)}
 	}
 
 	// Take the name.
@@ -143,7 +145,7 @@ func (f *Fleet) nameFree(name string) error {
 	}
 	var other agentRecord
 	readJSON(f.p.file(name, agentFile), &other)
-	return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
+	return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
 }
 
 func checkSource(s string) (string, error) {
@@ -193,7 +195,7 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 			return err
 		}
 		if len(changes) > 0 {
-			return &Error{Code: CodeConflict, Field: "force", Msg: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
+			return &agenterr.Error{Kind: agenterr.Conflict, Override: "force", Reason: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
 				a.Name, len(changes), a.Workspace.Path, lastLines(strings.Join(changes, "\n"), 3))}
 		}
 		return nil
@@ -229,7 +231,7 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 	if err != nil {
 		return res, err
 	}
-	cfg, _ := LoadConfig(f.ws)
+	cfg, _ := ConfigOf(f.ws)
 	repo := f.ws.Root
 	if p, perr := cfg.project(a.Project); perr == nil {
 		repo = p.Path

@@ -7,10 +7,10 @@ package fleet
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/runner"
@@ -22,7 +22,7 @@ import (
 // claimTask sets a TODO task IN_PROGRESS with agent (an @mention) as its
 // holder: the task service's compare-and-set under the matrix lock. A task
 // the same agent holds is claimed again; any other status is refused with a
-// *matrix.RefusedError naming the holder.
+// *agenterr.Error naming the holder.
 func claimTask(ctx context.Context, ws *workspace.Workspace, id, agent string, now time.Time) (matrix.Task, error) {
 	res, err := tasksvc.Claim(ctx, ws, id, agent, now)
 	return res.After, err
@@ -47,7 +47,7 @@ func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now t
 		}
 		return claimed, err
 	}
-	return matrix.Task{}, &matrix.RefusedError{Reason: "no task is ready: every TODO task waits for a dependency, or there is none"}
+	return matrix.Task{}, &agenterr.Error{Kind: agenterr.Conflict, Reason: "no task is ready: every TODO task waits for a dependency, or there is none"}
 }
 
 // errNotClaimed makes a release or finish a no-op when the task is no longer
@@ -126,7 +126,7 @@ func taskPrompt(ctx context.Context, ws *workspace.Workspace, t matrix.Task, rol
 // difficulty; claude and codex take only an explicit model name from the
 // role, else their own default.
 func pickModel(ctx context.Context, ws *workspace.Workspace, cli, role, difficulty string) (string, error) {
-	choice, err := prompt.ChooseModel(ctx, ws, role, difficulty, os.Getenv)
+	choice, err := prompt.ChooseModel(ctx, ws, role, difficulty, ws.Getenv)
 	if err != nil {
 		return "", err
 	}

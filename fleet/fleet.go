@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -63,9 +64,7 @@ func (f *Fleet) now() time.Time { return f.opts.Now().UTC() }
 // loadAgent reads an agent's record and current run (nil when none).
 func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
 	if err := ValidateName(name); err != nil { // never a path outside the fleet's folder
-		var fe *Error
-		errors.As(err, &fe)
-		return nil, nil, &Error{Code: CodeBadInput, Field: "agent_name", Msg: fe.Msg}
+		return nil, nil, agenterr.WithField(err, "agent_name")
 	}
 	var a agentRecord
 	ok, err := readJSON(f.p.file(name, agentFile), &a)
@@ -232,8 +231,7 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 	out := []Agent{}
 	for _, n := range names {
 		a, r, err := f.current(ctx, n)
-		var fe *Error
-		if errors.As(err, &fe) && fe.Code == CodeNotFound {
+		if agenterr.KindOf(err) == agenterr.NotFound {
 			continue // deleted meanwhile
 		}
 		if err != nil {
@@ -251,14 +249,12 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 	if len(out) == 0 && filter.Project != "" {
 		// A project no agent has and the configuration does not name is
 		// a typo, not an empty fleet.
-		cfg, err := LoadConfig(f.ws)
+		cfg, err := ConfigOf(f.ws)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := cfg.project(filter.Project); err != nil {
-			var fe *Error
-			errors.As(err, &fe)
-			return nil, &Error{Code: CodeNotFound, Field: "project_filter", Msg: fe.Msg}
+			return nil, agenterr.WithField(err, "project_filter")
 		}
 	}
 	return out, nil

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -159,12 +160,12 @@ func waitStatus(t testing.TB, f *Fleet, name string, want ...Status) Agent {
 
 func wantCode(t testing.TB, err error, code int, field string) {
 	t.Helper()
-	var fe *Error
+	var fe *agenterr.Error
 	if !errors.As(err, &fe) {
 		t.Fatalf("want a fleet error %d (%s), got %v", code, field, err)
 	}
-	if fe.Code != code || (field != "" && fe.Field != field) {
-		t.Fatalf("want code %d field %q, got %d %q: %v", code, field, fe.Code, fe.Field, err)
+	if got := CodeOf(fe); got != code || (field != "" && fe.Field != field) {
+		t.Fatalf("want code %d field %q, got %d (%s) %q: %v", code, field, got, fe.Kind, fe.Field, err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 )
@@ -55,7 +56,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 	if err != nil {
 		return StartResult{}, err
 	}
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return StartResult{}, err
 	}
@@ -70,7 +71,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		}
 		if st := deriveStatus(a, r); st != StatusIdle {
 			if r != nil && r.Supervisor.alive() {
-				return &Error{Code: CodeConflict, Msg: fmt.Sprintf("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)}
+				return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)}
 			}
 			return conflict("agent %s is %s, not idle: it cannot take a task now", a.Name, st)
 		}
@@ -173,16 +174,11 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 	return out, err
 }
 
-// taskError renders the task service's refusals as fleet errors.
+// taskError names the fleet's input, task_id, on the task service's
+// errors about the task (their kind stays).
 func taskError(err error) error {
-	var re *matrix.RefusedError
-	switch {
-	case errors.As(err, &re):
-		return &Error{Code: CodeConflict, Field: "task_id", Msg: re.Reason, Err: err}
-	case errors.Is(err, matrix.ErrNotFound):
-		return &Error{Code: CodeNotFound, Field: "task_id", Msg: "no such task in the matrix", Err: err}
-	case errors.Is(err, matrix.ErrInvalid):
-		return &Error{Code: CodeBadInput, Field: "task_id", Msg: "bad task ID", Err: err}
+	if e := agenterr.As(err); e != nil && (e.Field == "id" || e.Field == "") && e.Kind != agenterr.Internal && e.Kind != agenterr.Unavailable {
+		return agenterr.WithField(err, "task_id")
 	}
 	return err
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Update lists the changes to one task; nil and empty fields leave a value alone.
@@ -29,14 +31,14 @@ func (d *Doc) splice(sp span, repl string) {
 	*d = *ParseWith(buf, d.vocab)
 }
 
-// NotFound is the error for an unknown ID: a *NotFoundError with close
+// NotFound is the error for an unknown ID: an agenterr.NotFound with close
 // matches, or the reason there are no IDs at all. For the ID of a row that could
 // not be read it wraps ErrUnreadable instead and says where the row is and why.
 func (d *Doc) NotFound(id string) error {
 	if r := d.unread[id]; r != nil && len(d.byID(id)) == 0 {
 		return d.unreadableErr(r)
 	}
-	e := &NotFoundError{Kind: "task", Name: id, Suggestions: Suggest(id, d.IDs())}
+	e := &agenterr.Error{Kind: agenterr.NotFound, Field: "id", What: "task", Value: id, Suggestions: Suggest(id, d.IDs())}
 	if nt := d.RequireTaskTable(); nt != nil && len(e.Suggestions) == 0 {
 		e.Reason = nt.Error() // no IDs at all, e.g. an older-format file
 	}
@@ -72,9 +74,7 @@ type wrapped struct {
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
 
-func refusedf(format string, a ...any) error {
-	return &RefusedError{Reason: fmt.Sprintf(format, a...)}
-}
+func refusedf(format string, a ...any) error { return refused(fmt.Sprintf(format, a...)) }
 
 // normalizeValue checks a value for a canonical column and returns it as
 // written: Status, Pri and Diff take aliases and get their canonical value.
@@ -83,19 +83,19 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 	switch col {
 	case ColID:
 		if !ValidID(v) {
-			return "", &InvalidError{Field: "id", Value: v, Reason: "malformed: " + idRule}
+			return "", invalid("id", v, "malformed: "+idRule, nil)
 		}
 	case ColStatus, ColPri, ColDiff:
 		return d.vocab.Normalize(col, v)
 	case ColMode:
 		if v != "" && !ValidName(v) {
-			return "", &InvalidError{Field: "mode", Value: v, Reason: "must be a file name (letters, digits, '-', '_', '.')"}
+			return "", invalid("mode", v, "must be a file name (letters, digits, '-', '_', '.')", nil)
 		}
 	case ColSkills:
 		parts := splitSkills(v)
 		for _, s := range parts {
 			if !ValidName(s) {
-				return "", &InvalidError{Field: "skills", Value: s, Reason: "must be a folder name (letters, digits, '-', '_', '.')"}
+				return "", invalid("skills", s, "must be a folder name (letters, digits, '-', '_', '.')", nil)
 			}
 		}
 		return strings.Join(parts, ", "), nil
@@ -111,7 +111,7 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 		return strings.Join(out, " "), nil
 	case ColCreated, ColUpdated:
 		if !validDateTime(v) {
-			return "", &InvalidError{Field: strings.ToLower(col), Value: v, Reason: "not a date; write " + acceptedDateForms}
+			return "", invalid(strings.ToLower(col), v, "not a date; write "+acceptedDateForms, nil)
 		}
 	}
 	return v, nil
@@ -169,7 +169,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if CanonicalColumn(k) == ColID {
-			return Task{}, &InvalidError{Field: "column", Value: k, Reason: "the ID column cannot be changed"}
+			return Task{}, invalid("column", k, "the ID column cannot be changed", nil)
 		}
 		if err := set(k, u.Set[k]); err != nil {
 			return Task{}, err
@@ -265,8 +265,7 @@ func (t *table) resolveColumn(name string) (canonical string, idx int, err error
 	for i, c := range t.cols {
 		names[i] = c.name
 	}
-	return "", 0, &InvalidError{Field: "column", Value: name, Valid: names,
-		Reason: fmt.Sprintf("the task table on line %d has no such column (add it to the header to use it)", t.headerLine)}
+	return "", 0, invalid("column", name, fmt.Sprintf("the task table on line %d has no such column (add it to the header to use it)", t.headerLine), names)
 }
 
 // rewriteRow returns the row's line with the given cells (by index) replaced.

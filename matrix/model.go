@@ -6,9 +6,10 @@
 package matrix
 
 import (
-	"errors"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Canonical column names. Header cells match case-insensitively; see columnAliases.
@@ -49,12 +50,13 @@ var (
 	Difficulties = []string{"easy", "med", "hard"}
 )
 
-// Errors callers can test with errors.Is.
+// Errors callers can test with errors.Is: the kinds' sentinels (every
+// agenterr.Error of the kind matches), and the lock's (Unavailable).
 var (
-	ErrNotFound    = errors.New("task not found")
-	ErrInvalid     = errors.New("invalid value")
-	ErrLockTimeout = errors.New("timed out waiting for the matrix lock")
-	ErrRefused     = errors.New("change refused")
+	ErrNotFound    = agenterr.ErrNotFound
+	ErrInvalid     = agenterr.ErrInvalid
+	ErrRefused     = agenterr.ErrRefused
+	ErrLockTimeout = agenterr.New(agenterr.Unavailable, "timed out waiting for the matrix lock")
 )
 
 // Task is one row of a task table, with values normalized.
@@ -304,7 +306,7 @@ func NormalizeMention(s string) (string, error) {
 		v = "@" + v
 	}
 	if !isSlug(v[1:]) { // an @ and a slug
-		return "", &InvalidError{Field: "agent", Value: s, Reason: "not an @mention (letters, digits, '-', '_', '.')"}
+		return "", invalid("agent", s, "not an @mention (letters, digits, '-', '_', '.')", nil)
 	}
 	return v, nil
 }

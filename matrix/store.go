@@ -215,7 +215,7 @@ func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 		t.Updated = Today(now)
 	}
 	if strings.TrimSpace(t.Description) == "" {
-		return Task{}, &InvalidError{Field: "description", Reason: "a task needs a description"}
+		return Task{}, invalid("description", "", "a task needs a description", nil)
 	}
 	for _, a := range []struct {
 		col string

@@ -68,7 +68,7 @@ func benchListAgents(b *testing.B, cs *mcp.ClientSession) {
 func BenchmarkMCPListAgents(b *testing.B) {
 	ws := fleetOf50(b)
 	ctx := context.Background()
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Toolsets: []string{ToolsetFleet}})
+	srv, err := New(Options{Workspace: serverWS(b, ws), Getenv: testGetenv, Toolsets: []string{ToolsetFleet}})
 	if err != nil {
 		b.Fatal(err)
 	}

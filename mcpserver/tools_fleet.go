@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/backends"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
@@ -216,15 +216,15 @@ func (s *Server) registerFleetTools() {
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				in, err := decodeFleetArgs(req.Params.Arguments, names, ft.required)
 				if err != nil {
-					return fleetError(err), nil
+					return errorResult(err, names), nil
 				}
 				fl, err := backends.Open(s.ws, backends.Options{Fleet: s.fleetOptions(), Getenv: s.opts.Getenv})
 				if err != nil {
-					return fleetError(err), nil
+					return errorResult(err, names), nil
 				}
 				out, err := ft.run(ctx, fl, in)
 				if err != nil {
-					return fleetError(err), nil
+					return errorResult(err, names), nil
 				}
 				b, err := json.Marshal(out)
 				if err != nil {
@@ -250,7 +250,7 @@ func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs,
 	raw := map[string]json.RawMessage{}
 	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		if err := json.Unmarshal(t, &raw); err != nil {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: "arguments", Msg: "arguments must be a JSON object"}
+			return in, agenterr.Invalidf("arguments", "arguments must be a JSON object")
 		}
 	}
 	for k, v := range raw {
@@ -259,16 +259,16 @@ func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs,
 			if len(names) > 0 {
 				msg += "; the parameters are " + strings.Join(names, ", ")
 			}
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: msg}
+			return in, agenterr.Invalidf(k, "%s", msg)
 		}
 		one, _ := json.Marshal(map[string]json.RawMessage{k: v})
 		if err := json.Unmarshal(one, &in); err != nil {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: fmt.Sprintf("%s must be %s", k, jsonKind(k))}
+			return in, agenterr.Invalidf(k, "%s must be %s", k, jsonKind(k))
 		}
 	}
 	for _, k := range required {
 		if v, ok := raw[k]; !ok || bytes.Equal(v, []byte(`""`)) || bytes.Equal(v, []byte("null")) {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: k + " is required"}
+			return in, agenterr.Invalidf(k, "%s is required", k)
 		}
 	}
 	return in, nil
@@ -282,24 +282,4 @@ func jsonKind(k string) string {
 		return "a boolean"
 	}
 	return "a string"
-}
-
-// fleetError is a tool error carrying the fleet's code: the text starts
-// with it ("409: ...") and the structured content is {error:{code, field,
-// message}}.
-func fleetError(err error) *mcp.CallToolResult {
-	code := fleet.CodeOf(err)
-	field := ""
-	var fe *fleet.Error
-	if errors.As(err, &fe) {
-		field = fe.Field
-	}
-	if code == 500 && errors.Is(err, context.Canceled) {
-		code = fleet.CodeUnavailable
-	}
-	body := map[string]any{"error": map[string]any{"code": code, "field": field, "message": err.Error()}}
-	b, _ := json.Marshal(body)
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d: %s", code, err.Error())}}, StructuredContent: json.RawMessage(b)}
-	r.IsError = true
-	return r
 }

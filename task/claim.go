@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -16,7 +17,7 @@ import (
 // It is a compare-and-set under the matrix lock, so of many agents claiming
 // one task at once exactly one wins. It succeeds for a TODO task, and for an
 // IN_PROGRESS task already held by agent (changing nothing). Otherwise it is
-// refused with a *matrix.RefusedError matching ErrClaimed: Holder names the
+// refused with a *agenterr.Error matching ErrClaimed: Holder names the
 // agent holding an IN_PROGRESS task (the last @mention of its Agents; "" when
 // it names none), Reason says the status.
 func Claim(ctx context.Context, ws *workspace.Workspace, id, agent string, now time.Time) (UpdateResult, error) {
@@ -64,10 +65,10 @@ func ClaimWith(ctx context.Context, ws *workspace.Workspace, id, agent string, n
 		case before.Status == claimed && strings.EqualFold(holder, mention):
 			return before, nil // already ours: nothing to write
 		case before.Status == claimed && holder != "":
-			return matrix.Task{}, &matrix.RefusedError{Err: ErrClaimed, Holder: holder,
+			return matrix.Task{}, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrClaimed, Holder: holder,
 				Reason: fmt.Sprintf("task %s is %s, held by %s", id, claimed, holder)}
 		default:
-			return matrix.Task{}, &matrix.RefusedError{Err: ErrClaimed,
+			return matrix.Task{}, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrClaimed,
 				Reason: fmt.Sprintf("task %s is %s; only a %s task can be claimed", id, before.Status, strings.Join(claimable, " or "))}
 		}
 		u := matrix.Update{Status: matrix.Str(claimed)}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 )
@@ -228,8 +229,8 @@ func TestUnknownModeWarnsUnknownSkillRefuses(t *testing.T) {
 	}
 	unchanged := treehash.Guard(t, ws.Root)
 	_, err = CreateTask(ctx, ws, CreateOptions{Description: "second", Mode: "coder", Skills: []string{"go-tsting"}}, now)
-	var ref *matrix.RefusedError
-	if !errors.As(err, &ref) || ref.Field != "skills" || ref.Override != "force" || strings.Contains(err.Error(), "--") {
+	var ref *agenterr.Error
+	if !errors.As(err, &ref) || ref.Kind != agenterr.Refused || ref.Field != "skills" || ref.Override != "force" || strings.Contains(err.Error(), "--") {
 		t.Errorf("unknown skill: %#v", err)
 	}
 	unchanged()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -15,7 +16,7 @@ import (
 // .agent/agents/{mode}.md is a warning (real matrices name modes `code` or
 // `agent` that have no file; validate warns about them too), with close
 // names. A skill with no SKILL.md in the workspace or the global skills
-// folder is refused, unless force: a *matrix.RefusedError with Field
+// folder is refused, unless force: a *agenterr.Error with Field
 // "skills" and Override "force", listing the valid ones. Empty mode and
 // skills are fine.
 func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string, skillList []string, force bool) (warnings []string, err error) {
@@ -57,7 +58,7 @@ func unknownSkill(v string, valid []string) error {
 		msg += "; the workspace has no skills yet"
 	}
 	msg += "; create .agent/skills/" + v + "/SKILL.md first"
-	return &matrix.RefusedError{Reason: msg, Field: "skills", Override: "force"}
+	return &agenterr.Error{Kind: agenterr.Refused, Reason: msg, Field: "skills", Override: "force"}
 }
 
 func cleanList(in []string) []string {

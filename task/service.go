@@ -3,16 +3,15 @@
 // goes through it, and nothing else writes the matrix.
 //
 // Each operation takes the matrix lock (matrix.Store.Modify, waiting up to
-// $AGENTINFRA_LOCK_TIMEOUT), reads the matrix, changes it and its side
+// the workspace config's LockTimeout, $AGENTINFRA_LOCK_TIMEOUT), reads the matrix, changes it and its side
 // effects together, and is all or nothing: a task's row and its folder
 // .agent/tasks/{id}_{slug}/ are created together, a status change and its
 // line in the task README's status log are written together, a claim is a
 // compare-and-set. When an operation fails, the workspace is left as it was.
 //
-// Errors are typed (matrix.InvalidError, matrix.NotFoundError,
-// matrix.RefusedError, and the sentinels below through errors.Is); their
-// text names no CLI flag or MCP parameter: each adapter renders Field and
-// Override in its own words. Results carry Warnings (e.g. a mode with no
+// Errors are *agenterr.Error values (and the sentinels below through
+// errors.Is); their text names no CLI flag or MCP parameter: each adapter
+// renders Field and Override in its own words. Results carry Warnings (e.g. a mode with no
 // .agent/agents/{mode}.md) that adapters show without failing.
 //
 // The package also owns the .agent/ skeleton (Init), the task README
@@ -21,12 +20,11 @@ package task
 
 import (
 	"embed"
-	"errors"
-	"fmt"
 	"io/fs"
 	"os"
-	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/config"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -36,15 +34,16 @@ import (
 //go:embed all:skeleton
 var skeleton embed.FS
 
-// Errors callers can test with errors.Is (besides matrix.ErrNotFound,
-// matrix.ErrInvalid and matrix.ErrRefused, which every refusal also matches).
+// Errors callers can test with errors.Is, besides the kinds' sentinels
+// (matrix.ErrNotFound, matrix.ErrInvalid, agenterr.ErrConflict...): each is
+// of kind Conflict, the task's state is in the way.
 var (
-	ErrNotDone         = errors.New("task is not DONE")
-	ErrNoTaskDir       = errors.New("task has no folder")
-	ErrAlreadyArchived = errors.New("task is already archived")
-	ErrExists          = errors.New("already exists")
-	// ErrClaimed is a claim of a task that is not free: RefusedError.Holder names who holds it.
-	ErrClaimed = errors.New("task is not claimable")
+	ErrNotDone         = agenterr.New(agenterr.Conflict, "task is not DONE")
+	ErrNoTaskDir       = agenterr.New(agenterr.Conflict, "task has no folder")
+	ErrAlreadyArchived = agenterr.New(agenterr.Conflict, "task is already archived")
+	ErrExists          = agenterr.New(agenterr.Conflict, "already exists")
+	// ErrClaimed is a claim of a task that is not free: the error's Holder names who holds it.
+	ErrClaimed = agenterr.New(agenterr.Conflict, "task is not claimable")
 )
 
 // TemplateRel is the task README template's path inside .agent/.
@@ -69,43 +68,38 @@ func Skeleton() fs.FS {
 }
 
 // EnvLockTimeout names the environment variable that sets how long a writer
-// waits for the matrix lock, as a Go duration ("30s"); the default is
-// matrix.DefaultLockTimeout.
-const EnvLockTimeout = "AGENTINFRA_LOCK_TIMEOUT"
+// waits for the matrix lock (config.EnvLockTimeout).
+const EnvLockTimeout = config.EnvLockTimeout
 
-// LoadVocabulary reads the matrix section of .agent/config.yaml (see
-// matrix.ParseVocabularyConfig); a missing file is the default vocabulary.
-// Errors wrap matrix.ErrConfig and name the file, line and key.
+// LoadVocabulary returns the workspace's vocabulary: the matrix section of
+// its config (ws.Config; the default vocabulary without one). Errors are
+// agenterr.Invalid, match config.ErrConfig and name the file, line and key.
 func LoadVocabulary(ws *workspace.Workspace) (*matrix.Vocabulary, error) {
-	path := ws.ConfigPath()
-	src, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return matrix.DefaultVocabulary(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read workspace config: %w", err)
-	}
-	return matrix.ParseVocabularyConfig(ws.RelPath(path), src)
-}
-
-// OpenStore returns the store of the workspace's matrix with the workspace's
-// vocabulary and the lock timeout of $AGENTINFRA_LOCK_TIMEOUT. Readers may
-// use it; writers go through this package's operations.
-func OpenStore(ws *workspace.Workspace) (*matrix.Store, error) {
-	v, err := LoadVocabulary(ws)
+	c, err := ws.Config()
 	if err != nil {
 		return nil, err
 	}
-	s := withLockTimeout(matrix.NewStore(ws.MatrixPath()))
-	s.Vocab = v
-	return s, nil
+	return c.Vocabulary()
 }
 
-func withLockTimeout(s *matrix.Store) *matrix.Store {
-	if d, err := time.ParseDuration(os.Getenv(EnvLockTimeout)); err == nil && d > 0 {
-		s.LockTimeout = d
+// OpenStore returns the store of the workspace's matrix with the workspace's
+// vocabulary and lock timeout (from ws.Config). Readers may use it; writers
+// go through this package's operations.
+func OpenStore(ws *workspace.Workspace) (*matrix.Store, error) {
+	c, err := ws.Config()
+	if err != nil {
+		return nil, err
 	}
-	return s
+	v, err := c.Vocabulary()
+	if err != nil {
+		return nil, err
+	}
+	s := matrix.NewStore(ws.MatrixPath())
+	s.Vocab = v
+	if c.LockTimeout > 0 {
+		s.LockTimeout = c.LockTimeout
+	}
+	return s, nil
 }
 
 // store is OpenStore for this package's writers.

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/fleet"
@@ -17,8 +14,7 @@ func (f *Factory) fleetOf() (fleet.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := backends.Open(ws, backends.Options{Name: f.Backend, Fleet: fleet.Options{Now: f.Now}, Getenv: f.Getenv})
-	return b, fleetErr(err)
+	return backends.Open(ws, backends.Options{Name: f.Backend, Fleet: fleet.Options{Now: f.Now}, Getenv: f.Getenv})
 }
 
 // addBackendFlag gives a fleet command group the --backend flag.
@@ -34,31 +30,6 @@ func (f *Factory) fleetSource() string {
 		return fleet.SourceAgent
 	}
 	return fleet.SourceHuman
-}
-
-// fleetErr renders a fleet error in the CLI's words: bad input is a usage
-// error (exit 2); a refusal that --force overrides says so.
-func fleetErr(err error) error {
-	var fe *fleet.Error
-	if err == nil || !errors.As(err, &fe) {
-		return err
-	}
-	switch {
-	case fe.Code == fleet.CodeBadInput:
-		if flag := fleetFlags[fe.Field]; flag != "" {
-			return &usageError{fmt.Errorf("%s: %w", flag, err)}
-		}
-		return &usageError{err}
-	case fe.Field == "force":
-		return fmt.Errorf("%w; or pass --force to delete them with the worktree", err)
-	}
-	return err
-}
-
-// fleetFlags names the flag (or argument) of each fleet input field.
-var fleetFlags = map[string]string{
-	"name": "NAME", "agent_name": "NAME", "spec": "--spec", "role": "--role", "project": "--project", "cli": "--cli",
-	"task_id": "--task", "task_description": "TEXT", "page": "--page", "page_size": "--page-size", "status_filter": "--status", "backend": "--backend",
 }
 
 func NewCmdAgent(f *Factory) *cobra.Command {

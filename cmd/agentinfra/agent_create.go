@@ -60,7 +60,7 @@ func agentCreateRun(ctx context.Context, o *AgentCreateOptions) error {
 	}
 	a, err := fl.Create(ctx, o.Create)
 	if err != nil {
-		return fleetErr(err)
+		return err
 	}
 	res := fleet.NewCreateResult(a)
 	if o.JSON {

@@ -51,7 +51,7 @@ func agentDeleteRun(ctx context.Context, o *AgentDeleteOptions) error {
 	}
 	d, err := fl.Delete(ctx, o.Name, o.Force)
 	if err != nil {
-		return fleetErr(err)
+		return err
 	}
 	res := fleet.NewDeleteResult(d)
 	if o.JSON {

@@ -52,7 +52,7 @@ func agentHistoryRun(ctx context.Context, o *AgentHistoryOptions) error {
 	}
 	h, err := fl.History(ctx, o.Name, o.Page, o.PageSize)
 	if err != nil {
-		return fleetErr(err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, h)

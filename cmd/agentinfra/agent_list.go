@@ -63,7 +63,7 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 	for {
 		agents, err := fl.List(ctx, o.Filter)
 		if err != nil {
-			return fleetErr(err)
+			return err
 		}
 		if !o.NoMetadata {
 			fl.WithMetadata(ctx, agents, metadata.ListFields)

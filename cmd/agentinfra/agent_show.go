@@ -48,7 +48,7 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 	}
 	a, err := fl.Show(ctx, o.Name)
 	if err != nil {
-		return fleetErr(err)
+		return err
 	}
 	as := []fleet.Agent{a}
 	fl.WithMetadata(ctx, as, metadata.AllFields)

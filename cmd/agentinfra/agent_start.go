@@ -58,7 +58,7 @@ func agentStartRun(ctx context.Context, o *AgentStartOptions) error {
 	}
 	r, err := fl.Start(ctx, o.Start)
 	if err != nil {
-		return fleetErr(err)
+		return err
 	}
 	res := fleet.NewStartResult(o.Start.Name, r)
 	if o.JSON {

@@ -46,7 +46,7 @@ func agentStopRun(ctx context.Context, o *AgentStopOptions) error {
 	}
 	res, err := fleet.StopAgent(ctx, fl, o.Name)
 	if err != nil {
-		return fleetErr(err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)

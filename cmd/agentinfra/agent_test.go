@@ -127,7 +127,7 @@ func TestCLIAgentLifecycle(t *testing.T) {
 	// The run outlives the create command: busy is seen from another process.
 	c.waitStatus("papi", "busy")
 	code, _, errOut := c.run("agent", "start", "papi", "another", "task")
-	if code != 1 || !strings.Contains(errOut, "busy") {
+	if code != 4 || !strings.Contains(errOut, "busy") { // conflict
 		t.Fatalf("start while busy: exit %d, %s", code, errOut)
 	}
 	c.waitStatus("papi", "idle")
@@ -185,7 +185,7 @@ func TestCLIAgentLifecycle(t *testing.T) {
 		t.Fatalf("delete: %+v", deleted)
 	}
 	code, _, _ = c.run("agent", "show", "papi")
-	if code != 1 {
+	if code != 3 { // not found
 		t.Fatalf("show of a deleted agent: exit %d", code)
 	}
 }
@@ -207,7 +207,7 @@ func TestCLIAgentUsageErrors(t *testing.T) {
 		}
 	}
 	code, _, errOut := runCLI(t, root, cliOpts{}, "agent", "show", "nobody")
-	if code != 1 || !strings.Contains(errOut, `no agent "nobody"`) {
+	if code != 3 || !strings.Contains(errOut, `no agent "nobody"`) { // not found
 		t.Fatalf("show unknown: %d %s", code, errOut)
 	}
 	var roles struct {

@@ -36,6 +36,11 @@ type Factory struct {
 	Getenv func(string) string
 	// Backend is the fleet commands' --backend flag ("" = configured).
 	Backend string
+
+	// ws is the workspace found by Workspace: one per run, so that the
+	// config file is read once (workspace.Workspace.Config).
+	ws    *workspace.Workspace
+	wsFor string // the root asked for when ws was found
 }
 
 func defaultFactory() *Factory {
@@ -49,16 +54,24 @@ func defaultFactory() *Factory {
 	}
 }
 
-// Workspace resolves the workspace from --root, $AGENTINFRA_ROOT or the cwd.
+// Workspace resolves the workspace from --root, $AGENTINFRA_ROOT or the
+// cwd, once: every later call returns the same one, with the factory's
+// environment, so that its config is decoded once.
 func (f *Factory) Workspace() (*workspace.Workspace, error) {
 	root := f.Root
 	if root == "" && f.Getenv != nil {
 		root = f.Getenv(workspace.EnvRoot)
 	}
-	if root == "" {
-		return workspace.Find("", f.Cwd)
+	if f.ws != nil && f.wsFor == root {
+		return f.ws, nil
 	}
-	return workspace.Find(root, f.Cwd)
+	ws, err := workspace.Find(root, f.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	ws.Getenv = f.Getenv
+	f.ws, f.wsFor = ws, root
+	return ws, nil
 }
 
 func newRootCmd(f *Factory) *cobra.Command {

@@ -91,7 +91,7 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 	}
 	tasks, problems, err := task.ListTasksReadingWith(ctx, ws, o.Query, readFileMapped) // mapped, not read: list prints and exits
 	if err != nil {
-		return taskErr(err)
+		return err
 	}
 	printReadProblems(o.IO, ws, problems)
 	w := bufio.NewWriterSize(o.IO.Out, 64<<10)

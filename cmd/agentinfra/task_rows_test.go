@@ -104,7 +104,7 @@ func TestCLITaskCreateAfterRowThatNeverEnds(t *testing.T) {
 	root := rowsWS(t, []byte("| ID | Status | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|\n| 260120204151 | TODO | coder | Starts\n\nand never ends\n"))
 	check := treehash.Guard(t, root)
 	code, _, errOut := runCLI(t, root, cliOpts{}, "task", "create", "--description", "new", "--mode", "coder")
-	if code != 1 || !strings.Contains(errOut, "last row (line 3) never ends") || !strings.Contains(errOut, "agentinfra validate --fix") {
+	if code != 5 || !strings.Contains(errOut, "last row (line 3) never ends") || !strings.Contains(errOut, "agentinfra validate --fix") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	check()
