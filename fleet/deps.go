@@ -21,7 +21,7 @@ import (
 
 // claimTask sets a TODO task IN_PROGRESS with agent (an @mention) as its
 // holder: the task service's compare-and-set under the matrix lock. A task
-// the same agent holds is claimed again; any other status is refused with a
+// the same agent holds is claimed again; any other status is a Conflict
 // *agenterr.Error naming the holder.
 func claimTask(ctx context.Context, ws *workspace.Workspace, id, agent string, now time.Time) (matrix.Task, error) {
 	res, err := tasksvc.Claim(ctx, ws, id, agent, now)

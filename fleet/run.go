@@ -71,7 +71,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		}
 		if st := deriveStatus(a, r); st != StatusIdle {
 			if r != nil && r.Supervisor.alive() {
-				return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)}
+				return conflict("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)
 			}
 			return conflict("agent %s is %s, not idle: it cannot take a task now", a.Name, st)
 		}

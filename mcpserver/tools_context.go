@@ -285,7 +285,7 @@ func (s *Server) task(ctx context.Context, id string) (matrix.Task, *matrix.Doc,
 	}
 	t, err := d.Lookup(id)
 	if err != nil {
-		return matrix.Task{}, nil, err // a *matrix.NotFoundError: errorResult names the id field
+		return matrix.Task{}, nil, err // a NotFound agenterr.Error: errorResult names the id field
 	}
 	return t, d, nil
 }

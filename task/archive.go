@@ -20,9 +20,9 @@ type Archived struct {
 
 // Archive moves a DONE task's folder(s) .agent/tasks/{id}_* to
 // .agent/archive/. The matrix row stays as the permanent record. It fails
-// with a *agenterr.Error (suggesting close IDs), or a
-// *agenterr.Error matching ErrNotDone (naming the status),
-// ErrAlreadyArchived, ErrNoTaskDir or ErrExists, changing nothing.
+// with a NotFound *agenterr.Error (suggesting close IDs), or a Conflict one
+// matching ErrNotDone (naming the status), ErrAlreadyArchived, ErrNoTaskDir
+// or ErrExists, changing nothing.
 func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archived, error) {
 	var moved []Archived
 	s, err := store(ws)

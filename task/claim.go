@@ -17,7 +17,7 @@ import (
 // It is a compare-and-set under the matrix lock, so of many agents claiming
 // one task at once exactly one wins. It succeeds for a TODO task, and for an
 // IN_PROGRESS task already held by agent (changing nothing). Otherwise it is
-// refused with a *agenterr.Error matching ErrClaimed: Holder names the
+// refused with a Conflict *agenterr.Error matching ErrClaimed: Holder names the
 // agent holding an IN_PROGRESS task (the last @mention of its Agents; "" when
 // it names none), Reason says the status.
 func Claim(ctx context.Context, ws *workspace.Workspace, id, agent string, now time.Time) (UpdateResult, error) {

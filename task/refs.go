@@ -16,7 +16,7 @@ import (
 // .agent/agents/{mode}.md is a warning (real matrices name modes `code` or
 // `agent` that have no file; validate warns about them too), with close
 // names. A skill with no SKILL.md in the workspace or the global skills
-// folder is refused, unless force: a *agenterr.Error with Field
+// folder is refused, unless force: a Refused *agenterr.Error with Field
 // "skills" and Override "force", listing the valid ones. Empty mode and
 // skills are fine.
 func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string, skillList []string, force bool) (warnings []string, err error) {

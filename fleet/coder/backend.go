@@ -39,7 +39,7 @@ var _ fleet.Backend = (*Backend)(nil)
 
 // BackendOptions say how to reach Coder.
 type BackendOptions struct {
-	// Config is the coder section of .agent/config.yaml (LoadBackendConfig).
+	// Config is the coder section of .agent/config.yaml (BackendConfigOf).
 	Config BackendConfig
 	// Getenv reads CODER_URL and CODER_SESSION_TOKEN, which win over
 	// Config (nil = no environment).
