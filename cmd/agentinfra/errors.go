@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/matrix"
 )
 
 // reportError writes err on w the CLI's way and returns the exit code: the
@@ -29,7 +30,7 @@ func reportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
 	switch {
 	case errors.As(err, &ee):
 		code, msg, kind = ee.code, ee.msg, string(agenterr.Internal)
-		if msg == "" {
+		if msg == "" || !asJSON && len(ee.diagnostics) > 0 {
 			return code // the command printed what went wrong
 		}
 	case errors.As(err, &ue):
@@ -51,6 +52,9 @@ func reportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
 	if e != nil {
 		out.Field, out.Value, out.Valid, out.Suggestions = e.Field, e.Value, e.Valid, e.Suggestions
 		out.Holder, out.Override, out.File, out.Line = e.Holder, e.Override, e.File, e.Line
+	}
+	if ee != nil {
+		out.Diagnostics = ee.diagnostics
 	}
 	b, _ := json.Marshal(map[string]errorJSON{"error": out})
 	fmt.Fprintln(w, string(b))
@@ -74,6 +78,9 @@ type errorJSON struct {
 	Override    string   `json:"override,omitempty"`
 	File        string   `json:"file,omitempty"`
 	Line        int      `json:"line,omitempty"`
+	// Diagnostics are the problems behind the error, as validate prints
+	// them (task list's rows it could not read).
+	Diagnostics []matrix.Diagnostic `json:"diagnostics,omitempty"`
 }
 
 // wantsJSON reports whether the command asked for JSON output: --json, or

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -151,6 +152,9 @@ func flagError(c *cobra.Command, err error) error {
 type exitError struct {
 	code int
 	msg  string
+	// diagnostics, when set, are the problems behind it (with --json they
+	// go into the error object; without, the command printed them).
+	diagnostics []matrix.Diagnostic
 }
 
 func (e *exitError) Error() string { return e.msg }

@@ -93,7 +93,9 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 	if err != nil {
 		return err
 	}
-	printReadProblems(o.IO, ws, problems)
+	if !o.JSON {
+		printReadProblems(o.IO, ws, problems)
+	}
 	w := bufio.NewWriterSize(o.IO.Out, 64<<10)
 	switch {
 	case o.JSON:
@@ -117,8 +119,14 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 	}
 	if len(problems) > 0 {
 		// Never less data with exit code 0: a script must see that
-		// rows are missing from what it read.
-		return &exitError{code: 1}
+		// rows are missing from what it read. With --json the problems
+		// are the error object's diagnostics.
+		name := rel(ws, ws.MatrixPath())
+		for i := range problems {
+			problems[i].File = name
+		}
+		return &exitError{code: 1, diagnostics: problems,
+			msg: fmt.Sprintf("%s could not be read whole (%d %s); the tasks listed are the rows that could be read", name, len(problems), plural(len(problems), "problem", "problems"))}
 	}
 	return nil
 }
