@@ -1,18 +1,23 @@
-// Package dispatch runs one matrix task through an agent CLI and brings the
-// outcome back into the matrix and the task folder, in four phases:
+// Package dispatch runs one matrix task through an agent CLI, synchronously,
+// and brings the outcome back into the matrix and the task folder. It is
+// the synchronous caller of package agentrun (the fleet's supervisor is the
+// detached one), in four phases:
 //
 //   - NewPlan decides everything without writing anything: it loads the task,
-//     checks that it may be dispatched, picks the model, assembles the prompt
-//     as it will be sent (the row as the claim leaves it: IN_PROGRESS, with
-//     the mode's @mention) and builds the agent command, once. A dry run is
-//     the plan.
-//   - Plan.Claim moves the row to IN_PROGRESS through the task service
-//     (scaffold.UpdateTask: lock timeout, README status log) only while it is
-//     still dispatchable, so two dispatchers cannot both take a task.
-//   - the run itself is runner.ExecCommand with the planned command.
+//     checks that it may be dispatched (the claim's own check), picks the
+//     model (agentrun.ChooseModel), assembles the prompt as it will be sent
+//     (the row as the claim leaves it: IN_PROGRESS, with the mode's
+//     @mention) and builds the agent command, once. A dry run is the plan.
+//   - Plan.Claim moves the row to IN_PROGRESS through the task lifecycle
+//     (a compare-and-set under the matrix lock, logged in the README), so two
+//     dispatchers cannot both take a task.
+//   - the run itself is agentrun's exec of the planned command: contained
+//     (nothing the agent starts outlives it), every event it prints kept in
+//     tracking/{stamp}_log.jsonl and published on the bus.
 //   - the record: tracking/{stamp}_dispatch.md (before the run: command,
 //     model and why, the exact prompt), the result appended to it and
-//     {stamp}_result.json, and the row moved to REVIEW or BLOCKED.
+//     {stamp}_result.json (the run's agentrun.Record), and the row moved to
+//     REVIEW or BLOCKED with the reason.
 //
 // Run strings the phases together. dispatch does not assemble prompts
 // (package prompt), start processes or parse CLI output (package runner).
@@ -26,6 +31,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/runner"
@@ -39,13 +45,13 @@ var ErrRefused = agenterr.New(agenterr.Refused, "dispatch refused")
 // DefaultTimeout bounds a dispatch when Options.Timeout is zero.
 const DefaultTimeout = 30 * time.Minute
 
-// Outcome values.
+// Outcome values (a run's outcomes, and the dry run's).
 const (
 	OutcomeDryRun   = "dry_run"
-	OutcomeSuccess  = "success"
-	OutcomeFailed   = "failed"
-	OutcomeCanceled = "canceled"
-	OutcomeTimedOut = "timed_out"
+	OutcomeSuccess  = agentrun.OutcomeSuccess
+	OutcomeFailed   = agentrun.OutcomeFailed
+	OutcomeCanceled = agentrun.OutcomeCanceled
+	OutcomeTimedOut = agentrun.OutcomeTimedOut
 )
 
 // Options are the inputs of one dispatch (the CLI flags and the MCP tool's
@@ -62,6 +68,8 @@ type Options struct {
 	Timeout      time.Duration
 	DryRun       bool
 	Force        bool
+	// Actor is who dispatches (a person, an agent), kept in the record.
+	Actor string
 
 	// Now is the clock (nil = time.Now); Getenv reads the environment for model
 	// and skill lookup (nil = os.Getenv).
@@ -74,32 +82,21 @@ type Options struct {
 	CleanEnv  bool
 	ExtraArgs []string
 	KillGrace time.Duration
+	// Executor starts the agent CLI (nil = agentrun.Headless).
+	Executor agentrun.Executor
 }
 
-// Outcome reports what a dispatch did (or, for a dry run, would do).
+// Outcome reports what a dispatch did (or, for a dry run, would do): the
+// run's record (agentrun.Record, the format the fleet's runs share) with
+// the prompt's parts and the dispatch's files. It is the --json output, the
+// MCP result and {stamp}_result.json.
 type Outcome struct {
-	ID           string         `json:"id"`
-	DryRun       bool           `json:"dry_run"`
-	Outcome      string         `json:"outcome"` // dry_run | success | failed | canceled | timed_out
-	CLI          string         `json:"cli"`
-	Binary       string         `json:"binary"` // the executable that runs ("" if not found)
-	Mode         string         `json:"mode"`
-	Model        string         `json:"model"`
-	ModelReason  string         `json:"model_reason"`
-	ApprovalMode string         `json:"approval_mode"`
-	Session      string         `json:"session"` // the session resumed ("" = new)
-	Timeout      string         `json:"timeout"`
-	Argv         []string       `json:"argv"` // secrets redacted, prompt as a placeholder
-	Env          []string       `json:"env"`  // environment additions, secrets redacted
-	Stdin        bool           `json:"prompt_on_stdin"`
-	PromptBytes  int            `json:"prompt_bytes"`
-	PromptParts  []prompt.Part  `json:"prompt_parts"`
-	StatusBefore string         `json:"status_before"`
-	StatusAfter  string         `json:"status_after"`
-	TrackingFile string         `json:"tracking_file"` // workspace-relative, "" for a dry run
-	ResultFile   string         `json:"result_file"`
-	Warnings     []string       `json:"warnings"`
-	Result       *runner.Result `json:"result"` // nil for a dry run
+	ID     string `json:"id"`
+	DryRun bool   `json:"dry_run"`
+	agentrun.Record
+	PromptParts  []prompt.Part `json:"prompt_parts"`
+	TrackingFile string        `json:"tracking_file"` // workspace-relative, "" for a dry run
+	ResultFile   string        `json:"result_file"`
 	// Prompt is the exact prompt (not in JSON: it is in the tracking file).
 	Prompt string `json:"-"`
 }
@@ -135,34 +132,32 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s → IN_PROGRESS, %s", p.Task.ID, p.Outcome.StatusBefore, p.Mention)})
 
 	// From here on the row says IN_PROGRESS: whatever happens, record the
-	// outcome and move it on, even when ctx is canceled.
-	bookCtx, cancelBook := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancelBook()
+	// outcome and move it on, even when ctx is canceled — within a minute
+	// of the moment it is recorded (however long the run took).
+	bookCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	}
 	rec, err := p.startRecord()
 	if err != nil {
-		return p.Outcome, p.block(bookCtx, err)
+		bctx, cancel := bookCtx()
+		defer cancel()
+		return p.Outcome, p.block(bctx, err)
 	}
 
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("running %s (model %s)", p.Outcome.CLI, mdtext.Or(p.Outcome.Model, "CLI default"))})
-	res, runErr := runner.ExecCommand(ctx, p.Runner, p.Request, p.Command, onEvent)
-	p.Outcome.Result = &res
-	switch {
-	case res.TimedOut:
-		p.Outcome.Outcome = OutcomeTimedOut
-	case res.Canceled:
-		p.Outcome.Outcome = OutcomeCanceled
-	case runErr != nil:
-		p.Outcome.Outcome = OutcomeFailed
-	default:
-		p.Outcome.Outcome = OutcomeSuccess
-	}
+	run := &agentrun.Run{Record: &p.Outcome.Record, Root: ws.Root, Recorder: rec.files, Executor: opts.Executor, Now: p.opts.Now}
+	res, runErr := run.Exec(ctx, p.Runner, p.Request, p.Command, onEvent)
+	p.Outcome.Conclude(res, runErr, false, p.opts.Now().UTC())
 
 	// The row first (so the files can say where it went), then the files.
 	var bookErrs []error
-	if err := p.finish(bookCtx, runErr == nil); err != nil {
+	bctx, cancelBook := bookCtx()
+	defer cancelBook()
+	if err := agentrun.FinishTask(bctx, ws, &p.Outcome.Record, "", p.opts.Now()); err != nil {
 		bookErrs = append(bookErrs, err)
 	}
 	bookErrs = append(bookErrs, rec.finish(&p.Outcome)...)
+	run.Ended()
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s, now %s", p.Task.ID, p.Outcome.Outcome, p.Outcome.StatusAfter)})
 	if runErr != nil {
 		return p.Outcome, errors.Join(append([]error{runErr}, bookErrs...)...)

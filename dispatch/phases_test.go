@@ -115,7 +115,7 @@ func TestRunLogsBothTransitionsAndSendsTheClaimedStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"- 2026-11-21 12:30: status TODO → IN_PROGRESS\n", "- 2026-11-21 12:30: status IN_PROGRESS → REVIEW\n"} {
+	for _, want := range []string{"- 2026-11-21 12:30: status TODO → IN_PROGRESS by @coder\n", "- 2026-11-21 12:30: status IN_PROGRESS → REVIEW by @coder: completed\n"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("the README's status log lacks %q:\n%s", want, readme)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
@@ -22,9 +22,6 @@ import (
 type Plan struct {
 	ws   *workspace.Workspace
 	opts Options
-	// words are the matrix's own words for the workflow statuses
-	// (IN_PROGRESS may be DOING in a workspace's vocabulary).
-	words statusWords
 	// At is when the dispatch happens: the claim's Updated and the tracking
 	// note's name.
 	At time.Time
@@ -56,8 +53,9 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	}
 	id := strings.TrimSpace(opts.ID)
 	p := &Plan{ws: ws, opts: opts, At: opts.Now()}
-	p.Outcome = Outcome{ID: id, DryRun: opts.DryRun, Argv: []string{}, Env: []string{}, PromptParts: []prompt.Part{}, Warnings: []string{},
-		ApprovalMode: mdtext.Or(opts.ApprovalMode, runner.ApprovalDefault), Timeout: opts.Timeout.String(), Session: opts.Session}
+	p.Outcome = Outcome{ID: id, DryRun: opts.DryRun, PromptParts: []prompt.Part{}, Record: agentrun.Record{
+		Caller: agentrun.CallerDispatch, Actor: opts.Actor, TaskID: id, Argv: []string{}, Env: []string{}, Warnings: []string{},
+		ApprovalMode: mdtext.Or(opts.ApprovalMode, runner.ApprovalDefault), Timeout: opts.Timeout.String(), Session: opts.Session}}
 	if id == "" {
 		return p, errors.New("no task ID given: pass the ID of a matrix row (see `agentinfra task list`)")
 	}
@@ -84,11 +82,17 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	}
 	p.Task = task
 	p.Outcome.StatusBefore, p.Outcome.StatusAfter = task.Status, task.Status
-	if p.words, err = wordsOf(doc.Vocabulary()); err != nil {
+	if err := checkWorkflow(doc.Vocabulary()); err != nil {
 		return p, err
 	}
-	if err := refuse(task, p.words, opts.Force); err != nil {
-		return p, err
+	mode := strings.TrimSpace(opts.Mode)
+	if mode == "" {
+		mode = task.Mode
+	}
+	p.Outcome.Mode = mode
+	p.Mention = "@" + mdtext.Or(mode, r.Name())
+	if err := tasksvc.CanClaim(doc.Vocabulary(), task, p.Mention, p.claimOptions()); err != nil {
+		return p, dispatchRefusal(err)
 	}
 	dir, archived := tasksvc.Folder(ws, doc, id)
 	if archived {
@@ -96,21 +100,16 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	}
 	p.TaskDir = dir
 
-	mode := strings.TrimSpace(opts.Mode)
-	if mode == "" {
-		mode = task.Mode
-	}
-	p.Outcome.Mode = mode
-	p.Mention = "@" + mdtext.Or(mode, r.Name())
-	p.Outcome.Model, p.Outcome.ModelReason, err = pickModel(ctx, ws, r.Name(), mode, task.Difficulty, opts.Model, opts.Getenv)
+	p.Outcome.Agent, p.Outcome.Summary = p.Mention, mdtext.Shorten(id+": "+task.Description, 120)
+	p.Outcome.Model, p.Outcome.ModelReason, err = agentrun.ChooseModel(ctx, ws, r.Name(), mode, task.Difficulty, opts.Model, opts.Getenv)
 	if err != nil {
 		return p, err
 	}
-	// The prompt shows the row as the claim will leave it: the same update
-	// on the parsed matrix, not written.
-	claimed, err := doc.UpdateTask(id, p.claimUpdate(), p.At)
+	// The prompt shows the row as the claim will leave it: the claim's own
+	// change on the parsed matrix, not written.
+	claimed, err := tasksvc.PreviewClaim(doc, id, p.Mention, p.claimOptions(), p.At)
 	if err != nil {
-		return p, err
+		return p, dispatchRefusal(err)
 	}
 	if err := p.build(ctx, claimed); err != nil {
 		return p, err
@@ -121,26 +120,16 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	return p, nil
 }
 
-func (p *Plan) claimUpdate() matrix.Update {
-	return matrix.Update{Status: matrix.Str(p.words.claimed), AddAgents: []string{p.Mention}}
-}
-
-// statusWords are a matrix's words for the statuses a dispatch writes.
-type statusWords struct{ claimed, review, blocked, done string }
-
-func wordsOf(v *matrix.Vocabulary) (statusWords, error) {
-	var w statusWords
-	for _, s := range []struct {
-		canonical string
-		word      *string
-	}{{tasksvc.StatusInProgress, &w.claimed}, {tasksvc.StatusReview, &w.review}, {tasksvc.StatusBlocked, &w.blocked}, {tasksvc.StatusDone, &w.done}} {
-		word, err := tasksvc.WorkflowStatus(v, s.canonical)
-		if err != nil {
-			return w, err
+// checkWorkflow refuses a matrix whose vocabulary cannot say the statuses
+// a dispatch moves a task through (IN_PROGRESS may be DOING in a
+// workspace's words, but it must have one), before anything is written.
+func checkWorkflow(v *matrix.Vocabulary) error {
+	for _, s := range []string{tasksvc.StatusInProgress, tasksvc.StatusReview, tasksvc.StatusBlocked, tasksvc.StatusDone} {
+		if _, err := tasksvc.WorkflowStatus(v, s); err != nil {
+			return err
 		}
-		*s.word = word
 	}
-	return w, nil
+	return nil
 }
 
 // build assembles the prompt for the row t and the command that sends it.
@@ -199,40 +188,4 @@ func (p *Plan) rebuildIfChanged(ctx context.Context, claimed matrix.Task) error 
 		return nil
 	}
 	return p.build(ctx, claimed)
-}
-
-// refuse explains why a task may not be dispatched without --force.
-func refuse(t matrix.Task, words statusWords, force bool) error {
-	if force {
-		return nil
-	}
-	switch t.Status {
-	case words.done:
-		return &agenterr.Error{Kind: agenterr.Refused, Err: ErrRefused, Field: "id", Override: "force", Reason: fmt.Sprintf("task %s is %s", t.ID, t.Status)}
-	case words.claimed:
-		who := strings.Join(t.Agents, " ")
-		if who == "" {
-			who = "someone"
-		}
-		return &agenterr.Error{Kind: agenterr.Refused, Err: ErrRefused, Field: "id", Override: "force", Holder: who, Reason: fmt.Sprintf("task %s is already %s (%s)", t.ID, t.Status, who)}
-	}
-	return nil
-}
-
-// pickModel returns the model and why. An explicit model wins. gemini gets
-// the tier rule (prompt.ChooseModel). The tiers name gemini models, so claude
-// and codex only take an explicit model name from the mode or config, else
-// their default.
-func pickModel(ctx context.Context, ws *workspace.Workspace, cli, mode, difficulty, explicit string, getenv func(string) string) (string, string, error) {
-	if m := strings.TrimSpace(explicit); m != "" {
-		return m, "--model " + m + " (explicit)", nil
-	}
-	choice, err := prompt.ChooseModel(ctx, ws, mode, difficulty, getenv)
-	if err != nil {
-		return "", "", err
-	}
-	if cli == runner.CLIGemini || choice.Tier == "" {
-		return choice.Model, choice.Reason, nil
-	}
-	return "", fmt.Sprintf("%s's default model (the %s tier names a gemini model; pass --model to choose)", cli, choice.Tier), nil
 }

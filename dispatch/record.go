@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
@@ -93,9 +93,12 @@ func renderResult(o *Outcome) string {
 
 func (o *Outcome) resultOK() bool { return o.Result != nil && o.Result.OK() }
 
-// record is the tracking note of one dispatch.
+// record is the tracking note of one dispatch, and its run's record and
+// log (agentrun.Files: {stamp}_result.json holds the Outcome, the log is
+// {stamp}_log.jsonl).
 type record struct {
-	path, stamp, resultPath string
+	path, stamp string
+	files       agentrun.Files
 }
 
 // startRecord creates the tracking note (and the task folder, when the task
@@ -110,8 +113,13 @@ func (p *Plan) startRecord() (*record, error) {
 	if err := os.WriteFile(path, []byte(renderDispatch(o, stamp)), 0o644); err != nil {
 		return nil, fmt.Errorf("write %s: %w", o.TrackingFile, err)
 	}
-	rec := &record{path: path, stamp: stamp, resultPath: filepath.Join(filepath.Dir(path), stamp+"_result.json")}
-	o.ResultFile = p.ws.RelPath(rec.resultPath)
+	dir := filepath.Dir(path)
+	rec := &record{path: path, stamp: stamp, files: agentrun.Files{
+		RecordPath: filepath.Join(dir, stamp+"_result.json"), LogPath: filepath.Join(dir, stamp+"_log.jsonl"),
+		Doc: func(*agentrun.Record) any { return o },
+	}}
+	o.ResultFile = p.ws.RelPath(rec.files.RecordPath)
+	o.RunID, o.LogFile = p.Task.ID+"-"+stamp, p.ws.RelPath(rec.files.LogPath)
 	return rec, nil
 }
 
@@ -121,11 +129,7 @@ func (r *record) finish(o *Outcome) []error {
 	if err := appendFile(r.path, renderResult(o)); err != nil {
 		errs = append(errs, fmt.Errorf("append the result to %s: %w", o.TrackingFile, err))
 	}
-	js, err := jsonout.Marshal(o)
-	if err == nil {
-		err = os.WriteFile(r.resultPath, js, 0o644)
-	}
-	if err != nil {
+	if err := r.files.Save(&o.Record); err != nil {
 		errs = append(errs, fmt.Errorf("write %s: %w", o.ResultFile, err))
 	}
 	return errs

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/events"
 )
 
 // CreateInput is what create_agent and `agent create` take.
@@ -131,6 +132,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	if err != nil {
 		return undo(err)
 	}
+	f.bus().Publish(events.Event{Kind: events.AgentCreated, Root: f.ws.Root, Actor: source, Agent: key(in.Name)})
 	if _, err := f.Start(ctx, StartInput{Name: in.Name, Text: in.Spec, Source: source}); err != nil {
 		ag, _ := f.Show(ctx, in.Name)
 		return ag, fmt.Errorf("agent %s was created but its first run did not start: %w", in.Name, err)
@@ -258,5 +260,6 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 	if err != nil {
 		return res, errors.Join(fmt.Errorf("archive agent %s", name), err)
 	}
+	f.bus().Publish(events.Event{Kind: events.AgentDeleted, Root: f.ws.Root, Agent: key(name)})
 	return res, nil
 }

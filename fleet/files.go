@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -27,7 +28,8 @@ import (
 //	agents/{name}/agent.json    the agent (replaced atomically)
 //	agents/{name}/run.json      the current run, while there is one
 //	agents/{name}/history.jsonl one line per finished run (append-only)
-//	agents/{name}/runs/{run}.*  a run's prompt, result and supervisor log
+//	agents/{name}/runs/{run}.*  a run's prompt, record (result.json), log
+//	                            (log.jsonl) and supervisor log
 //	archive/{name}-{stamp}/     the folder of a deleted agent
 const (
 	agentFile   = "agent.json"
@@ -53,6 +55,16 @@ func (p paths) fleetLock() string             { return filepath.Join(p.root, "fl
 func (p paths) archiveDir() string            { return filepath.Join(p.root, "archive") }
 func (p paths) runsDir(name string) string    { return filepath.Join(p.agentDir(name), "runs") }
 func (p paths) file(name, file string) string { return filepath.Join(p.agentDir(name), file) }
+
+// logFile is a run's log: every event its agent CLI printed (JSONL).
+func (p paths) logFile(name, runID string) string {
+	return filepath.Join(p.runsDir(name), runID+".log.jsonl")
+}
+
+// runFiles keep a run's record (runs/{run}.result.json) and its log.
+func (p paths) runFiles(name, runID string) agentrun.Files {
+	return agentrun.Files{RecordPath: filepath.Join(p.runsDir(name), runID+".result.json"), LogPath: p.logFile(name, runID)}
+}
 
 // ensure creates the fleet folder with its .gitignore.
 func (p paths) ensure() error {

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/agentrun"
+	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -35,6 +38,31 @@ type Options struct {
 	// Metadata collects the agents' workspace metadata (nil = the
 	// process's shared collector, metadata.Shared).
 	Metadata *metadata.Collector
+	// Getenv reads the environment for model choice (nil = the
+	// workspace's, the caller's: workspace.Workspace.Getenv).
+	Getenv func(string) string
+	// Bus receives the fleet's events (nil = events.Default()).
+	Bus *events.Bus
+	// Executor starts a run's agent CLI in the supervisor (nil =
+	// agentrun.Headless; the supervision bridges replace it).
+	Executor agentrun.Executor
+}
+
+func (f *Fleet) getenv() func(string) string {
+	if f.opts.Getenv != nil {
+		return f.opts.Getenv
+	}
+	if f.ws.Getenv != nil {
+		return f.ws.Getenv
+	}
+	return func(string) string { return "" }
+}
+
+func (f *Fleet) bus() *events.Bus {
+	if f.opts.Bus != nil {
+		return f.opts.Bus
+	}
+	return events.Default()
 }
 
 // Fleet is the local backend: agents on this machine, in git worktrees.
@@ -137,49 +165,69 @@ func (f *Fleet) current(ctx context.Context, name string) (*agentRecord, *runRec
 }
 
 // reapLocked records a run whose supervisor is gone: whatever is left of
-// the agent CLI's process group is killed, the run is failed (interrupted),
-// or stopped when a stop asked for it. Called under the agent lock.
+// the agent CLI's process group and of the run's scope (every process that
+// carries its marker, setsid or not) is killed, the run is failed
+// (interrupted), or stopped when a stop asked for it, and its task moved on
+// by agentinfra. Called under the agent lock.
 func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) error {
 	if r.Child.alive() {
 		killGroup(r.Child.PID)
 	}
-	status, reason := RunFailed, fmt.Sprintf("interrupted: the supervisor (pid %d) ended without recording the run", r.Supervisor.PID)
+	r.Scope.Kill()
+	rec := r.record(f.p, a.Name)
+	reason := fmt.Sprintf("interrupted: the supervisor (pid %d) ended without recording the run", r.Supervisor.PID)
 	if r.Supervisor.PID == 0 {
 		reason = "interrupted: the supervisor never started"
 	}
+	rec.Interrupted(reason, f.now())
 	if r.StopRequested {
-		status, reason = RunStopped, "stopped"
+		rec.Outcome, rec.Status, rec.Reason = agentrun.OutcomeStopped, agentrun.StatusStopped, "stopped"
 	}
-	return f.finishLocked(ctx, a, r, status, reason, nil)
+	if prev, _ := readRecord(f.p, a.Name, r.ID); prev != nil {
+		rec.Argv, rec.Result = prev.Argv, prev.Result // what the supervisor saved as the run began
+	}
+	return f.finishLocked(ctx, a, r, rec, tasksvc.ActorAgentinfra)
 }
 
-// finishLocked ends the current run: the matrix task moves on (REVIEW or
-// BLOCKED), the run is appended to the history, the session is kept for the
-// next run and run.json goes. Called under the agent lock.
-func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, status, reason string, res *runResult) error {
+// readRecord reads the record a run's supervisor saved (nil when none).
+func readRecord(p paths, name, runID string) (*agentrun.Record, error) {
+	var rec agentrun.Record
+	ok, err := readJSON(p.runFiles(name, runID).RecordPath, &rec)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// finishLocked ends the current run as rec says: the matrix task moves on
+// (REVIEW or BLOCKED, by the agent, or by when set), the record is saved,
+// the run is appended to the history, the session is kept for the next run
+// and run.json goes. Called under the agent lock.
+func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, rec *agentrun.Record, by tasksvc.Actor) error {
 	now := f.now()
+	if rec.EndedAt == nil {
+		rec.EndedAt = &now
+	}
 	tr := r.TaskRun
-	tr.Status, tr.ExitReason, tr.CompletedAt = status, reason, &now
+	tr.Status, tr.ExitReason, tr.CompletedAt, tr.ExitCode = rec.Status, rec.Reason, rec.EndedAt, rec.ExitCode
+	if rec.SessionID != "" {
+		tr.SessionID = rec.SessionID
+	}
 	if tr.StartedAt == nil {
 		tr.StartedAt = &now
-	}
-	if res != nil {
-		code := res.ExitCode
-		tr.ExitCode = &code
-		if res.SessionID != "" {
-			tr.SessionID = res.SessionID
-		}
 	}
 	var errs []error
 	if tr.TaskID != "" {
 		// A run that did not start claimed nothing it could work on:
 		// BLOCKED says so, as dispatch does for a failure.
-		st, err := finishTask(context.WithoutCancel(ctx), f.ws, tr.TaskID, status == RunCompleted, now)
-		if err != nil {
+		if err := agentrun.FinishTask(context.WithoutCancel(ctx), f.ws, rec, by, now); err != nil {
 			errs = append(errs, fmt.Errorf("move task %s on: %w", tr.TaskID, err))
 		} else {
-			tr.ExitReason += "; task " + tr.TaskID + " is " + st
+			tr.ExitReason += "; task " + tr.TaskID + " is " + rec.StatusAfter
 		}
+	}
+	if err := f.p.runFiles(a.Name, r.ID).Save(rec); err != nil {
+		errs = append(errs, fmt.Errorf("save the record of run %s: %w", tr.ID, err))
 	}
 	// A crash between this append and the removal of run.json leaves a run
 	// that is recorded already: it is not recorded twice.
@@ -201,6 +249,8 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 	if err := os.Remove(f.p.file(a.Name, runFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, err)
 	}
+	f.bus().Publish(events.Event{Kind: events.RunEnded, Root: f.ws.Root, Actor: string(by), Agent: key(a.Name), TaskID: tr.TaskID, RunID: tr.ID,
+		Text: rec.Outcome + ": " + tr.ExitReason, After: rec.StatusAfter})
 	return errors.Join(errs...)
 }
 

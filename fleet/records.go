@@ -2,6 +2,10 @@ package fleet
 
 import (
 	"time"
+
+	"github.com/agentinfra/agentinfra/agentrun"
+	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
 // Agent states as recorded (the status is derived from them and the run).
@@ -51,6 +55,7 @@ type runRecord struct {
 	Dir          string        `json:"dir"`
 	Model        string        `json:"model,omitempty"`
 	Session      string        `json:"session,omitempty"`
+	ModelReason  string        `json:"model_reason,omitempty"`
 	ApprovalMode string        `json:"approval_mode,omitempty"`
 	Timeout      time.Duration `json:"timeout"`
 	KillGrace    time.Duration `json:"kill_grace,omitempty"`
@@ -58,6 +63,22 @@ type runRecord struct {
 	// SystemPromptFile holds the role's text, the CLI's system prompt (""
 	// when the role has none).
 	SystemPromptFile string `json:"system_prompt_file,omitempty"`
+	// Scope marks every process of the run (package contain): whoever
+	// records the run ends them.
+	Scope contain.Scope `json:"scope,omitzero"`
+}
+
+// record is the run as agentrun records it (runs/{run}.result.json): what
+// ran for whom; the end is set by Conclude or Interrupted.
+func (r *runRecord) record(p paths, name string) *agentrun.Record {
+	created := r.CreatedAt
+	rec := &agentrun.Record{
+		RunID: r.ID, Caller: agentrun.CallerFleet, Agent: "@" + r.AgentName, Actor: r.Source, TaskID: r.TaskID, Summary: r.Summary,
+		Status: r.Status, CLI: r.CLI, Binary: r.Binary, Model: r.Model, ModelReason: r.ModelReason, ApprovalMode: r.ApprovalMode,
+		Session: r.Session, Timeout: r.Timeout.String(), Dir: r.Dir, Argv: []string{}, Env: runner.RedactEnv(r.Env),
+		CreatedAt: &created, StartedAt: r.StartedAt, Scope: r.Scope, LogFile: p.logFile(name, r.ID), Warnings: []string{},
+	}
+	return rec
 }
 
 // status derives the agent's status from its record and its current run.

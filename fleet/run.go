@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/agentrun"
+	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/matrix"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
 // StartInput is a task for an agent: free text, a matrix task ID, or Next
@@ -30,7 +33,7 @@ type StartInput struct {
 
 // EnvAgent names the agent in the environment of its runs, so that an
 // agentinfra command the agent runs knows who asks (source "agent").
-const EnvAgent = "AGENTINFRA_AGENT"
+const EnvAgent = tasksvc.EnvAgent
 
 // StartResult is what start_agent_task returns.
 type StartResult struct {
@@ -89,30 +92,18 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			return notFound("role", "the role %s of agent %s is gone (.agent/agents/%s.md): %v", a.Role, a.Name, a.Role, err)
 		}
 		now := f.now()
-		mention := "@" + a.Name
 		tr := TaskRun{ID: fmt.Sprintf("%s-%d", key(a.Name), a.Runs+1), AgentName: a.Name, Status: RunPending, Source: source, CreatedAt: now}
 		var prompt string
 		difficulty := ""
-		switch {
-		case in.Next || in.TaskID != "":
-			var t matrix.Task
-			if in.Next {
-				t, err = claimNext(ctx, f.ws, mention, now)
-			} else {
-				t, err = claimTask(ctx, f.ws, strings.TrimSpace(in.TaskID), mention, now)
-			}
+		if in.Next || in.TaskID != "" {
+			in.Name = a.Name
+			claimed, err := claimFor(ctx, f.ws, in, a.Role, &role, now)
 			if err != nil {
-				return taskError(err)
+				return err
 			}
-			tr.TaskID, tr.Summary, difficulty = t.ID, mdtext.Shorten(t.ID+": "+t.Description, 120), t.Difficulty
-			if prompt, err = taskPrompt(ctx, f.ws, t, a.Role, &role); err != nil {
-				return errors.Join(err, releaseTask(context.WithoutCancel(ctx), f.ws, t.ID, mention, f.now()))
-			}
-			prompt += "\n\n" + agentSection(a)
-			if note := strings.TrimSpace(in.Note); note != "" {
-				prompt += "\n\n## Note from who gave you this task\n\n" + note + "\n"
-			}
-		default:
+			tr.TaskID, tr.Summary, difficulty = claimed.Task.ID, claimed.Summary, claimed.Task.Difficulty
+			prompt = withNote(claimed.Prompt+"\n\n"+agentSection(a), in.Note)
+		} else {
 			tr.Summary = mdtext.Shorten(in.Text, 120)
 			prompt = textPrompt(a, in.Text)
 		}
@@ -121,11 +112,11 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		system := mdtext.TrimBlankLines(role.Body)
 		release := func(cause error) error {
 			if tr.TaskID != "" {
-				cause = errors.Join(cause, releaseTask(context.WithoutCancel(ctx), f.ws, tr.TaskID, mention, f.now()))
+				cause = errors.Join(cause, ReleaseTask(context.WithoutCancel(ctx), f.ws, tr.TaskID, a.Name, f.now()))
 			}
 			return cause
 		}
-		model, err := pickModel(ctx, f.ws, a.CLI, a.Role, difficulty)
+		model, modelReason, err := agentrun.ChooseModel(ctx, f.ws, a.CLI, a.Role, difficulty, "", f.getenv())
 		if err != nil {
 			return release(err)
 		}
@@ -144,7 +135,8 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			}
 		}
 		run := &runRecord{
-			TaskRun: tr, CLI: a.CLI, Model: model, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
+			TaskRun: tr, CLI: a.CLI, Model: model, ModelReason: modelReason, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
+			Scope:        contain.New(tr.ID),
 			ApprovalMode: cfg.ApprovalMode, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
 			SystemPromptFile: systemFile,
 			Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, EnvAgent + "=" + a.Name}, f.opts.Env...),
@@ -171,6 +163,10 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		out = StartResult{Task: run.TaskRun, AgentStatus: deriveStatus(a, run)}
 		return nil
 	})
+	if err == nil {
+		f.bus().Publish(events.Event{Kind: events.RunStarted, Root: f.ws.Root, Actor: out.Task.Source, Agent: key(in.Name), RunID: out.Task.ID,
+			TaskID: out.Task.TaskID, Text: out.Task.Summary})
+	}
 	return out, err
 }
 

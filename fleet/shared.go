@@ -7,13 +7,13 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
+	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -108,47 +108,37 @@ type ClaimedTask struct {
 	Prompt string
 }
 
-// ClaimTask claims a matrix task for agent name (@name in Agents,
-// IN_PROGRESS) through the task service, as the local backend's start
+// ClaimTask claims a matrix task for agent in.Name (@name in Agents,
+// IN_PROGRESS) through the task lifecycle, as the local backend's start
 // does: the task named by in.TaskID, or the highest-priority ready one when
 // in.Next. Refusals are fleet errors on task_id (409 held by another, 404
 // unknown, 400 malformed). The prompt is assembled in the task's own mode.
 func ClaimTask(ctx context.Context, ws *workspace.Workspace, in StartInput, now time.Time) (ClaimedTask, error) {
-	mention := "@" + in.Name
-	var t matrix.Task
-	var err error
-	if in.Next {
-		t, err = claimNext(ctx, ws, mention, now)
-	} else {
-		t, err = claimTask(ctx, ws, strings.TrimSpace(in.TaskID), mention, now)
-	}
-	if err != nil {
-		return ClaimedTask{}, taskError(err)
-	}
-	mode := "" // the task's own mode; the default role when it has none
-	if strings.TrimSpace(t.Mode) == "" || t.Mode == "-" {
-		mode = DefaultRole
-	}
-	p, err := taskPrompt(ctx, ws, t, mode, nil)
-	if err != nil {
-		return ClaimedTask{}, errors.Join(err, ReleaseTask(context.WithoutCancel(ctx), ws, t.ID, in.Name, now))
-	}
-	if note := strings.TrimSpace(in.Note); note != "" {
-		p += "\n\n## Note from who gave you this task\n\n" + note + "\n"
-	}
-	return ClaimedTask{Task: t, Summary: mdtext.Shorten(t.ID+": "+t.Description, 120), Prompt: p}, nil
+	c, err := claimFor(ctx, ws, in, "", nil, now)
+	c.Prompt = withNote(c.Prompt, in.Note)
+	return c, err
 }
 
 // ReleaseTask gives back agent name's claim of task id when its run never
-// started: the task returns to TODO if it is still IN_PROGRESS.
+// started: the task returns to TODO if name still holds it.
 func ReleaseTask(ctx context.Context, ws *workspace.Workspace, id, name string, now time.Time) error {
-	return releaseTask(ctx, ws, id, "@"+name, now)
+	_, err := tasksvc.Release(ctx, ws, id, "@"+name, tasksvc.AgentActor(name), now)
+	return err
 }
 
-// FinishTask moves a claimed task that is still IN_PROGRESS to REVIEW (ok)
-// or BLOCKED, as dispatch does, and returns the status it ends in.
-func FinishTask(ctx context.Context, ws *workspace.Workspace, id string, ok bool, now time.Time) (string, error) {
-	return finishTask(ctx, ws, id, ok, now)
+// FinishTask moves the task of agent name's ended run on through the task
+// lifecycle: REVIEW when ok, else BLOCKED, with the reason in the task's
+// status log (by the agent, or by when set); a task moved meanwhile is
+// kept. It returns the status the task ends in.
+func FinishTask(ctx context.Context, ws *workspace.Workspace, id, name string, ok bool, reason string, by tasksvc.Actor, now time.Time) (string, error) {
+	if by == "" {
+		by = tasksvc.AgentActor(name)
+	}
+	res, err := tasksvc.Finish(ctx, ws, id, tasksvc.FinishOptions{OK: ok, Reason: reason, Holder: "@" + name}, by, now)
+	if err != nil {
+		return "", err
+	}
+	return res.After.Status, nil
 }
 
 // Summarize shortens a free-text task to a run summary.

@@ -2,13 +2,14 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentrun"
+	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -17,6 +18,11 @@ import (
 // launches in a session of its own. ctx is canceled on SIGTERM (stop, when
 // the agent CLI is not known yet): the CLI's process group is then
 // terminated and killed by the runner.
+//
+// The supervisor is a child subreaper (package contain): when the CLI has
+// ended, every process of the run's scope and every descendant left below
+// the supervisor is killed, so nothing the agent started (a server, a
+// `setsid` or daemonized process) outlives the run.
 func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string, opts Options) error {
 	f := New(ws, opts)
 	self := os.Getpid()
@@ -30,13 +36,18 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 		if r == nil || r.ID != runID || r.Supervisor.PID != self {
 			return fmt.Errorf("run %s of agent %s is not this supervisor's (pid %d)", runID, a.Name, self)
 		}
+		failed := func(reason string) error {
+			rec := r.record(f.p, a.Name)
+			rec.Interrupted(reason, f.now())
+			return f.finishLocked(ctx, a, r, rec, "")
+		}
 		if prompt, err = os.ReadFile(r.PromptFile); err != nil {
-			return f.finishLocked(ctx, a, r, RunFailed, "the prompt file is gone: "+err.Error(), nil)
+			return failed("the prompt file is gone: " + err.Error())
 		}
 		if r.SystemPromptFile != "" {
 			if system, err = os.ReadFile(r.SystemPromptFile); err != nil {
 				prompt = nil
-				return f.finishLocked(ctx, a, r, RunFailed, "the system prompt file is gone: "+err.Error(), nil)
+				return failed("the system prompt file is gone: " + err.Error())
 			}
 		}
 		now := f.now()
@@ -46,6 +57,9 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 	})
 	if err != nil || prompt == nil {
 		return err
+	}
+	if err := contain.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentinfra: not a child subreaper (%v): only the run's marked processes are ended with it\n", err)
 	}
 
 	// Record the agent CLI once it runs, so stop can signal its group and a
@@ -79,15 +93,10 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 			return
 		}
 	}()
-	res, runErr := runAgent(ctx, runRequest{
-		CLI: run.CLI, Binary: run.Binary, Dir: run.Dir, Prompt: string(prompt), SystemPrompt: string(system), Model: run.Model, Session: run.Session,
-		ApprovalMode: run.ApprovalMode, Env: run.Env, Timeout: run.Timeout, KillGrace: run.KillGrace,
-	}, nil)
+	rec := run.record(f.p, name)
+	res, runErr := f.exec(ctx, &run, rec, string(prompt), string(system))
 	close(execDone)
 	watch.Wait()
-	if b, err := json.MarshalIndent(res.Raw, "", "  "); err == nil {
-		os.WriteFile(filepath.Join(f.p.runsDir(name), runID+".result.json"), append(b, '\n'), 0o644)
-	}
 
 	return withLock(context.WithoutCancel(ctx), f.p.agentLock(name), func() error {
 		a, r, err := f.loadAgent(name)
@@ -97,19 +106,32 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 		if r == nil || r.ID != runID {
 			return nil // recorded already (a stop that gave up on us)
 		}
-		status, reason := RunCompleted, "completed"
-		switch {
-		case r.StopRequested:
-			status, reason = RunStopped, "stopped"
-		case runErr != nil:
-			status, reason = RunFailed, runErr.Error()
-		case res.TimedOut:
-			status, reason = RunFailed, "timed out: "+res.Error
-		case res.Canceled:
-			status, reason = RunStopped, "canceled: "+res.Error
-		case !res.OK:
-			status, reason = RunFailed, res.Error
-		}
-		return f.finishLocked(ctx, a, r, status, reason, &res)
+		rec.Conclude(res, runErr, r.StopRequested, f.now())
+		return f.finishLocked(ctx, a, r, rec, "")
 	})
+}
+
+// exec runs the agent CLI of run headless in its worktree through
+// agentrun (its own process group, the run's marker, the log, the bus);
+// ctx cancellation kills its group. rec gets the command as it ran.
+func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, prompt, system string) (runner.Result, error) {
+	rn, err := runner.For(run.CLI)
+	if err != nil {
+		return runner.Failed(runner.GeminiRunner{}, runner.Request{}, badInput("cli", "%v", err))
+	}
+	req := runner.Request{
+		Prompt: prompt, SystemPrompt: system, Model: run.Model, Session: run.Session, ApprovalMode: run.ApprovalMode, Dir: run.Dir,
+		Env: run.Env, Binary: run.Binary, Timeout: run.Timeout, KillGrace: run.KillGrace,
+	}
+	req, cmd, cleanup, err := runner.Prepare(rn, req)
+	if err != nil {
+		return runner.Failed(rn, req, err)
+	}
+	defer cleanup()
+	rec.Argv = runner.RedactArgv(cmd.Argv, cmd.PromptArg)
+	rec.Env = runner.RedactEnv(append(append([]string{}, req.Env...), cmd.Env...))
+	rec.Stdin, rec.PromptBytes = cmd.Stdin != "", len(prompt)
+	x := &agentrun.Run{Record: rec, Root: f.ws.Root, Recorder: f.p.runFiles(run.AgentName, run.ID), Exclusive: true, Now: f.opts.Now, Bus: f.opts.Bus,
+		Executor: f.opts.Executor}
+	return x.Exec(ctx, rn, req, cmd, nil)
 }

@@ -125,7 +125,7 @@ func TestInspectorFleetTools(t *testing.T) {
 		wantInspectError(t, ins, long, target, code, field, tool, args...)
 	}
 
-	// tools/list: exactly the nine fleet tools with --toolsets fleet.
+	// tools/list: exactly the ten fleet tools with --toolsets fleet.
 	tl := inspect(t, ins, long, []string{bin, "serve", "--toolsets", "fleet"}, "--method", "tools/list")
 	var names []string
 	for _, tool := range tl["tools"].([]any) {
@@ -214,6 +214,14 @@ func TestInspectorFleetTools(t *testing.T) {
 	wantErr(400, "page_size", "show_agent_task_history", "agent_name=papi", "page_size=101")
 	wantErr(404, "agent_name", "show_agent_task_history", "agent_name=ghost")
 	wantErr(400, "colour", "show_agent_task_history", "agent_name=papi", "colour=red")
+
+	// show_agent_logs: the last run's log, through the Inspector too.
+	lg := call(long, "show_agent_logs", "agent_name=papi", "tail=2")
+	if items := stringify(lg["items"]); lg["live"] != false || !strings.Contains(items, `"kind":"run_ended"`) || lg["total_count"].(float64) < 2 {
+		t.Fatalf("show_agent_logs = %v", lg)
+	}
+	wantErr(404, "run", "show_agent_logs", "agent_name=papi", "run_id=papi-99")
+	wantErr(400, "tail", "show_agent_logs", "agent_name=papi", "tail=-1")
 
 	// delete_agent refuses uncommitted changes, then removes the worktree.
 	wt := ag["workspace"].(map[string]any)["path"].(string)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
@@ -49,6 +50,12 @@ type Options struct {
 	// Debounce is how long the watcher gathers a burst of file events before
 	// notifying (default 50ms; notifications go out well within 500ms).
 	Debounce time.Duration
+	// Actor is who the server's writes are recorded as made by (the agent
+	// or person whose client it serves); "" names nobody.
+	Actor task.Actor
+	// Bus is where the server's services publish and its subscriptions
+	// read (nil = events.Default()).
+	Bus *events.Bus
 }
 
 // Server is an agentinfra MCP server over one workspace.
@@ -111,6 +118,14 @@ func New(opts Options) (*Server, error) {
 			return nil
 		},
 	})
+	if opts.Actor != "" {
+		actor := opts.Actor
+		s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				return next(task.WithActor(ctx, actor), method, req)
+			}
+		})
+	}
 	if err := CheckToolsets(opts.Toolsets); err != nil {
 		return nil, err
 	}

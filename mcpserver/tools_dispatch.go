@@ -15,6 +15,7 @@ import (
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/skills"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 // DispatchInput is the input of dispatch_task: the options of `agentinfra
@@ -109,7 +110,7 @@ func (s *Server) dispatchOptions(ctx context.Context, in DispatchInput) (dispatc
 	o := dispatch.Options{
 		ID: strings.TrimSpace(in.ID), Mode: strings.TrimSpace(in.Mode), Model: strings.TrimSpace(in.Model),
 		TaskOverride: in.TaskOverride, ContextFiles: in.ContextFiles, Session: strings.TrimSpace(in.SessionID),
-		Force: in.Force, DryRun: in.DryRun, Now: s.opts.Now, Getenv: s.opts.Getenv,
+		Force: in.Force, DryRun: in.DryRun, Now: s.opts.Now, Getenv: s.opts.Getenv, Actor: string(task.ActorFrom(ctx)),
 	}
 	var err error
 	if in.CLI != "" {

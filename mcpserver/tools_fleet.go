@@ -66,6 +66,8 @@ type fleetArgs struct {
 	TaskDescription string `json:"task_description"`
 	TaskID          string `json:"task_id"`
 	IncludeMetadata *bool  `json:"include_metadata"`
+	RunID           string `json:"run_id"`
+	Tail            *int   `json:"tail"`
 }
 
 var (
@@ -130,6 +132,22 @@ func fleetTools() []fleetTool {
 			return f.History(ctx, in.AgentName, page, size)
 		},
 	}, {
+		name: "show_agent_logs", title: "Agent run log", readOnly: true,
+		desc:     "What an agent's CLI printed in a run: messages, tool calls and results, errors. Default: the current run, else the last.",
+		params:   []fleetParam{pAgent, {"run_id", "string", "from the history"}, {"tail", "integer", "last N items, default 100, 0 all"}},
+		required: []string{"agent_name"},
+		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
+			lr, ok := f.(fleet.LogReader)
+			if !ok {
+				return nil, fleet.NoLogs("coder")
+			}
+			tail := 100
+			if in.Tail != nil {
+				tail = *in.Tail
+			}
+			return lr.Logs(ctx, in.AgentName, in.RunID, tail)
+		},
+	}, {
 		name: "delete_agent", title: "Delete agent", destructive: true,
 		desc:   "Stop an agent and remove its worktree; its branch and history are kept. Refused if the worktree has uncommitted changes.",
 		params: []fleetParam{pAgent}, required: []string{"agent_name"},
@@ -188,7 +206,7 @@ func fleetTools() []fleetTool {
 	}}
 }
 
-// registerFleetTools adds the nine fleet tools. They hold no state: each
+// registerFleetTools adds the ten fleet tools. They hold no state: each
 // call reads the fleet's files, and runs live in their own supervisors.
 func (s *Server) registerFleetTools() {
 	for _, ft := range fleetTools() {
@@ -276,7 +294,7 @@ func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs,
 
 func jsonKind(k string) string {
 	switch k {
-	case "page", "page_size":
+	case "page", "page_size", "tail":
 		return "an integer"
 	case "include_metadata":
 		return "a boolean"

@@ -89,6 +89,8 @@ func TestMCPFleetToolsOnCoder(t *testing.T) {
 		t.Fatalf("projects: %d %+v", code, projects)
 	}
 	wantFleetError(t, cs, "show_agent", map[string]any{"agent_name": "nobody"}, fleet.CodeNotFound, "agent_name")
+	// The Coder backend keeps no run logs: a 503 that says where they are.
+	wantFleetError(t, cs, "show_agent_logs", map[string]any{"agent_name": "papi"}, fleet.CodeUnavailable, "")
 	wantFleetError(t, cs, "create_agent", map[string]any{"name": "new", "project": "Agents", "spec": "s"}, fleet.CodeBadInput, "name")
 	wantFleetError(t, cs, "create_agent", map[string]any{"name": "papi", "project": "Agents", "spec": "s"}, fleet.CodeConflict, "name")
 

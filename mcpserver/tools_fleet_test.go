@@ -19,7 +19,7 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-var fleetToolNames = []string{"create_agent", "list_agents", "show_agent", "show_agent_task_history", "delete_agent",
+var fleetToolNames = []string{"create_agent", "list_agents", "show_agent", "show_agent_task_history", "show_agent_logs", "delete_agent",
 	"start_agent_task", "stop_agent_task", "list_agent_roles", "list_agent_projects"}
 
 // fleetWorkspace is newWorkspace with n tasks, committed in a git repository.
@@ -168,12 +168,12 @@ func TestFleetToolsFitIn6KB(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	if strings.Join(names, ",") != strings.Join(sortedCopy(fleetToolNames), ",") {
-		t.Fatalf("fleet toolset = %v, want exactly the nine fleet tools", names)
+		t.Fatalf("fleet toolset = %v, want exactly the ten fleet tools", names)
 	}
 	b, _ := json.Marshal(res)
 	t.Logf("tools/list of the fleet toolset: %d bytes", len(b))
 	if len(b) > 6*1024 {
-		t.Fatalf("tools/list of the nine fleet tools is %d bytes, over 6 KB", len(b))
+		t.Fatalf("tools/list of the ten fleet tools is %d bytes, over 6 KB", len(b))
 	}
 	// The matrix toolset alone has no fleet tool, and the default has both.
 	for _, c := range []struct {
@@ -285,6 +285,26 @@ func TestFleetToolsEveryToolAndItsErrors(t *testing.T) {
 	wantFleetError(t, cs, "show_agent_task_history", map[string]any{"agent_name": "papi", "page_size": 101}, 400, "page_size")
 	wantFleetError(t, cs, "show_agent_task_history", map[string]any{"agent_name": "papi", "page": "two"}, 400, "page")
 	wantFleetError(t, cs, "show_agent_task_history", map[string]any{"agent_name": "ghost"}, 404, "agent_name")
+
+	// show_agent_logs: the last run's log (the stub's events between the
+	// run's start and end), a tail of it, the stopped first run.
+	var logs fleet.LogsResult
+	fleetCall(t, cs, "show_agent_logs", map[string]any{"agent_name": "papi"}, &logs)
+	var kinds []string
+	for _, it := range logs.Items {
+		kinds = append(kinds, it.Kind)
+	}
+	if logs.Run.ID != hist.Tasks[0].ID || logs.Live || strings.Join(kinds, ",") != "run_started,init,tool_use,tool_result,message,result,run_ended" ||
+		logs.Items[2].Tool != "read_file" {
+		t.Fatalf("show_agent_logs = %+v", logs)
+	}
+	fleetCall(t, cs, "show_agent_logs", map[string]any{"agent_name": "papi", "run_id": hist.Tasks[1].ID, "tail": 1}, &logs)
+	if logs.Run.Status != fleet.RunStopped || len(logs.Items) != 1 || logs.Items[0].Kind != "run_ended" || logs.TotalCount < 2 {
+		t.Fatalf("show_agent_logs of the stopped run, tail 1 = %+v", logs)
+	}
+	wantFleetError(t, cs, "show_agent_logs", map[string]any{"agent_name": "papi", "run_id": "papi-99"}, 404, "run")
+	wantFleetError(t, cs, "show_agent_logs", map[string]any{"agent_name": "papi", "tail": -1}, 400, "tail")
+	wantFleetError(t, cs, "show_agent_logs", map[string]any{"agent_name": "ghost"}, 404, "agent_name")
 
 	var deleted fleet.DeleteAgentResult
 	fleetCall(t, cs, "delete_agent", map[string]any{"agent_name": "papi"}, &deleted)

@@ -2,34 +2,29 @@ package mcpserver
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
+	"slices"
 	"time"
 
-	"github.com/agentinfra/agentinfra/task"
-	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/task"
 )
 
 // maxDelay bounds how long a burst of events can postpone a notification.
 const maxDelay = 250 * time.Millisecond
 
-// watcher turns file events under .agent/ into notifications/resources/updated.
-// It watches directories, not files: the matrix is replaced by rename on every
-// write (by this server, the CLI or an editor), which a file watch would lose.
+// watcher turns the bus's task and matrix events into
+// notifications/resources/updated. Its sources: the task service's own
+// writes in this process (the server's tools), and a task.MatrixWatcher
+// that brings every other process's writes (the CLI, a supervisor, an
+// editor) onto the bus.
 type watcher struct {
 	s    *Server
-	fw   *fsnotify.Watcher
+	mw   *task.MatrixWatcher
+	sub  *events.Subscription
 	done chan struct{}
 	stop context.CancelFunc
-
-	mu        sync.Mutex
-	matrixKey fileKey
-	taskFP    map[string]string // task ID → fingerprint last notified
-	dirs      map[string]bool   // watched directories
 }
 
 // StartWatching starts the watcher (once); it stops when ctx is done or at Close.
@@ -46,52 +41,38 @@ func (s *Server) StartWatching(ctx context.Context) error {
 }
 
 func newWatcher(ctx context.Context, s *Server) (*watcher, error) {
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", s.ws.AgentDir(), err)
-	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watcher{
-		s: s, fw: fw, stop: cancel,
-		done:   make(chan struct{}),
-		taskFP: map[string]string{},
-		dirs:   map[string]bool{},
-	}
-	if err := w.add(s.ws.AgentDir()); err != nil {
-		fw.Close()
+	bus := s.bus()
+	// Subscribed before the file watcher starts: no change falls in between.
+	sub := bus.Subscribe(events.Filter{Root: s.ws.Root, Kinds: []events.Kind{events.TaskChanged, events.MatrixChanged}}, 0)
+	mw, err := task.WatchMatrix(ctx, s.ws, bus, s.opts.Debounce/5)
+	if err != nil {
+		sub.Close()
 		cancel()
-		return nil, fmt.Errorf("watch %s: %w", s.ws.AgentDir(), err)
+		return nil, err
 	}
-	w.add(s.ws.TasksDir()) // may not exist yet; re-added on the next event
-	w.matrixKey, _ = statKey(s.ws.MatrixPath())
+	w := &watcher{s: s, mw: mw, sub: sub, stop: cancel, done: make(chan struct{})}
 	go w.loop(ctx)
 	return w, nil
-}
-
-func (w *watcher) add(dir string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.dirs[dir] {
-		return nil
-	}
-	if err := w.fw.Add(dir); err != nil {
-		return err
-	}
-	w.dirs[dir] = true
-	return nil
 }
 
 // Close stops the watcher and waits for it.
 func (w *watcher) Close() error {
 	w.stop()
 	<-w.done
+	w.mw.Close()
+	w.sub.Close()
 	return nil
 }
 
+// rowless are the changes of a task that are not its row's (the matrix
+// file does not change).
+var rowless = []string{"readme", "folder", "archived"}
+
 func (w *watcher) loop(ctx context.Context) {
 	defer close(w.done)
-	defer w.fw.Close()
 	var (
+		pending  = map[string]bool{} // URIs to notify
 		timer    *time.Timer
 		timerC   <-chan time.Time
 		first    time.Time
@@ -106,10 +87,7 @@ func (w *watcher) loop(ctx context.Context) {
 			return
 		}
 		// Trailing debounce, but never later than maxDelay after the first event.
-		d := min(debounce, maxDelay-now.Sub(first))
-		if d < 0 {
-			d = 0
-		}
+		d := max(min(debounce, maxDelay-now.Sub(first)), 0)
 		if !timer.Stop() {
 			select {
 			case <-timer.C:
@@ -125,91 +103,74 @@ func (w *watcher) loop(ctx context.Context) {
 				timer.Stop()
 			}
 			return
-		case ev, ok := <-w.fw.Events:
-			if !ok {
-				return
+		case <-w.sub.Ready():
+			for {
+				e, ok := w.sub.TryNext()
+				if !ok {
+					break
+				}
+				for _, uri := range w.urisOf(e) {
+					pending[uri] = true
+				}
 			}
-			if strings.HasSuffix(ev.Name, ".lock") {
-				continue // the store's lock sidecar changes nothing
+			if len(pending) > 0 {
+				schedule()
 			}
-			schedule()
-		case err, ok := <-w.fw.Errors:
-			if !ok {
-				return
-			}
-			w.s.log.Warn("watcher error; re-checking", "error", err)
-			schedule()
 		case <-timerC:
 			timer, timerC = nil, nil
-			w.check(ctx)
+			uris := make([]string, 0, len(pending))
+			for u := range pending {
+				uris = append(uris, u)
+			}
+			clear(pending)
+			slices.Sort(uris)
+			for _, u := range uris {
+				w.s.notify(ctx, u)
+			}
 		}
 	}
 }
 
-// check compares what subscribers see with the files and notifies the changes.
-func (w *watcher) check(ctx context.Context) {
-	s := w.s
-	w.add(s.ws.TasksDir())
-	k, err := statKey(s.ws.MatrixPath())
-	if err != nil {
-		s.log.Warn("stat matrix", "error", err)
-	}
-	w.mu.Lock()
-	changed := k != w.matrixKey
-	w.matrixKey = k
-	w.mu.Unlock()
-	if changed {
-		s.log.Debug("matrix changed; notifying subscribers")
-		s.notify(ctx, MatrixURI)
-	}
-	for _, id := range s.subscribedTasks() {
-		fp, dir := s.taskFingerprint(ctx, id)
-		if dir != "" {
-			w.add(dir)
+// urisOf names the resources an event changed that have subscribers (the
+// matrix is notified always: the SDK sends it to its subscribers only).
+func (w *watcher) urisOf(e events.Event) []string {
+	switch e.Kind {
+	case events.MatrixChanged:
+		return []string{MatrixURI}
+	case events.Lagged:
+		return append([]string{MatrixURI}, w.subscribedURIs()...)
+	case events.TaskChanged:
+		var out []string
+		if e.Source == "" && slices.ContainsFunc(e.Fields, func(f string) bool { return !slices.Contains(rowless, f) }) {
+			out = append(out, MatrixURI) // this process wrote the row
 		}
-		w.mu.Lock()
-		old, seen := w.taskFP[id]
-		w.taskFP[id] = fp
-		w.mu.Unlock()
-		if seen && old != fp {
-			s.notify(ctx, TaskURIPrefix+id)
+		if slices.Contains(w.s.subscribedTasks(), e.TaskID) {
+			out = append(out, TaskURIPrefix+e.TaskID)
 		}
+		return out
 	}
+	return nil
 }
 
-// baseline records a task's current state when it gets its first subscriber,
-// so the first change after subscribing is notified.
+func (w *watcher) subscribedURIs() []string {
+	var out []string
+	for _, id := range w.s.subscribedTasks() {
+		out = append(out, TaskURIPrefix+id)
+	}
+	return out
+}
+
+// baseline starts following a task's folder when it gets its first
+// subscriber, so the first change after subscribing is notified.
 func (w *watcher) baseline(ctx context.Context, id string) {
-	fp, dir := w.s.taskFingerprint(ctx, id)
-	if dir != "" {
-		w.add(dir)
-	}
-	w.mu.Lock()
-	if _, ok := w.taskFP[id]; !ok {
-		w.taskFP[id] = fp
-	}
-	w.mu.Unlock()
+	w.mw.Follow(ctx, id)
 }
 
-// taskFingerprint summarizes a task's row, folder and README.
-func (s *Server) taskFingerprint(ctx context.Context, id string) (fp, dir string) {
-	var b strings.Builder
-	d, err := s.doc(ctx)
-	if err == nil {
-		if t, ok := d.Task(id); ok {
-			fmt.Fprintf(&b, "%q", fmt.Sprint(t.Status, t.Priority, t.Difficulty, t.Mode, t.Skills, t.Agents, t.Description, t.Created, t.Updated, t.Extra))
-		}
-	} else {
-		d = nil
+func (s *Server) bus() *events.Bus {
+	if s.opts.Bus != nil {
+		return s.opts.Bus
 	}
-	dir, archived := task.Folder(s.ws, d, id)
-	fmt.Fprintf(&b, "|%s|%v", dir, archived)
-	if dir != "" {
-		if fi, err := os.Stat(filepath.Join(dir, "README.md")); err == nil {
-			fmt.Fprintf(&b, "|%d|%d", fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
-	return b.String(), dir
+	return events.Default()
 }
 
 func (s *Server) notify(ctx context.Context, uri string) {

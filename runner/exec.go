@@ -41,19 +41,33 @@ const (
 // one (removed when the run ends), builds the command (r.Command) and runs it
 // (ExecCommand).
 func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (Result, error) {
+	req, c, cleanup, err := Prepare(r, req)
+	if err != nil {
+		return Failed(r, req, err)
+	}
+	defer cleanup()
+	return ExecCommand(ctx, r, req, c, onEvent)
+}
+
+// Prepare is what Exec does before ExecCommand: it writes req.SystemPrompt
+// to a private temporary file when the runner reads it from one, and builds
+// the command. cleanup removes the file (call it when the run ended).
+func Prepare(r Runner, req Request) (Request, Command, func(), error) {
+	cleanup := func() {}
 	if _, fromFile := r.(systemPromptFromFile); fromFile && req.SystemPrompt != "" && req.SystemPromptFile == "" {
 		path, err := writeSystemPromptFile(req.SystemPrompt)
 		if err != nil {
-			return failed(r, req, err)
+			return req, Command{}, cleanup, err
 		}
-		defer os.Remove(path)
+		cleanup = func() { os.Remove(path) }
 		req.SystemPromptFile = path
 	}
 	c, err := r.Command(req)
 	if err != nil {
-		return failed(r, req, err)
+		cleanup()
+		return req, Command{}, func() {}, err
 	}
-	return ExecCommand(ctx, r, req, c, onEvent)
+	return req, c, cleanup, nil
 }
 
 // systemPromptFromFile marks the runners whose CLI reads the system prompt
@@ -78,8 +92,9 @@ func writeSystemPromptFile(text string) (string, error) {
 	return f.Name(), nil
 }
 
-// failed is the Result of a run that could not start.
-func failed(r Runner, req Request, err error) (Result, error) {
+// Failed is the Result of a run that could not start, and its error
+// (wrapping ErrAgentFailed).
+func Failed(r Runner, req Request, err error) (Result, error) {
 	res := Result{CLI: r.Name(), Model: req.Model, ExitCode: -1, Argv: []string{}, Error: err.Error()}
 	return res, fmt.Errorf("%w: %w", ErrAgentFailed, err)
 }

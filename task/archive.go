@@ -52,6 +52,9 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 	if err != nil {
 		return nil, err
 	}
+	for _, m := range moved {
+		publishTask(ws, m.ID, "archived", ActorFrom(ctx))
+	}
 	return moved, nil
 }
 
@@ -81,6 +84,9 @@ func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, e
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, m := range moved {
+		publishTask(ws, m.ID, "archived", ActorFrom(ctx))
 	}
 	return moved, nil
 }

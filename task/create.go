@@ -32,6 +32,8 @@ type CreateOptions struct {
 	Force bool
 	// Getenv locates the global skills folder; nil means os.Getenv.
 	Getenv func(string) string
+	// Actor is who creates the task ("" = the actor of ctx, see WithActor).
+	Actor Actor
 }
 
 // Created is what CreateTask made.
@@ -112,6 +114,7 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 		undoPlace(tasksDir, dir, madeTasks)
 		return Created{}, err
 	}
+	publishTask(ws, task.ID, "created", o.Actor.or(ctx))
 	return Created{Task: task, Dir: dir, Warnings: warnings}, nil
 }
 

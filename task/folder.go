@@ -82,6 +82,7 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 		undoPlace(tasksDir, dir, madeTasks)
 		return matrix.Task{}, "", err
 	}
+	publishTask(ws, task.ID, "folder", ActorFrom(ctx))
 	return task, dir, nil
 }
 

@@ -21,12 +21,10 @@ type UpdateOptions struct {
 	Force bool
 	// Getenv locates the global skills folder; nil means os.Getenv.
 	Getenv func(string) string
-	// Precondition, when set, is called under the matrix lock with the row as
-	// it is before the change; an error refuses the update and nothing is
-	// written. It makes an update a compare-and-set (dispatch claims a task
-	// only while it is still claimable, and records its outcome only while
-	// the task is still its own).
-	Precondition func(before matrix.Task) error
+	// Actor is who makes the change ("" = the actor of ctx, see WithActor);
+	// Reason says why. The status log line and the change's event carry them.
+	Actor  Actor
+	Reason string
 }
 
 // UpdateResult reports what UpdateTask, SetStatus or Claim did.
@@ -71,12 +69,7 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	res, err := modifyTask(ctx, ws, id, now, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
-		if o.Precondition != nil {
-			if err := o.Precondition(before); err != nil {
-				return matrix.Task{}, err
-			}
-		}
+	res, err := modifyTask(ctx, ws, id, stamp{now: now, by: o.Actor.or(ctx), reason: o.Reason}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
 		return d.UpdateTask(id, u, now)
 	})
 	if err != nil {
@@ -87,17 +80,17 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 }
 
 // SetStatus sets a task's status (any word of the vocabulary or an alias),
-// with the README status log line: UpdateTask with only a status. Dispatch
-// records its outcome (REVIEW, BLOCKED) with it.
+// with the README status log line: UpdateTask with only a status.
 func SetStatus(ctx context.Context, ws *workspace.Workspace, id, status string, now time.Time) (UpdateResult, error) {
 	return UpdateTask(ctx, ws, id, matrix.Update{Status: &status}, now, UpdateOptions{})
 }
 
 // modifyTask runs change on the row of id under the lock and, when the
-// status changed, appends the status line to the task README in the same
-// all-or-nothing step. change returns the row after; returning before
-// unchanged writes nothing.
-func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, now time.Time, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, error)) (UpdateResult, error) {
+// status changed, appends the status line (with w's actor and reason) to
+// the task README in the same all-or-nothing step, then publishes the
+// change. change returns the row after; returning before unchanged writes
+// nothing.
+func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, w stamp, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, error)) (UpdateResult, error) {
 	var (
 		res     UpdateResult
 		readme  string // README rewritten in fn
@@ -132,7 +125,7 @@ func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, now tim
 			}
 			return fmt.Errorf("read task README: %w", err)
 		}
-		line := fmt.Sprintf("- %s: status %s → %s", now.Format("2006-01-02 15:04"), before.Status, after.Status)
+		line := w.statusLine(before.Status, after.Status)
 		nb, ok := AppendStatusLine(body, line)
 		if !ok {
 			return nil
@@ -152,6 +145,7 @@ func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, now tim
 		}
 		return UpdateResult{}, err
 	}
+	publishChange(ws, res, w)
 	return res, nil
 }
 

@@ -47,9 +47,9 @@ func TestWorkflowInTheWorkspacesOwnWords(t *testing.T) {
 	if !errors.As(err, &re) || re.Holder != "@papi" || !strings.Contains(err.Error(), "Doing, held by @papi") {
 		t.Fatalf("a second agent's claim: %v", err)
 	}
-	res, err := Transition(ctx, ws, a.ID, StatusInProgress, StatusReview, now)
+	res, err := Finish(ctx, ws, a.ID, FinishOptions{OK: true, Holder: "@papi"}, "@papi", now)
 	if err != nil || res.After.Status != "Review" {
-		t.Fatalf("transition Doing → Review: %+v, %v", res.After, err)
+		t.Fatalf("finish Doing → Review: %+v, %v", res.After, err)
 	}
 
 	// T-2 depends on T-1: ready once T-1 is Closed; a Closed task is archived.

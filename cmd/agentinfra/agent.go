@@ -43,7 +43,8 @@ and outlive the command. See docs/fleet.md.`,
 		Example: `  agentinfra agent create papi --spec "Keep the API tests green"
   agentinfra agent start papi --task 3f9a2c
   agentinfra agent list --watch
-  agentinfra agent history papi`,
+  agentinfra agent history papi
+  agentinfra agent logs papi --follow`,
 	}
 	addBackendFlag(cmd, f)
 	cmd.AddCommand(
@@ -53,6 +54,7 @@ and outlive the command. See docs/fleet.md.`,
 		NewCmdAgentStart(f, nil),
 		NewCmdAgentStop(f, nil),
 		NewCmdAgentHistory(f, nil),
+		NewCmdAgentLogs(f, nil),
 		NewCmdAgentDelete(f, nil),
 		NewCmdAgentSupervise(f),
 	)

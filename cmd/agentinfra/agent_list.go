@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
 )
@@ -49,7 +50,7 @@ workspace metadata field marked include_in_list in the agent's Taskfile
 	}
 	cmd.Flags().StringVar(&o.Filter.Status, "status", "", "only agents with this status (idle, busy, ...)")
 	cmd.Flags().StringVar(&o.Filter.Project, "project", "", "only agents of this project")
-	cmd.Flags().BoolVar(&o.Watch, "watch", false, "redraw every second (on a terminal)")
+	cmd.Flags().BoolVar(&o.Watch, "watch", false, "redraw on every change of the fleet, and every second (on a terminal)")
 	cmd.Flags().BoolVar(&o.NoMetadata, "no-metadata", false, "skip the workspace metadata (its Taskfile tasks are not run)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {agents, total_count} as JSON")
 	return cmd
@@ -59,6 +60,31 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 	fl, err := o.Fleet()
 	if err != nil {
 		return err
+	}
+	// --watch redraws when the fleet changes (the bus, fed by a watcher of
+	// the fleet's files: supervisors are other processes), and every second
+	// for the run times.
+	var changed <-chan struct{}
+	drain := func() {}
+	if o.Watch {
+		bus := events.Default()
+		sub := bus.Subscribe(events.Filter{Kinds: []events.Kind{events.AgentCreated, events.AgentDeleted, events.AgentChanged,
+			events.RunStarted, events.RunEnded}}, 64)
+		defer sub.Close()
+		changed = sub.Ready()
+		if w, ok := fl.(fleet.Watcher); ok {
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			go w.Watch(wctx, bus, time.Second)
+		}
+		drain = func() {
+			time.Sleep(30 * time.Millisecond) // let a burst of changes land
+			for {
+				if _, ok := sub.TryNext(); !ok {
+					return
+				}
+			}
+		}
 	}
 	for {
 		agents, err := fl.List(ctx, o.Filter)
@@ -73,7 +99,7 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 		}
 		if o.Watch {
 			fmt.Fprint(o.IO.Out, "\x1b[H\x1b[2J")
-			fmt.Fprintf(o.IO.Out, "%s  (every 1s; Ctrl-C to quit)\n\n", o.Now().Format("15:04:05"))
+			fmt.Fprintf(o.IO.Out, "%s  (live: on every change, and every 1s; Ctrl-C to quit)\n\n", o.Now().Format("15:04:05"))
 		}
 		printAgents(o.IO.Out, agents, o.Now())
 		if !o.Watch {
@@ -82,6 +108,8 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-changed:
+			drain()
 		case <-time.After(time.Second):
 		}
 	}

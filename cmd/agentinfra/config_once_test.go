@@ -40,7 +40,7 @@ func TestCommandsDecodeTheConfigOnce(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"task", "list"},
-		{"task", "update", "a1b2c3", "--status", "WIP"},
+		{"task", "update", "d4e5f6", "--status", "WIP"},
 		{"task", "create", "-d", "x", "-m", "coder", "--skills", "go-testing"},
 		{"model", "a1b2c3"},
 		{"prompt", "a1b2c3"},
@@ -208,8 +208,8 @@ func TestServeHoldsTheConfig(t *testing.T) {
 	}
 	calls := []map[string]any{
 		{"name": "task", "arguments": map[string]any{"action": "claim", "id": "a1b2c3", "agent": "@papi"}},
-		{"name": "task", "arguments": map[string]any{"action": "update", "id": "a1b2c3", "status": "WIP"}},
-		{"name": "task", "arguments": map[string]any{"action": "update", "id": "a1b2c3", "priority": "P1"}},
+		{"name": "task", "arguments": map[string]any{"action": "update", "id": "d4e5f6", "status": "WIP"}},
+		{"name": "task", "arguments": map[string]any{"action": "update", "id": "c3d4e5", "priority": "P1"}},
 		{"name": "task", "arguments": map[string]any{"action": "create", "description": "over MCP", "mode": "coder"}},
 		{"name": "task", "arguments": map[string]any{"action": "list", "limit": 0}},
 		{"name": "select_model", "arguments": map[string]any{"id": "a1b2c3"}},
@@ -222,6 +222,7 @@ func TestServeHoldsTheConfig(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": c})
 		in.WriteString(string(b) + "\n")
 	}
+	// The server may answer the calls in any order: none depends on another.
 	// stdin stays open until every answer is in: the server then exits on EOF.
 	pr, pw := io.Pipe()
 	go func() {
@@ -262,7 +263,8 @@ func TestServeHoldsTheConfig(t *testing.T) {
 	if byPID[first] != 1 || total != 1 {
 		t.Errorf("serve opened the config %d times over %d tool calls (by process: %v); want once, at its start", total, len(calls), byPID)
 	}
-	if got, _ := os.ReadFile(filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md")); !strings.Contains(string(got), "| a1b2c3 | IN_PROGRESS | P1 |") {
+	if got, _ := os.ReadFile(filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md")); !strings.Contains(string(got), "| a1b2c3 | IN_PROGRESS | P2 |") ||
+		!strings.Contains(string(got), "| d4e5f6 | IN_PROGRESS |") || !strings.Contains(string(got), "| c3d4e5 | BLOCKED | P1 |") {
 		t.Errorf("the updates did not land:\n%s", got)
 	}
 }

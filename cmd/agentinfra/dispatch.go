@@ -16,6 +16,7 @@ import (
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -125,7 +126,7 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 			d.ContextFiles[i] = filepath.Join(o.Cwd, p)
 		}
 	}
-	d.Now, d.Getenv = o.Now, o.Getenv
+	d.Now, d.Getenv, d.Actor = o.Now, o.Getenv, string(task.ActorFrom(ctx))
 	ws, err := o.Workspace()
 	if err != nil {
 		return err

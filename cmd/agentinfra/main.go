@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/agentinfra/agentinfra/task"
 )
 
 func main() {
@@ -40,6 +42,9 @@ func run(ctx context.Context, args []string, f *Factory) (code int) {
 	}()
 	root := newRootCmd(f)
 	root.SetArgs(args)
+	// Who runs the command: every task write records it (the status log,
+	// the change's event).
+	ctx = task.WithActor(ctx, task.ActorFromEnv(f.Getenv))
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0

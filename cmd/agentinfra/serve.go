@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/httpguard"
 	"github.com/agentinfra/agentinfra/mcpserver"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -127,6 +128,7 @@ func serveRun(ctx context.Context, o *ServeOptions) error {
 	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: o.LogLevel}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		Workspace: ws, Getenv: o.Getenv, Now: o.Now, Logger: logger, Version: serveVersion, Toolsets: o.Toolsets,
+		Actor: task.ActorFromEnv(o.Getenv),
 	})
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ func TestCLITaskClaim(t *testing.T) {
 		strings.Join(js.Task.Agents, " ") != "@coder @papi" || js.LogFile != ".agent/tasks/a1b2c3_add_retry_to_the_fetcher/README.md" {
 		t.Fatalf("claim: %d %q %q", code, out, errOut)
 	}
-	if got := readText(t, readme); got != readme0+"- 2026-11-21 14:05: status TODO → IN_PROGRESS\n" {
+	if got := readText(t, readme); got != readme0+"- 2026-11-21 14:05: status TODO → IN_PROGRESS by @papi\n" {
 		t.Errorf("README after claim:\n%s", got)
 	}
 	check := treehash.Guard(t, root)

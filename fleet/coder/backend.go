@@ -101,7 +101,7 @@ func configError(err error) error {
 }
 
 // fleetError turns a client error into a fleet error with the same code
-// (coder.Kind.FleetCode) and the fleet's name of the field at fault.
+// (coder.Kind.Domain) and the fleet's name of the field at fault.
 func fleetError(err error) error {
 	var ce *Error
 	if err == nil || !errors.As(err, &ce) {

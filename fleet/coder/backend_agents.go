@@ -247,7 +247,7 @@ func (b *Backend) endRun(ctx context.Context, name string, r runLine, status, re
 	}
 	var errs []error
 	if r.TaskID != "" {
-		st, err := fleet.FinishTask(context.WithoutCancel(ctx), b.ws, r.TaskID, status == fleet.RunCompleted, now)
+		st, err := fleet.FinishTask(context.WithoutCancel(ctx), b.ws, r.TaskID, name, status == fleet.RunCompleted, reason, "", now)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("move task %s on: %w", r.TaskID, err))
 		} else {

@@ -164,8 +164,17 @@ func NewClaudeScript(t testing.TB, script Script) *Server {
 		for _, tl := range req.Tools {
 			ask.Tools = append(ask.Tools, tl.Name)
 		}
-		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" {
-			last := req.Messages[n-1].Content
+		// The last user message (claude may end a request with a system
+		// message: its environment).
+		lastUser := -1
+		for i := len(req.Messages) - 1; i >= 0; i-- {
+			if req.Messages[i].Role == "user" {
+				lastUser = i
+				break
+			}
+		}
+		if lastUser >= 0 {
+			last := req.Messages[lastUser].Content
 			var blocks []struct {
 				Type    string          `json:"type"`
 				Text    string          `json:"text"`

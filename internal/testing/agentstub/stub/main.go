@@ -6,6 +6,8 @@
 //	hang     start a grandchild in the same process group (pid to STUB_PIDFILE),
 //	         print one event, then sleep forever; both ignore SIGTERM when
 //	         STUB_IGNORE_TERM=1
+//	detach   start a grandchild in a session of its own (pid to STUB_PIDFILE),
+//	         then a session that succeeds (or hang with STUB_HANG=1)
 //	sleep    (the grandchild) sleep forever
 //	garbage  print non-JSON bytes and exit 0
 //	empty    print nothing and exit 0
@@ -71,6 +73,27 @@ func main() {
 		for {
 			time.Sleep(time.Hour)
 		}
+	case "detach":
+		// Like a shell command an agent runs in a session of its own (gemini
+		// does) or a daemon: a grandchild outside the CLI's process group,
+		// its pid to STUB_PIDFILE; then a session that succeeds, or a hang
+		// with STUB_HANG=1.
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), "STUB_MODE=sleep", "STUB_ARGSFILE=")
+		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "start grandchild:", err)
+			os.Exit(1)
+		}
+		os.WriteFile(os.Getenv("STUB_PIDFILE"), []byte(strconv.Itoa(gc.Process.Pid)), 0o644)
+		if os.Getenv("STUB_HANG") == "1" {
+			fmt.Fprintln(w, `{"type":"init","session_id":"detach-1","model":"stub"}`)
+			w.Flush()
+			for {
+				time.Sleep(time.Hour)
+			}
+		}
+		session(w)
 	case "sleep":
 		for {
 			time.Sleep(time.Hour)
