@@ -73,6 +73,12 @@ type Agent struct {
 	MetadataCount int    `json:"metadata_count"`
 	MetadataError string `json:"metadata_error,omitempty"`
 
+	// Warnings say what the backend could not find out about the agent
+	// (Coder would not list its role's presets, say); they never fail a
+	// call. The results carry them as their own warnings (AgentResult,
+	// ListResult), the CLI on stderr.
+	Warnings []string `json:"-"`
+
 	metadataNames     []string // the fields in Taskfile order
 	metadataCollected bool
 }

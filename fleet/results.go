@@ -9,12 +9,16 @@ import "fmt"
 type AgentResult struct {
 	Agent   Agent  `json:"agent"`
 	Message string `json:"message"`
+	// Warnings are the agent's (Agent.Warnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ListResult is the result of list_agents.
 type ListResult struct {
 	Agents     []AgentSummary `json:"agents"`
 	TotalCount int            `json:"total_count"`
+	// Warnings are the listed agents' (Agent.Warnings), in order.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // TaskResult is the result of start_agent_task and stop_agent_task.
@@ -53,6 +57,7 @@ func NewListResult(agents []Agent) ListResult {
 	out := ListResult{Agents: make([]AgentSummary, 0, len(agents)), TotalCount: len(agents)}
 	for _, a := range agents {
 		out.Agents = append(out.Agents, a.Summary())
+		out.Warnings = append(out.Warnings, a.Warnings...)
 	}
 	return out
 }
@@ -60,9 +65,9 @@ func NewListResult(agents []Agent) ListResult {
 // NewCreateResult builds create_agent's result.
 func NewCreateResult(a Agent) AgentResult {
 	if a.Workspace.Branch == "" { // a remote workspace (Coder)
-		return AgentResult{Agent: a, Message: fmt.Sprintf("agent %s created as workspace %s; it is %s on its spec", a.Name, a.Workspace.Path, a.Status)}
+		return AgentResult{Agent: a, Warnings: a.Warnings, Message: fmt.Sprintf("agent %s created as workspace %s; it is %s on its spec", a.Name, a.Workspace.Path, a.Status)}
 	}
-	return AgentResult{Agent: a, Message: fmt.Sprintf("agent %s created in %s (branch %s); it is %s on its spec", a.Name, a.Workspace.Path, a.Workspace.Branch, a.Status)}
+	return AgentResult{Agent: a, Warnings: a.Warnings, Message: fmt.Sprintf("agent %s created in %s (branch %s); it is %s on its spec", a.Name, a.Workspace.Path, a.Workspace.Branch, a.Status)}
 }
 
 // NewShowResult builds show_agent's result.
@@ -71,7 +76,7 @@ func NewShowResult(a Agent) AgentResult {
 	if a.CurrentTask != nil {
 		msg += " with run " + a.CurrentTask.ID + ": " + a.CurrentTask.Summary
 	}
-	return AgentResult{Agent: a, Message: msg}
+	return AgentResult{Agent: a, Message: msg, Warnings: a.Warnings}
 }
 
 // NewStartResult builds start_agent_task's result.

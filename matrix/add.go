@@ -48,6 +48,9 @@ func (d *Doc) AddTask(t Task) error {
 		var v string
 		if col.canonical != "" {
 			v, _ = t.Field(col.canonical)
+			if err := checkCellValue(fieldName(col.canonical, col.name), v); err != nil {
+				return err
+			}
 			if v != "" || col.canonical == ColID || col.canonical == ColStatus {
 				nv, err := d.normalizeValue(col.canonical, v)
 				if err != nil {
@@ -61,6 +64,9 @@ func (d *Doc) AddTask(t Task) error {
 				if strings.EqualFold(k, col.name) {
 					v = x
 				}
+			}
+			if err := checkCellValue(col.name, v); err != nil {
+				return err
 			}
 		}
 		cells[i] = escapeCell(v)

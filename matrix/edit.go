@@ -138,6 +138,9 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		if err != nil {
 			return err
 		}
+		if err := checkCellValue(fieldName(col, name), v); err != nil {
+			return err
+		}
 		if col != "" {
 			if v, err = d.normalizeValue(col, v); err != nil {
 				return err

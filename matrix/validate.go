@@ -10,6 +10,7 @@ import (
 // task folders) are the task package's.
 func Validate(d *Doc, file string) []Diagnostic {
 	out := append(d.Diagnostics(), d.DependencyDiagnostics()...)
+	out = append(out, d.controlDiagnostics()...)
 	if err, ok := d.RequireTaskTable().(*NoTaskTableError); ok {
 		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning, Message: err.Explain(migrateAdvice)})
 	}

@@ -151,3 +151,29 @@ func TestDispatchTaskCancel(t *testing.T) {
 		t.Errorf("no progress before the cancel")
 	}
 }
+
+// Issue 18, item 9: through dispatch_task an agent could pass a model (or
+// session) that the agent CLI reads as an option, e.g. claude's
+// --dangerously-skip-permissions. It is refused before the task is claimed.
+func TestDispatchTaskRefusesModelThatLooksLikeAnOption(t *testing.T) {
+	installStubGemini(t, "ok")
+	ws := newWorkspace(t, 1)
+	_, cs := connect(t, ws, nil)
+	id := loadTasks(t, ws)[0].ID
+	before := treeHash(t, ws.Root)
+	for _, args := range []map[string]any{
+		{"id": id, "cli": "claude", "model": "--dangerously-skip-permissions"},
+		{"id": id, "cli": "gemini", "model": "flash", "session_id": "--yolo"},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "dispatch_task", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.Contains(text(res), "cannot start with") {
+			t.Errorf("%v: %s; want a refusal", args, text(res))
+		}
+	}
+	if treeHash(t, ws.Root) != before {
+		t.Fatal("a refused dispatch changed the workspace (claimed the task?)")
+	}
+}

@@ -19,12 +19,14 @@ import (
 const MCPPath = "/mcp"
 
 // ServeStdio serves one client over stdin/stdout until the client hangs up
-// or ctx is done. Nothing but protocol messages is written to out.
+// or ctx is done. Nothing but protocol messages is written to out. A line
+// that is not a JSON-RPC message is answered with the JSON-RPC error and the
+// session goes on (see stdioTransport).
 func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	if err := s.StartWatching(ctx); err != nil {
 		s.log.Warn("no change notifications", "error", err)
 	}
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	err := s.mcp.Run(ctx, stdioTransport(in, out))
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

@@ -77,7 +77,7 @@ var (
 func fleetTools() []fleetTool {
 	return []fleetTool{{
 		name: "create_agent", title: "Create agent",
-		desc: "Create a named agent with its own git worktree and branch (agent/NAME); it starts working on its spec at once. Name: 1-20 letters, digits, single hyphens.",
+		desc: "Create a named agent with its own git worktree and branch (agent/NAME); it starts working on its spec at once. Name: 1-20 letters, digits, single hyphens (1-32 on Coder).",
 		params: []fleetParam{{"name", "string", "unique agent name"}, {"project", "string", "from list_agent_projects"},
 			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"}},
 		required: []string{"name", "project", "spec"},

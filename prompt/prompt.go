@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 
 	"github.com/agentinfra/agentinfra/matrix"
@@ -299,18 +300,17 @@ func contextFileSection(ws *workspace.Workspace, p string) (name, text string, e
 		abs = filepath.Join(ws.Root, abs)
 	}
 	name = ws.RelPath(filepath.Clean(abs))
-	fi, err := os.Stat(real)
-	if err != nil {
-		return "", "", fmt.Errorf("context file %s: %w", name, err)
-	}
-	if fi.IsDir() {
+	if fi, err := os.Stat(real); err == nil && fi.IsDir() {
 		return "", "", fmt.Errorf("context file %s is a folder; pass the files inside it", name)
 	}
-	if fi.Size() > MaxContextFileBytes {
-		return "", "", fmt.Errorf("context file %s is %d bytes, over the %d-byte limit; pass a smaller file or an excerpt", name, fi.Size(), MaxContextFileBytes)
-	}
-	src, err := os.ReadFile(real)
-	if err != nil {
+	// A regular file only: a FIFO would hang the request forever.
+	src, err := regularfile.Read(real, MaxContextFileBytes)
+	switch {
+	case errors.Is(err, regularfile.ErrNotRegular):
+		return "", "", fmt.Errorf("context file %s is not a regular file; pass a file", name)
+	case errors.Is(err, regularfile.ErrTooLarge):
+		return "", "", fmt.Errorf("context file %s is over the %d-byte limit; pass a smaller file or an excerpt", name, MaxContextFileBytes)
+	case err != nil:
 		return "", "", fmt.Errorf("context file %s: %w", name, err)
 	}
 	if bytes.IndexByte(src[:min(len(src), 8000)], 0) >= 0 {

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -124,6 +125,7 @@ func TestAssemblePromptErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(ws.Root, "src", "bin.dat"), []byte("a\x00b"), 0o644)
+	os.WriteFile(filepath.Join(ws.Root, "src", "big.txt"), bytes.Repeat([]byte("x"), MaxContextFileBytes+1), 0o644)
 
 	cases := []struct {
 		name string
@@ -135,6 +137,7 @@ func TestAssemblePromptErrors(t *testing.T) {
 		{"symlink outside", Input{Task: task, ContextFiles: []string{"src/link.txt"}}, []string{"src/link.txt", "outside the workspace"}},
 		{"folder", Input{Task: task, ContextFiles: []string{"src"}}, []string{"context file src is a folder"}},
 		{"binary", Input{Task: task, ContextFiles: []string{"src/bin.dat"}}, []string{"src/bin.dat looks binary"}},
+		{"over the limit", Input{Task: task, ContextFiles: []string{"src/big.txt"}}, []string{"context file src/big.txt is over the 1048576-byte limit"}},
 		{"missing mode", Input{Task: task, Mode: "wizard"}, []string{`mode "wizard"`, "existing modes: coder, oracle"}},
 		{"traversal mode", Input{Task: task, Mode: "../coder"}, []string{"invalid name"}},
 		{"no mode", Input{Task: mustTask(t, doc, "0a0b0c")}, []string{"task 0a0b0c has no mode", "--mode", "coder, oracle"}},

@@ -42,6 +42,9 @@ func (ClaudeRunner) Command(req Request) (Command, error) {
 	if err := CheckApproval(req.ApprovalMode); err != nil {
 		return Command{}, err
 	}
+	if err := CheckArgs(req.Model, req.Session); err != nil {
+		return Command{}, err
+	}
 	c := Command{Argv: []string{CLIClaude, "-p", "--output-format", "stream-json", "--verbose"}, PromptArg: -1}
 	if req.Model != "" {
 		c.Argv = append(c.Argv, "--model", req.Model)

@@ -30,6 +30,9 @@ func (CodexRunner) Command(req Request) (Command, error) {
 	if err := CheckApproval(req.ApprovalMode); err != nil {
 		return Command{}, err
 	}
+	if err := CheckArgs(req.Model, req.Session); err != nil {
+		return Command{}, err
+	}
 	c := Command{Argv: []string{CLICodex, "exec", "--json", "--skip-git-repo-check"}, PromptArg: -1}
 	if req.Model != "" {
 		c.Argv = append(c.Argv, "-m", req.Model)

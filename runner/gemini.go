@@ -42,6 +42,9 @@ func (GeminiRunner) Command(req Request) (Command, error) {
 	if err := CheckApproval(req.ApprovalMode); err != nil {
 		return Command{}, err
 	}
+	if err := CheckArgs(req.Model, req.Session); err != nil {
+		return Command{}, err
+	}
 	if req.Model == "" {
 		return Command{}, errors.New("gemini needs an explicit model (-m)")
 	}

@@ -324,3 +324,28 @@ func TestClipKeepsRunesWhole(t *testing.T) {
 		t.Errorf("clip = %q", got)
 	}
 }
+
+// Issue 18, item 9: a --model or --session value that starts with "-" went
+// to the agent CLI as an option of its own (claude … --model
+// --dangerously-skip-permissions). All three runners refuse it.
+func TestCommandRefusesModelOrSessionThatLooksLikeAnOption(t *testing.T) {
+	for _, cli := range CLIs {
+		r, err := For(cli)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, req := range []Request{
+			{Prompt: "p", Model: "--dangerously-skip-permissions"},
+			{Prompt: "p", Model: "m", Session: "--yolo"},
+			{Prompt: "p", Model: "-m"},
+			{Prompt: "p", Model: "m", Session: "a b"},
+		} {
+			if c, err := r.Command(req); err == nil || !strings.Contains(err.Error(), "invalid") {
+				t.Errorf("%s %+v: argv %q, err %v; want it refused", cli, req, c.Argv, err)
+			}
+		}
+		if _, err := r.Command(Request{Prompt: "p", Model: "gemini-2.5-flash", Session: "0199a-b2"}); err != nil {
+			t.Errorf("%s: a plain model and session: %v", cli, err)
+		}
+	}
+}

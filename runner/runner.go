@@ -187,6 +187,23 @@ func Parse(r Runner, req Request, stdout, stderr []byte, exitCode int) Result {
 	return res
 }
 
+// CheckArgs refuses a model or session that the agent CLI could read as an
+// option of its own: one that starts with "-" (through MCP, an agent could
+// otherwise pass --model --dangerously-skip-permissions and switch another
+// agent's safety off), or holds a control character or white space. Every
+// runner's Command calls it.
+func CheckArgs(model, session string) error {
+	for _, a := range []struct{ name, v string }{{"model", model}, {"session", session}} {
+		switch {
+		case strings.HasPrefix(a.v, "-"):
+			return fmt.Errorf("invalid %s %q: it cannot start with \"-\", which the agent CLI would read as an option", a.name, a.v)
+		case strings.IndexFunc(a.v, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+			return fmt.Errorf("invalid %s %q: it cannot hold white space or control characters", a.name, a.v)
+		}
+	}
+	return nil
+}
+
 // CheckApproval refuses an unknown approval mode ("" is the default).
 func CheckApproval(mode string) error {
 	if mode == "" || slices.Contains(ApprovalModes, mode) {

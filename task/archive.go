@@ -25,11 +25,14 @@ type Archived struct {
 // or ErrExists, changing nothing.
 func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archived, error) {
 	var moved []Archived
-	s, err := store(ws)
+	op := newOp(ws)
+	defer op.flush(ctx)
+	s, err := op.store()
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
+	_, err = s.ModifyThen(ctx, func(d *matrix.Doc) error {
+		op.recoverChange(d)
 		t, ok := d.Task(id)
 		if !ok {
 			return d.NotFound(id)
@@ -46,9 +49,9 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 			return &agenterr.Error{Kind: agenterr.Conflict, Field: "id", Err: ErrNoTaskDir, Reason: fmt.Sprintf("task %s has no folder .agent/tasks/%s_*; there is nothing to archive", id, id)}
 		}
 		var err error
-		moved, err = moveAll(ctx, ws, map[string][]string{id: dirs}, []string{id})
+		moved, err = op.moveAll(ctx, map[string][]string{id: dirs}, []string{id})
 		return err
-	})
+	}, op.finish)
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +65,14 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 // .agent/tasks/, in matrix order. All folders move or none do.
 func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, error) {
 	moved := []Archived{}
-	s, err := store(ws)
+	op := newOp(ws)
+	defer op.flush(ctx)
+	s, err := op.store()
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
+	_, err = s.ModifyThen(ctx, func(d *matrix.Doc) error {
+		op.recoverChange(d)
 		byID := map[string][]string{}
 		var order []string
 		for _, t := range d.Tasks() {
@@ -79,9 +85,9 @@ func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, e
 			}
 		}
 		var err error
-		moved, err = moveAll(ctx, ws, byID, order)
+		moved, err = op.moveAll(ctx, byID, order)
 		return err
-	})
+	}, op.finish)
 	if err != nil {
 		return nil, err
 	}
@@ -91,50 +97,54 @@ func ArchiveAllDone(ctx context.Context, ws *workspace.Workspace) ([]Archived, e
 	return moved, nil
 }
 
-// moveAll renames the folders into the archive, undoing every move if one fails.
-func moveAll(ctx context.Context, ws *workspace.Workspace, byID map[string][]string, order []string) (moved []Archived, err error) {
-	moved = []Archived{}
+// moveAll renames the folders into the archive, after recording every move
+// in the journal: if one fails, or the process is killed, every folder goes
+// back (op.finish now, the next writer then).
+func (op *op) moveAll(ctx context.Context, byID map[string][]string, order []string) ([]Archived, error) {
+	ws := op.ws
+	moved := []Archived{}
 	if len(order) == 0 {
 		return moved, nil
 	}
 	arch := ws.ArchiveDir()
-	madeArch := false
-	defer func() {
-		if err == nil {
-			return
-		}
-		for i := len(moved) - 1; i >= 0; i-- {
-			_ = os.Rename(moved[i].To, moved[i].From)
-		}
-		moved = []Archived{}
-		if madeArch {
-			_ = os.Remove(arch)
-		}
-	}()
+	c := change{Op: "archive", MadeArchive: !exists(arch)}
 	for _, id := range order {
 		for _, from := range byID[id] {
-			if dst := filepath.Join(arch, filepath.Base(from)); exists(dst) {
-				return moved, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrExists, Reason: fmt.Sprintf("%s already exists; move or remove it, then archive again", ws.RelPath(dst))}
+			dst := filepath.Join(arch, filepath.Base(from))
+			if exists(dst) {
+				return []Archived{}, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrExists, Reason: fmt.Sprintf("%s already exists; move or remove it, then archive again", ws.RelPath(dst))}
 			}
+			c.Moves = append(c.Moves, folderMove{From: relSlash(ws, from), To: relSlash(ws, dst)})
 		}
 	}
-	if !exists(arch) {
+	if err := op.record(c); err != nil {
+		return []Archived{}, err
+	}
+	if c.MadeArchive {
 		if err := os.MkdirAll(arch, 0o755); err != nil {
-			return moved, fmt.Errorf("create %s: %w", arch, err)
+			return []Archived{}, fmt.Errorf("create %s: %w", arch, err)
 		}
-		madeArch = true
 	}
 	for _, id := range order {
 		for _, from := range byID[id] {
 			if err := ctx.Err(); err != nil {
-				return moved, err
+				return []Archived{}, err
 			}
 			to := filepath.Join(arch, filepath.Base(from))
 			if err := os.Rename(from, to); err != nil {
-				return moved, fmt.Errorf("archive %s: %w", ws.RelPath(from), err)
+				return []Archived{}, fmt.Errorf("archive %s: %w", ws.RelPath(from), err)
 			}
 			moved = append(moved, Archived{ID: id, From: from, To: to})
+			if testHookMoved != nil {
+				if err := testHookMoved(len(moved)); err != nil {
+					return []Archived{}, err
+				}
+			}
 		}
 	}
 	return moved, nil
 }
+
+// testHookMoved, when set, runs after each folder an archive moves; an
+// error simulates a failure after it.
+var testHookMoved func(n int) error

@@ -50,7 +50,8 @@ type Created struct {
 // .agent/tasks/{id}_{slug}/ (README.md from the workspace template or the
 // embedded one, tracking/, artifacts/). It is all or nothing: the folder is
 // built under a temporary name and renamed into place under the matrix lock,
-// and removed again if the matrix cannot be written. Values are checked by
+// and removed again if the matrix cannot be written, or, if the process is
+// killed before the row is written, by the next operation (see JournalRel). Values are checked by
 // the matrix (typed errors); an unknown skill is refused unless Force (see
 // CheckRefs), an unknown mode is a warning.
 func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (Created, error) {
@@ -76,15 +77,19 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 	var (
 		task       matrix.Task
 		dir        string // final folder, once renamed into place
-		madeTasks  bool   // this call created .agent/tasks/
 		tasksDir   = ws.TasksDir()
 		agentsList = cleanList(o.Agents)
+		op         = newOp(ws)
 	)
-	s, err := store(ws)
+	s, err := op.store()
 	if err != nil {
 		return Created{}, err
 	}
-	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
+	_, err = s.ModifyThen(ctx, func(d *matrix.Doc) error {
+		// A leftover of a killed create, or this call's own folder when the
+		// matrix changed under it and this runs again.
+		op.recoverChange(d)
+		task, dir = matrix.Task{}, ""
 		id, err := newID(ws, d, now)
 		if err != nil {
 			return err
@@ -101,7 +106,15 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 			return err
 		}
 		final := filepath.Join(tasksDir, t.ID+"_"+slug)
-		if madeTasks, err = placeTaskDir(tasksDir, final, renderReadme(tmpl, t, slug, matrix.Today(now))); err != nil {
+		if exists(final) {
+			return folderExists(final)
+		}
+		// The record first: a process killed from here until the row is
+		// written leaves a folder that the next writer removes.
+		if err := op.record(change{Op: "create", ID: t.ID, Dir: relSlash(ws, final), MadeTasks: !exists(tasksDir)}); err != nil {
+			return err
+		}
+		if _, err = placeTaskDir(tasksDir, final, renderReadme(tmpl, t, slug, matrix.Today(now))); err != nil {
 			return err
 		}
 		task, dir = t, final
@@ -109,13 +122,17 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 			return testHookBeforeWrite()
 		}
 		return nil
-	})
+	}, op.finish)
 	if err != nil {
-		undoPlace(tasksDir, dir, madeTasks)
+		op.flush(ctx)
 		return Created{}, err
 	}
 	publishTask(ws, task.ID, "created", o.Actor.or(ctx))
-	return Created{Task: task, Dir: dir, Warnings: warnings}, nil
+	return Created{Task: task, Dir: dir, Warnings: append(warnings, op.notices...)}, nil
+}
+
+func folderExists(final string) error {
+	return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("%s already exists; pick another slug or remove it", final), Field: "slug", Err: ErrExists}
 }
 
 // tmpPrefix names task folders under construction (hidden, never a task ID).
@@ -124,7 +141,7 @@ const tmpPrefix = ".creating-"
 // buildTaskDir writes the folder under a temporary name and renames it to final.
 func buildTaskDir(parent, final, readme string) (err error) {
 	if exists(final) {
-		return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("%s already exists; pick another slug or remove it", final), Field: "slug", Err: ErrExists}
+		return folderExists(final)
 	}
 	tmp, err := os.MkdirTemp(parent, tmpPrefix)
 	if err != nil {

@@ -38,18 +38,20 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 		return matrix.Task{}, "", err
 	}
 	var (
-		task      matrix.Task
-		dir       string
-		madeTasks bool
-		tasksDir  = ws.TasksDir()
+		task     matrix.Task
+		dir      string
+		tasksDir = ws.TasksDir()
+		op       = newOp(ws)
 	)
+	defer op.flush(ctx)
 	// Modify holds the lock while fn runs and writes nothing: fn leaves the
 	// matrix as it is.
-	st, err := store(ws)
+	st, err := op.store()
 	if err != nil {
 		return matrix.Task{}, "", err
 	}
-	_, err = st.Modify(ctx, func(d *matrix.Doc) error {
+	_, err = st.ModifyThen(ctx, func(d *matrix.Doc) error {
+		op.recoverChange(d)
 		t, ok := d.Task(id)
 		if !ok {
 			return d.NotFound(id)
@@ -68,8 +70,13 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 			slug = Slugify(taskTitle(t.Description)) // the first line: "<br>" makes no slug
 		}
 		final := filepath.Join(tasksDir, t.ID+"_"+slug)
-		var err error
-		if madeTasks, err = placeTaskDir(tasksDir, final, renderReadme(tmpl, t, slug, matrix.Today(now))); err != nil {
+		if exists(final) {
+			return folderExists(final)
+		}
+		if err := op.record(change{Op: "create", ID: t.ID, Dir: relSlash(ws, final), MadeTasks: !exists(tasksDir)}); err != nil {
+			return err
+		}
+		if _, err := placeTaskDir(tasksDir, final, renderReadme(tmpl, t, slug, matrix.Today(now))); err != nil {
 			return err
 		}
 		task, dir = t, final
@@ -77,9 +84,8 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 			return testHookPlaced()
 		}
 		return nil
-	})
+	}, op.finish)
 	if err != nil {
-		undoPlace(tasksDir, dir, madeTasks)
 		return matrix.Task{}, "", err
 	}
 	publishTask(ws, task.ID, "folder", ActorFrom(ctx))
@@ -91,19 +97,8 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 var testHookPlaced func() error
 
 // placeTaskDir builds the task folder final under tasksDir (creating
-// tasksDir when missing, then madeTasks is true). Call it under the lock.
-// undoPlace removes what placeTaskDir made when the write that placed it
-// failed after all: the task folder, and the tasks folder if it made it
-// and it is empty again.
-func undoPlace(tasksDir, dir string, madeTasks bool) {
-	if dir != "" {
-		_ = os.RemoveAll(dir)
-	}
-	if madeTasks {
-		_ = os.Remove(tasksDir) // only if still empty
-	}
-}
-
+// tasksDir when missing, then madeTasks is true). Call it under the lock,
+// after recording the change (op.record): undoing it is the journal's job.
 func placeTaskDir(tasksDir, final, readme string) (madeTasks bool, err error) {
 	if !exists(tasksDir) {
 		if err := os.MkdirAll(tasksDir, 0o755); err != nil {
@@ -113,11 +108,7 @@ func placeTaskDir(tasksDir, final, readme string) (madeTasks bool, err error) {
 	}
 	// Temporary folders exist only while their writer holds the lock, so
 	// any found now belong to a writer that was killed: remove them.
-	if stale, _ := filepath.Glob(filepath.Join(tasksDir, tmpPrefix+"*")); len(stale) > 0 {
-		for _, p := range stale {
-			_ = os.RemoveAll(p)
-		}
-	}
+	removeBuilding(tasksDir)
 	if err := buildTaskDir(tasksDir, final, readme); err != nil {
 		if madeTasks {
 			_ = os.Remove(tasksDir)

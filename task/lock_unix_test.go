@@ -17,7 +17,7 @@ import (
 
 func TestLockTimeoutFromEnv(t *testing.T) {
 	ws := newWS(t)
-	if st, _ := store(ws); st.LockTimeout != matrix.DefaultLockTimeout {
+	if st, _ := OpenStore(ws); st.LockTimeout != matrix.DefaultLockTimeout {
 		got := st.LockTimeout
 		t.Errorf("default lock timeout %v", got)
 	}
@@ -25,12 +25,12 @@ func TestLockTimeoutFromEnv(t *testing.T) {
 	t.Setenv(EnvLockTimeout, "1ms")
 	ws, _ = workspace.New(ws.Root)
 	ws.Getenv = func(k string) string { return map[string]string{EnvLockTimeout: "250ms"}[k] }
-	if st, _ := store(ws); st.LockTimeout != 250*time.Millisecond {
+	if st, _ := OpenStore(ws); st.LockTimeout != 250*time.Millisecond {
 		got := st.LockTimeout
 		t.Errorf("lock timeout from env = %v", got)
 	}
 	// A held lock makes a writer give up after the configured wait, changing nothing.
-	st, _ := store(ws)
+	st, _ := OpenStore(ws)
 	lock, err := os.OpenFile(st.LockPath(), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		t.Fatal(err)

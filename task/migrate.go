@@ -15,6 +15,7 @@ func Migrate(ctx context.Context, ws *workspace.Workspace, now time.Time) (matri
 	// The converted table is written in the default words: no vocabulary,
 	// and a config migrate cannot use is no reason to refuse it.
 	s := matrix.NewStore(ws.MatrixPath())
+	s.Root = ws.Root
 	if c, err := ws.Config(); err == nil && c.LockTimeout > 0 {
 		s.LockTimeout = c.LockTimeout
 	}

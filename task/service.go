@@ -7,7 +7,9 @@
 // effects together, and is all or nothing: a task's row and its folder
 // .agent/tasks/{id}_{slug}/ are created together, a status change and its
 // line in the task README's status log are written together, a claim is a
-// compare-and-set. When an operation fails, the workspace is left as it was.
+// compare-and-set. When an operation fails, the workspace is left as it was;
+// when its process is killed between two files, the journal it wrote first
+// (JournalRel) makes the next operation roll it back and say so.
 //
 // Errors are *agenterr.Error values (and the sentinels below through
 // errors.Is); their text names no CLI flag or MCP parameter: each adapter
@@ -96,14 +98,12 @@ func OpenStore(ws *workspace.Workspace) (*matrix.Store, error) {
 	}
 	s := matrix.NewStore(ws.MatrixPath())
 	s.Vocab = v
+	s.Root = ws.Root
 	if c.LockTimeout > 0 {
 		s.LockTimeout = c.LockTimeout
 	}
 	return s, nil
 }
-
-// store is OpenStore for this package's writers.
-func store(ws *workspace.Workspace) (*matrix.Store, error) { return OpenStore(ws) }
 
 func exists(p string) bool {
 	_, err := os.Lstat(p)

@@ -75,7 +75,7 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	res.Warnings = warnings
+	res.Warnings = append(warnings, res.Warnings...)
 	return res, nil
 }
 
@@ -92,15 +92,17 @@ func SetStatus(ctx context.Context, ws *workspace.Workspace, id, status string, 
 // nothing.
 func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, w stamp, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, error)) (UpdateResult, error) {
 	var (
-		res     UpdateResult
-		readme  string // README rewritten in fn
-		oldBody []byte
+		res UpdateResult
+		op  = newOp(ws)
 	)
-	s, err := store(ws)
+	s, err := op.store()
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	_, err = s.Modify(ctx, func(d *matrix.Doc) error {
+	_, err = s.ModifyThen(ctx, func(d *matrix.Doc) error {
+		// A leftover of a killed change, or this call's own README line when
+		// the matrix changed under it and this runs again.
+		op.recoverChange(d)
 		before, ok := d.Task(id)
 		if !ok {
 			return d.NotFound(id)
@@ -113,40 +115,51 @@ func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, w stamp
 		if before.Status == after.Status {
 			return nil
 		}
-		dir, _ := Folder(ws, d, id)
-		if dir == "" {
-			return nil
-		}
-		p := filepath.Join(dir, "README.md")
-		body, err := os.ReadFile(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			return fmt.Errorf("read task README: %w", err)
-		}
-		line := w.statusLine(before.Status, after.Status)
-		nb, ok := AppendStatusLine(body, line)
-		if !ok {
-			return nil
-		}
-		if err := atomicfile.Write(p, nb); err != nil {
-			return fmt.Errorf("append to task README: %w", err)
-		}
-		readme, oldBody, res.LogFile = p, body, p
-		if testHookBeforeWrite != nil {
-			return testHookBeforeWrite()
-		}
-		return nil
-	})
+		return op.logStatus(d, id, before.Status, after.Status, w, &res)
+	}, op.finish)
 	if err != nil {
-		if readme != "" {
-			_ = atomicfile.Write(readme, oldBody) // the row was not written: undo the README line
-		}
+		op.flush(ctx)
 		return UpdateResult{}, err
 	}
+	res.Warnings = append(res.Warnings, op.notices...)
 	publishChange(ws, res, w)
 	return res, nil
+}
+
+// logStatus appends the status line to the task README, when it has a
+// status or log section, after recording the change in the journal (with
+// the README as it was), so that a process killed before the row is written
+// leaves a line the next writer removes.
+func (op *op) logStatus(d *matrix.Doc, id, from, to string, w stamp, res *UpdateResult) error {
+	dir, _ := Folder(op.ws, d, id)
+	if dir == "" {
+		return nil
+	}
+	p := filepath.Join(dir, "README.md")
+	body, err := os.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("read task README: %w", err)
+	}
+	line := w.statusLine(from, to)
+	nb, ok := AppendStatusLine(body, line)
+	if !ok {
+		return nil
+	}
+	if err := op.record(change{Op: "update", ID: id, Readme: relSlash(op.ws, p), OldReadme: body, NewReadme: sha256Hex(nb), From: from, To: to}); err != nil {
+		return err
+	}
+	removeReadmeTemps(dir) // of writers killed mid-write
+	if err := atomicfile.Write(p, nb); err != nil {
+		return fmt.Errorf("append to task README: %w", err)
+	}
+	res.LogFile = p
+	if testHookBeforeWrite != nil {
+		return testHookBeforeWrite()
+	}
+	return nil
 }
 
 func changedFields(a, b matrix.Task) []string {

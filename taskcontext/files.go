@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -48,14 +49,12 @@ func readInside(ws *workspace.Workspace, p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
+	// The open file is checked, not the path: a FIFO must not hang the read.
+	b, err := regularfile.Read(real, -1)
+	if errors.Is(err, regularfile.ErrNotRegular) {
 		return nil, fmt.Errorf("%s is not a regular file", p)
 	}
-	return os.ReadFile(real)
+	return b, err
 }
 
 // unreadable explains why a file was not read without naming anything

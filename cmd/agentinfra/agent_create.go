@@ -23,8 +23,8 @@ func NewCmdAgentCreate(f *Factory, runF func(context.Context, *AgentCreateOption
 	cmd := &cobra.Command{
 		Use:   "create NAME --spec TEXT",
 		Short: "Create an agent: a worktree on a new branch, then its first run on the spec",
-		Long: `Create an agent named NAME (1–20 letters, digits and single hyphens; unique
-regardless of case). It gets a git worktree on a new branch agent/NAME from the
+		Long: `Create an agent named NAME (1–20 letters, digits and single hyphens, 1–32 on
+the Coder backend as Coder allows; unique regardless of case). It gets a git worktree on a new branch agent/NAME from the
 project's base branch, outside the repository (../REPO-agents/NAME by default),
 runs the configured setup command there, and starts working on its spec at once.
 
@@ -63,6 +63,7 @@ func agentCreateRun(ctx context.Context, o *AgentCreateOptions) error {
 		return err
 	}
 	res := fleet.NewCreateResult(a)
+	printWarnings(o.IO, res.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)
 	}

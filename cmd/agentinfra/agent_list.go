@@ -94,14 +94,18 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 		if !o.NoMetadata {
 			fl.WithMetadata(ctx, agents, metadata.ListFields)
 		}
+		res := fleet.NewListResult(agents)
 		if o.JSON {
-			return writeJSON(o.IO.Out, fleet.NewListResult(agents))
+			printWarnings(o.IO, res.Warnings)
+			return writeJSON(o.IO.Out, res)
 		}
 		if o.Watch {
 			fmt.Fprint(o.IO.Out, "\x1b[H\x1b[2J")
 			fmt.Fprintf(o.IO.Out, "%s  (live: on every change, and every 1s; Ctrl-C to quit)\n\n", o.Now().Format("15:04:05"))
 		}
 		printAgents(o.IO.Out, agents, o.Now())
+		// After the table, so that --watch shows them under each redraw.
+		printWarnings(o.IO, res.Warnings)
 		if !o.Watch {
 			return nil
 		}

@@ -53,6 +53,7 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 	as := []fleet.Agent{a}
 	fl.WithMetadata(ctx, as, metadata.AllFields)
 	a = as[0]
+	printWarnings(o.IO, a.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, fleet.NewShowResult(a))
 	}

@@ -45,6 +45,9 @@ func run(ctx context.Context, args []string, f *Factory) (code int) {
 	// Who runs the command: every task write records it (the status log,
 	// the change's event).
 	ctx = task.WithActor(ctx, task.ActorFromEnv(f.Getenv))
+	// What a write noticed on the way (a leftover of a killed command it
+	// rolled back) goes to stderr, whatever the command.
+	ctx = task.WithNotify(ctx, func(msg string) { fmt.Fprintln(f.IO.ErrOut, "warning:", msg) })
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0

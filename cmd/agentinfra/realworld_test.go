@@ -137,7 +137,9 @@ func realworldIDs(t *testing.T, c string) []string {
 }
 
 // rwTreeSnapshot maps each workspace-relative path to its content; folders end
-// in "/" and map to "". The lock sidecar is left out: every write creates it.
+// in "/" and map to "". The lock sidecar and the previous version are left
+// out: every write creates them (the previous version is the matrix before,
+// which the golden shows already).
 func rwTreeSnapshot(t testing.TB, root string) map[string]string {
 	t.Helper()
 	snap := map[string]string{}
@@ -149,7 +151,7 @@ func rwTreeSnapshot(t testing.TB, root string) map[string]string {
 		rel = filepath.ToSlash(rel)
 		switch {
 		case rel == ".":
-		case d.Name() == ".DEVELOPMENT_MATRIX.md.lock":
+		case d.Name() == ".DEVELOPMENT_MATRIX.md.lock", d.Name() == ".DEVELOPMENT_MATRIX.md.prev":
 		case d.IsDir():
 			snap[rel+"/"] = ""
 		default:

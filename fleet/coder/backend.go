@@ -276,12 +276,13 @@ func (b *Backend) workspaceOf(ctx context.Context, a fleet.Agent) (Workspace, bo
 	return ws, err == nil
 }
 
-// checkName applies the fleet's name rule and Coder's (new and create
-// are Coder routes).
+// checkName applies Coder's own name rule (ValidateWorkspaceName), not the
+// local fleet's: Coder allows 1–32 characters where a local agent has 20,
+// and every workspace list shows must be reachable by show, start, stop,
+// history and delete (the metadata contract's names are 1–32 too). The
+// characters are the fleet's (letters, digits, single hyphens), so a name
+// never leaves the backend's folder; new and create are Coder routes.
 func checkName(name, field string) error {
-	if err := fleet.ValidateName(name); err != nil {
-		return agenterr.WithField(err, field)
-	}
 	if err := ValidateWorkspaceName(name); err != nil {
 		var ce *Error
 		errors.As(err, &ce)

@@ -133,33 +133,44 @@ func (b *Backend) preset(ctx context.Context, t Template, role string) (Preset, 
 // roles names the presets of builds, asking Coder once per template
 // version (and never for an agent whose record names its preset).
 type roles struct {
-	b     *Backend
-	names map[string]map[string]string // version → preset ID → name
+	b      *Backend
+	names  map[string]map[string]string // version → preset ID → name
+	failed map[string]error             // version → why its presets could not be read
 }
 
-func (r *roles) of(ctx context.Context, ws Workspace, rec *agentRecord) string {
+// of returns the name of the preset ws's latest build used ("" for none)
+// and, when Coder would not name it, a warning that says so: the agent
+// then shows no role, and the caller must not take that for "no preset".
+func (r *roles) of(ctx context.Context, ws Workspace, rec *agentRecord) (role, warning string) {
 	id := ws.LatestBuild.TemplateVersionPresetID
 	if id == nil || *id == "" {
-		return ""
+		return "", ""
 	}
 	if rec != nil && rec.PresetID == *id {
-		return rec.Role
+		return rec.Role, ""
 	}
 	v := ws.LatestBuild.TemplateVersionID
 	if r.names == nil {
-		r.names = map[string]map[string]string{}
+		r.names, r.failed = map[string]map[string]string{}, map[string]error{}
 	}
 	m, ok := r.names[v]
 	if !ok {
 		m = map[string]string{}
-		if presets, err := r.b.client.TemplateVersionPresets(ctx, v); err == nil {
-			for _, p := range presets {
-				m[p.ID] = p.Name
-			}
+		presets, err := r.b.client.TemplateVersionPresets(ctx, v)
+		for _, p := range presets {
+			m[p.ID] = p.Name
 		}
-		r.names[v] = m
+		r.names[v], r.failed[v] = m, err
 	}
-	return m[*id]
+	if err := r.failed[v]; err != nil {
+		return "", fmt.Sprintf("agent %s shows no role: its workspace was built with preset %s of template %s, but Coder did not list that version's presets (%v)",
+			ws.Name, *id, ws.TemplateName, err)
+	}
+	if name, ok := m[*id]; ok {
+		return name, ""
+	}
+	return "", fmt.Sprintf("agent %s shows no role: its workspace was built with preset %s, which template %s's version %s does not list",
+		ws.Name, *id, ws.TemplateName, v)
 }
 
 // appStatusTimeout bounds the AgentAPI status probe of show, start and stop.
@@ -268,7 +279,38 @@ func (b *Backend) Show(ctx context.Context, name string) (fleet.Agent, error) {
 		return fleet.Agent{}, err
 	}
 	r := roles{b: b}
-	return b.view(o, rec, r.of(ctx, o.ws, rec), st, cur), nil
+	role, warning := r.of(ctx, o.ws, rec)
+	a := b.view(o, rec, role, st, cur)
+	if warning != "" {
+		a.Warnings = append(a.Warnings, warning)
+	}
+	if rec == nil || rec.Spec == "" {
+		spec, warning := b.specOf(ctx, o.ws)
+		a.Spec = spec
+		if warning != "" {
+			a.Warnings = append(a.Warnings, warning)
+		}
+	}
+	return a, nil
+}
+
+// specOf reads the spec of an agent agentinfra did not create from Coder:
+// the value of the prompt parameter (coder.prompt_parameter, "AI Prompt")
+// of its workspace's latest build, the prompt its template's agent started
+// on. A workspace without that parameter has no spec; one Coder would not
+// answer about has none and a warning that says why.
+func (b *Backend) specOf(ctx context.Context, ws Workspace) (spec, warning string) {
+	params, err := b.client.WorkspaceBuildParameters(ctx, ws.LatestBuild.ID)
+	if err != nil {
+		return "", fmt.Sprintf("agent %s shows no spec: Coder did not give the parameters of its workspace's build #%d, where the spec is (%q): %v",
+			ws.Name, ws.LatestBuild.BuildNumber, b.cfg.PromptParameter, err)
+	}
+	for _, p := range params {
+		if p.Name == b.cfg.PromptParameter {
+			return p.Value, ""
+		}
+	}
+	return "", ""
 }
 
 // List returns the user's workspaces as agents, from one list call
@@ -302,7 +344,12 @@ func (b *Backend) List(ctx context.Context, filter fleet.ListFilter) ([]fleet.Ag
 		if filter.Status != "" && string(st) != filter.Status {
 			continue
 		}
-		out = append(out, b.view(o, rec, r.of(ctx, ws, rec), st, cur))
+		role, warning := r.of(ctx, ws, rec)
+		a := b.view(o, rec, role, st, cur)
+		if warning != "" {
+			a.Warnings = append(a.Warnings, warning)
+		}
+		out = append(out, a)
 	}
 	sort.Slice(out, func(i, j int) bool { return strings.ToLower(out[i].Name) < strings.ToLower(out[j].Name) })
 	return out, nil
@@ -311,13 +358,22 @@ func (b *Backend) List(ctx context.Context, filter fleet.ListFilter) ([]fleet.Ag
 // Delete deletes the agent's workspace (a build with transition delete;
 // Coder destroys it, and the agent shows deleting until it is gone) and
 // archives agentinfra's record and history. force is not needed: Coder
-// keeps no uncommitted work apart from the workspace.
+// keeps no uncommitted work apart from the workspace. A delete while one is
+// under way (sent by agentinfra or in Coder) sends nothing and answers 409
+// with the build in flight; a failed delete can be tried again.
 func (b *Backend) Delete(ctx context.Context, name string, _ bool) (fleet.DeleteResult, error) {
 	o, _, _, cur, err := b.observe(ctx, name, false, false)
 	if err != nil {
 		return fleet.DeleteResult{}, err
 	}
 	res := fleet.DeleteResult{Name: o.ws.Name, WorkspaceID: o.ws.ID}
+	if lb := o.ws.LatestBuild; deleteInFlight(lb) {
+		// A second delete build would only be refused (or, once the
+		// first ended, find nothing): the one under way is the answer.
+		return res, &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf(
+			"agent %s is already being deleted: Coder's delete build #%d, started %s by %s, is %s; nothing more was sent: the agent is gone once Coder has destroyed its workspace",
+			o.ws.Name, lb.BuildNumber, lb.CreatedAt.UTC().Format(time.RFC3339), lb.InitiatorName, lb.Status)}
+	}
 	if _, err := b.client.CreateBuild(ctx, o.ws.ID, TransitionDelete); err != nil {
 		if KindOf(err) == KindConflict {
 			return res, &agenterr.Error{Kind: agenterr.Conflict, Err: err, Reason: fmt.Sprintf(
@@ -342,4 +398,18 @@ func (b *Backend) Delete(ctx context.Context, name string, _ bool) (fleet.Delete
 		return err
 	})
 	return res, err
+}
+
+// deleteInFlight says whether a workspace's latest build is a delete that
+// has not failed or been canceled: queued, running, or done (the workspace
+// about to disappear).
+func deleteInFlight(lb WorkspaceBuild) bool {
+	if lb.Transition != TransitionDelete {
+		return false
+	}
+	switch lb.Job.Status {
+	case JobPending, JobRunning, JobSucceeded:
+		return true
+	}
+	return false
 }

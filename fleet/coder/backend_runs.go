@@ -70,9 +70,13 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 				project = o.ws.TemplateName
 			}
 			r := roles{b: b}
-			rec = &agentRecord{Name: name, WorkspaceID: o.ws.ID, TemplateID: o.ws.TemplateID, Role: r.of(ctx, o.ws, nil),
-				Project: project, CreatedAt: now}
-			if p := o.ws.LatestBuild.TemplateVersionPresetID; p != nil {
+			role, warning := r.of(ctx, o.ws, nil)
+			spec, _ := b.specOf(ctx, o.ws) // show asks again while it is ""
+			rec = &agentRecord{Name: name, WorkspaceID: o.ws.ID, TemplateID: o.ws.TemplateID, Role: role,
+				Project: project, Spec: spec, CreatedAt: now}
+			// A role Coder would not name is not recorded as none: the
+			// next show asks again.
+			if p := o.ws.LatestBuild.TemplateVersionPresetID; p != nil && warning == "" {
 				rec.PresetID = *p
 			}
 		}
@@ -262,7 +266,7 @@ func mergeRuns(name string, runs []runLine, statuses []WorkspaceAppStatus) []fle
 			continue
 		}
 		started := first.CreatedAt
-		tr := fleet.TaskRun{ID: appRunID(first), AgentName: name, Summary: first.Message, Status: fleet.RunRunning,
+		tr := fleet.TaskRun{ID: appRunID(first), AgentName: name, Summary: stretchSummary(statuses, i, end), Status: fleet.RunRunning,
 			Source: fleet.SourceHuman, CreatedAt: first.CreatedAt, StartedAt: &started,
 			ExitReason: "reported by the workspace's app; not started by agentinfra"}
 		if end+1 < len(statuses) {
@@ -281,4 +285,31 @@ func mergeRuns(name string, runs []runLine, statuses []WorkspaceAppStatus) []fle
 		out = append(out, foreign[i]...)
 	}
 	return out
+}
+
+// stretchStart returns the index of the first status of the stretch of
+// "working" statuses that holds statuses[i] (which is working).
+func stretchStart(statuses []WorkspaceAppStatus, i int) int {
+	for i > 0 && statuses[i-1].State == AppStateWorking {
+		i--
+	}
+	return i
+}
+
+// stretchSummary says what the stretch statuses[first..end] of work was
+// about: its first message. The first status of a stretch often has none
+// (Coder's AgentAPI watcher reports the screen moving before the agent
+// says what it does), so it is the first status that has one; failing
+// that, the message of the status that ended the stretch ("" when none
+// says anything).
+func stretchSummary(statuses []WorkspaceAppStatus, first, end int) string {
+	for _, s := range statuses[first : end+1] {
+		if s.Message != "" {
+			return s.Message
+		}
+	}
+	if end+1 < len(statuses) {
+		return statuses[end+1].Message
+	}
+	return ""
 }

@@ -136,11 +136,21 @@ func (b *Backend) view(o observation, rec *agentRecord, role string, st fleet.St
 		a.CurrentTask = &tr
 	case st == fleet.StatusBusy && ws.LatestAppStatus != nil:
 		// Work agentinfra did not give (typed in Coder, say): shown as the
-		// app reports it.
-		s := ws.LatestAppStatus
-		started := s.CreatedAt
-		a.CurrentTask = &fleet.TaskRun{ID: appRunID(*s), AgentName: ws.Name, Summary: s.Message, Status: fleet.RunRunning,
-			Source: fleet.SourceHuman, CreatedAt: s.CreatedAt, StartedAt: &started}
+		// app reports it, as the run the history will show (the ID and
+		// summary of its stretch of work).
+		first, summary := *ws.LatestAppStatus, ws.LatestAppStatus.Message
+		if statuses := appStatuses(ws, o.slug); first.State == AppStateWorking {
+			for i, s := range statuses {
+				if s.ID == first.ID {
+					begin := stretchStart(statuses, i)
+					first, summary = statuses[begin], stretchSummary(statuses, begin, i)
+					break
+				}
+			}
+		}
+		started := first.CreatedAt
+		a.CurrentTask = &fleet.TaskRun{ID: appRunID(first), AgentName: ws.Name, Summary: summary, Status: fleet.RunRunning,
+			Source: fleet.SourceHuman, CreatedAt: first.CreatedAt, StartedAt: &started}
 	}
 	return a
 }

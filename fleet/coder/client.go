@@ -248,6 +248,18 @@ func (c *Client) CreateBuild(ctx context.Context, workspaceID, transition string
 	return out, err
 }
 
+// WorkspaceBuildParameters returns the parameter values of a build
+// (GET /api/v2/workspacebuilds/{id}/parameters): every parameter of its
+// template version, as the build resolved it.
+func (c *Client) WorkspaceBuildParameters(ctx context.Context, buildID string) ([]WorkspaceBuildParameter, error) {
+	if buildID == "" {
+		return nil, invalid("workspace_build_id", "no workspace build ID given")
+	}
+	var out []WorkspaceBuildParameter
+	err := c.do(ctx, http.MethodGet, c.apiURL(nil, "api", "v2", "workspacebuilds", buildID, "parameters"), nil, &out)
+	return out, err
+}
+
 // AppHost returns the deployment's wildcard host for subdomain apps
 // (GET /api/v2/applications/host), "" when it has none.
 func (c *Client) AppHost(ctx context.Context) (string, error) {

@@ -270,7 +270,9 @@ var Cases = []Case{
 			{fleet.CreateInput{Name: "-papi", Spec: "s"}, 400, "name"},
 			{fleet.CreateInput{Name: "pa--pi", Spec: "s"}, 400, "name"},
 			{fleet.CreateInput{Name: "papi_2", Spec: "s"}, 400, "name"},
-			{fleet.CreateInput{Name: "abcdefghijklmnopqrstu", Spec: "s"}, 400, "name"},
+			// Too long on every backend (local names have 20 characters,
+			// Coder's 32: each backend's own tests check its limit).
+			{fleet.CreateInput{Name: strings.Repeat("a", 33), Spec: "s"}, 400, "name"},
 			{fleet.CreateInput{Name: "sony", Spec: "  "}, 400, "spec"},
 			{fleet.CreateInput{Name: "sony", Spec: "s", Role: "pilot"}, 400, "role"},
 			{fleet.CreateInput{Name: "sony", Spec: "s", Project: "nowhere"}, 404, "project"},

@@ -8,12 +8,14 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/google/renameio/v2"
 )
 
 // Write replaces path with data, keeping the mode of an existing file (0644
-// for a new one).
+// for a new one) and, when run as root, its owner and group: a write by
+// sudo or an agent container on a bind mount leaves the file its owner's.
 func Write(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithExistingPermissions(), renameio.WithPermissions(0o644))
@@ -23,6 +25,11 @@ func Write(path string, data []byte) error {
 	defer pf.Cleanup()
 	if _, err := pf.Write(data); err != nil {
 		return err
+	}
+	if fi, err := os.Stat(path); err == nil && os.Geteuid() == 0 {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && (st.Uid != 0 || st.Gid != 0) {
+			_ = pf.Chown(int(st.Uid), int(st.Gid))
+		}
 	}
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return err

@@ -31,13 +31,16 @@ func statusChange(status string) appEvent {
 const agentType = "claude"
 
 // startWork makes w's agent take up prompt: it goes running, the prompt
-// joins the conversation and the app reports working. The caller holds
-// s.mu.
+// joins the conversation and the app reports working twice, as the
+// recorded workspaces show: first without a message (Coder's AgentAPI
+// watcher reports the screen moving), then with what the agent says it
+// does (its coder_report_task). The caller holds s.mu.
 func (s *Server) startWork(w *workspace, prompt string) {
 	// The real AgentAPI's snapshot loop sends the status before the
 	// messages.
 	s.setAgentStatus(w, coder.AgentAPIRunning, prompt)
 	s.addAgentMessage(w, "user", prompt)
+	s.appStatus(w, coder.AppStateWorking, "")
 	s.appStatus(w, coder.AppStateWorking, "working on: "+prompt)
 }
 

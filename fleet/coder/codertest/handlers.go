@@ -25,6 +25,7 @@ func (s *Server) routes() http.Handler {
 		RouteWorkspaceByName: s.workspaceByName,
 		RouteCreateWorkspace: s.createWorkspace,
 		RouteCreateBuild:     s.createBuild,
+		RouteBuildParameters: s.buildParameters,
 		RouteAppHost:         s.appHostHandler,
 	}
 	for route, h := range api {
@@ -77,6 +78,8 @@ func (s *Server) fault(route string, w http.ResponseWriter, r *http.Request) boo
 		}
 	case FaultLoginRedirect:
 		loginRedirect(w, r)
+	case FaultNotFound:
+		writeError(w, http.StatusNotFound, "Resource not found or you do not have access to this resource", "")
 	default:
 		return false
 	}
@@ -287,6 +290,50 @@ func (s *Server) createBuild(w http.ResponseWriter, r *http.Request) {
 	}
 	s.newBuild(ws, req.Transition, nil)
 	writeJSON(w, http.StatusCreated, ws.ws.LatestBuild)
+}
+
+// buildParameters answers a build's parameter values, as Coder does: every
+// parameter of the template version, with the value the workspace was
+// created with, else its preset's, else the parameter's default.
+func (s *Server) buildParameters(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !isUUID(id) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("Invalid UUID %q.", id), fmt.Sprintf("invalid UUID length: %d", len(id)))
+		return
+	}
+	var ws *workspace
+	for _, c := range s.wss {
+		if c.ws.LatestBuild.ID == id {
+			ws = c
+		}
+	}
+	if ws == nil {
+		writeError(w, http.StatusNotFound, "Resource not found or you do not have access to this resource", "")
+		return
+	}
+	t := s.template(ws.ws.TemplateID)
+	given := map[string]string{}
+	if p := ws.ws.LatestBuild.TemplateVersionPresetID; p != nil {
+		for _, pr := range t.presets {
+			if pr.ID == *p {
+				for _, pp := range pr.Parameters {
+					given[pp.Name] = pp.Value
+				}
+			}
+		}
+	}
+	for _, p := range ws.params {
+		given[p.Name] = p.Value
+	}
+	out := []coder.WorkspaceBuildParameter{}
+	for _, tp := range t.params {
+		v, ok := given[tp.Name]
+		if !ok {
+			v = tp.DefaultValue
+		}
+		out = append(out, coder.WorkspaceBuildParameter{Name: tp.Name, Value: v})
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) appHostHandler(w http.ResponseWriter, _ *http.Request) {

@@ -52,3 +52,29 @@ func (s *Server) AddReadyWorkspace(owner, name, tmpl, preset string) (coder.Work
 	s.settleBuild(w)
 	return w.ws, nil
 }
+
+// ReportAppStatus reports a status of the owner's workspace name's AgentAPI
+// app as its agent would (Claude Code's coder_report_task, or Coder's
+// AgentAPI watcher, whose "working" carries no message): state is one of
+// coder.AppStateWorking, AppStateIdle, AppStateComplete, AppStateFailure.
+// It becomes the workspace's latest_app_status and the last of the app's
+// statuses. The workspace must be running with its agent up.
+func (s *Server) ReportAppStatus(name, state, message string) error {
+	switch state {
+	case coder.AppStateWorking, coder.AppStateIdle, coder.AppStateComplete, coder.AppStateFailure:
+	default:
+		return fmt.Errorf("codertest: app status state %q is none of working, idle, complete, failure", state)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.find(s.Owner, name)
+	if w == nil {
+		return fmt.Errorf("codertest: no workspace %q", name)
+	}
+	if w.ws.LatestBuild.Status != coder.BuildRunning || !w.agentUp {
+		return fmt.Errorf("codertest: workspace %q is %s: only a running agent reports", name, w.ws.LatestBuild.Status)
+	}
+	s.appStatus(w, state, message)
+	s.settleBuild(w)
+	return nil
+}

@@ -35,6 +35,7 @@ const (
 	RouteWorkspaceByName = "GET /api/v2/users/{user}/workspace/{name}"
 	RouteCreateWorkspace = "POST /api/v2/organizations/{org}/members/{user}/workspaces"
 	RouteCreateBuild     = "POST /api/v2/workspaces/{id}/builds"
+	RouteBuildParameters = "GET /api/v2/workspacebuilds/{id}/parameters"
 	RouteAppHost         = "GET /api/v2/applications/host"
 	RouteAppStatus       = "GET app/status"
 	RouteAppMessage      = "POST app/message"
@@ -55,6 +56,10 @@ const (
 	// FaultLoginRedirect answers 303 to /login, as Coder's app proxy does
 	// for a request without a valid session.
 	FaultLoginRedirect
+	// FaultNotFound answers 404 with Coder's body, as Coder does for a
+	// resource the user may not read (a template version's presets) or a
+	// deployment without the route.
+	FaultNotFound
 )
 
 // Fixed names of the fake deployment.
