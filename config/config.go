@@ -97,11 +97,16 @@ func Loads() int64 { return loads.Load() }
 
 // Load reads and decodes root's .agent/config.yaml. getenv reads the
 // environment (nil: none) for $AGENTINFRA_LOCK_TIMEOUT and the HOME of a
-// `~/` path. A missing file is the defaults; an unreadable file or one that
-// is not YAML is an error.
-func Load(root string, getenv func(string) string) (*Config, error) {
+// `~/` path; read reads the file (nil: os.ReadFile; the workspace passes
+// its ReadFile, which refuses a link out of it and anything but a regular
+// file). A missing file is the defaults; an unreadable file or one that is
+// not YAML is an error.
+func Load(root string, getenv func(string) string, read func(string) ([]byte, error)) (*Config, error) {
+	if read == nil {
+		read = os.ReadFile
+	}
 	path := filepath.Join(root, filepath.FromSlash(Rel))
-	src, err := os.ReadFile(path)
+	src, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		src, err = nil, nil
 	} else if err == nil {

@@ -211,7 +211,7 @@ func TestSectionErrorsNameFileLineAndKey(t *testing.T) {
 func TestLoadCountsReads(t *testing.T) {
 	root := t.TempDir()
 	before := Loads()
-	c, err := Load(root, nil)
+	c, err := Load(root, nil, nil)
 	if err != nil || c.Exists || Loads() != before {
 		t.Fatalf("no file: %+v, %v, loads %d → %d", c, err, before, Loads())
 	}
@@ -221,7 +221,7 @@ func TestLoadCountsReads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".agent", "config.yaml"), []byte("models: {fast: x}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err = Load(root, nil)
+	c, err = Load(root, nil, nil)
 	if m, _ := c.Models(); err != nil || !c.Exists || m.Fast != "x" || Loads() != before+1 {
 		t.Fatalf("file: %+v, %v, loads %d → %d", c, err, before, Loads())
 	}

@@ -77,16 +77,18 @@ func (s Scope) Kill() int {
 	if s.Zero() {
 		return 0
 	}
-	killed := 0
+	// A process already sent SIGKILL may still be listed for a moment (it
+	// has not finished dying on a loaded machine): it is counted once.
+	killed := map[int]bool{}
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		pids := s.Members()
 		if len(pids) == 0 || time.Now().After(deadline) {
-			return killed
+			return len(killed)
 		}
 		for _, pid := range pids {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+				killed[pid] = true
 			}
 		}
 		reap(pids)

@@ -27,16 +27,16 @@ func BecomeSubreaper() error {
 // the agent CLI it waited for has exited. It returns how many it signalled.
 func KillDescendants() int {
 	self := os.Getpid()
-	killed := 0
+	killed := map[int]bool{} // a dying process may be listed again: counted once
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		pids := descendants(self)
 		if len(pids) == 0 || time.Now().After(deadline) {
-			return killed
+			return len(killed)
 		}
 		for _, pid := range pids {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+				killed[pid] = true
 			}
 		}
 		reap(pids)

@@ -102,10 +102,11 @@ type RowFix struct {
 type NotFixed struct {
 	ID string `json:"id,omitempty"`
 	// Line is the row's first line in the fixed file (in a dry run: in the
-	// file as the fix would leave it).
+	// file as it is, which the dry run leaves unchanged).
 	Line    int    `json:"line"`
 	Reason  string `json:"reason"`
 	endLine int
+	why     string // Reason without the lines, for a continued row
 }
 
 // FileChange is one file written (or, in a dry run, that would be).
@@ -227,13 +228,69 @@ func (r *run) report(rep Report, doc *matrix.Doc, before []byte, p *plan) (Repor
 	rep.Rows, rep.NotFixed, rep.Files = orEmpty(rep.Rows), orEmpty(rep.NotFixed), orEmpty(rep.Files)
 	rep.Tasks = len(doc.Tasks())
 	rep.Remaining = orEmpty(tasksvc.Validate(r.ws, doc, r.o.File, r.o.Getenv))
+	// Lines are named where the user finds them: in the fixed file after a
+	// fix, in the file as it is after a dry run (which changes nothing).
+	lines := lineMap{rows: p.rows}
+	for k := range rep.NotFixed {
+		nf := &rep.NotFixed[k]
+		if !r.o.DryRun {
+			nf.Line, nf.endLine = lines.fixed(nf.Line), lines.fixed(nf.endLine)
+		}
+		nf.Reason = fmt.Sprintf("the row goes on over lines %d-%d and %s", nf.Line, nf.endLine, nf.why)
+	}
+	if r.o.DryRun {
+		for i, dg := range rep.Remaining {
+			if dg.File == r.o.File {
+				rep.Remaining[i].Line = lines.original(dg.Line)
+			}
+		}
+	}
 	for _, dg := range doc.ReadProblems() {
 		if dg.Severity == matrix.SeverityError {
-			rep.NotFixed = append(rep.NotFixed, NotFixed{Line: dg.Line, Reason: fmt.Sprintf(
-				"the row cannot be read (see the error on line %d), so --fix cannot tell which | is text or which cell is missing; edit the line by hand", dg.Line)})
+			line := dg.Line
+			if r.o.DryRun {
+				line = lines.original(line)
+			}
+			rep.NotFixed = append(rep.NotFixed, NotFixed{Line: line, Reason: fmt.Sprintf(
+				"the row cannot be read (see the error on line %d), so --fix cannot tell which | is text or which cell is missing; edit the line by hand", line)})
 		}
 	}
 	return rep, nil
+}
+
+// lineMap maps line numbers between the matrix as it was and as the fix
+// leaves it: each joined row's lines become its first line.
+type lineMap struct{ rows []RowFix } // the rows fixed, in file order
+
+// fixed returns where line orig of the file as it was is in the fixed file.
+func (m lineMap) fixed(orig int) int {
+	shift := 0
+	for _, r := range m.rows {
+		if r.Line >= orig {
+			break
+		}
+		if orig <= r.EndLine {
+			return r.Line - shift
+		}
+		shift += r.EndLine - r.Line
+	}
+	return orig - shift
+}
+
+// original returns where line fixed of the fixed file was in the file as it
+// was (a joined row: its first line).
+func (m lineMap) original(fixed int) int {
+	shift := 0
+	for _, r := range m.rows {
+		if r.Line-shift > fixed {
+			break
+		}
+		if r.Line-shift == fixed {
+			return r.Line
+		}
+		shift += r.EndLine - r.Line
+	}
+	return fixed + shift
 }
 
 // testHookAfterReadmes, when set, runs after the READMEs are written and
@@ -281,7 +338,7 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 		if col := brokenValue(cr); col != "" {
 			// Joining would change the value (an ID would no longer be the
 			// task's ID): a person must say what it is.
-			p.notFixed = append(p.notFixed, NotFixed{ID: cr.ID, Line: cr.Line, endLine: cr.EndLine, Reason: fmt.Sprintf(
+			p.notFixed = append(p.notFixed, NotFixed{ID: cr.ID, Line: cr.Line, endLine: cr.EndLine, why: fmt.Sprintf(
 				"its %s cell goes on over several lines; that cell holds one value, not text, so --fix does not join it: write the value on the row's first line by hand", col)})
 			continue
 		}
@@ -299,11 +356,11 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 		for j, cell := range cr.Cells {
 			switch {
 			case c.fx.Readme != "" && j == desc:
-				c.cells[j] = EscapePipes(FirstSentence(cell))
+				c.cells[j] = matrix.EscapePipes(FirstSentence(cell))
 			case strings.Contains(cell, "\n"):
-				c.cells[j] = JoinCell(cell)
+				c.cells[j] = matrix.JoinCell(cell)
 			default:
-				c.cells[j] = EscapePipes(strings.TrimSuffix(cell, "\r"))
+				c.cells[j] = matrix.EscapePipes(strings.TrimSuffix(cell, "\r"))
 			}
 		}
 		cands = append(cands, c)
@@ -330,7 +387,7 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 					return nil, err
 				}
 				p.notFixed = append(p.notFixed, NotFixed{ID: c.fx.ID, Line: c.fx.Line, endLine: c.fx.EndLine,
-					Reason: "its one-line form would not read back as the same row; join its lines by hand, writing a line break as <br> and a | as \\|"})
+					why: "its one-line form would not read back as the same row; join its lines by hand, writing a line break as <br> and a | as \\|"})
 				continue
 			}
 			done[i] = true
@@ -338,19 +395,8 @@ func (r *run) plan(d *matrix.Doc) (*plan, error) {
 	default:
 		return nil, err
 	}
-	// Name the rows left where they are in the fixed file, as validate does.
+	// Lines of the file as it is; report names them where the user finds them.
 	sort.SliceStable(p.notFixed, func(i, j int) bool { return p.notFixed[i].Line < p.notFixed[j].Line })
-	for k := range p.notFixed {
-		nf := &p.notFixed[k]
-		shift := 0
-		for i, c := range cands {
-			if done[i] && c.fx.Line < nf.Line {
-				shift += c.fx.EndLine - c.fx.Line
-			}
-		}
-		nf.Line, nf.endLine = nf.Line-shift, nf.endLine-shift
-		nf.Reason = fmt.Sprintf("the row goes on over lines %d-%d and %s", nf.Line, nf.endLine, nf.Reason)
-	}
 	for i, c := range cands {
 		if !done[i] {
 			continue

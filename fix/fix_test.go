@@ -363,8 +363,50 @@ func TestRunLeavesBrokenValues(t *testing.T) {
 	if got := readFile(t, ws, ".agent/DEVELOPMENT_MATRIX.md"); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	wantNF := []NotFixed{{ID: "b2\nx", Line: 4, endLine: 5, Reason: "the row goes on over lines 4-5 and its ID cell goes on over several lines; that cell holds one value, not text, so --fix does not join it: write the value on the row's first line by hand"}}
-	if !slices.Equal(rep.NotFixed, wantNF) || rep.Errors() == 0 {
+	wantNF := []NotFixed{{ID: "b2\nx", Line: 4, Reason: "the row goes on over lines 4-5 and its ID cell goes on over several lines; that cell holds one value, not text, so --fix does not join it: write the value on the row's first line by hand"}}
+	if !slices.EqualFunc(rep.NotFixed, wantNF, sameNotFixed) || rep.Errors() == 0 {
 		t.Errorf("NotFixed = %+v, errors %d", rep.NotFixed, rep.Errors())
+	}
+}
+
+func sameNotFixed(a, b NotFixed) bool {
+	return a.ID == b.ID && a.Line == b.Line && a.Reason == b.Reason
+}
+
+// A dry run changes nothing, so it names lines of the file as it is: the
+// diagnostics left and the rows not fixed are where the user finds them now,
+// not where the fix would move them (issue 19).
+func TestDryRunNamesLinesOfTheFileAsItIs(t *testing.T) {
+	src := "| ID | Status | Description |\n|--|--|--|\n| a1 | TODO | one\ntwo\nthree |\n| b2\nx | TODO | four |\n| c3 | WRONG | five |\n"
+	ws := newWorkspace(t, map[string]string{".agent/DEVELOPMENT_MATRIX.md": src})
+	rep, err := Run(context.Background(), ws, Options{Now: now, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNF := []NotFixed{{ID: "b2\nx", Line: 6, Reason: "the row goes on over lines 6-7 and its ID cell goes on over several lines; that cell holds one value, not text, so --fix does not join it: write the value on the row's first line by hand"}}
+	if !slices.EqualFunc(rep.NotFixed, wantNF, sameNotFixed) {
+		t.Errorf("dry run NotFixed = %+v\nwant %+v", rep.NotFixed, wantNF)
+	}
+	var statusLine int
+	for _, d := range rep.Remaining {
+		if strings.Contains(d.Message, "WRONG") {
+			statusLine = d.Line
+		}
+	}
+	if statusLine != 8 {
+		t.Errorf("dry run: the bad status is reported on line %d, want 8 (where it is in the file); remaining %v", statusLine, rep.Remaining)
+	}
+	// The same fix, made: the lines of the fixed file.
+	rep, err = Run(context.Background(), ws, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.NotFixed) != 1 || rep.NotFixed[0].Line != 4 {
+		t.Errorf("fix NotFixed = %+v, want line 4 of the fixed file", rep.NotFixed)
+	}
+	for _, d := range rep.Remaining {
+		if strings.Contains(d.Message, "WRONG") && d.Line != 6 {
+			t.Errorf("fix: the bad status on line %d, want 6", d.Line)
+		}
 	}
 }

@@ -61,7 +61,15 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 				names = append(names, m.Name)
 			}
 		}
-		return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", ")), Err: err}
+		if !roleMissing(err) {
+			// It is there but cannot be read: the cause says why.
+			return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf("role %q cannot be loaded", role), Err: err}
+		}
+		msg := fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", "))
+		if len(names) == 0 {
+			msg = fmt.Sprintf("unknown role %q: there are no roles yet; create .agent/agents/%s.md holding the agent's system prompt", role, role)
+		}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: msg}
 	}
 	cli := in.CLI
 	if cli == "" {

@@ -38,7 +38,7 @@ func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now t
 		}
 		return res.After, err
 	}
-	return matrix.Task{}, &agenterr.Error{Kind: agenterr.Conflict, Reason: "no task is ready: every TODO task waits for a dependency, or there is none"}
+	return matrix.Task{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "task_id", Reason: "no task is ready: every TODO task waits for a dependency, or there is none; add one (agentinfra task create) or finish what they wait for"}
 }
 
 // claimFor claims the matrix task of a start (in.TaskID, or the next ready
@@ -101,3 +101,7 @@ func withNote(prompt, note string) string {
 	}
 	return prompt
 }
+
+// roleMissing reports whether loading a role failed because it has no file
+// (not because its file cannot be read).
+func roleMissing(err error) bool { return errors.Is(err, skills.ErrNotFound) }

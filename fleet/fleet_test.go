@@ -106,6 +106,12 @@ func TestCreateRefusesBadInputAndLeavesNothing(t *testing.T) {
 		_, err := f.Create(ctx, c.in)
 		wantCode(t, err, c.code, c.field)
 	}
+	// An unknown role is said once, with the roles there are (issue 19:
+	// the cause repeated the message).
+	if _, err := f.Create(ctx, CreateInput{Name: "sony", Spec: "s", Role: "pilot"}); err == nil ||
+		err.Error() != `unknown role "pilot": the roles are coder, explorer, oracle, reviewer (.agent/agents/{role}.md)` {
+		t.Errorf("unknown role: %v", err)
+	}
 	after, _ := treehash.Snapshot(filepath.Dir(ws.Root))
 	for p, h := range after {
 		if before[p] != h {
@@ -574,5 +580,43 @@ func TestStopEveryRunEndsAllRuns(t *testing.T) {
 		if h, _ := f.History(ctx, name, 1, 10); h.TotalCount != 1 || h.Tasks[0].Status != RunStopped {
 			t.Fatalf("%s's history: %+v", name, h)
 		}
+	}
+}
+
+// On a matrix without an Agents column (issue 19): --next takes the P1 task,
+// not a task with no priority listed above it, and the claim is recorded in
+// the task README; the run then moves the task on as usual.
+func TestNextOnAMatrixWithoutAgentsOrPriorities(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	src := "# Development Matrix\n\n| ID | Status | Pri | Diff | Mode | Description | Created | Updated |\n" +
+		"|----|--------|-----|------|------|-------------|---------|---------|\n" +
+		"| 260121185711 | TODO |  | easy | coder | No priority yet | 2026-11-01 | 2026-11-02 |\n" +
+		"| 260121185712 | TODO | P2 | easy | coder | Second | 2026-11-01 | 2026-11-02 |\n" +
+		"| 260121185713 | TODO | P1 | easy | coder | The urgent one | 2026-11-01 | 2026-11-02 |\n"
+	if err := os.WriteFile(ws.MatrixPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ws.Root, "git", "commit", "-q", "-am", "a matrix without Agents")
+	f := testFleet(t, ws, "STUB_MODE=ok")
+	if _, err := f.Create(ctx, CreateInput{Name: "papi", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	if _, err := f.Start(ctx, StartInput{Name: "papi", Next: true}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := f.Show(ctx, "papi")
+	if a.CurrentTask == nil || a.CurrentTask.TaskID != "260121185713" {
+		t.Fatalf("--next took %+v, want the P1 task 260121185713", a.CurrentTask)
+	}
+	waitStatus(t, f, "papi", StatusIdle)
+	readmes, _ := filepath.Glob(filepath.Join(ws.Root, ".agent", "tasks", "260121185713_*", "README.md"))
+	if len(readmes) != 1 {
+		t.Fatalf("READMEs %v", readmes)
+	}
+	b, _ := os.ReadFile(readmes[0])
+	if !strings.Contains(string(b), "claimed by @papi\n") || !strings.Contains(string(b), "status IN_PROGRESS → REVIEW") {
+		t.Errorf("README:\n%s", b)
 	}
 }

@@ -48,14 +48,7 @@ func Build(ctx context.Context, ws *workspace.Workspace, now time.Time, opts Opt
 			todo = append(todo, ranked{t, i})
 		}
 	}
-	prio := func(p string) int {
-		for i, v := range matrix.Priorities {
-			if v == p {
-				return i
-			}
-		}
-		return len(matrix.Priorities)
-	}
+	prio := doc.Vocabulary().PriorityRank // the workspace's words; no priority last
 	sort.SliceStable(active, func(i, j int) bool { return prio(active[i].t.Priority) < prio(active[j].t.Priority) })
 	sort.SliceStable(done, func(i, j int) bool {
 		a, b := parseTime(done[i].t.Updated), parseTime(done[j].t.Updated)

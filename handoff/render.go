@@ -21,7 +21,7 @@ func Render(h Report, now time.Time) string {
 			fmt.Fprintf(&b, "\n%s\n", none)
 		}
 		for _, t := range list {
-			fmt.Fprintf(&b, "\n### %s: %s\n\n", t.ID, mdtext.OneLine(t.Description))
+			fmt.Fprintf(&b, "\n### %s: %s\n\n", t.ID, mdtext.FirstLine(t.Description))
 			fmt.Fprintf(&b, "- %s · %s · mode %s · agents %s · updated %s\n", t.Priority, t.Difficulty, mdtext.Or(t.Mode, "-"), mdtext.Or(strings.Join(t.Agents, ", "), "-"), mdtext.Or(t.Updated, "-"))
 			if t.TaskDir == "" {
 				b.WriteString("- Folder: none\n")
@@ -60,7 +60,7 @@ func Render(h Report, now time.Time) string {
 		}
 		fmt.Fprintf(&b, "%d of %d, %s.\n\n", len(l), total, order)
 		for _, t := range l {
-			fmt.Fprintf(&b, "- %s %s %s %s: %s (%s)\n", t.ID, t.Priority, t.Difficulty, mdtext.Or(t.Mode, "-"), mdtext.OneLine(t.Description), date(t))
+			fmt.Fprintf(&b, "- %s %s %s %s: %s (%s)\n", t.ID, t.Priority, t.Difficulty, mdtext.Or(t.Mode, "-"), mdtext.FirstLine(t.Description), date(t))
 		}
 	}
 	list("Recently done", h.RecentlyDone, h.DoneTotal, "No task is done yet.", "most recently updated first",

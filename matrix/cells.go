@@ -93,8 +93,6 @@ func unescapeCell(s string) string {
 }
 
 // escapeCell makes a value safe to write into a cell: no line breaks (which
-// would split the row) and no bare pipes (which would split the cell).
-func escapeCell(v string) string {
-	v = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", `\|`).Replace(v)
-	return strings.TrimSpace(v)
-}
+// would split the row: they are written as <br>, see EncodeText) and no bare
+// pipes (which would split the cell).
+func escapeCell(v string) string { return EncodeText(v) }

@@ -125,7 +125,7 @@ func controlIn(src []byte, from, to int) int {
 	return -1
 }
 
-// fieldName is the InvalidError.Field of a column: the domain name of a
+// fieldName is the agenterr.Error Field of a column: the domain name of a
 // canonical one ("description", "priority"), else its header.
 func fieldName(canonical, header string) string {
 	switch canonical {

@@ -21,10 +21,10 @@ func TestControlCharactersAreRefusedAndReported(t *testing.T) {
 		_, err := createVia(s, ctx, Task{Description: bad}, goldenNow)
 		var inv *agenterr.Error
 		if !errors.As(err, &inv) || inv.Field != "description" || !strings.Contains(inv.Reason, "control character") {
-			t.Errorf("create %q: %v, want an InvalidError for the description", bad, err)
+			t.Errorf("create %q: %v, want an Invalid error for the description", bad, err)
 		}
 		if _, _, err := updateVia(s, ctx, "0000e1", Update{Set: map[string]string{"Description": bad}}, goldenNow); !errors.As(err, &inv) {
-			t.Errorf("update %q: %v, want an InvalidError", bad, err)
+			t.Errorf("update %q: %v, want an Invalid error", bad, err)
 		}
 		assertUntouched(t, s, controlSrc)
 	}
@@ -58,7 +58,7 @@ func TestCellSizeLimit(t *testing.T) {
 	_, err := createVia(s, ctx, Task{Description: strings.Repeat("x", MaxCellBytes+1)}, goldenNow)
 	var inv *agenterr.Error
 	if !errors.As(err, &inv) || !strings.Contains(inv.Reason, "over the limit") || inv.Value != "" {
-		t.Fatalf("err = %v, want an InvalidError naming the limit (and not echoing the value)", err)
+		t.Fatalf("err = %v, want an Invalid error naming the limit (and not echoing the value)", err)
 	}
 	assertUntouched(t, s, controlSrc)
 	if _, err := createVia(s, ctx, Task{Description: strings.Repeat("x", MaxCellBytes)}, goldenNow); err != nil {

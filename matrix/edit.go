@@ -3,6 +3,7 @@ package matrix
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,9 @@ func (d *Doc) NotFound(id string) error {
 	if r := d.unread[id]; r != nil && len(d.byID(id)) == 0 {
 		return d.unreadableErr(r)
 	}
+	if err := d.swallowedErr(id); err != nil {
+		return err
+	}
 	e := &agenterr.Error{Kind: agenterr.NotFound, Field: "id", What: "task", Value: id, Suggestions: Suggest(id, d.IDs())}
 	if nt := d.RequireTaskTable(); nt != nil && len(e.Suggestions) == 0 {
 		e.Reason = nt.Error() // no IDs at all, e.g. an older-format file
@@ -52,18 +56,48 @@ func FindTask(src []byte, id string) (Task, error) { return FindTaskWith(src, id
 
 // FindTaskWith is FindTask for a matrix with its own vocabulary (nil: the default).
 func FindTaskWith(src []byte, id string, v *Vocabulary) (Task, error) {
-	if tasks := (Query{ID: id}).SelectWith(src, v); len(tasks) > 0 {
+	switch tasks := (Query{ID: id}).SelectWith(src, v); {
+	case len(tasks) == 1:
 		return tasks[0], nil
+	case len(tasks) > 1:
+		lines := make([]int, len(tasks))
+		for i, t := range tasks {
+			lines[i] = t.Line
+		}
+		return Task{}, duplicateErr(id, lines)
 	}
 	return ParseWith(src, v).Lookup(id) // the error, with close matches
 }
 
-// Lookup returns the task with the given ID, or NotFound's error.
+// Lookup returns the task with the given ID, or NotFound's error. An ID on
+// more than one row is refused (ErrDuplicateID): a reader that showed the
+// first would hand an agent the wrong task as readily as the right one.
 func (d *Doc) Lookup(id string) (Task, error) {
+	if rs := d.byID(id); len(rs) > 1 {
+		return Task{}, duplicateErr(id, rowLines(rs))
+	}
 	if t, ok := d.Task(id); ok {
 		return t, nil
 	}
 	return Task{}, d.NotFound(id)
+}
+
+// duplicateErr refuses an ID that is on the rows starting at lines.
+func duplicateErr(id string, lines []int) error {
+	where := make([]string, len(lines))
+	for i, l := range lines {
+		where[i] = strconv.Itoa(l)
+	}
+	return &agenterr.Error{Kind: agenterr.Refused, Reason: fmt.Sprintf("ID %s is on %d rows (lines %s); give all but one of them a new ID first (agentinfra validate lists every duplicate)",
+		id, len(lines), strings.Join(where, ", ")), Field: "id", Err: ErrDuplicateID}
+}
+
+func rowLines(rs []*row) []int {
+	out := make([]int, len(rs))
+	for i, r := range rs {
+		out[i] = int(r.line)
+	}
+	return out
 }
 
 type wrapped struct {
@@ -85,7 +119,12 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 		if !ValidID(v) {
 			return "", invalid("id", v, "malformed: "+idRule, nil)
 		}
-	case ColStatus, ColPri, ColDiff:
+	case ColPri, ColDiff:
+		if v == "" {
+			return "", nil // `--set Pri=` clears it: both may be empty
+		}
+		return d.vocab.Normalize(col, v)
+	case ColStatus:
 		return d.vocab.Normalize(col, v)
 	case ColMode:
 		if v != "" && !ValidName(v) {
@@ -111,7 +150,7 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 		return strings.Join(out, " "), nil
 	case ColCreated, ColUpdated:
 		if !validDateTime(v) {
-			return "", invalid(strings.ToLower(col), v, "not a date; write "+acceptedDateForms, nil)
+			return "", invalid(strings.ToLower(col), v, dateProblem(v), nil)
 		}
 	}
 	return v, nil
@@ -130,7 +169,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 		return Task{}, refusedf("task %s on line %d could not be read, so it cannot be changed: %s", id, r.line, d.problemOf(r))
 	}
 	if rs := d.byID(id); len(rs) > 1 {
-		return Task{}, refusedf("ID %s is on lines %d and %d; give one of them a new ID first", id, rs[0].line, rs[1].line)
+		return Task{}, duplicateErr(id, rowLines(rs))
 	}
 	values := map[int]string{} // cell index → new value
 	set := func(name, v string) error {

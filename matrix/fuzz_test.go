@@ -26,7 +26,10 @@ func FuzzParseWrite(f *testing.F) {
 		f.Add(src)
 	}
 	rows, _ := filepath.Glob(filepath.Join("testdata", "rows", "*.md"))
-	for _, file := range rows {
+	// The real-world corpus: fences that close on a row's last line, <br>
+	// and backticks in cells, duplicate IDs, tables without Agents.
+	realworld, _ := filepath.Glob(filepath.Join("..", "testdata", "realworld", "*", ".agent", "DEVELOPMENT_MATRIX.md"))
+	for _, file := range append(rows, realworld...) {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
@@ -150,7 +153,7 @@ func FuzzParseWrite(f *testing.F) {
 			if !ok {
 				t.Fatalf("added task %s is not in the re-parsed file", id)
 			}
-			if got.Description != "fuzz | added row" {
+			if got.Description != "fuzz | added\nrow" {
 				t.Fatalf("added task reads back as %+v", got)
 			}
 		}

@@ -143,7 +143,7 @@ var editGoldens = []editGolden{
 		id:     "0b12ef",
 		update: Update{Status: Str("done"), Description: Str("Café — now with a | pipe and a\nnewline"), AddAgents: []string{"zoe", "@bob"}},
 		check: func(t *testing.T, after Task) {
-			if after.Status != "DONE" || after.Description != "Café — now with a | pipe and a newline" || strings.Join(after.Agents, " ") != "@bob @carol @zoe" || after.Updated != "2026-07-01 12:00" { // the cell had a time: it keeps one
+			if after.Status != "DONE" || after.Description != "Café — now with a | pipe and a\nnewline" || strings.Join(after.Agents, " ") != "@bob @carol @zoe" || after.Updated != "2026-07-01 12:00" { // the cell had a time: it keeps one
 				t.Errorf("after update: %+v", after)
 			}
 		},

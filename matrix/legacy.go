@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The older matrix format, written by hand before task tables had IDs: legend
@@ -73,7 +75,9 @@ func (d *Doc) RequireTaskTable() error {
 	}
 	e := &NoTaskTableError{}
 	for _, it := range d.itemTables() {
-		e.ItemTables++
+		if !it.headerless {
+			e.ItemTables++
+		}
 		e.Items += it.items()
 	}
 	return e
@@ -107,12 +111,18 @@ func itemColumnKind(header string) int {
 
 // itemTable is an older-format table: an Item column, at least one other
 // column this format uses, and neither an ID nor (with it) a Status column.
+// People also leave a blank line between the header and the rows, or write
+// a section's rows with no header at all: such `|`-led lines, which belong to
+// no table, are read as a headerless itemTable with the columns of the
+// nearest Item table above them of the same width.
 type itemTable struct {
 	tbl   *table
-	start int // start of the header line
+	start int // start of the header line (headerless: of the first row)
 	end   int // end of the last line's content
 	kinds []int
 	rows  []itemRow
+	// headerless is true for rows read with the header of tbl.
+	headerless bool
 }
 
 type itemRow struct {
@@ -124,7 +134,7 @@ type itemRow struct {
 func (it *itemTable) items() int {
 	n := 0
 	for _, r := range it.rows {
-		if !r.blank() {
+		if !r.blank() && !placeholderRow(it, r) {
 			n++
 		}
 	}
@@ -140,8 +150,81 @@ func (r itemRow) blank() bool {
 	return true
 }
 
-// itemTables returns the older-format tables of d in file order.
+// itemTables returns the older-format tables of d in file order, the
+// headerless ones included (see itemTable).
 func (d *Doc) itemTables() []*itemTable {
+	tables, _ := d.itemTablesAndLeftOut()
+	return tables
+}
+
+// itemTablesAndLeftOut is itemTables, and the runs of item-shaped lines
+// (`|`-led, two cells or more, after the first Item table's header) that no
+// Item table gives columns to, as first and last line numbers: a migration
+// would leave them out.
+func (d *Doc) itemTablesAndLeftOut() ([]*itemTable, [][2]int) {
+	out := d.headedItemTables()
+	if len(out) == 0 || len(d.strays) == 0 {
+		return out, nil
+	}
+	var leftOut [][2]int
+	starts := lineStarts(d.src)
+	headed := len(out)
+	for _, run := range d.strays {
+		first, last := run[0], run[1]
+		start := starts[first-1]
+		if start < out[0].start {
+			continue // before any Item table: not this format's rows
+		}
+		var rows []itemRow
+		width := -1
+		for line := first; line <= last; line++ {
+			ls, le, _ := lineAt(d.src, starts[line-1])
+			r := itemRow{line: line}
+			for _, c := range appendCells(nil, d.src, ls, le) {
+				r.cells = append(r.cells, d.str[c.text.start:c.text.end])
+			}
+			if len(r.cells) < 2 {
+				rows = nil
+				break
+			}
+			if width < 0 || len(r.cells) > width {
+				width = len(r.cells)
+			}
+			rows = append(rows, r)
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		// The nearest Item table above with as many columns gives them.
+		var from *itemTable
+		for _, it := range out[:headed] {
+			if it.start < start && len(it.tbl.cols) == len(rows[0].cells) {
+				from = it
+			}
+		}
+		if from == nil {
+			leftOut = append(leftOut, run)
+			continue
+		}
+		_, end, _ := lineAt(d.src, starts[last-1])
+		it := &itemTable{tbl: from.tbl, start: start, end: end, kinds: from.kinds, headerless: true}
+		for _, r := range rows {
+			if len(r.cells) > len(from.tbl.cols) {
+				r.extra = len(r.cells) - len(from.tbl.cols)
+			}
+			for len(r.cells) < len(from.tbl.cols) {
+				r.cells = append(r.cells, "")
+			}
+			it.rows = append(it.rows, r)
+		}
+		out = append(out, it)
+	}
+	slices.SortFunc(out, func(a, b *itemTable) int { return a.start - b.start })
+	return out, leftOut
+}
+
+// headedItemTables returns the Item tables of d that have their own header.
+func (d *Doc) headedItemTables() []*itemTable {
 	var out []*itemTable
 	for _, t := range d.tables {
 		if t.isTask {
@@ -214,8 +297,30 @@ func (d *Doc) linesIn(start, end int) []span {
 
 // heading is an ATX or setext heading of the file.
 type heading struct {
-	off  int
-	text string
+	off   int
+	text  string
+	level int // 1-6 (setext: 1 for =, 2 for -)
+}
+
+// sectionOf returns the headings a position is under, nearest first: the
+// heading above it, then the nearest heading above that one of a higher
+// level, and so on up to the top level ("### Feature Enhancements" under
+// "## P2 — Important").
+func sectionOf(heads []heading, off int) []heading {
+	var chain []heading
+	level := 7
+	for i := len(heads) - 1; i >= 0; i-- {
+		h := heads[i]
+		if h.off >= off || h.level >= level {
+			continue
+		}
+		chain = append(chain, h)
+		level = h.level
+		if level == 1 {
+			break
+		}
+	}
+	return chain
 }
 
 // headings returns the file's headings outside code fences, in order.
@@ -245,10 +350,10 @@ func (d *Doc) headings() []heading {
 			rest := trimmed[level:]
 			if level <= 6 && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
 				text := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(rest), "#"))
-				out = append(out, heading{off: l.start, text: text})
+				out = append(out, heading{off: l.start, text: text, level: level})
 			}
 		case indent < 4 && prev.start >= 0 && strings.Trim(trimmed, "= \t") == "" && strings.Contains(trimmed, "="):
-			out = append(out, heading{off: prev.start, text: strings.TrimSpace(d.str[prev.start:prev.end])})
+			out = append(out, heading{off: prev.start, text: strings.TrimSpace(d.str[prev.start:prev.end]), level: 1})
 		}
 		prev = l
 		if strings.TrimSpace(line) == "" {
@@ -328,4 +433,121 @@ func emptyValue(v string) bool {
 		return true
 	}
 	return false
+}
+
+// statusLegend returns the markers the file defines, in a legend table (a
+// row "| ✅ | Complete |") or a line of prose ("Legend: ✅ = complete, 🚧 =
+// in progress"), mapped to what they mean: done, in progress or to do.
+// Markers are runs of symbols (emoji), never letters.
+func (d *Doc) statusLegend() map[string]markerState {
+	out := map[string]markerState{}
+	add := func(glyph, meaning string) {
+		if m := statusWords(meaning); m != noMarker && glyph != "" {
+			out[glyph] = m
+		}
+	}
+	for _, t := range d.tables {
+		if t.isTask || len(t.cols) < 2 {
+			continue
+		}
+		for i, l := range d.linesIn(t.header.start, t.lastEnd) {
+			if i == 1 {
+				continue // the alignment row
+			}
+			cells := appendCells(nil, d.src, l.start, l.end)
+			if len(cells) < 2 {
+				continue
+			}
+			if g := symbolRun(cleanValue(d.str[cells[0].text.start:cells[0].text.end])); g != "" {
+				add(g, d.str[cells[1].text.start:cells[1].text.end])
+			}
+		}
+	}
+	// Prose: a symbol run, a separator, then the words that say what it is.
+	inTable := func(off int) bool {
+		for _, t := range d.tables {
+			if off >= t.header.start && off <= t.lastEnd {
+				return true
+			}
+		}
+		return false
+	}
+	fence := ""
+	for _, l := range d.linesIn(0, len(d.src)) {
+		line := d.str[l.start:l.end]
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			if fence == "" {
+				fence = trimmed[:3]
+			} else if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if fence != "" || inTable(l.start) || strings.HasPrefix(trimmed, "|") {
+			continue
+		}
+		for i := 0; i < len(line); {
+			r, n := utf8.DecodeRuneInString(line[i:])
+			if !isGlyph(r) {
+				i += n
+				continue
+			}
+			g := symbolRun(line[i:])
+			rest := strings.TrimLeft(line[i+len(g):], " \t")
+			sep := false
+			for _, s := range []string{"=", ":", "–", "—", "→", "-"} {
+				if strings.HasPrefix(rest, s) {
+					rest, sep = strings.TrimLeft(rest[len(s):], " \t"), true
+					break
+				}
+			}
+			if sep {
+				// The meaning ends at the next marker or list separator:
+				// "✅ = complete · 🚧 = in progress".
+				end := strings.IndexFunc(rest, func(r rune) bool { return isGlyph(r) || strings.ContainsRune(",;|()·•/", r) })
+				if end < 0 {
+					end = len(rest)
+				}
+				add(g, rest[:end])
+			}
+			i += len(g)
+		}
+	}
+	return out
+}
+
+// statusWords reads what a legend says a marker means.
+func statusWords(meaning string) markerState {
+	l := strings.ToLower(strings.TrimSpace(meaning))
+	switch {
+	case l == "":
+		return noMarker
+	case strings.HasPrefix(l, "not ") || firstWordMatch(l, []string{"todo"}, []string{"todo", "planned", "pending", "open", "backlog", "unstarted"}) != "":
+		return markedTodo
+	case firstWordMatch(l, []string{"wip"}, []string{"wip", "ongoing", "started", "working", "progress", "doing"}) != "":
+		return markedInProgress
+	case firstWordMatch(l, []string{"done"}, []string{"done", "complete", "completed", "finished", "shipped", "fixed", "resolved", "closed"}) != "":
+		return markedDone
+	}
+	return noMarker
+}
+
+// isGlyph reports whether r can be part of a marker: a symbol (emoji, ✅,
+// ⬜) or the joiners and variation selectors emoji are written with.
+func isGlyph(r rune) bool {
+	return unicode.IsSymbol(r) && r > 0x7f || r == 0xFE0F || r == 0x200D
+}
+
+// symbolRun returns the run of glyphs s starts with ("" when none).
+func symbolRun(s string) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !isGlyph(r) {
+			break
+		}
+		i += n
+	}
+	return s[:i]
 }

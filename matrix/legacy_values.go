@@ -22,6 +22,7 @@ type markerState int
 const (
 	noMarker markerState = iota
 	markedTodo
+	markedInProgress // only through a legend (🚧 = in progress)
 	markedDone
 )
 

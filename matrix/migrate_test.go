@@ -353,9 +353,9 @@ func TestMigrateSmallFiles(t *testing.T) {
 func TestMigrateRefusesAndChangesNothing(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
 		{"a task table already", "| ID | Status | Description |\n|---|---|---|\n| a1b2c3 | TODO | x |\n\n| Item | Priority |\n|---|---|\n| y | P1 |\n",
-			"already has a task table (line 1)"},
-		{"no Item table", "# Notes\n\n| Size | Meaning |\n|---|---|\n| S | small |\n", "nothing to migrate"},
-		{"empty file", "", "nothing to migrate"},
+			"has a task table (line 1) and also 1 older-format Item table (line 5)"},
+		{"no Item table", "# Notes\n\n| Size | Meaning |\n|---|---|\n| S | small |\n", "migrate cannot convert this file"},
+		{"empty file", "", "migrate cannot convert this file"},
 		{"values it cannot map and a split row", "| Item | Priority | Difficulty | Description |\n|---|---|---|---|\n| a | P1 | ZZ | x |\n| b | soonish | S | y |\n| c | P2 | S | a | b |\n",
 			"cannot read 3 item value(s), so nothing was written: line 3: difficulty \"ZZ\""},
 	} {
@@ -412,11 +412,12 @@ func TestStoreMigrate(t *testing.T) {
 		t.Errorf("first task %+v", a)
 	}
 	written, _ := os.ReadFile(path)
-	if _, err := migrateVia(s, context.Background(), migrateNow); !errors.Is(err, ErrRefused) {
-		t.Fatalf("second migrate = %v; want a refusal", err)
+	// Migrating a migrated file is not an error (issue 19): nothing to do.
+	if m, err := migrateVia(s, context.Background(), migrateNow); err != nil || !m.AlreadyMigrated || m.Migrated != 0 {
+		t.Fatalf("second migrate = %+v, %v; want nothing to migrate", m, err)
 	}
 	if again, _ := os.ReadFile(path); !bytes.Equal(again, written) {
-		t.Errorf("a refused migrate changed the file")
+		t.Errorf("a second migrate changed the file")
 	}
 }
 
@@ -540,4 +541,86 @@ func TestLegacyValueRules(t *testing.T) {
 			t.Errorf("markerCell(%q) = %d, %v; want %d, %v", raw, state, ok, want.state, want.ok)
 		}
 	}
+}
+
+// Issue 19: what people write in older matrices, each taken as a person
+// reads it.
+func TestMigrateWhatPeopleWrite(t *testing.T) {
+	countingRand(t)
+	taskOf := func(t *testing.T, d *Doc, title string) Task {
+		t.Helper()
+		for _, tk := range d.Tasks() {
+			if strings.HasPrefix(tk.Description, title) {
+				return tk
+			}
+		}
+		t.Fatalf("no task %q in\n%s", title, d.Bytes())
+		return Task{}
+	}
+	t.Run("priority from the heading above the nearest", func(t *testing.T) {
+		d := Parse([]byte("## P2 — Important\n\n### Feature Enhancements\n\n| Item | Priority | Description |\n|---|---|---|\n| Tag autocomplete | | while typing |\n\n#### Small ones\n\n| Item | Priority | Description |\n|---|---|---|\n| Tooltip | | on hover |\n\n## P3\n\n| Item | Priority | Description |\n|---|---|---|\n| Later | | someday |\n"))
+		m, err := d.Migrate(migrateNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := taskOf(t, d, "Tag").Priority; p != "P2" || taskOf(t, d, "Tooltip").Priority != "P2" || taskOf(t, d, "Later").Priority != "P3" || m.NoPriority != 0 {
+			t.Errorf("priorities %s %s %s, no priority %d", p, taskOf(t, d, "Tooltip").Priority, taskOf(t, d, "Later").Priority, m.NoPriority)
+		}
+	})
+	t.Run("placeholder rows are no items", func(t *testing.T) {
+		d := Parse([]byte("## P1\n\n| Item | Priority | Description |\n|---|---|---|\n| (None currently) | | |\n| None | | - |\n| — | | |\n| _nothing yet_ | | |\n| Real one | | x |\n"))
+		m, err := d.Migrate(migrateNow)
+		if err != nil || m.Migrated != 1 || fmt.Sprint(m.Placeholders) != "[5 6 7 8]" {
+			t.Errorf("migration %+v, %v", m, err)
+		}
+	})
+	t.Run("a summary table's items merge into their rows", func(t *testing.T) {
+		d := Parse([]byte("## Quick Reference: P1 Items\n\n| Item | Priority | Description |\n|---|---|---|\n| Fix login | P1 | see below |\n\n## P1\n\n| Item | Priority | Description |\n|---|---|---|\n| ~~Fix login~~ | P1 | users bounce; fixed in #212 |\n| Other | P1 | x |\n"))
+		m, err := d.Migrate(migrateNow)
+		if err != nil || m.Migrated != 2 || len(m.Merged) != 1 || m.Merged[0] != (MergedItem{Line: 5, Into: 11}) {
+			t.Fatalf("migration %+v, %v", m, err)
+		}
+		if tk := taskOf(t, d, "Fix login"); tk.Status != "DONE" || tk.Description != "Fix login — users bounce; fixed in #212" {
+			t.Errorf("merged task %+v", tk)
+		}
+		if tk, _ := d.Task(d.IDs()[0]); tk.Line != 7 || !strings.HasPrefix(string(d.Bytes()), "## Quick Reference: P1 Items\n\n## P1\n\n| ID |") {
+			t.Errorf("the task table is not in the P1 section but at line %d:\n%s", tk.Line, d.Bytes())
+		}
+	})
+	t.Run("the legend's markers count anywhere in the row", func(t *testing.T) {
+		d := Parse([]byte("Legend: ✅ = complete · 🚧 = in progress · ⬜ = not started\n\n| Item | Priority | Description |\n|---|---|---|\n| Export | P2 | ✅ shipped in 0.9 |\n| Queue | P2 | 🚧 Dana |\n| Import | P2 | ⬜ |\n"))
+		if _, err := d.Migrate(migrateNow); err != nil {
+			t.Fatal(err)
+		}
+		if a, b, c := taskOf(t, d, "Export").Status, taskOf(t, d, "Queue").Status, taskOf(t, d, "Import").Status; a != "DONE" || b != "IN_PROGRESS" || c != "TODO" {
+			t.Errorf("statuses %s %s %s", a, b, c)
+		}
+		// Without a legend a ✅ in the Description says nothing.
+		d = Parse([]byte("| Item | Priority | Description |\n|---|---|---|\n| Export | P2 | ✅ shipped in 0.9 |\n"))
+		if _, err := d.Migrate(migrateNow); err != nil || taskOf(t, d, "Export").Status != "TODO" {
+			t.Errorf("without a legend: %v %+v", err, d.Tasks())
+		}
+	})
+	t.Run("rows below a blank line or with no header", func(t *testing.T) {
+		src := "## P1\n\n| Item | Priority | Description |\n|---|---|---|\n\n| Below the blank | | a |\n\n## P3\n\n| No header | | b |\n| Nor this | P2 | c |\n"
+		d := Parse([]byte(src))
+		m, err := d.Migrate(migrateNow)
+		if err != nil || m.Migrated != 3 || m.Headerless != 3 {
+			t.Fatalf("migration %+v, %v\n%s", m, err, d.Bytes())
+		}
+		if a, b, c := taskOf(t, d, "Below").Priority, taskOf(t, d, "No header").Priority, taskOf(t, d, "Nor this").Priority; a != "P1" || b != "P3" || c != "P2" {
+			t.Errorf("priorities %s %s %s", a, b, c)
+		}
+		if strings.Count(string(d.Bytes()), "No header") != 1 || strings.Contains(string(d.Bytes()), "| Item |") {
+			t.Errorf("the headerless rows are left in place:\n%s", d.Bytes())
+		}
+	})
+	t.Run("item rows no header gives columns to are refused", func(t *testing.T) {
+		src := "## P1\n\n| Item | Priority | Description |\n|---|---|---|\n| One | | a |\n\n## P2\n\n| Two | | b | extra | cells |\n"
+		d := Parse([]byte(src))
+		_, err := d.Migrate(migrateNow)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "would leave out the item rows on line 9") || string(d.Bytes()) != src {
+			t.Errorf("Migrate = %v", err)
+		}
+	})
 }

@@ -6,6 +6,7 @@
 package matrix
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -57,6 +58,9 @@ var (
 	ErrInvalid     = agenterr.ErrInvalid
 	ErrRefused     = agenterr.ErrRefused
 	ErrLockTimeout = agenterr.New(agenterr.Unavailable, "timed out waiting for the matrix lock")
+	// ErrDuplicateID is an ID on more than one row: no reader or writer
+	// picks one of them (a Refused error).
+	ErrDuplicateID = agenterr.New(agenterr.Refused, "task ID on more than one row")
 )
 
 // Task is one row of a task table, with values normalized.
@@ -257,6 +261,21 @@ func dateLayoutOf(s string) (string, bool) {
 		return time.RFC3339, true
 	}
 	return "", false
+}
+
+// dateProblem says what is wrong with a Created or Updated value that is no
+// date agentinfra reads: a form it reads whose day does not exist (2026-02-30,
+// 260230 as YYMMDD) is said so, rather than advising the form it is in.
+func dateProblem(s string) string {
+	switch {
+	case len(s) == 8 && digits(s, 0, 8) >= 0 && validDate(s[:4]+"-"+s[4:6]+"-"+s[6:]):
+		return "YYYYMMDD is not read; write it with dashes: " + s[:4] + "-" + s[4:6] + "-" + s[6:]
+	case len(s) == 6 && digits(s, 0, 6) >= 0:
+		return fmt.Sprintf("not a real day: read as YYMMDD it is 20%s-%s-%s; write the day it is", s[:2], s[2:4], s[4:])
+	case len(s) >= 10 && s[4] == '-' && s[7] == '-' && digits(s, 0, 4) >= 0 && digits(s, 5, 7) >= 0 && digits(s, 8, 10) >= 0 && !validDate(s[:10]):
+		return "not a real day (" + s[:10] + "); write the day it is, YYYY-MM-DD"
+	}
+	return "not a date; write " + acceptedDateForms
 }
 
 // validDateTime reports whether s is a Created or Updated value agentinfra reads.

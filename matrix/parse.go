@@ -23,8 +23,11 @@ type Doc struct {
 	// problems are the diagnostics of rows a read does not return: rows that
 	// could not be read, `|`-led lines that belong to no table.
 	problems []Diagnostic
-	lines    *lineIndex
-	vocab    *Vocabulary // nil: the default vocabulary
+	// strays are the runs of `|`-led lines that belong to no table, as
+	// first and last line numbers (migrate reads headerless item rows).
+	strays [][2]int
+	lines  *lineIndex
+	vocab  *Vocabulary // nil: the default vocabulary
 }
 
 type column struct {

@@ -1,9 +1,11 @@
 package matrix
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 )
 
 // Read problems: rows a read does not return as data. A row that could not
@@ -61,6 +63,7 @@ func (d *Doc) strayWarning(first, last int) {
 	if first > last {
 		return
 	}
+	d.strays = append(d.strays, [2]int{first, last})
 	var dg Diagnostic
 	if first == last {
 		dg = Diagnostic{Line: first, Col: 1, Severity: SeverityWarning,
@@ -98,4 +101,67 @@ func (d *Doc) unreadableErr(r *row) error {
 		lines = fmt.Sprintf("lines %d-%d", r.line, r.endLine)
 	}
 	return &wrapped{msg: fmt.Sprintf("task %s is on %s of the matrix but could not be read: %s", r.id, lines, d.problemOf(r)), err: ErrUnreadable}
+}
+
+// swallowedErr is the error for an ID whose row another row took in: a
+// `|`-led line starting with the ID lies inside a row that goes on over
+// several lines (one that could not be read, or a cell read whole). The
+// reader lost its way there; "no task" would be false. nil when no such
+// line exists.
+func (d *Doc) swallowedErr(id string) error {
+	for _, t := range d.tables {
+		for _, r := range t.rows {
+			if r.endLine == r.line {
+				continue
+			}
+			line := int(r.line)
+			for off := nextLine(d.src, int(r.span.start)); off < int(r.span.end); {
+				ls, le, next := lineAt(d.src, off)
+				off, line = next, line+1
+				if firstCell(d.src[ls:le]) != id {
+					continue
+				}
+				of := "the row starting at line " + strconv.Itoa(int(r.line))
+				if r.id != "" {
+					of = "the row of task " + r.id + fmt.Sprintf(" (lines %d-%d)", r.line, r.endLine)
+				}
+				if r.unreadable != 0 {
+					return &wrapped{msg: fmt.Sprintf("task %s is on line %d of the matrix, inside %s, which could not be read: %s", id, line, of, d.problemOf(r)), err: ErrUnreadable}
+				}
+				return &wrapped{msg: fmt.Sprintf("task %s is on line %d of the matrix, inside the Description of %s, which goes on over several lines and took this row in; end that row with its last cells before line %d (`agentinfra validate` shows it)", id, line, of, line), err: ErrUnreadable}
+			}
+		}
+	}
+	return nil
+}
+
+// firstCell returns the trimmed first cell of a `|`-led line, "" otherwise.
+func firstCell(line []byte) string {
+	line = bytes.TrimLeft(line, " \t")
+	if len(line) == 0 || line[0] != '|' {
+		return ""
+	}
+	line = line[1:]
+	if i := bytes.IndexByte(line, '|'); i >= 0 {
+		line = line[:i]
+	}
+	return string(bytes.TrimSpace(line))
+}
+
+// DuplicateIDs returns an error for each task of tasks whose ID an earlier
+// one has, in order: a list that holds both rows is read whole, but no
+// command can show, change or claim either until one gets a new ID.
+func DuplicateIDs(tasks []Task) []Diagnostic {
+	var out []Diagnostic
+	first := make(map[string]int, len(tasks))
+	for _, t := range tasks {
+		line, dup := first[t.ID]
+		if !dup {
+			first[t.ID] = t.Line
+			continue
+		}
+		out = append(out, Diagnostic{Line: t.Line, Col: 1, Severity: SeverityError, Message: fmt.Sprintf(
+			"duplicate ID %s: also on line %d; task show, update and claim refuse it until one of them gets a new ID", t.ID, line)})
+	}
+	return out
 }

@@ -167,6 +167,10 @@ func (q Query) match(t Task) bool {
 // tasks and returns a non-nil slice. Call Normalize first to refuse bad values.
 func (q Query) Apply(tasks []Task) []Task { return q.applyWith(tasks, nil) }
 
+// ApplyWith is Apply for a matrix with its own vocabulary: its statuses and
+// priorities, in its order for --sort priority.
+func (q Query) ApplyWith(tasks []Task, v *Vocabulary) []Task { return q.applyWith(tasks, v) }
+
 func (q Query) applyWith(tasks []Task, vocab *Vocabulary) []Task {
 	return q.filterWith(tasks, make([]Task, 0, len(tasks)/4), vocab)
 }
@@ -181,25 +185,29 @@ func (q Query) filterWith(tasks, out []Task, vocab *Vocabulary) []Task {
 			out = append(out, t)
 		}
 	}
-	sortTasks(out, q.Sort)
+	sortTasks(out, q.Sort, vocab)
 	if q.Limit > 0 && len(out) > q.Limit {
 		out = out[:q.Limit]
 	}
 	return out
 }
 
-func sortTasks(ts []Task, by string) {
+// sortTasks sorts ts by a Sorts key, stable (file order within a key). An
+// empty value (no priority, no date) sorts last whichever the direction:
+// it is not "before P1", and a reversed list does not put it first either.
+func sortTasks(ts []Task, by string, v *Vocabulary) {
 	by = strings.ToLower(strings.TrimSpace(by))
 	rev := strings.HasPrefix(by, "-")
 	by = strings.TrimPrefix(by, "-")
-	var less func(a, b Task) int
+	var key func(t Task) string
+	newestFirst := false
 	switch by {
 	case "priority":
-		less = func(a, b Task) int { return strings.Compare(a.Priority, b.Priority) }
+		key = func(t Task) string { return t.Priority }
 	case "created":
-		less = func(a, b Task) int { return strings.Compare(a.Created, b.Created) }
+		key = func(t Task) string { return sortableDate(t.Created) }
 	case "updated":
-		less = func(a, b Task) int { return strings.Compare(b.Updated, a.Updated) }
+		key, newestFirst = func(t Task) string { return sortableDate(t.Updated) }, true
 	default:
 		if rev {
 			slices.Reverse(ts)
@@ -207,10 +215,29 @@ func sortTasks(ts []Task, by string) {
 		return
 	}
 	sort.SliceStable(ts, func(i, j int) bool {
-		c := less(ts[i], ts[j])
-		if rev {
-			c = -c
+		a, b := key(ts[i]), key(ts[j])
+		switch {
+		case a == "" || b == "":
+			return a != "" && b == ""
+		case by == "priority":
+			c := v.ComparePriority(a, b)
+			if rev {
+				c = -c
+			}
+			return c < 0
 		}
-		return c < 0
+		if newestFirst != rev {
+			return a > b
+		}
+		return a < b
 	})
+}
+
+// sortableDate writes a Created or Updated value so that strings compare as
+// times do: YYMMDD as 20YY-MM-DD; the other forms already do.
+func sortableDate(s string) string {
+	if l, ok := dateLayoutOf(s); ok && l == layoutCompactDate {
+		return "20" + s[:2] + "-" + s[2:4] + "-" + s[4:]
+	}
+	return s
 }

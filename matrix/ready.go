@@ -60,7 +60,7 @@ func ReadyTasks(tasks []Task, v *Vocabulary) []Task {
 			out = append(out, t)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Task) int { return strings.Compare(a.Priority, b.Priority) })
+	slices.SortStableFunc(out, func(a, b Task) int { return v.ComparePriority(a.Priority, b.Priority) })
 	return out
 }
 

@@ -51,7 +51,7 @@ func (d *Doc) ReplaceRow(id string, cells []string) error {
 		return d.NotFound(id)
 	}
 	if len(rs) > 1 {
-		return refusedf("ID %s is on lines %d and %d; give one of them a new ID first (or use ReplaceRowAt)", id, rs[0].line, rs[1].line)
+		return duplicateErr(id, rowLines(rs))
 	}
 	return d.replaceRow(rs[0], cells)
 }

@@ -29,7 +29,7 @@ func TestReplaceRowsAt(t *testing.T) {
 			t.Errorf("still continued: %s", dg)
 		}
 	}
-	if tk, ok := d.Task("a1"); !ok || tk.Description != "one<br>two" || tk.Line != 5 {
+	if tk, ok := d.Task("a1"); !ok || tk.Description != "one\ntwo" || tk.Line != 5 {
 		t.Errorf("a1 = %+v", tk)
 	}
 	if err := d.ReplaceRowsAt([]RowEdit{{99, []string{"x", "y", "z"}}}); !errors.Is(err, ErrNotFound) {

@@ -66,5 +66,18 @@ func (d *Doc) WarnAt(ref RowRef, col, msg string) Diagnostic {
 // be read whose ID cell holds it.
 func (d *Doc) HasID(id string) bool { return d.rowWithID(id) != nil }
 
+// UnreadRowLine is the first line of the row with id that could not be read
+// (a wrong cell count, a row that never ends); 0 when there is none, or a
+// row with id was read.
+func (d *Doc) UnreadRowLine(id string) int {
+	if d.HasTask(id) {
+		return 0
+	}
+	if r := d.unread[id]; r != nil {
+		return int(r.line)
+	}
+	return 0
+}
+
 // HasTask reports whether a task row (one that was read) has id.
 func (d *Doc) HasTask(id string) bool { i, _ := d.ids.first(d.rows, id); return i >= 0 }

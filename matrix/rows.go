@@ -91,6 +91,23 @@ func (f *fence) feed(line []byte) bool {
 	return false
 }
 
+// closesBeforeCells reports whether line, inside the open fence, is its
+// closing run followed by the row's last cells: people end a Description
+// with "```  | 2026-01-21 | 2026-01-21 |". CommonMark closes no fence on a
+// line with text after the run, but in a table cell the row ends there.
+func (f *fence) closesBeforeCells(line []byte) bool {
+	if f.char == 0 {
+		return false
+	}
+	t := bytes.TrimLeft(line, " \t")
+	run := 0
+	for run < len(t) && t[run] == f.char {
+		run++
+	}
+	rest := bytes.TrimLeft(t[run:], " \t")
+	return run >= f.n && len(rest) > 0 && rest[0] == '|'
+}
+
 // rowScanner reads the logical rows of one task table.
 type rowScanner struct {
 	d       *Doc
@@ -104,6 +121,10 @@ type rowScanner struct {
 	scratch []cellSpan
 	// closerAt is the start of the line that closesAfterBlank found last.
 	closerAt int
+	// unclosed maps the first line of a row whose cell opened a code block
+	// that never closes to the line (and offset) that opened it (rare: nil
+	// otherwise).
+	unclosed map[int32][2]int32
 }
 
 // scanRows reads the rows of t starting at off, the line after the alignment
@@ -230,15 +251,37 @@ func (s *rowScanner) closesAfterBlank(off int) bool {
 // but no closing pipe.
 func (s *rowScanner) lastCell(r *row, open, off, lineNo int) (int, int, bool) {
 	src := s.d.src
+	startOff, startLine := off, lineNo
+	fences := true
+again:
 	var f fence
+	fenceLine, fenceOff := 0, 0
 	for off < s.limit {
 		ls, le, next := lineAt(src, off)
-		inFence := f.feed(src[ls:le])
+		if fences && f.closesBeforeCells(src[ls:le]) {
+			f.char = 0
+			r.span.end, r.endLine = int32(le), int32(lineNo)
+			off, lineNo = next, lineNo+1
+			break
+		}
+		wasOpen := f.char != 0
+		inFence := fences && f.feed(src[ls:le])
+		if !wasOpen && f.char != 0 {
+			fenceLine, fenceOff = lineNo, ls
+		}
 		r.span.end, r.endLine = int32(le), int32(lineNo)
 		off, lineNo = next, lineNo+1
 		if f.char == 0 && (!inFence && s.d.closesWithPipe(span{ls, le}) || s.endsBefore(off) && !s.closesAfterBlank(off)) {
 			break
 		}
+	}
+	if f.char != 0 && off >= s.limit {
+		// A code block opened in the cell never closes: as code it would
+		// take every row after it. Read the cell again as text, so the rows
+		// after it are rows, and say where the block opened.
+		s.noteUnclosed(r, fenceLine, fenceOff)
+		off, lineNo, fences = startOff, startLine, false
+		goto again
 	}
 	end := int(r.span.end)
 	if s.d.closesWithPipe(span{int(r.span.start), end}) {
@@ -264,10 +307,22 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 		s.slab = s.slab[:open+1]
 	}
 	need := s.want - (open - rowStart + 1)
+	startOff, startLine, firstEnd, firstEndLine := off, lineNo, r.span.end, r.endLine
+	fences := true
+again:
 	var f fence
+	fenceLine, fenceOff := 0, 0
+	r.span.end, r.endLine = firstEnd, firstEndLine
 	lastText, lastTextLine := int(r.span.end), r.endLine
 	for off < s.limit {
 		ls, le, next := lineAt(src, off)
+		if fences && f.closesBeforeCells(src[ls:le]) {
+			if multiEnd, ok := s.closingCells(ls, le, need); ok {
+				r.span.end, r.endLine = int32(le), int32(lineNo)
+				s.slab[open] = multiCell(src, int(s.slab[open].text.start), multiEnd)
+				return next, lineNo + 1, false
+			}
+		}
 		if f.char == 0 && (s.t.pipes && d.opensWithPipe(span{ls, le}) || !s.t.pipes) {
 			if s.startsRow(ls, le) {
 				r.span.end, r.endLine = int32(lastText), lastTextLine
@@ -283,7 +338,11 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 				return off, lineNo, true
 			}
 		}
-		inFence := f.feed(src[ls:le])
+		wasOpen := f.char != 0
+		inFence := fences && f.feed(src[ls:le])
+		if !wasOpen && f.char != 0 {
+			fenceLine, fenceOff = lineNo, ls
+		}
 		r.span.end, r.endLine = int32(le), int32(lineNo)
 		if !isBlankLine(src[ls:le]) {
 			lastText, lastTextLine = le, int32(lineNo)
@@ -300,9 +359,27 @@ func (s *rowScanner) midCell(r *row, open, off, lineNo int) (int, int, bool) {
 			return off, lineNo, false
 		}
 	}
+	if f.char != 0 {
+		// A code block opened in the cell never closes: read the cell again
+		// as text, so that the next row ends it, and say where the block
+		// opened (that line, not the row's, is where the reader lost its way).
+		s.noteUnclosed(r, fenceLine, fenceOff)
+		off, lineNo, fences = startOff, startLine, false
+		s.slab = s.slab[:open+1]
+		goto again
+	}
 	r.span.end, r.endLine = int32(lastText), lastTextLine
 	r.unreadable = neverEnds
 	return off, lineNo, true
+}
+
+// noteUnclosed records that r's cell opened a code block at off (on line)
+// that never closes.
+func (s *rowScanner) noteUnclosed(r *row, line, off int) {
+	if s.unclosed == nil {
+		s.unclosed = map[int32][2]int32{}
+	}
+	s.unclosed[r.line] = [2]int32{int32(line), int32(off)}
 }
 
 // valueColumn reports whether a canonical column holds a short value (an
@@ -426,6 +503,12 @@ func (s *rowScanner) finish(r *row) {
 		if r.stoppedBy > 0 {
 			before = fmt.Sprintf("line %d", r.stoppedBy)
 		}
+		if fl := s.unclosed[r.line]; fl[0] > 0 {
+			d.readProblem(r, id, d.diagAt(int(fl[1]), SeverityError,
+				"%s starting at line %d never ends: the code block opened on line %d never closes (its closing fence must start a line), and no line before %s ends the row with its last cells (%s |), so it is not read; close the code block, then end the row with those cells",
+				of, r.line, fl[0], before, s.tailColumns(len(r.cells()))))
+			return
+		}
 		d.readProblem(r, id, d.diagAt(int(r.span.start), SeverityError,
 			"%s starting at line %d never ends: no line before %s ends it with its last cells (%s |), so it is not read; end the row with those cells, or escape a | inside a cell as \\|",
 			of, r.line, before, s.tailColumns(len(r.cells()))))
@@ -437,8 +520,12 @@ func (s *rowScanner) finish(r *row) {
 			of = "task " + id
 		}
 		r.bad = true
-		d.errorAt(nextLine(d.src, int(r.span.start)), "%s goes on over lines %d-%d (%d lines): a line break inside a cell; run `agentinfra validate --fix` to join it into one line",
-			of, r.line, r.endLine, r.endLine-r.line+1)
+		unclosed := ""
+		if fl := s.unclosed[r.line]; fl[0] > 0 {
+			unclosed = fmt.Sprintf("; its code block opened on line %d never closes, so the cell was read as text", fl[0])
+		}
+		d.errorAt(nextLine(d.src, int(r.span.start)), "%s goes on over lines %d-%d (%d lines): a line break inside a cell%s; run `agentinfra validate --fix` to join it into one line",
+			of, r.line, r.endLine, r.endLine-r.line+1, unclosed)
 	}
 	d.readTask(r)
 }

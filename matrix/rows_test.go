@@ -509,7 +509,7 @@ func TestReplaceRowAt(t *testing.T) {
 	const src = "| ID | Status | Description |\n|---|---|---|\n| 0000a1 | TODO | one\ntwo |\n| 0000a1 | DONE | x |\n"
 	d := Parse([]byte(src))
 	cells := []string{"0000a1", "TODO", "one<br>two"}
-	if err := d.ReplaceRow("0000a1", cells); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "lines 3 and 5") {
+	if err := d.ReplaceRow("0000a1", cells); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "lines 3, 5") {
 		t.Errorf("ReplaceRow of a duplicated ID: %v", err)
 	}
 	if err := d.ReplaceRowAt(4, cells); !errors.Is(err, ErrNotFound) {
@@ -520,5 +520,97 @@ func TestReplaceRowAt(t *testing.T) {
 	}
 	if want := "| ID | Status | Description |\n|---|---|---|\n| 0000a1 | TODO | one<br>two |\n| 0000a1 | DONE | x |\n"; string(d.Bytes()) != want {
 		t.Errorf("after ReplaceRowAt:\n%s", d.Bytes())
+	}
+}
+
+// People end a Description's code block and the row on one line:
+// "```  | 2026-01-21 | 2026-01-21 |". CommonMark keeps such a fence open, but
+// the row ends there, and every row after it is read (issue 19).
+func TestFenceClosedOnTheRowsLastLine(t *testing.T) {
+	const head = "| ID | Status | Pri | Description | Created | Updated |\n|----|--------|-----|-------------|---------|---------|\n"
+	for name, c := range map[string]struct {
+		row  string
+		desc string
+	}{
+		"fewer cells": {
+			"| 260121185712 | TODO | P2 | Show a toast when creation fails.\n\n```typescript\nconst msg = error?.message || '';\n```  | 2026-01-21 | 2026-01-21 |\n",
+			"Show a toast when creation fails.\n\n```typescript\nconst msg = error?.message || '';\n```",
+		},
+		"tilde fence, no space": {
+			"| 260121185712 | TODO | P2 | Run:\n~~~sh\nmake | tee log\n~~~| 2026-01-21 | 2026-01-21 |\n",
+			"Run:\n~~~sh\nmake | tee log\n~~~",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := head + "| 260121185711 | TODO | P1 | First. | 2026-01-21 | 2026-01-21 |\n" + c.row +
+				"| 260121185713 | IN_PROGRESS | P1 | Third. | 2026-01-21 | 2026-01-22 |\n"
+			d := Parse([]byte(src))
+			if got, want := d.IDs(), []string{"260121185711", "260121185712", "260121185713"}; !reflect.DeepEqual(got, want) {
+				t.Fatalf("IDs = %v, want %v; problems %v", got, want, d.ReadProblems())
+			}
+			tk, _ := d.Task("260121185712")
+			if tk.Description != c.desc || tk.Created != "2026-01-21" || tk.Updated != "2026-01-21" {
+				t.Errorf("the row: %q created %q updated %q", tk.Description, tk.Created, tk.Updated)
+			}
+			if last, _ := d.Task("260121185713"); last.Updated != "2026-01-22" || last.Status != "IN_PROGRESS" {
+				t.Errorf("the row after it: %+v", last)
+			}
+			if ps := d.ReadProblems(); len(ps) != 0 {
+				t.Errorf("read problems: %v", ps)
+			}
+		})
+	}
+	// A last cell that goes on (no closing pipe on the first line) closes the
+	// same way.
+	src := "| ID | Status | Description |\n|---|---|---|\n| a1 | TODO | Run:\n```sh\nls\n``` |\n| a2 | DONE | next |\n"
+	d := Parse([]byte(src))
+	if got := d.IDs(); !reflect.DeepEqual(got, []string{"a1", "a2"}) {
+		t.Fatalf("IDs = %v", got)
+	}
+	if tk, _ := d.Task("a1"); tk.Description != "Run:\n```sh\nls\n```" {
+		t.Errorf("a1 description %q", tk.Description)
+	}
+}
+
+// A code block that never closes would take every row after it: the cell is
+// read as text instead, and the message points at the line that opened it.
+func TestUnclosedFenceInCell(t *testing.T) {
+	const head = "| ID | Status | Description | Created | Updated |\n|----|--------|-------------|---------|---------|\n"
+	t.Run("the row never ends", func(t *testing.T) {
+		src := head + "| 260120000001 | TODO | Fix it:\n\n```go\nx := 1\n\n| 260120000002 | DONE | next | 2026-01-20 | 2026-01-21 |\n| 260120000003 | TODO | last | 2026-01-20 | 2026-01-21 |\n"
+		d := Parse([]byte(src))
+		if got := d.IDs(); !reflect.DeepEqual(got, []string{"260120000002", "260120000003"}) {
+			t.Errorf("IDs = %v", got)
+		}
+		want := []string{":5:1: error: row of task 260120000001 starting at line 3 never ends: the code block opened on line 5 never closes (its closing fence must start a line), and no line before line 8 ends the row with its last cells (| Created | Updated |), so it is not read; close the code block, then end the row with those cells"}
+		if got := rowDiagnostics(d.ReadProblems()); !reflect.DeepEqual(got, want) {
+			t.Errorf("problems:\n%s\nwant\n%s", strings.Join(got, "\n"), want[0])
+		}
+	})
+	t.Run("the row ends as text", func(t *testing.T) {
+		src := head + "| 260120000001 | TODO | Fix it:\n```go\nx := 1 | 2026-01-20 | 2026-01-21 |\n| 260120000002 | DONE | next | 2026-01-20 | 2026-01-21 |\n"
+		d := Parse([]byte(src))
+		if got := d.IDs(); !reflect.DeepEqual(got, []string{"260120000001", "260120000002"}) {
+			t.Errorf("IDs = %v", got)
+		}
+		if got := rowDiagnostics(d.Diagnostics()); len(got) != 1 || !strings.Contains(got[0], "its code block opened on line 4 never closes") {
+			t.Errorf("diagnostics: %v", got)
+		}
+	})
+}
+
+// The ID of a row that another row took in is not "no task": the lookup
+// says where it is and which row took it (issue 19).
+func TestLookupOfARowTakenIn(t *testing.T) {
+	src := "| ID | Status | Description | Created |\n|---|---|---|---|\n" +
+		"| 0000a1 | TODO | Example:\n```\n| 0000b2 | TODO | inside | 2026-01-01 |\n```\n| 2026-01-01 |\n" +
+		"| 0000c3 | TODO | Never ends\n```\n| 0000d4 | TODO | in it | 2026-01-01 |\n"
+	d := Parse([]byte(src))
+	_, err := d.Lookup("0000b2")
+	if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "task 0000b2 is on line 5 of the matrix, inside the Description of the row of task 0000a1 (lines 3-7)") {
+		t.Errorf("lookup of a row inside a Description: %v", err)
+	}
+	if _, err := FindTask([]byte(src), "0000b2"); !errors.Is(err, ErrUnreadable) {
+		t.Errorf("FindTask: %v", err)
 	}
 }

@@ -38,6 +38,10 @@ type Store struct {
 	// of a writer that was killed, an edit that went into the previous
 	// version); nil drops them.
 	Notify func(msg string)
+	// LockCreated, when set, is called with the lock file's path after a
+	// lock that created it (it did not exist): task.OpenStore keeps it out
+	// of `git status` (workspace.HideFromGit).
+	LockCreated func(lockPath string)
 }
 
 // NewStore returns a store for the matrix at path.
@@ -289,12 +293,16 @@ func (s *Store) lock(ctx context.Context, target string) (*lockFile, error) {
 	// is opened here, not in the goroutine, so an abandoned wait never creates
 	// it after this function has returned.
 	path := lockPathOf(target)
+	_, statErr := os.Lstat(path)
 	lf, err := openLockFile(path)
 	if err != nil {
 		if agenterr.As(err) != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if s.LockCreated != nil && errors.Is(statErr, fs.ErrNotExist) {
+		s.LockCreated(path)
 	}
 	got := make(chan error) // unbuffered: a send succeeds only while lock() still waits
 	abandoned := make(chan struct{})

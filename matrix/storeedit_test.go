@@ -37,8 +37,8 @@ func migrateVia(s *Store, ctx context.Context, now time.Time) (Migration, error)
 	if err != nil {
 		return Migration{}, err
 	}
-	if _, err := d.Migrate(now); err != nil {
-		return Migration{}, err
+	if m, err := d.Migrate(now); err != nil || m.AlreadyMigrated {
+		return m, err
 	}
 	var m Migration
 	_, err = s.Modify(ctx, func(d *Doc) error {

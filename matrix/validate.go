@@ -5,14 +5,21 @@ import (
 )
 
 // Validate returns the file's own diagnostics (Deps naming unknown tasks or
-// making a cycle included), with the warning that it has no task table, each
-// named file, in line order. Checks against the workspace (modes, skills,
-// task folders) are the task package's.
+// making a cycle included), each named file, in line order. A file with no
+// task table is an error (issue 19): an emptied matrix, an older-format one,
+// a file that is no matrix at all — every reader would find no task in it,
+// and a CI job or a commit must not pass it. A task table with no rows (what
+// init writes) is fine. Checks against the workspace (modes, skills, task
+// folders) are the task package's.
 func Validate(d *Doc, file string) []Diagnostic {
 	out := append(d.Diagnostics(), d.DependencyDiagnostics()...)
 	out = append(out, d.controlDiagnostics()...)
 	if err, ok := d.RequireTaskTable().(*NoTaskTableError); ok {
-		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityWarning, Message: err.Explain(migrateAdvice)})
+		msg := err.Explain(migrateAdvice)
+		if len(strings.TrimSpace(d.str)) == 0 {
+			msg = "the matrix is empty, so it has no task table and no task: restore it (from git: git checkout -- " + file + "), or write a task table into it (agentinfra init writes one into a missing matrix)"
+		}
+		out = append(out, Diagnostic{Line: 1, Col: 1, Severity: SeverityError, Message: msg})
 	}
 	for i := range out {
 		out[i].File = file

@@ -143,7 +143,7 @@ func (d *Doc) checkValue(col, v string) string {
 		}
 	case ColCreated, ColUpdated:
 		if v != "" && !isEmptyMark(v) && !validDateTime(v) {
-			return fmt.Sprintf("bad %s date %q: write %s", col, v, acceptedDateForms)
+			return fmt.Sprintf("bad %s date %q: %s", col, v, dateProblem(v))
 		}
 	}
 	return ""
@@ -188,7 +188,7 @@ func (d *Doc) taskOf(r *row) Task {
 		case kindAgents:
 			t.Agents = splitAgents(blankDash(v))
 		case kindDescription:
-			t.Description = v
+			t.Description = DecodeText(v)
 		case kindCreated:
 			t.Created = blankDash(v)
 		case kindUpdated:
@@ -197,7 +197,7 @@ func (d *Doc) taskOf(r *row) Task {
 			if t.Extra == nil {
 				t.Extra = map[string]string{}
 			}
-			t.Extra[r.tbl.cols[i].name] = blankDash(v)
+			t.Extra[r.tbl.cols[i].name] = DecodeText(blankDash(v))
 		}
 	}
 	return t

@@ -199,6 +199,30 @@ func (v *Vocabulary) Statuses() []string     { return slices.Clone(v.orDefault()
 func (v *Vocabulary) Priorities() []string   { return slices.Clone(v.orDefault().values[ColPri]) }
 func (v *Vocabulary) Difficulties() []string { return slices.Clone(v.orDefault().values[ColDiff]) }
 
+// ComparePriority orders two priorities as the vocabulary lists them (P1
+// first); an empty or unknown priority comes after every listed one (empty
+// last), and two such compare as strings.
+func (v *Vocabulary) ComparePriority(a, b string) int {
+	ra, rb := v.PriorityRank(a), v.PriorityRank(b)
+	if ra != rb {
+		return ra - rb
+	}
+	if a == "" || b == "" {
+		return strings.Compare(b, a) // "" after an unknown value
+	}
+	return strings.Compare(a, b)
+}
+
+// PriorityRank is a priority's place in the vocabulary's list (0 is the
+// highest); an empty or unknown priority ranks after them all.
+func (v *Vocabulary) PriorityRank(p string) int {
+	vals := v.orDefault().values[ColPri]
+	if i := slices.Index(vals, p); i >= 0 {
+		return i
+	}
+	return len(vals)
+}
+
 // Canonicalize reports whether `validate --fix` should rewrite aliases.
 func (v *Vocabulary) Canonicalize() bool { return v.orDefault().canonicalize }
 

@@ -94,23 +94,62 @@ func TestClaimConcurrentOneWinner(t *testing.T) {
 	}
 }
 
-// create and update with a mode that has no file succeed and return the
-// warning in warnings; an unknown skill is refused with force as the way out.
-func TestTaskUnknownModeWarns(t *testing.T) {
+// Modes and skills follow one rule (issue 19): a mode with no file that no
+// row uses is refused with force as the way out; once a row uses it, create
+// and update succeed with the warning in warnings. update takes mode,
+// difficulty, skills and description as create does.
+func TestTaskUnknownModeRefusedLikeSkills(t *testing.T) {
 	ws := newWorkspace(t, 1)
 	_, cs := connect(t, ws, nil)
 	var out TaskOutput
-	res := callOK(t, cs, "task", map[string]any{"action": "create", "description": "x", "mode": "codr"}, &out)
-	if out.Task == nil || out.Task.Mode != "codr" || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "did you mean coder?") ||
-		!strings.Contains(text(res), "warning: mode \"codr\"") {
-		t.Errorf("create with an unknown mode: %+v %s", out, text(res))
+	res := call(t, cs, "task", map[string]any{"action": "create", "description": "x", "mode": "codr"})
+	if !res.IsError || !strings.Contains(text(res), "did you mean coder?") || !strings.Contains(text(res), "force") {
+		t.Errorf("create with an unknown mode: %s", text(res))
 	}
-	callOK(t, cs, "task", map[string]any{"action": "update", "id": out.Task.ID, "set_fields": map[string]string{"Mode": "oracel"}}, &out)
-	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "did you mean oracle?") {
-		t.Errorf("update with an unknown mode: %+v", out)
+	res = callOK(t, cs, "task", map[string]any{"action": "create", "description": "x", "mode": "codr", "force": true}, &out)
+	if out.Task == nil || out.Task.Mode != "codr" || len(out.Warnings) != 1 || !strings.Contains(text(res), "warning: mode \"codr\"") {
+		t.Errorf("forced create with an unknown mode: %+v %s", out, text(res))
 	}
-	callOK(t, cs, "task", map[string]any{"action": "create", "description": "y", "mode": "coder", "skills": []string{"later"}, "force": true}, &out)
-	if out.Task == nil || strings.Join(out.Task.Skills, ",") != "later" {
-		t.Errorf("forced unknown skill: %+v", out)
+	id := out.Task.ID
+	callOK(t, cs, "task", map[string]any{"action": "create", "description": "y", "mode": "codr"}, &out)
+	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "did you mean coder?") {
+		t.Errorf("create with a mode a row uses: %+v", out)
+	}
+	res = call(t, cs, "task", map[string]any{"action": "update", "id": id, "mode": "oracel"})
+	if !res.IsError || !strings.Contains(text(res), "did you mean oracle?") {
+		t.Errorf("update with an unknown mode: %s", text(res))
+	}
+	callOK(t, cs, "task", map[string]any{"action": "update", "id": id, "mode": "oracle", "difficulty": "hard",
+		"skills": []string{"later"}, "force": true, "description": "Two lines:\n```sh\nls | wc -l\n```"}, &out)
+	if out.Task.Mode != "oracle" || out.Task.Difficulty != "hard" || strings.Join(out.Task.Skills, ",") != "later" ||
+		out.Task.Description != "Two lines:\n```sh\nls | wc -l\n```" || strings.Join(out.Changed, ",") != "difficulty,mode,skills,description" {
+		t.Errorf("update of mode, difficulty, skills, description: %+v", out)
+	}
+}
+
+// A claim on a matrix without an Agents column (issue 19): the holder is
+// recorded in the task README, returned as holder, and shown by show; a
+// second agent is refused naming it.
+func TestClaimWithoutAgentsColumn(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	src := "| ID | Status | Pri | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|---|\n" +
+		"| 260121185711 | TODO | P1 | coder | First. | 2026-01-21 | 2026-01-21 |\n"
+	if err := os.WriteFile(ws.MatrixPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, ws, nil)
+	var out TaskOutput
+	res := callOK(t, cs, "task", map[string]any{"action": "claim", "id": "260121185711", "agent": "@papi"}, &out)
+	if out.Holder != "@papi" || out.Task.Status != "IN_PROGRESS" || !strings.Contains(text(res), "claimed task 260121185711 for @papi") {
+		t.Errorf("claim: %+v %s", out, text(res))
+	}
+	res = call(t, cs, "task", map[string]any{"action": "claim", "id": "260121185711", "agent": "@other"})
+	if !res.IsError || !strings.Contains(text(res), "held by @papi") {
+		t.Errorf("second claim: %s", text(res))
+	}
+	out = TaskOutput{}
+	res = callOK(t, cs, "task", map[string]any{"action": "show", "id": "260121185711"}, &out)
+	if out.Holder != "@papi" || !strings.Contains(out.Readme, "claimed by @papi") || !strings.Contains(text(res), "Agents: @papi (holder") {
+		t.Errorf("show: %+v\n%s", out, text(res))
 	}
 }

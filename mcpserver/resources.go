@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -86,9 +86,9 @@ func (s *Server) taskResource(ctx context.Context, id string) (TaskResource, err
 	if err != nil {
 		return TaskResource{}, err
 	}
-	t, ok := d.Task(id)
-	if !ok {
-		return TaskResource{}, fmt.Errorf("%w: %q", matrix.ErrNotFound, id)
+	t, err := d.Lookup(id)
+	if err != nil {
+		return TaskResource{}, err
 	}
 	r := TaskResource{Task: t}
 	if t.Skills == nil {
@@ -100,8 +100,12 @@ func (s *Server) taskResource(ctx context.Context, id string) (TaskResource, err
 	dir, archived := task.Folder(s.ws, d, t.ID)
 	if dir != "" {
 		r.Dir, r.Archived = s.rel(dir), archived
-		if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err == nil {
+		b, err := s.ws.ReadFile(filepath.Join(dir, "README.md")) // inside the workspace only
+		switch {
+		case err == nil:
 			r.Readme = string(b)
+		case !errors.Is(err, fs.ErrNotExist):
+			return TaskResource{}, fmt.Errorf("read task README: %w", err)
 		}
 	}
 	return r, nil

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/agentinfra/agentinfra/matrix"
@@ -31,5 +32,26 @@ func TestTaskListReady(t *testing.T) {
 	callOK(t, cs, "task", map[string]any{"action": "list"}, &out)
 	if len(out.Tasks) != 3 {
 		t.Fatalf("without ready: %d tasks", len(out.Tasks))
+	}
+}
+
+// The ready queue is by priority, a task with none last (issue 19).
+func TestTaskListReadyNoPriorityLast(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	src := "| ID | Status | Pri | Description |\n|---|---|---|---|\n| a1 | TODO |  | none |\n| b2 | TODO | P3 | low |\n| c3 | TODO | - | dash |\n| d4 | TODO | P1 | urgent |\n"
+	if err := os.WriteFile(ws.MatrixPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, cs := connect(t, ws, nil)
+	var out struct {
+		Tasks []matrix.Task `json:"tasks"`
+	}
+	callOK(t, cs, "task", map[string]any{"action": "list", "ready": true}, &out)
+	var ids []string
+	for _, tk := range out.Tasks {
+		ids = append(ids, tk.ID)
+	}
+	if strings.Join(ids, ",") != "d4,b2,a1,c3" {
+		t.Errorf("ready queue %v, want d4,b2,a1,c3", ids)
 	}
 }

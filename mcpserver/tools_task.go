@@ -47,7 +47,7 @@ type TaskInput struct {
 // taskFields are the fields each action accepts (besides action).
 var taskFields = map[string][]string{
 	"create":   {"description", "mode", "priority", "difficulty", "skills", "slug", "force"},
-	"update":   {"id", "status", "agent", "priority", "set_fields", "force"},
+	"update":   {"id", "status", "agent", "priority", "difficulty", "mode", "skills", "description", "set_fields", "force"},
 	"claim":    {"id", "agent"},
 	"list":     {"status", "priority", "mode", "agent", "skill", "query", "limit", "ready"},
 	"archive":  {"id"},
@@ -71,11 +71,18 @@ type TaskOutput struct {
 	Tasks []matrix.Task `json:"tasks"`
 	// Total is how many rows a list matched before the limit.
 	Total int `json:"total"`
+	// Skipped is how many rows of the matrix a list could not read (each
+	// named in Warnings): they are in no list. Absent when none.
+	Skipped int `json:"skipped,omitempty"`
 	// Warnings did not stop the action: for list, the matrix rows it could
 	// not read ("line 40: ...": a wrong number of cells, a row that never
 	// ends, `|`-led lines that belong to no table); for create and update, a
 	// mode with no .agent/agents/{mode}.md. Absent when there are none.
 	Warnings []string `json:"warnings,omitempty"`
+	// Holder is who holds the task, for claim and show: the last @mention of
+	// Agents, or on a matrix without an Agents column the one the task
+	// README's status log names. Absent when none.
+	Holder string `json:"holder,omitempty"`
 	// Archived and Readme are show's: the folder is in .agent/archive/; its README.md.
 	Archived bool   `json:"archived,omitempty"`
 	Readme   string `json:"readme,omitempty"`
@@ -88,10 +95,10 @@ func (s *Server) addTaskTool() error {
 		Tool: &mcp.Tool{
 			Name: "task",
 			Description: "List, show, create, update, claim, archive and validate tasks (.agent/DEVELOPMENT_MATRIX.md). " +
-				"Actions (fields): list (status, priority, mode, agent, skill, query, ready: TODO with Deps all DONE, " +
+				"Actions (fields): list (status, priority, mode, agent, skill, query, ready: TODO with Deps all DONE, by priority, " +
 				"limit: default 10, 0 = all): rows, total, warnings for unreadable rows; show (id): row, folder, README; " +
 				"create (description, mode, priority: default P2, difficulty: default med, skills, slug, force): a TODO " +
-				"row and its folder; update (id, status, agent, priority, set_fields, force): changes only what is given; " +
+				"row and its folder; update (id, status, agent, priority, difficulty, mode, skills, description, set_fields, force): changes only what is given; " +
 				"claim (id, agent): TODO → IN_PROGRESS held by agent, refused naming the holder if another agent has it; " +
 				"archive (id): moves a DONE task's folder to .agent/archive/; scaffold (id, slug): makes a row's missing " +
 				"folder; validate: the matrix's problems by line.",
@@ -100,14 +107,14 @@ func (s *Server) addTaskTool() error {
 		},
 		Props: map[string]prop{
 			"action":      {Enum: taskActions},
-			"description": {Desc: "One line."},
+			"description": {Desc: "Line breaks and code blocks are kept."},
 			"mode":        {Desc: "Agent mode (.agent/agents/{mode}.md), e.g. coder."},
 			"priority":    {Enum: s.store.Vocab.Priorities()},
 			"difficulty":  {Enum: s.store.Vocab.Difficulties()},
 			"skills":      {Desc: "Skill slugs (.agent/skills/{slug}/)."},
 			"slug":        {Desc: "Folder suffix; default: from the description."},
 			"id":          {},
-			"force":       {Desc: "Accept skills that do not exist yet."},
+			"force":       {Desc: "Accept a mode or skills with no file that no row uses yet."},
 			"status":      {Enum: s.store.Vocab.Statuses()},
 			"agent":       {Desc: "An @mention, e.g. @coder; update adds it to Agents, claim makes it the holder."},
 			"set_fields":  {Desc: `Other columns by header, e.g. {"Diff":"hard"}.`},
@@ -138,7 +145,7 @@ func (s *Server) taskTool(ctx context.Context, _ *mcp.CallToolRequest, in TaskIn
 	case "create":
 		return s.taskCreate(ctx, in, out)
 	case "update":
-		return s.taskUpdate(ctx, in, out)
+		return s.taskUpdate(ctx, in, raw, out)
 	case "claim":
 		return s.taskClaim(ctx, in, out)
 	case "scaffold":
@@ -153,18 +160,17 @@ func (s *Server) taskTool(ctx context.Context, _ *mcp.CallToolRequest, in TaskIn
 }
 
 func fieldHint(action, k string) string {
-	if action == "update" {
-		switch k {
-		case "mode", "difficulty", "description", "skills":
-			col := map[string]string{"mode": "Mode", "difficulty": "Diff", "description": "Description", "skills": "Skills"}[k]
-			return fmt.Sprintf(", or set it with set_fields {%q: ...}", col)
-		}
+	if action == "claim" && k == "status" {
+		return "; a claim sets IN_PROGRESS itself"
 	}
 	return ""
 }
 
 func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json.RawMessage, out TaskOutput) (TaskOutput, string, error) {
 	q := matrix.Query{Mode: in.Mode, Agent: in.Agent, Skill: in.Skill, Text: in.Query, Ready: in.Ready}
+	if in.Ready {
+		q.Sort = "priority" // the ready queue, as agent start --next takes it: no priority last
+	}
 	if in.Status != "" {
 		q.Status = []string{in.Status}
 	}
@@ -193,15 +199,25 @@ func (s *Server) taskList(ctx context.Context, in TaskInput, raw map[string]json
 	}
 	for _, p := range d.ReadProblems() {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("line %d: %s", p.Line, p.Message))
+		if p.Severity == matrix.SeverityError {
+			out.Skipped++
+		}
 	}
-	all := q.Apply(tasks)
+	all := q.ApplyWith(tasks, s.store.Vocab)
+	for _, p := range matrix.DuplicateIDs(all) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("line %d: %s", p.Line, p.Message))
+	}
 	out.Total = len(all)
 	if limit > 0 && len(all) > limit {
 		all = all[:limit]
 	}
 	out.Tasks = all
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d matching tasks\n", len(all), out.Total)
+	fmt.Fprintf(&b, "%d of %d matching tasks", len(all), out.Total)
+	if out.Skipped > 0 {
+		fmt.Fprintf(&b, "; %d rows of the matrix could not be read and are in no list (see the warnings)", out.Skipped)
+	}
+	b.WriteString("\n")
 	for _, t := range all {
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Priority, t.Difficulty, t.Mode, t.Description)
 	}
@@ -228,7 +244,7 @@ func (s *Server) taskCreate(ctx context.Context, in TaskInput, out TaskOutput) (
 	return out, fmt.Sprintf("created task %s (%s) in %s\n", c.Task.ID, c.Task.Description, out.Dir) + warningLines(c.Warnings), nil
 }
 
-func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (TaskOutput, string, error) {
+func (s *Server) taskUpdate(ctx context.Context, in TaskInput, raw map[string]json.RawMessage, out TaskOutput) (TaskOutput, string, error) {
 	id := strings.TrimSpace(in.ID)
 	if id == "" {
 		return out, "", fieldErrorf("id", "required for action update; pass the task ID (action list shows them)")
@@ -240,14 +256,29 @@ func (s *Server) taskUpdate(ctx context.Context, in TaskInput, out TaskOutput) (
 	if in.Priority != "" {
 		u.Priority = &in.Priority
 	}
+	if in.Difficulty != "" {
+		u.Difficulty = &in.Difficulty
+	}
+	if in.Mode != "" {
+		u.Mode = &in.Mode
+	}
+	if given(raw, "skills") {
+		skills := []string(in.Skills)
+		u.Skills = &skills
+	}
+	if strings.TrimSpace(in.Description) != "" {
+		u.Description = &in.Description
+	} else if given(raw, "description") {
+		return out, "", fieldErrorf("description", "is empty; a task needs a description")
+	}
 	if a := strings.TrimSpace(in.Agent); a != "" {
 		u.AddAgents = []string{a}
 	}
 	if len(in.SetFields) > 0 {
 		u.Set = in.SetFields
 	}
-	if u.Status == nil && u.Priority == nil && u.AddAgents == nil && u.Set == nil {
-		return out, "", fieldErrorf("status", "action update needs something to change: status, agent, priority or set_fields")
+	if u.Status == nil && u.Priority == nil && u.Difficulty == nil && u.Mode == nil && u.Skills == nil && u.Description == nil && u.AddAgents == nil && u.Set == nil {
+		return out, "", fieldErrorf("status", "action update needs something to change: status, agent, priority, difficulty, mode, skills, description or set_fields")
 	}
 	r, err := task.UpdateTask(ctx, s.ws, id, u, s.opts.Now(), task.UpdateOptions{Force: in.Force, Getenv: s.opts.Getenv})
 	if err != nil {
@@ -273,8 +304,8 @@ func (s *Server) taskClaim(ctx context.Context, in TaskInput, out TaskOutput) (T
 	if err != nil {
 		return out, "", err
 	}
-	out.Task, out.Before, out.Changed = &r.After, &r.Before, nonNil(r.Changed)
-	holder := r.After.Agents[len(r.After.Agents)-1]
+	out.Task, out.Before, out.Changed, out.Holder = &r.After, &r.Before, nonNil(r.Changed), r.Holder
+	holder := r.Holder
 	if len(r.Changed) == 0 {
 		return out, fmt.Sprintf("task %s is already IN_PROGRESS, held by %s\n", id, holder), nil
 	}

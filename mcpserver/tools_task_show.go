@@ -21,7 +21,7 @@ func (s *Server) taskShow(ctx context.Context, in TaskInput, out TaskOutput) (Ta
 		return out, "", idError(err)
 	}
 	t := info.Task
-	out.Task = &t
+	out.Task, out.Holder = &t, info.Holder
 	if info.Dir != "" {
 		out.Dir, out.Archived, out.Readme = s.rel(info.Dir), info.Archived, info.Readme
 	}
@@ -37,7 +37,11 @@ func (s *Server) taskShow(ctx context.Context, in TaskInput, out TaskOutput) (Ta
 	line("Difficulty", t.Difficulty)
 	line("Mode", t.Mode)
 	line("Skills", strings.Join(t.Skills, ", "))
-	line("Agents", strings.Join(t.Agents, " "))
+	if len(t.Agents) == 0 && info.Holder != "" {
+		line("Agents", info.Holder+" (holder, from the task README's status log: the matrix has no Agents column)")
+	} else {
+		line("Agents", strings.Join(t.Agents, " "))
+	}
 	line("Description", t.Description)
 	line("Created", t.Created)
 	line("Updated", t.Updated)

@@ -236,7 +236,7 @@ func TestToolErrors(t *testing.T) {
 		{"task", map[string]any{"action": "update", "id": id}, "status", "set_fields"},
 		{"task", map[string]any{"action": "update", "status": "DONE"}, "id", "task ID"},
 		{"task", map[string]any{"action": "update", "id": id, "set_fields": map[string]string{"Status": "NOPE"}}, "set_fields", "TODO"},
-		{"task", map[string]any{"action": "update", "id": id, "mode": "reviewer"}, "mode", "set_fields"},
+		{"task", map[string]any{"action": "update", "id": id, "slug": "renamed"}, "slug", "remove it"},
 		{"task", map[string]any{"action": "create", "mode": "coder"}, "description", "required"},
 		{"task", map[string]any{"action": "create", "description": "x"}, "mode", "coder"},
 		{"task", map[string]any{"action": "create", "description": "x", "mode": "coder", "skills": []string{"nope"}}, "skills", "SKILL.md first; pass force: true to do it anyway"},

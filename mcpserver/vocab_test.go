@@ -19,7 +19,7 @@ func TestUnknownModeAndAliases(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "config.yaml"), []byte("matrix:\n  aliases:\n    status: {underway: IN_PROGRESS}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := task.UpdateTask(context.Background(), ws, id, matrix.Update{Mode: matrix.Str("code")}, fixedNow, task.UpdateOptions{}); err != nil {
+	if _, err := task.UpdateTask(context.Background(), ws, id, matrix.Update{Mode: matrix.Str("code")}, fixedNow, task.UpdateOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	_, cs := connect(t, ws, nil)

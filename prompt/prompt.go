@@ -251,6 +251,13 @@ func skillSection(ctx context.Context, lib *skills.Library, ref SkillRef, format
 		fix = fmt.Sprintf("create .agent/skills/%s/SKILL.md, fix the mode's skills: list", ref.Slug)
 	}
 	if !skip {
+		if looked, hint, ok := skills.NotFoundParts(err); ok {
+			// Said once: where it was looked for, then what to do.
+			if hint != "" {
+				hint = " (" + hint + ")"
+			}
+			return skillText{}, &skillError{msg: fmt.Sprintf("%s, which does not exist: %s%s; %s, or pass --skip-missing-skills to assemble the prompt without it", where, looked, hint, fix), err: err}
+		}
 		return skillText{}, fmt.Errorf("%s, which cannot be loaded: %w; %s, or pass --skip-missing-skills to assemble the prompt without it", where, err, fix)
 	}
 	note := fmt.Sprintf("## Skill: %s (not available)\n\nThe %s asks for this skill, but it could not be loaded: %s. Work without it and mention this in your tracking notes.\n",
@@ -269,6 +276,7 @@ func taskSection(ws *workspace.Workspace, t matrix.Task, taskDir, override strin
 	} else {
 		mdtext.Field(&b, "Task folder", "none yet")
 	}
+	WriteDescription(&b, t)
 	b.WriteString("\n")
 	switch {
 	case strings.TrimSpace(override) != "":
@@ -277,7 +285,7 @@ func taskSection(ws *workspace.Workspace, t matrix.Task, taskDir, override strin
 		b.WriteString("There is no task folder, so there is no README; work from the description above.\n")
 	default:
 		readme := filepath.Join(taskDir, "README.md")
-		src, err := os.ReadFile(readme)
+		src, err := ws.ReadFile(readme) // a symlink out of the workspace is refused
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			fmt.Fprintf(&b, "There is no %sREADME.md; work from the description above.\n", relDir)
@@ -379,3 +387,13 @@ func LoadTask(ctx context.Context, ws *workspace.Workspace, id string) (matrix.T
 	}
 	return matrix.FindTaskWith(src, id, vocab)
 }
+
+// skillError is a skill that cannot go into the prompt, said in the
+// prompt's words; it unwraps to the skills package's error.
+type skillError struct {
+	msg string
+	err error
+}
+
+func (e *skillError) Error() string { return e.msg }
+func (e *skillError) Unwrap() error { return e.err }

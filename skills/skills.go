@@ -72,6 +72,10 @@ type root struct {
 // Library finds skills in the workspace and global folders.
 type Library struct {
 	roots []root
+	// ws and global are where a SKILL.md may resolve to (symlinks
+	// followed): workspace.ReadFile refuses the rest.
+	ws     *workspace.Workspace
+	global string
 }
 
 // NewLibrary returns the skill library of ws. getenv reads the environment
@@ -81,18 +85,29 @@ func NewLibrary(ws *workspace.Workspace, getenv func(string) string) *Library {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	l := &Library{}
+	l := &Library{ws: ws}
 	if ws != nil {
 		l.roots = append(l.roots, root{dir: ws.SkillsDir(), source: SourceWorkspace, display: ".agent/skills"})
 	}
 	home := getenv("HOME")
 	if g := getenv(EnvGlobalSkills); g != "" {
 		l.roots = append(l.roots, root{dir: g, source: SourceGlobal, display: displayHome(g, home)})
+		l.global = g
 	} else if home != "" {
 		g := filepath.Join(home, ".agent", "global_skills")
 		l.roots = append(l.roots, root{dir: g, source: SourceGlobal, display: "~/.agent/global_skills"})
+		l.global = g
 	}
 	return l
+}
+
+// readSkillFile reads a file of a skill: it must resolve inside the
+// workspace or the global skills folder (workspace.ReadFile).
+func (l *Library) readSkillFile(path string) ([]byte, error) {
+	if l.ws != nil {
+		return l.ws.ReadFile(path, l.global)
+	}
+	return (&workspace.Workspace{Root: l.global}).ReadFile(path)
 }
 
 func displayHome(p, home string) string {
@@ -135,7 +150,7 @@ func (l *Library) List(ctx context.Context) ([]Skill, []Problem, error) {
 				continue
 			}
 			seen[slug] = true
-			s, err := loadFrom(r, slug)
+			s, err := l.loadFrom(r, slug)
 			if err != nil {
 				p := Problem{Slug: slug, Path: filepath.Join(r.dir, slug, "SKILL.md"), Err: err}
 				var fe *FrontMatterError
@@ -204,36 +219,65 @@ func (l *Library) Load(ctx context.Context, slug string) (Skill, error) {
 	for _, r := range l.roots {
 		p := filepath.Join(r.dir, slug, "SKILL.md")
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && workspace.IsSkillFolder(slug) {
-			return loadFrom(r, slug)
+			return l.loadFrom(r, slug)
 		}
 	}
 	return Skill{}, l.notFound(slug)
 }
 
 func (l *Library) notFound(slug string) error {
-	all := l.Slugs()
 	where := make([]string, len(l.roots))
 	for i, r := range l.roots {
 		where[i] = r.display + "/"
 	}
-	msg := fmt.Sprintf("skill %q: %v: no %s/SKILL.md in %s", slug, ErrNotFound, slug, strings.Join(where, " or "))
+	e := &notFoundError{looked: fmt.Sprintf("no %s/SKILL.md in %s", slug, strings.Join(where, " or "))}
 	if len(where) == 0 {
-		msg = fmt.Sprintf("skill %q: %v: no skills folder configured", slug, ErrNotFound)
+		e.looked = "no skills folder configured"
+	}
+	e.msg = fmt.Sprintf("skill %q: %v: %s", slug, ErrNotFound, e.looked)
+	// The skills that load: a listed name that does not (a broken SKILL.md,
+	// a symlink out of the workspace) is no choice to offer.
+	loaded, _, _ := l.List(context.Background())
+	all := make([]string, 0, len(loaded))
+	for _, sk := range loaded {
+		all = append(all, sk.Slug)
 	}
 	if s := Suggest(slug, all); len(s) > 0 {
-		msg += "; did you mean " + quoteJoin(s) + "?"
+		e.hint = "did you mean " + quoteJoin(s) + "?"
 	} else if len(all) > 0 {
-		msg += "; run `agentinfra skill list` to see the " + fmt.Sprint(len(all)) + " available"
-	} else {
-		msg += "; create .agent/skills/" + slug + "/SKILL.md"
+		e.hint = fmt.Sprintf("run `agentinfra skill list` to see the %d available", len(all))
 	}
-	return &notFoundError{msg: msg}
+	e.fix = "create .agent/skills/" + slug + "/SKILL.md"
+	switch {
+	case e.hint != "":
+		e.msg += "; " + e.hint
+	default:
+		e.msg += "; " + e.fix
+	}
+	return e
 }
 
-type notFoundError struct{ msg string }
+type notFoundError struct {
+	msg string
+	// looked says where a skill was looked for, hint names close or
+	// available ones, fix what creates it: a caller with its own advice
+	// (the prompt) says each once (NotFoundParts).
+	looked, hint, fix string
+}
 
 func (e *notFoundError) Error() string { return e.msg }
 func (e *notFoundError) Unwrap() error { return ErrNotFound }
+
+// NotFoundParts splits a skill's not-found error: where it was looked for
+// ("no x/SKILL.md in .agent/skills/ or ~/.agent/global_skills/") and a hint
+// ("did you mean ...?"; "" when none). ok is false for any other error.
+func NotFoundParts(err error) (looked, hint string, ok bool) {
+	var nf *notFoundError
+	if !errors.As(err, &nf) || nf.looked == "" {
+		return "", "", false
+	}
+	return nf.looked, nf.hint, true
+}
 
 func quoteJoin(ss []string) string {
 	q := make([]string, len(ss))
@@ -243,10 +287,10 @@ func quoteJoin(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-func loadFrom(r root, slug string) (Skill, error) {
+func (l *Library) loadFrom(r root, slug string) (Skill, error) {
 	dir := filepath.Join(r.dir, slug)
 	path := filepath.Join(dir, "SKILL.md")
-	src, err := os.ReadFile(path)
+	src, err := l.readSkillFile(path)
 	if err != nil {
 		return Skill{}, fmt.Errorf("read skill %q: %w", slug, err)
 	}

@@ -51,9 +51,9 @@ type Created struct {
 // embedded one, tracking/, artifacts/). It is all or nothing: the folder is
 // built under a temporary name and renamed into place under the matrix lock,
 // and removed again if the matrix cannot be written, or, if the process is
-// killed before the row is written, by the next operation (see JournalRel). Values are checked by
-// the matrix (typed errors); an unknown skill is refused unless Force (see
-// CheckRefs), an unknown mode is a warning.
+// killed before the row is written, by the next operation (see JournalRel).
+// Values are checked by the matrix (typed errors); a mode or skill with no
+// file that no row uses yet is refused unless Force (see CheckRefs).
 func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (Created, error) {
 	desc := strings.TrimSpace(o.Description)
 	if desc == "" {
@@ -189,7 +189,7 @@ func newID(ws *workspace.Workspace, d *matrix.Doc, now time.Time) (string, error
 // template when the workspace has none.
 func LoadTemplate(ws *workspace.Workspace) (string, error) {
 	p := filepath.Join(ws.TemplatesDir(), filepath.Base(TemplateRel))
-	b, err := os.ReadFile(p)
+	b, err := ws.ReadFile(p)
 	if err == nil {
 		return string(b), nil
 	}

@@ -206,34 +206,44 @@ func TestCreateTaskErrorsChangeNothing(t *testing.T) {
 	}
 }
 
-// A mode with no .agent/agents/{mode}.md is a warning, not a refusal (issue
-// 9: real matrices name modes that have no file); an unknown skill is
-// refused, typed, with the override that accepts it.
-func TestUnknownModeWarnsUnknownSkillRefuses(t *testing.T) {
+// Modes and skills follow one rule (issue 19): a name with no file is
+// refused unless force (a typo, with close names), or accepted with a
+// warning when rows of the matrix already use it (the workspace's words).
+func TestUnknownModeAndSkillOneRule(t *testing.T) {
 	ctx := context.Background()
 	ws := newWS(t)
 	seqIDs(t)
-	c, err := CreateTask(ctx, ws, CreateOptions{Description: "first", Mode: "codr"}, now)
-	if err != nil || c.Task.Mode != "codr" || c.Dir == "" {
-		t.Fatalf("create with an unknown mode: %+v, %v", c, err)
+	unchanged := treehash.Guard(t, ws.Root)
+	for _, o := range []CreateOptions{
+		{Description: "first", Mode: "codr"},
+		{Description: "second", Mode: "coder", Skills: []string{"go-tsting"}},
+	} {
+		_, err := CreateTask(ctx, ws, o, now)
+		var ref *agenterr.Error
+		if !errors.As(err, &ref) || ref.Kind != agenterr.Refused || ref.Override != "force" || !strings.Contains(err.Error(), "create .agent/") || strings.Contains(err.Error(), "--") {
+			t.Errorf("create %+v: %#v", o, err)
+		}
+		if ref != nil && ref.Field != map[bool]string{true: "mode", false: "skills"}[o.Mode == "codr"] {
+			t.Errorf("create %+v: field %q", o, ref.Field)
+		}
 	}
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `mode "codr" has no .agent/agents/codr.md; did you mean coder?`) {
-		t.Errorf("warnings = %q", c.Warnings)
+	unchanged()
+	c, err := CreateTask(ctx, ws, CreateOptions{Description: "first", Mode: "codr", Skills: []string{"house-style"}, Force: true}, now)
+	if err != nil || c.Task.Mode != "codr" || c.Dir == "" || len(c.Warnings) != 2 ||
+		!strings.Contains(c.Warnings[0], `mode "codr" has no .agent/agents/codr.md; did you mean coder?`) || !strings.Contains(c.Warnings[1], `skill "house-style" has no`) {
+		t.Fatalf("create with --force: %+v, %v", c, err)
 	}
-	r, err := UpdateTask(ctx, ws, c.Task.ID, matrix.Update{Set: map[string]string{"mode": "oracel"}}, now, UpdateOptions{})
-	if err != nil || r.After.Mode != "oracel" || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "did you mean oracle?") {
-		t.Errorf("update with an unknown mode: %+v, %v", r, err)
+	// Now a row uses them: the workspace's own words, accepted with a warning.
+	c2, err := CreateTask(ctx, ws, CreateOptions{Description: "again", Mode: "codr", Skills: []string{"house-style"}}, now)
+	if err != nil || len(c2.Warnings) != 2 {
+		t.Errorf("a mode and a skill rows already use: %+v, %v", c2, err)
+	}
+	if _, err := UpdateTask(ctx, ws, c.Task.ID, matrix.Update{Set: map[string]string{"mode": "oracel"}}, now, UpdateOptions{}); !errors.Is(err, matrix.ErrRefused) || !strings.Contains(err.Error(), "did you mean oracle?") {
+		t.Errorf("update with an unknown mode: %v", err)
 	}
 	if r, err := UpdateTask(ctx, ws, c.Task.ID, matrix.Update{Mode: matrix.Str("coder")}, now, UpdateOptions{}); err != nil || len(r.Warnings) != 0 {
 		t.Errorf("update with a known mode: %+v, %v", r, err)
 	}
-	unchanged := treehash.Guard(t, ws.Root)
-	_, err = CreateTask(ctx, ws, CreateOptions{Description: "second", Mode: "coder", Skills: []string{"go-tsting"}}, now)
-	var ref *agenterr.Error
-	if !errors.As(err, &ref) || ref.Kind != agenterr.Refused || ref.Field != "skills" || ref.Override != "force" || strings.Contains(err.Error(), "--") {
-		t.Errorf("unknown skill: %#v", err)
-	}
-	unchanged()
 }
 
 // Goroutines creating and updating at once (run with -race): nothing lost.

@@ -8,13 +8,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/agentinfra/agentinfra/skills"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // emptyDirs are created by Init even though the skeleton holds no files in them.
 var emptyDirs = []string{"tasks", "archive", "skills"}
 
 // Init creates root/.agent/ from the embedded skeleton: DEVELOPMENT_MATRIX.md,
-// agents/ (starter modes), skills/, tasks/, archive/ and templates/unified_task.md.
+// agents/ (starter modes, unless the workspace has modes of its own), skills/,
+// tasks/, archive/ and templates/unified_task.md.
 // It never overwrites anything that exists, so running it again is harmless.
 // created lists what it made, relative to root, slash-separated, folders
 // ending in "/", in creation order (empty when the workspace was complete).
@@ -54,12 +58,26 @@ func Init(ctx context.Context, root string) (created []string, err error) {
 	if err := mkdir("."); err != nil {
 		return created, err
 	}
+	// A workspace with modes of its own (not the starter modes an earlier
+	// init wrote) keeps them alone: the four starter modes would sit beside
+	// them as if they were the workspace's.
 	sk := Skeleton()
+	ownModes := false
+	if ws, err := workspace.New(abs); err == nil {
+		for _, m := range skills.ModeNames(ws) {
+			if _, err := fs.Stat(sk, "agents/"+m+".md"); err != nil {
+				ownModes = true
+			}
+		}
+	}
 	err = fs.WalkDir(sk, ".", func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if p == "." {
+			return nil
+		}
+		if ownModes && path.Dir(p) == "agents" && !e.IsDir() {
 			return nil
 		}
 		if e.IsDir() {

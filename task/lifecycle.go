@@ -51,6 +51,29 @@ func (s stamp) statusLine(from, to string) string {
 	return line
 }
 
+// noteLine is the status log line of a change that also records a note
+// (holder.go: a claim on a matrix without an Agents column), or of a note
+// alone when the status stays.
+func (s stamp) noteLine(from, to, note string) string {
+	switch {
+	case note == "":
+		return s.statusLine(from, to)
+	case from == to:
+		line := fmt.Sprintf("- %s: %s", s.now.Format("2006-01-02 15:04"), note)
+		if s.by != "" {
+			line += " (by " + string(s.by) + ")"
+		}
+		return line
+	}
+	w := s
+	if r := oneLine(s.reason); r != "" {
+		w.reason = r + "; " + note
+	} else {
+		w.reason = note
+	}
+	return w.statusLine(from, to)
+}
+
 // oneLine makes a reason fit one log line.
 func oneLine(s string) string {
 	return mdtext.Shorten(strings.Join(strings.Fields(s), " "), 240)
@@ -91,13 +114,34 @@ func ClaimWith(ctx context.Context, ws *workspace.Workspace, id, agent string, n
 	if by == "" {
 		by = Actor(mention)
 	}
-	return modifyTask(ctx, ws, id, stamp{now: now, by: by}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
-		u, err := claimUpdate(d.Vocabulary(), before, mention, o)
+	// Without an Agents column the holder is recorded in the README
+	// (holder.go): a task with no folder gets one first, if the claim is to
+	// be made.
+	claimable := func(d *matrix.Doc, t matrix.Task) bool {
+		_, err := claimUpdate(d.Vocabulary(), t, holderIn(ws, d, t), mention, o)
+		return err == nil
+	}
+	if err := ensureHolderFolder(ctx, ws, id, now, claimable); err != nil {
+		return UpdateResult{}, err
+	}
+	var holder string
+	res, err := modifyTaskNoting(ctx, ws, id, stamp{now: now, by: by}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error) {
+		u, err := claimUpdate(d.Vocabulary(), before, holderIn(ws, d, before), mention, o)
 		if err != nil || u == nil {
-			return before, err // refused, or already ours: nothing to write
+			holder = holderIn(ws, d, before)
+			return before, "", err // refused, or already ours: nothing to write
 		}
-		return d.UpdateTask(id, *u, now)
+		ru, mentions := RowUpdate(d, id, *u)
+		after, err := d.UpdateTask(id, ru, now)
+		holder = holderOf(after)
+		note := ""
+		if len(mentions) > 0 {
+			note, holder = claimedByMarker+mention, mention
+		}
+		return after, note, err
 	})
+	res.Holder = holder
+	return res, err
 }
 
 // CanClaim says whether agent may claim t with o, as a claim checks it
@@ -108,7 +152,7 @@ func CanClaim(v *matrix.Vocabulary, t matrix.Task, agent string, o ClaimOptions)
 	if err != nil {
 		return err
 	}
-	_, err = claimUpdate(v, t, mention, o)
+	_, err = claimUpdate(v, t, holderOf(t), mention, o)
 	return err
 }
 
@@ -124,16 +168,20 @@ func PreviewClaim(d *matrix.Doc, id, agent string, o ClaimOptions, now time.Time
 	if !ok {
 		return matrix.Task{}, d.NotFound(id)
 	}
-	u, err := claimUpdate(d.Vocabulary(), before, mention, o)
+	u, err := claimUpdate(d.Vocabulary(), before, holderOf(before), mention, o)
 	if err != nil || u == nil {
 		return before, err
 	}
-	return d.UpdateTask(id, *u, now)
+	// (On a matrix without an Agents column the claim records the holder in
+	// the task README: the row takes the status only.)
+	ru, _ := RowUpdate(d, id, *u)
+	return d.UpdateTask(id, ru, now)
 }
 
-// claimUpdate is the change a claim makes to before: nil when agent holds
-// it already, an error when the claim is refused.
-func claimUpdate(v *matrix.Vocabulary, before matrix.Task, mention string, o ClaimOptions) (*matrix.Update, error) {
+// claimUpdate is the change a claim makes to before, held by holder (see
+// holderIn): nil when agent holds it already, an error when the claim is
+// refused.
+func claimUpdate(v *matrix.Vocabulary, before matrix.Task, holder, mention string, o ClaimOptions) (*matrix.Update, error) {
 	id := before.ID
 	claimed, err := WorkflowStatus(v, StatusInProgress)
 	if err != nil {
@@ -144,7 +192,6 @@ func claimUpdate(v *matrix.Vocabulary, before matrix.Task, mention string, o Cla
 		return nil, err
 	}
 	done, _ := WorkflowStatus(v, StatusDone)
-	holder := holderOf(before)
 	ours := before.Status == claimed && strings.EqualFold(holder, mention)
 	switch {
 	case o.Force && !ours:
@@ -223,7 +270,7 @@ func Release(ctx context.Context, ws *workspace.Workspace, id, agent string, by 
 	}
 	res, err := modifyTask(ctx, ws, id, stamp{now: now, by: by.or(ctx), reason: "released: the run did not start"}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
 		v := d.Vocabulary()
-		if !isStatus(v, before.Status, StatusInProgress) || !strings.EqualFold(holderOf(before), mention) {
+		if !isStatus(v, before.Status, StatusInProgress) || !strings.EqualFold(holderIn(ws, d, before), mention) {
 			return before, nil
 		}
 		todo, err := WorkflowStatus(v, StatusTodo)
@@ -231,7 +278,8 @@ func Release(ctx context.Context, ws *workspace.Workspace, id, agent string, by 
 			return matrix.Task{}, err
 		}
 		rest := slices.DeleteFunc(slices.Clone(before.Agents), func(a string) bool { return strings.EqualFold(a, mention) })
-		return d.UpdateTask(id, matrix.Update{Status: &todo, Set: map[string]string{matrix.ColAgents: strings.Join(rest, " ")}}, now)
+		ru, _ := RowUpdate(d, id, matrix.Update{Status: &todo, Set: map[string]string{matrix.ColAgents: strings.Join(rest, " ")}})
+		return d.UpdateTask(id, ru, now)
 	})
 	if errors.Is(err, matrix.ErrNotFound) {
 		return UpdateResult{}, nil
@@ -265,7 +313,7 @@ func Finish(ctx context.Context, ws *workspace.Workspace, id string, o FinishOpt
 		if !isStatus(v, before.Status, StatusInProgress) {
 			return before, nil
 		}
-		if o.Holder != "" && !strings.EqualFold(holderOf(before), o.Holder) {
+		if o.Holder != "" && !strings.EqualFold(holderIn(ws, d, before), o.Holder) {
 			return before, nil
 		}
 		word, err := WorkflowStatus(v, to)

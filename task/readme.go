@@ -32,6 +32,9 @@ func renderReadme(tmpl string, t matrix.Task, slug, date string) string {
 		return s
 	}
 	title := taskTitle(t.Description)
+	// A heading is one line: a Description over several lines puts its
+	// first line there, and the whole text where the template says more.
+	tmpl = headingsUseTitle(tmpl)
 	braces := strings.NewReplacer(
 		"{{id}}", t.ID,
 		"{{title}}", title, "{{name}}", title,
@@ -86,6 +89,25 @@ func fillBrackets(s string, values map[string]string) string {
 
 // taskTitle is the description's first line: cells continue over "<br>", and
 // rows read from a continued record over newlines.
+// headingsUseTitle writes {{description}} and [description] on a template's
+// heading lines as {{title}}.
+func headingsUseTitle(tmpl string) string {
+	if !strings.Contains(tmpl, "{{description}}") && !strings.Contains(strings.ToLower(tmpl), "[description]") {
+		return tmpl
+	}
+	lines := strings.SplitAfter(tmpl, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimLeft(l, " "), "#") {
+			l = strings.ReplaceAll(l, "{{description}}", "{{title}}")
+			if j := strings.Index(strings.ToLower(l), "[description]"); j >= 0 {
+				l = l[:j] + "{{title}}" + l[j+len("[description]"):]
+			}
+			lines[i] = l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
 func taskTitle(desc string) string {
 	first := desc
 	for _, sep := range []string{"<br>", "<br/>", "<br />", "\n"} {

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -12,17 +13,23 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// CheckRefs checks what a task names in the workspace. A mode with no
-// .agent/agents/{mode}.md is a warning (real matrices name modes `code` or
-// `agent` that have no file; validate warns about them too), with close
-// names. A skill with no SKILL.md in the workspace or the global skills
-// folder is refused, unless force: a Refused *agenterr.Error with Field
-// "skills" and Override "force", listing the valid ones. Empty mode and
-// skills are fine.
+// CheckRefs checks what a task names in the workspace, modes and skills by
+// one rule: a name is accepted when it has its file (.agent/agents/{mode}.md;
+// a SKILL.md in the workspace or the global skills folder), or when rows of
+// the matrix already use it (real matrices name modes `code` or `agent` that
+// have no file: the workspace's own words, which validate warns about) with
+// a warning; any other name is refused unless force, as a typo would be: a
+// Refused *agenterr.Error with Field "mode" or "skills" and Override "force",
+// with close names. Empty mode and skills are fine.
 func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string, skillList []string, force bool) (warnings []string, err error) {
+	var used *usedNames // read from the matrix only for a name with no file
 	if mode = strings.TrimSpace(mode); mode != "" {
 		modes := skills.ModeNames(ws)
 		if !slices.Contains(modes, mode) {
+			used = usedInMatrix(ws, used)
+			if !force && !used.modes[mode] {
+				return nil, unknownName("mode", mode, modes, ".agent/agents/"+mode+".md")
+			}
 			w := fmt.Sprintf("mode %q has no .agent/agents/%s.md", mode, mode)
 			if s := matrix.Suggest(mode, modes); len(s) > 0 {
 				w += "; did you mean " + strings.Join(s, ", ") + "?"
@@ -32,7 +39,7 @@ func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string,
 			warnings = append(warnings, w+"; the task was written with it")
 		}
 	}
-	if len(skillList) == 0 || force {
+	if len(skillList) == 0 {
 		return warnings, nil
 	}
 	if getenv == nil {
@@ -40,25 +47,61 @@ func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string,
 	}
 	known := skills.NewLibrary(ws, getenv).Slugs()
 	for _, s := range skillList {
-		if !slices.Contains(known, s) {
-			return warnings, unknownSkill(s, known)
+		if slices.Contains(known, s) {
+			continue
 		}
+		used = usedInMatrix(ws, used)
+		if !force && !used.skills[s] {
+			return warnings, unknownName("skill", s, known, ".agent/skills/"+s+"/SKILL.md")
+		}
+		warnings = append(warnings, fmt.Sprintf("skill %q has no .agent/skills/%s/SKILL.md (nor a global one); the task was written with it", s, s))
 	}
 	return warnings, nil
 }
 
-func unknownSkill(v string, valid []string) error {
-	msg := fmt.Sprintf("unknown skill %q", v)
+// usedNames are the modes and skills the matrix's rows name.
+type usedNames struct{ modes, skills map[string]bool }
+
+// usedInMatrix reads them once (an unreadable matrix names none).
+func usedInMatrix(ws *workspace.Workspace, u *usedNames) *usedNames {
+	if u != nil {
+		return u
+	}
+	u = &usedNames{modes: map[string]bool{}, skills: map[string]bool{}}
+	st, err := OpenStore(ws)
+	if err != nil {
+		return u
+	}
+	d, err := st.Load(context.Background())
+	if err != nil {
+		return u
+	}
+	for _, t := range d.Tasks() {
+		u.modes[t.Mode] = true
+		for _, sk := range t.Skills {
+			u.skills[sk] = true
+		}
+	}
+	return u
+}
+
+func unknownName(kind, v string, valid []string, file string) error {
+	msg := fmt.Sprintf("unknown %s %q", kind, v)
 	if s := matrix.Suggest(v, valid); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
 	}
-	if len(valid) > 0 {
-		msg += "; valid skills: " + strings.Join(valid, ", ")
-	} else {
-		msg += "; the workspace has no skills yet"
+	switch {
+	case len(valid) > 0:
+		msg += fmt.Sprintf("; valid %ss: %s", kind, strings.Join(valid, ", "))
+	default:
+		msg += fmt.Sprintf("; the workspace has no %ss yet", kind)
 	}
-	msg += "; create .agent/skills/" + v + "/SKILL.md first"
-	return &agenterr.Error{Kind: agenterr.Refused, Reason: msg, Field: "skills", Override: "force"}
+	msg += "; create " + file + " first"
+	field := "mode"
+	if kind == "skill" {
+		field = "skills"
+	}
+	return &agenterr.Error{Kind: agenterr.Refused, Reason: msg, Field: field, Override: "force"}
 }
 
 func cleanList(in []string) []string {

@@ -24,6 +24,8 @@ import (
 	"embed"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/config"
@@ -96,13 +98,29 @@ func OpenStore(ws *workspace.Workspace) (*matrix.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := matrix.NewStore(ws.MatrixPath())
+	s := writerStore(ws, matrix.NewStore(ws.MatrixPath()))
 	s.Vocab = v
+	return s, nil
+}
+
+// writerStore is the store of the workspace's matrix for a writer: its
+// Root, the lock timeout of the workspace's config ($AGENTINFRA_LOCK_TIMEOUT;
+// a config the caller cannot use leaves the default), and files of the
+// store's own that git does not list (issue 19: in a workspace init did not
+// make, no .gitignore names them): the lock, the previous version, versions
+// kept aside after a clash with an editor, a write's temporary files, the
+// record of a change across files.
+func writerStore(ws *workspace.Workspace, s *matrix.Store) *matrix.Store {
 	s.Root = ws.Root
-	if c.LockTimeout > 0 {
+	if c, err := ws.Config(); err == nil && c.LockTimeout > 0 {
 		s.LockTimeout = c.LockTimeout
 	}
-	return s, nil
+	s.LockCreated = func(lock string) {
+		dir, base := filepath.Dir(lock), strings.TrimSuffix(filepath.Base(lock), ".lock")
+		workspace.HideFromGit(lock, s.PrevPath(), filepath.Join(dir, base+".recovered-*"),
+			filepath.Join(dir, base+".tmp-*"), filepath.Join(dir, JournalRel))
+	}
+	return s
 }
 
 func exists(p string) bool {

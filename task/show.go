@@ -62,6 +62,10 @@ type TaskInfo struct {
 	Archived bool   `json:"archived"`
 	// Readme is Dir/README.md, "" when missing.
 	Readme string `json:"readme"`
+	// Holder is who holds an IN_PROGRESS task (see Holder): the last
+	// @mention of Agents, or the one the README records when the matrix
+	// has no Agents column; "" when none.
+	Holder string `json:"holder,omitempty"`
 }
 
 // ShowTask returns a task's row, folder (in tasks/ or archive/) and README.
@@ -89,11 +93,18 @@ func ShowTask(ctx context.Context, ws *workspace.Workspace, id string) (TaskInfo
 		return ""
 	})
 	if info.Dir != "" {
-		b, err := os.ReadFile(filepath.Join(info.Dir, "README.md"))
+		b, err := ws.ReadFile(filepath.Join(info.Dir, "README.md")) // inside the workspace only
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return TaskInfo{}, fmt.Errorf("read task README: %w", err)
 		}
 		info.Readme = string(b)
+	}
+	if IsStatus(vocab, t, StatusInProgress) {
+		if n := len(t.Agents); n > 0 {
+			info.Holder = t.Agents[n-1]
+		} else if d := matrix.ParseWith(src, vocab); !d.RowHasColumn(id, matrix.ColAgents) {
+			info.Holder = ReadmeHolder([]byte(info.Readme))
+		}
 	}
 	return info, nil
 }

@@ -28,6 +28,7 @@ var fold = map[rune]string{
 // letters and digits joined by single underscores, at most MaxSlugLen
 // characters (cut at a word boundary when one is near), "task" when nothing is left.
 func Slugify(desc string) string {
+	desc = taskTitle(desc) // a Description over several lines: its first line
 	var b strings.Builder
 	pendingSep := false
 	for _, r := range strings.ToLower(desc) {

@@ -241,3 +241,29 @@ func TestListAndShowTask(t *testing.T) {
 		t.Errorf("missing matrix: %v", err)
 	}
 }
+
+// init in a workspace with modes of its own adds no starter modes beside
+// them (issue 19); in a fresh one it writes them.
+func TestInitKeepsAWorkspacesOwnModes(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".agent", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".agent", "agents", "fixer.md"), []byte("You fix.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	created, err := Init(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range created {
+		if strings.HasPrefix(c, ".agent/agents/") {
+			t.Errorf("init added %s beside the workspace's own mode", c)
+		}
+	}
+	fresh := t.TempDir()
+	created, _ = Init(context.Background(), fresh)
+	if !slices.Contains(created, ".agent/agents/coder.md") {
+		t.Errorf("a fresh init: %v", created)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -39,6 +40,14 @@ type UpdateResult struct {
 	LogFile string `json:"log_file,omitempty"`
 	// Warnings did not stop the change (a mode with no file).
 	Warnings []string `json:"warnings,omitempty"`
+	// Holder is who holds the task after a claim (Claim, ClaimWith): the
+	// last @mention of Agents, or on a matrix without an Agents column the
+	// one its README records (holder.go).
+	Holder string `json:"holder,omitempty"`
+	// Note is what the README's status log recorded besides a status
+	// change: @mentions a matrix without an Agents column could not take
+	// ("claimed by @x"); "" otherwise.
+	Note string `json:"note,omitempty"`
 }
 
 // UpdateTask changes one row under the matrix lock (see matrix.Doc.UpdateTask:
@@ -69,14 +78,36 @@ func UpdateTask(ctx context.Context, ws *workspace.Workspace, id string, u matri
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	res, err := modifyTask(ctx, ws, id, stamp{now: now, by: o.Actor.or(ctx), reason: o.Reason}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
-		return d.UpdateTask(id, u, now)
+	if len(u.AddAgents) > 0 {
+		if err := ensureHolderFolder(ctx, ws, id, now, func(*matrix.Doc, matrix.Task) bool { return true }); err != nil {
+			return UpdateResult{}, err
+		}
+	}
+	res, err := modifyTaskNoting(ctx, ws, id, stamp{now: now, by: o.Actor.or(ctx), reason: o.Reason}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error) {
+		// A matrix without an Agents column: the @mentions go to the
+		// README's status log (holder.go).
+		ru, mentions := RowUpdate(d, id, u)
+		after, err := d.UpdateTask(id, ru, now)
+		return after, agentsNote(d.Vocabulary(), after, mentions), err
 	})
 	if err != nil {
 		return UpdateResult{}, err
 	}
 	res.Warnings = append(warnings, res.Warnings...)
 	return res, nil
+}
+
+// statusSectionSep is what goes between a README's end and a new section.
+func statusSectionSep(body []byte) string {
+	switch {
+	case len(body) == 0:
+		return ""
+	case !strings.HasSuffix(string(body), "\n"):
+		return "\n\n"
+	case !strings.HasSuffix(string(body), "\n\n"):
+		return "\n"
+	}
+	return ""
 }
 
 // SetStatus sets a task's status (any word of the vocabulary or an alias),
@@ -91,6 +122,18 @@ func SetStatus(ctx context.Context, ws *workspace.Workspace, id, status string, 
 // change. change returns the row after; returning before unchanged writes
 // nothing.
 func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, w stamp, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, error)) (UpdateResult, error) {
+	return modifyTaskNoting(ctx, ws, id, w, func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error) {
+		after, err := change(d, before)
+		return after, "", err
+	})
+}
+
+// modifyTaskNoting is modifyTask whose change may also return a note for the
+// README's status log (the holder of a claim on a matrix without an Agents
+// column, see holder.go): the line is written when the status changed or a
+// note is given, and a note that cannot be written (no README) refuses the
+// change.
+func modifyTaskNoting(ctx context.Context, ws *workspace.Workspace, id string, w stamp, change func(d *matrix.Doc, before matrix.Task) (matrix.Task, string, error)) (UpdateResult, error) {
 	var (
 		res UpdateResult
 		op  = newOp(ws)
@@ -107,15 +150,15 @@ func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, w stamp
 		if !ok {
 			return d.NotFound(id)
 		}
-		after, err := change(d, before)
+		after, note, err := change(d, before)
 		if err != nil {
 			return err
 		}
-		res = UpdateResult{Before: before, After: after, Changed: changedFields(before, after)}
-		if before.Status == after.Status {
+		res = UpdateResult{Before: before, After: after, Changed: changedFields(before, after), Note: note}
+		if before.Status == after.Status && note == "" {
 			return nil
 		}
-		return op.logStatus(d, id, before.Status, after.Status, w, &res)
+		return op.logStatus(d, id, before.Status, after.Status, note, w, &res)
 	}, op.finish)
 	if err != nil {
 		op.flush(ctx)
@@ -130,21 +173,32 @@ func modifyTask(ctx context.Context, ws *workspace.Workspace, id string, w stamp
 // status or log section, after recording the change in the journal (with
 // the README as it was), so that a process killed before the row is written
 // leaves a line the next writer removes.
-func (op *op) logStatus(d *matrix.Doc, id, from, to string, w stamp, res *UpdateResult) error {
+func (op *op) logStatus(d *matrix.Doc, id, from, to, note string, w stamp, res *UpdateResult) error {
+	noReadme := func() error {
+		if note == "" {
+			return nil
+		}
+		return &agenterr.Error{Kind: agenterr.Refused, Field: "agent", Reason: fmt.Sprintf("the matrix has no Agents column and task %s has no README to record %q in; run `agentinfra task scaffold %s` first, or add the column with `agentinfra migrate --add-columns`", id, note, id)}
+	}
 	dir, _ := Folder(op.ws, d, id)
 	if dir == "" {
-		return nil
+		return noReadme()
 	}
 	p := filepath.Join(dir, "README.md")
 	body, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil
+			return noReadme()
 		}
 		return fmt.Errorf("read task README: %w", err)
 	}
-	line := w.statusLine(from, to)
+	line := w.noteLine(from, to, note)
 	nb, ok := AppendStatusLine(body, line)
+	if !ok && note != "" {
+		// The holder must be written down: a README without a status
+		// section gets one.
+		nb, ok = append(append(append([]byte{}, body...), statusSectionSep(body)...), "## Status log\n\n"+line+"\n"...), true
+	}
 	if !ok {
 		return nil
 	}

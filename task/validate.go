@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -137,8 +138,13 @@ func workspaceWarnings(l *WorkspaceListing, d *matrix.Doc) []matrix.Diagnostic {
 	// matters with thousands of folders).
 	sort.Slice(orphans, func(i, j int) bool { return orphans[i].name < orphans[j].name })
 	for _, o := range orphans {
-		out = append(out, matrix.Diagnostic{Line: 1, Col: 1, Severity: matrix.SeverityWarning,
-			Message: "task folder .agent/tasks/" + o.name + " has no row in the matrix; add a row for " + o.id + " or archive the folder"})
+		msg := "task folder .agent/tasks/" + o.name + " has no row in the matrix: if it is task " + o.id + "'s folder, the row is missing (add it, or archive the folder); a folder of other work (a batch of fixes, notes) can stay as it is"
+		if line := d.UnreadRowLine(o.id); line > 0 {
+			// Its row is there but could not be read: a new row would be a
+			// second one.
+			msg = fmt.Sprintf("task folder .agent/tasks/%s belongs to task %s, whose row (line %d) could not be read; repair that row (see its error), do not add another", o.name, o.id, line)
+		}
+		out = append(out, matrix.Diagnostic{Line: 1, Col: 1, Severity: matrix.SeverityWarning, Message: msg})
 	}
 	return out
 }

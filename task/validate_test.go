@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,8 +63,8 @@ func TestValidateWorkspaceWarnings(t *testing.T) {
 		got = append(got, d.String())
 	}
 	want := []string{
-		`M.md:1:1: warning: task folder .agent/tasks/261301_not_a_date has no row in the matrix; add a row for 261301 or archive the folder`,
-		`M.md:1:1: warning: task folder .agent/tasks/a0ffff_orphan has no row in the matrix; add a row for a0ffff or archive the folder`,
+		`M.md:1:1: warning: task folder .agent/tasks/261301_not_a_date has no row in the matrix: if it is task 261301's folder, the row is missing (add it, or archive the folder); a folder of other work (a batch of fixes, notes) can stay as it is`,
+		`M.md:1:1: warning: task folder .agent/tasks/a0ffff_orphan has no row in the matrix: if it is task a0ffff's folder, the row is missing (add it, or archive the folder); a folder of other work (a batch of fixes, notes) can stay as it is`,
 		`M.md:4:12: warning: task a00002 is REVIEW but has no folder .agent/tasks/a00002_*; run ` + "`agentinfra task scaffold a00002`" + ` to create it, or restore it`,
 		`M.md:4:21: warning: mode "ghost" has no .agent/agents/ghost.md; create it or fix the Mode`,
 		`M.md:4:29: warning: skill "no-skill-md" has no .agent/skills/no-skill-md/SKILL.md (nor a global one); create it or fix the Skills`,
@@ -153,5 +154,27 @@ func TestValidateWarnsAboutAMissingWorkflowWord(t *testing.T) {
 		if diag.File != "M.md" {
 			t.Errorf("with every word: %s", diag)
 		}
+	}
+}
+
+// The folder of a row that could not be read is not told to get a row: it
+// has one; the advice is to repair it (issue 19).
+func TestFolderOfAnUnreadableRow(t *testing.T) {
+	ws := newWS(t)
+	src := "| ID | Status | Description |\n|---|---|---|\n| b2c3d4 | TODO | one | extra |\n"
+	if err := os.WriteFile(ws.MatrixPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws.TasksDir(), "b2c3d4_one"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := matrix.Parse([]byte(src))
+	var got []string
+	for _, dg := range Validate(ws, d, "M.md", func(string) string { return "" }) {
+		got = append(got, dg.Message)
+	}
+	want := "task folder .agent/tasks/b2c3d4_one belongs to task b2c3d4, whose row (line 3) could not be read; repair that row (see its error), do not add another"
+	if !slices.Contains(got, want) {
+		t.Errorf("diagnostics:\n%s\nwant %q", strings.Join(got, "\n"), want)
 	}
 }

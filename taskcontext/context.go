@@ -179,9 +179,9 @@ func Build(ctx context.Context, ws *workspace.Workspace, id string, opts Options
 		}
 	}
 	id = strings.TrimSpace(id)
-	t, ok := doc.Task(id)
-	if !ok {
-		return Context{}, doc.NotFound(id)
+	t, err := doc.Lookup(id)
+	if err != nil {
+		return Context{}, err
 	}
 	c := Context{
 		Task:      t,

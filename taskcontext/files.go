@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -40,22 +39,8 @@ func readReadme(ws *workspace.Workspace, dir string, opts Options, c *Context) e
 }
 
 // readInside reads a regular file after checking that it (symlinks
-// followed) stays inside the workspace.
-func readInside(ws *workspace.Workspace, p string) ([]byte, error) {
-	if _, err := os.Lstat(p); err != nil {
-		return nil, err
-	}
-	real, err := ws.Resolve(p)
-	if err != nil {
-		return nil, err
-	}
-	// The open file is checked, not the path: a FIFO must not hang the read.
-	b, err := regularfile.Read(real, -1)
-	if errors.Is(err, regularfile.ErrNotRegular) {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	return b, err
-}
+// followed) stays inside the workspace: workspace.ReadFile.
+func readInside(ws *workspace.Workspace, p string) ([]byte, error) { return ws.ReadFile(p) }
 
 // unreadable explains why a file was not read without naming anything
 // outside the workspace.

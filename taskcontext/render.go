@@ -12,7 +12,7 @@ import (
 func Render(c Context) string {
 	var b strings.Builder
 	t := c.Task
-	fmt.Fprintf(&b, "# Task %s: %s\n\n", t.ID, mdtext.OneLine(t.Description))
+	fmt.Fprintf(&b, "# Task %s: %s\n\n", t.ID, mdtext.OneLine(prompt.DescriptionLine(t)))
 	prompt.WriteTaskFields(&b, t, false)
 	switch {
 	case c.TaskDir == "":
@@ -32,6 +32,7 @@ func Render(c Context) string {
 	default:
 		mdtext.Field(&b, "Mode file", "missing: "+c.Mode.Error)
 	}
+	prompt.WriteDescription(&b, t)
 
 	b.WriteString("\n## README\n\n")
 	switch {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/config"
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 )
 
 // EnvRoot names the environment variable that overrides workspace discovery.
@@ -58,14 +59,15 @@ func New(dir string) (*Workspace, error) {
 }
 
 // Config returns the workspace's config file, .agent/config.yaml, with
-// every section decoded: read on the first call, the same value after. A
-// missing file is the defaults; a file that is not YAML is an error on
-// every call.
+// every section decoded: read (through ReadFile) on the first call, the
+// same value after. A missing file is the defaults; a file that is not YAML
+// is an error on every call.
 func (w *Workspace) Config() (*config.Config, error) {
+	read := func(p string) ([]byte, error) { return w.ReadFile(p) }
 	if w.cfg == nil {
-		return config.Load(w.Root, w.Getenv)
+		return config.Load(w.Root, w.Getenv, read)
 	}
-	w.cfg.once.Do(func() { w.cfg.cfg, w.cfg.err = config.Load(w.Root, w.Getenv) })
+	w.cfg.once.Do(func() { w.cfg.cfg, w.cfg.err = config.Load(w.Root, w.Getenv, read) })
 	return w.cfg.cfg, w.cfg.err
 }
 
@@ -77,6 +79,14 @@ func Find(explicit, start string) (*Workspace, error) {
 		ws, err := New(explicit)
 		if err != nil {
 			return nil, err
+		}
+		if !isDir(ws.Root) {
+			// init would fail there too: do not advise it.
+			from := "--root"
+			if os.Getenv(EnvRoot) == explicit {
+				from = "$" + EnvRoot
+			}
+			return nil, fmt.Errorf("%w: %s (from %s) is not a folder; pass the folder of your repository", ErrNoWorkspace, ws.Root, from)
 		}
 		if !isDir(ws.AgentDir()) {
 			return nil, fmt.Errorf("%w: %s has no .agent/ folder; run `agentinfra init --root %s` to create one", ErrNoWorkspace, ws.Root, ws.Root)
@@ -198,26 +208,68 @@ func ValidSlug(s string) error {
 	return nil
 }
 
-// Resolve turns a user-supplied path (relative to the root, or absolute) into an
-// absolute path and refuses any that leaves the workspace, following symlinks.
-func (w *Workspace) Resolve(p string) (string, error) {
+// Resolve turns a path (relative to the root, or absolute) into an absolute
+// path, its symlinks followed, and refuses (ErrOutside) any that leaves the
+// workspace — or, given also, every one of those folders (the global skills
+// folder, for a skill). It is the one check every path from input or from a
+// symlink goes through before anything reads it.
+func (w *Workspace) Resolve(p string, also ...string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(w.Root, p)
 	}
 	p = filepath.Clean(p)
-	root, err := filepath.EvalSymlinks(w.Root)
-	if err != nil {
-		return "", fmt.Errorf("resolve workspace root: %w", err)
-	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", fmt.Errorf("path %q: %w", p, err)
 	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%w: path %q resolves to %s, outside the workspace %s; pass a path inside the workspace", ErrOutside, p, real, w.Root)
+	for _, dir := range append([]string{w.Root}, also...) {
+		if dir == "" {
+			continue
+		}
+		root, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			if dir == w.Root {
+				return "", fmt.Errorf("resolve workspace root: %w", err)
+			}
+			continue
+		}
+		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return real, nil
+		}
 	}
-	return real, nil
+	where := w.Root + " is the workspace"
+	if len(also) > 0 {
+		where += "; " + strings.Join(also, ", ") + " allowed too"
+	}
+	return "", fmt.Errorf("%w: %s resolves to %s (%s); replace the symlink with the file, or pass a path inside the workspace", ErrOutside, w.RelPath(p), real, where)
+}
+
+// ReadFile reads a regular file of the workspace: p (relative to the root,
+// or absolute), its symlinks followed, must resolve inside the workspace or
+// inside one of also (Resolve). Every reader of a workspace file that goes
+// to a person or an agent (a task README, a mode file, a SKILL.md, a
+// template, the config) reads through it, so that a symlink a cloned
+// repository ships (README.md → /etc/passwd) is refused with ErrOutside,
+// never read. A missing file is fs.ErrNotExist, as from os.ReadFile; a folder,
+// a FIFO or a device is refused.
+func (w *Workspace) ReadFile(p string, also ...string) ([]byte, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(w.Root, p)
+	}
+	if _, err := os.Lstat(p); err != nil {
+		return nil, err
+	}
+	real, err := w.Resolve(p, also...)
+	if err != nil {
+		return nil, err
+	}
+	// The open file is checked, not the path: a FIFO swapped in after a
+	// check must not hang the read.
+	b, err := regularfile.Read(real, -1)
+	if errors.Is(err, regularfile.ErrNotRegular) {
+		return nil, fmt.Errorf("%s is not a regular file", w.RelPath(p))
+	}
+	return b, err
 }
 
 // EnvGlobalSkills names the environment variable of the global skills folder.

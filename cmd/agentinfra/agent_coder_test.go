@@ -86,7 +86,9 @@ func TestCLIAgentsOnCoder(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = runCLI(t, root, env, "agent", "list")
+	tty := env
+	tty.tty = true // the table's header names the column
+	code, out, errOut = runCLI(t, root, tty, "agent", "list")
 	if header, row, _ := strings.Cut(out, "\n"); code != 0 || !strings.Contains(header, "PULL_REQUEST") || !strings.Contains(row, "812") {
 		t.Fatalf("list with metadata: exit %d\n%s%s", code, out, errOut)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -33,10 +34,15 @@ func NewCmdAgentList(f *Factory, runF func(context.Context, *AgentListOptions) e
 		Short: "List the agents with their status, current task and workspace metadata",
 		Long: `List the agents with their status and current task, and a column for each
 workspace metadata field marked include_in_list in the agent's Taskfile
-(docs/fleet.md); --no-metadata skips running those tasks.`,
+(docs/fleet.md); --no-metadata skips running those tasks.
+
+On a terminal it is an aligned table with a header. Piped, as task list, it is one
+tab-separated line per agent and no header: name, status, role, project, current
+task, then the listed metadata fields (--json names them).`,
 		Example: `  agentinfra agent list
   agentinfra agent list --status idle --json | jq -r '.agents[].name'
-  agentinfra agent list --no-metadata --watch`,
+  agentinfra agent list --no-metadata --watch
+  agentinfra agent list --status idle | cut -f1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Watch && (o.JSON || !o.IO.IsTTY) {
@@ -103,7 +109,11 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 			fmt.Fprint(o.IO.Out, "\x1b[H\x1b[2J")
 			fmt.Fprintf(o.IO.Out, "%s  (live: on every change, and every 1s; Ctrl-C to quit)\n\n", o.Now().Format("15:04:05"))
 		}
-		printAgents(o.IO.Out, agents, o.Now())
+		if o.IO.IsTTY {
+			printAgents(o.IO.Out, agents, o.Now())
+		} else {
+			printAgentsTSV(o.IO.Out, o.IO.ErrOut, agents, o.Now())
+		}
 		// After the table, so that --watch shows them under each redraw.
 		printWarnings(o.IO, res.Warnings)
 		if !o.Watch {
@@ -119,6 +129,34 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 	}
 }
 
+// currentTask is an agent's CURRENT TASK cell: the run's summary and how
+// long it has run, "-" when idle.
+func currentTask(a fleet.Agent, now time.Time) string {
+	if a.CurrentTask == nil {
+		return "-"
+	}
+	cur := a.CurrentTask.Summary
+	if a.CurrentTask.StartedAt != nil {
+		cur += " (" + now.Sub(*a.CurrentTask.StartedAt).Round(time.Second).String() + ")"
+	}
+	return cur
+}
+
+// printAgentsTSV prints, piped, one tab-separated line per agent and no
+// header, as task list does: name, status, role, project, current task,
+// then the listed metadata fields in order (--json names them).
+func printAgentsTSV(w, errOut io.Writer, agents []fleet.Agent, now time.Time) {
+	if len(agents) == 0 {
+		fmt.Fprintln(errOut, "no agents; create one with: agentinfra agent create NAME --spec TEXT")
+		return
+	}
+	clean := strings.NewReplacer("\t", " ", "\n", " ")
+	cols := listedMetadata(agents)
+	for _, a := range agents {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, a.Status, a.Role, a.Project, clean.Replace(currentTask(a, now)), metadataCells(a, cols))
+	}
+}
+
 func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
 	if len(agents) == 0 {
 		fmt.Fprintln(w, "no agents; create one with: agentinfra agent create NAME --spec TEXT")
@@ -128,14 +166,7 @@ func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
 	cols := listedMetadata(agents)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tROLE\tPROJECT\tCURRENT TASK"+metadataHeader(cols))
 	for _, a := range agents {
-		cur := "-"
-		if a.CurrentTask != nil {
-			cur = a.CurrentTask.Summary
-			if a.CurrentTask.StartedAt != nil {
-				cur += " (" + now.Sub(*a.CurrentTask.StartedAt).Round(time.Second).String() + ")"
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, a.Status, a.Role, a.Project, cur, metadataCells(a, cols))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, a.Status, a.Role, a.Project, currentTask(a, now), metadataCells(a, cols))
 	}
 	tw.Flush()
 }

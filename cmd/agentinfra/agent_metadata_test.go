@@ -53,16 +53,17 @@ tasks:
 		t.Errorf("agent show sony:\n%s", out)
 	}
 
+	// Piped: one tab-separated line per agent, no header, the BRANCH and PR
+	// fields last (not notes).
 	_, out, _ = c.run("agent", "list")
 	t.Logf("agent list:\n%s", out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || !regexp.MustCompile(`CURRENT TASK +BRANCH +PR$`).MatchString(lines[0]) ||
-		!regexp.MustCompile(`^papi +idle .* agent/papi +\(error\)$`).MatchString(lines[1]) ||
-		!regexp.MustCompile(`^sony +idle .* - +-$`).MatchString(lines[2]) {
-		t.Errorf("agent list: want BRANCH and PR columns (not notes):\n%s", out)
+	if len(lines) != 2 || !regexp.MustCompile(`^papi\tidle\t.*\tagent/papi\t\(error\)$`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^sony\tidle\t.*\t-\t-$`).MatchString(lines[1]) {
+		t.Errorf("agent list: want BRANCH and PR fields (not notes):\n%s", out)
 	}
 	_, out, _ = c.run("agent", "list", "--no-metadata")
-	if strings.Contains(out, "BRANCH") {
+	if strings.Count(strings.SplitN(out, "\n", 2)[0], "\t") != 4 {
 		t.Errorf("agent list --no-metadata:\n%s", out)
 	}
 	var list struct {

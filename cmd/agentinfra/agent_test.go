@@ -300,3 +300,28 @@ func TestCLIAgentSourceOfATask(t *testing.T) {
 		t.Fatalf("sources, newest first = %+v, want agent then human", h.Tasks)
 	}
 }
+
+// A refused claim says its reason once (issue 19: "task X is IN_PROGRESS,
+// held by @alice: task X is IN_PROGRESS, held by @alice", and the same for
+// "no task is ready").
+func TestCLIAgentStartRefusalSaidOnce(t *testing.T) {
+	c := newFleetCLI(t)
+	if code, _, errOut := c.run("task", "create", "-d", "Held", "-m", "coder"); code != 0 {
+		t.Fatalf("create: %s", errOut)
+	}
+	_, id, _ := c.run("task", "list", "--status", "TODO")
+	id = strings.SplitN(id, "\t", 2)[0]
+	if code, _, errOut := c.run("task", "claim", id, "--agent", "@alice"); code != 0 {
+		t.Fatalf("claim: %s", errOut)
+	}
+	var created agentJSON
+	c.json(&created, "agent", "create", "papi", "--spec", "s")
+	c.waitStatus("papi", "idle")
+	for _, args := range [][]string{{"agent", "start", "papi", "--task", id}, {"agent", "start", "papi", "--next"}} {
+		code, _, errOut := c.run(args...)
+		want := map[bool]string{true: "held by @alice", false: "no task is ready"}[len(args) == 5]
+		if code != 4 || strings.Count(errOut, want) != 1 { // conflict
+			t.Errorf("%v: exit %d, stderr %q; want %q said once", args, code, errOut, want)
+		}
+	}
+}

@@ -54,6 +54,8 @@ func NewCmdHook(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook",
 		Short: "Install git hooks that validate the matrix",
+		Example: `  agentinfra hook install
+  agentinfra validate --staged   # what the hook runs`,
 	}
 	cmd.AddCommand(NewCmdHookInstall(f, nil))
 	return cmd
@@ -70,18 +72,26 @@ func NewCmdHookInstall(f *Factory, runF func(context.Context, *HookInstallOption
 	return &cobra.Command{
 		Use:   "install",
 		Short: "Add a pre-commit hook that refuses commits with an invalid staged matrix",
-		Long: `Writes .git/hooks/pre-commit, or appends to the one that is there (never
-replacing what it holds). Running it again changes nothing. The hook runs
-'agentinfra validate --staged' and refuses the commit when it reports errors.
+		Long: `Writes .git/hooks/pre-commit. An existing shell hook (#!/bin/sh, bash, ...,
+or no #! line) keeps everything it holds: the check goes right after its #!
+line, so that it runs before the hook's own commands (appended at the end it
+would never run after an 'exit 0' or an 'exec ...'). Running it again changes
+nothing; an older agentinfra block is replaced. A hook in another language
+(Python, Node, ...) and the pre-commit framework's hook are left alone and
+refused (exit 1), saying what to do instead.
 
-The hook passes when no matrix is staged or tracked (a repository whose .agent/
-is not committed yet, or is gitignored). Without agentinfra on PATH (or at the
-path that installed the hook) it refuses the commit and says how to install it;
-'git commit --no-verify' skips it.
+The hook runs 'agentinfra validate --staged' and refuses the commit when it
+reports errors: a matrix with errors, empty, with no task table or no row (when
+HEAD has rows), or deleted or moved (git rm, git mv, git rm -r .agent). It passes
+when no matrix is staged or tracked (a repository whose .agent/ is not committed
+yet, or is gitignored). Without agentinfra on PATH (or at the path that installed
+the hook) it refuses the commit and says how to install it; 'git commit
+--no-verify' skips it.
 
 With the pre-commit framework (https://pre-commit.com), no release is
 published yet: use a local hook in .pre-commit-config.yaml, with agentinfra
-on PATH:
+on PATH (or this repository's .pre-commit-hooks.yaml: repo: a clone of
+agentinfra, rev: a commit, hooks: [{id: agentinfra-validate}]):
   repos:
     - repo: local
       hooks:
@@ -91,8 +101,10 @@ on PATH:
           language: system
           pass_filenames: false
           always_run: true`,
-		Example: `  agentinfra hook install`,
-		Args:    cobra.NoArgs,
+		Example: `  agentinfra hook install
+  git commit -m "..."          # the hook checks the staged matrix
+  git commit --no-verify       # skip the check once, on purpose`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -116,7 +128,13 @@ func hookInstallRun(ctx context.Context, o *HookInstallOptions) error {
 	return nil
 }
 
-// installPreCommit writes or extends the pre-commit hook of the repository at root.
+// installPreCommit writes the pre-commit hook of the repository at root, or
+// puts the agentinfra block into the shell hook that is there, right after
+// its #! line: appended at the end it would never run after the hook's own
+// `exit 0` or `exec ...`. A hook in another language (Python, Node, ...)
+// cannot hold a shell block, and the pre-commit framework's hook is rewritten
+// by `pre-commit install`: both are refused (errHookNotShell), saying what to
+// do instead, and left as they are.
 func installPreCommit(ctx context.Context, root, self string) (path, action string, err error) {
 	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--git-path", "hooks").Output()
 	if err != nil {
@@ -141,38 +159,118 @@ func installPreCommit(ctx context.Context, root, self string) (path, action stri
 	case err != nil:
 		return "", "", fmt.Errorf("read hook: %w", err)
 	}
-	if i := bytes.Index(old, []byte(hookBegin)); i >= 0 {
-		// Replace an older agentinfra block (it failed open without the binary).
-		j := bytes.Index(old[i:], []byte(hookEnd+"\n"))
-		if j < 0 {
-			return "", "", fmt.Errorf("%s has %q but not %q: fix or remove the agentinfra block by hand, then run `agentinfra hook install` again", path, hookBegin, hookEnd)
-		}
-		block := hookBlock(self)
-		cur := old[i : i+j+len(hookEnd)+1]
-		if string(cur) == block {
-			return path, "already installed in", nil
-		}
-		content := append(append(append([]byte{}, old[:i]...), block...), old[i+len(cur):]...)
-		fi, err := os.Stat(path)
-		if err != nil {
-			return "", "", err
-		}
-		if err := os.WriteFile(path, content, fi.Mode().Perm()|0o111); err != nil {
-			return "", "", fmt.Errorf("update hook: %w", err)
-		}
-		return path, "updated", nil
+	if err := hookTakesShellBlock(path, old); err != nil {
+		return "", "", err
 	}
-	content := append([]byte{}, old...)
-	if len(content) > 0 && content[len(content)-1] != '\n' {
-		content = append(content, '\n')
+	rest, had, err := withoutHookBlock(path, old)
+	if err != nil {
+		return "", "", err
 	}
-	content = append(content, "\n"+hookBlock(self)...)
+	content := insertHookBlock(rest, hookBlock(self))
+	if bytes.Equal(content, old) {
+		return path, "already installed in", nil
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", "", err
 	}
 	if err := os.WriteFile(path, content, fi.Mode().Perm()|0o111); err != nil {
-		return "", "", fmt.Errorf("append to hook: %w", err)
+		return "", "", fmt.Errorf("write hook: %w", err)
 	}
-	return path, "appended to", nil
+	if had {
+		return path, "updated", nil
+	}
+	return path, "added the check (at the top, so it runs before the hook's own commands) to", nil
+}
+
+// errHookNotShell marks an existing pre-commit hook agentinfra does not edit.
+var errHookNotShell = errors.New("the pre-commit hook is not a shell script agentinfra can add its check to")
+
+// preCommitConfigSnippet is how a pre-commit framework user adds the check.
+const preCommitConfigSnippet = `  - repo: local
+    hooks:
+      - id: agentinfra-validate
+        name: agentinfra validate --staged
+        entry: agentinfra validate --staged
+        language: system
+        pass_filenames: false
+        always_run: true`
+
+// hookTakesShellBlock refuses a hook agentinfra's shell block cannot go
+// into: the pre-commit framework's, or a script in another language.
+func hookTakesShellBlock(path string, hook []byte) error {
+	if bytes.Contains(hook, []byte("File generated by pre-commit")) {
+		return fmt.Errorf("%w: %s is the pre-commit framework's hook (https://pre-commit.com), which `pre-commit install` rewrites; nothing was changed. Add agentinfra to .pre-commit-config.yaml instead, under repos:\n%s\n(or, from a clone of agentinfra pinned to a commit: repo: /path/to/agentinfra, rev: <commit>, hooks: [{id: agentinfra-validate}]; see .pre-commit-hooks.yaml), then run `pre-commit install`",
+			errHookNotShell, path, preCommitConfigSnippet)
+	}
+	if interp := hookInterpreter(hook); interp != "" && !shellInterpreter(interp) {
+		return fmt.Errorf("%w: %s is a %s script, and agentinfra's check is a shell block that cannot go into it; nothing was changed. Run the check from your hook instead — it must fail the commit when this fails:\n  agentinfra validate --staged\n(in Python: subprocess.run([\"agentinfra\", \"validate\", \"--staged\"], check=True)), or move your hook to a file of its own and call it from a shell hook that `agentinfra hook install` can then extend",
+			errHookNotShell, path, interp)
+	}
+	return nil
+}
+
+// hookInterpreter names the program a hook's #! line runs ("" without one:
+// git runs such a file with the shell).
+func hookInterpreter(hook []byte) string {
+	if !bytes.HasPrefix(hook, []byte("#!")) {
+		return ""
+	}
+	line, _, _ := bytes.Cut(hook[2:], []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) == 0 {
+		return ""
+	}
+	prog := filepath.Base(f[0])
+	if prog == "env" {
+		for _, a := range f[1:] {
+			if !strings.HasPrefix(a, "-") {
+				return filepath.Base(a)
+			}
+		}
+	}
+	return prog
+}
+
+func shellInterpreter(prog string) bool {
+	switch prog {
+	case "sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "busybox":
+		return true
+	}
+	return false
+}
+
+// withoutHookBlock returns the hook with an agentinfra block (of any version,
+// wherever it is) taken out, and whether there was one.
+func withoutHookBlock(path string, hook []byte) ([]byte, bool, error) {
+	i := bytes.Index(hook, []byte(hookBegin))
+	if i < 0 {
+		return hook, false, nil
+	}
+	j := bytes.Index(hook[i:], []byte(hookEnd+"\n"))
+	if j < 0 {
+		return nil, false, fmt.Errorf("%s has %q but not %q: fix or remove the agentinfra block by hand, then run `agentinfra hook install` again", path, hookBegin, hookEnd)
+	}
+	end := i + j + len(hookEnd) + 1
+	if i > 0 && hook[i-1] == '\n' && end < len(hook) && hook[end] == '\n' && (i < 2 || hook[i-2] == '\n') {
+		end++ // the blank line an older install left around the block
+	}
+	return append(append([]byte{}, hook[:i]...), hook[end:]...), true, nil
+}
+
+// insertHookBlock puts block after the hook's #! line (at the start of a
+// hook without one).
+func insertHookBlock(hook []byte, block string) []byte {
+	at := 0
+	if bytes.HasPrefix(hook, []byte("#!")) {
+		if k := bytes.IndexByte(hook, '\n'); k >= 0 {
+			at = k + 1
+		} else {
+			hook, at = append(append([]byte{}, hook...), '\n'), len(hook)+1
+		}
+	}
+	out := make([]byte, 0, len(hook)+len(block))
+	out = append(out, hook[:at]...)
+	out = append(out, block...)
+	return append(out, hook[at:]...)
 }

@@ -146,11 +146,49 @@ func TestHookWarnsAboutRemovedRows(t *testing.T) {
 	if !strings.Contains(out, want) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
-	// Deleting the matrix from the repository: a warning listing every row.
-	r.git("rm", "-q", ".agent/DEVELOPMENT_MATRIX.md")
-	out, ok = r.commit("matrix deleted")
-	if !ok || !strings.Contains(out, "the commit deletes the matrix and its 1 row: a1b2c3") {
-		t.Errorf("deleting the matrix: ok %v, output:\n%s", ok, out)
+}
+
+// What would drop every task is refused (issue 18, item 13): every row
+// deleted with the header kept, `git rm` or `git mv` of the matrix, `git rm
+// -r .agent`; each names the rows and the way back, and --no-verify still
+// commits on purpose.
+func TestHookRefusesDroppingEveryTask(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		do   func(r *hookRepo)
+		want string
+	}{
+		{"every row deleted, header kept", func(r *hookRepo) {
+			r.write(".agent/DEVELOPMENT_MATRIX.md", strings.SplitAfter(threeRows, "|---------|---------|\n")[0])
+			r.git("add", "-A")
+		}, "the staged matrix has no task row, and HEAD's has 3 (a1b2c3, b2c3d4, c3d4e5)"},
+		{"git rm of the matrix", func(r *hookRepo) { r.git("rm", "-q", ".agent/DEVELOPMENT_MATRIX.md") },
+			"the commit deletes the matrix and its 3 rows: a1b2c3, b2c3d4, c3d4e5"},
+		{"git mv of the matrix", func(r *hookRepo) { r.git("mv", ".agent/DEVELOPMENT_MATRIX.md", "OLD_MATRIX.md") },
+			"the commit moves the matrix to OLD_MATRIX.md, where agentinfra does not read it, and its 3 rows"},
+		{"git rm -r .agent", func(r *hookRepo) { r.git("rm", "-rq", ".agent") },
+			"the commit deletes the matrix and its 3 rows: a1b2c3, b2c3d4, c3d4e5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newHookRepo(t, threeRows)
+			r.git("add", "-A")
+			if out, ok := r.commit("three rows"); !ok {
+				t.Fatalf("commit: %s", out)
+			}
+			c.do(r)
+			out, ok := r.commit(c.name)
+			if ok {
+				t.Fatalf("the commit was made:\n%s", out)
+			}
+			for _, w := range []string{c.want, "--no-verify"} {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if out, ok := r.commit(c.name+", on purpose", "--no-verify"); !ok {
+				t.Errorf("--no-verify: %s", out)
+			}
+		})
 	}
 }
 
@@ -200,7 +238,8 @@ func TestHookFailsClosedWithoutBinary(t *testing.T) {
 }
 
 // An agentinfra block from an older version (which skipped the check when the
-// binary was missing) is replaced in place; the rest of the hook is kept.
+// binary was missing, and was appended at the end) is replaced, at the top;
+// the rest of the hook is kept.
 func TestHookInstallUpdatesOlderBlock(t *testing.T) {
 	bin := taskBinary(t)
 	root := newValidateWorkspace(t, validMatrix)
@@ -218,7 +257,7 @@ func TestHookInstallUpdatesOlderBlock(t *testing.T) {
 		}
 	}
 	got, _ := os.ReadFile(hook)
-	want := "#!/bin/sh\necho before\n\n" + hookBlock(bin) + "echo after\n"
+	want := "#!/bin/sh\n" + hookBlock(bin) + "echo before\n\necho after\n" // moved to the top
 	if string(got) != want {
 		t.Errorf("hook:\n%s\nwant:\n%s", got, want)
 	}

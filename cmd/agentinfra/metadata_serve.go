@@ -36,6 +36,8 @@ func NewCmdMetadata(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "metadata",
 		Short: "Serve a workspace's metadata (its Taskfile's meta tasks) to a fleet elsewhere",
+		Example: `  agentinfra metadata serve
+  agentinfra agent show papi     # the fleet's side: the metadata of papi's workspace`,
 	}
 	cmd.AddCommand(NewCmdMetadataServe(f, nil))
 	return cmd

@@ -86,9 +86,10 @@ func TestCLIOldFormatSaysNoTaskTable(t *testing.T) {
 		t.Errorf("init --json: exit %d %s; want 1 and ready false", code, out)
 	}
 	wantNoTaskTable(t, "init --json", js.Problem)
-	// validate warns (and passes: the file has no errors).
+	// validate refuses it (issue 19: a CI job must not pass a file no
+	// reader finds a task in), saying how to convert it.
 	code, out, _ = runCLI(t, root, cliOpts{}, "validate")
-	if code != 0 || !strings.Contains(out, ".agent/DEVELOPMENT_MATRIX.md:1:1: warning: the matrix has no task table") {
+	if code != 1 || !strings.Contains(out, ".agent/DEVELOPMENT_MATRIX.md:1:1: error: the matrix has no task table") {
 		t.Errorf("validate: exit %d\n%s", code, out)
 	}
 	wantNoTaskTable(t, "validate", out)
@@ -180,11 +181,12 @@ func TestCLIMigrate(t *testing.T) {
 		t.Errorf("task create after migrate: %d %s", code, errOut)
 	}
 
-	// Once is enough: a second migrate refuses and changes nothing.
+	// Once is enough: a second migrate has nothing to do, says so and
+	// succeeds (issue 19), changing nothing.
 	check = treehash.Guard(t, root)
 	for _, args := range [][]string{{"migrate"}, {"migrate", "--dry-run"}} {
 		code, out, errOut = runCLI(t, root, cliOpts{}, args...)
-		if code != 5 || out != "" || !strings.Contains(errOut, "already has a task table (line 30)") || !strings.Contains(errOut, "nothing was written") {
+		if code != 0 || out != "" || errOut != "nothing to migrate: .agent/DEVELOPMENT_MATRIX.md has a task table (line 30) and no older-format Item table\n" {
 			t.Errorf("%v on a migrated file: %d %q %q", args, code, out, errOut)
 		}
 	}
@@ -194,7 +196,7 @@ func TestCLIMigrate(t *testing.T) {
 func TestCLIMigrateNothingToDo(t *testing.T) {
 	root := fixtureWS(t) // a task table already
 	check := treehash.Guard(t, root)
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate"); code != 5 || !strings.Contains(errOut, "already has a task table (line 5)") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate"); code != 0 || !strings.Contains(errOut, "nothing to migrate: .agent/DEVELOPMENT_MATRIX.md has a task table (line 5)") {
 		t.Errorf("migrate of a current matrix: %d %q", code, errOut)
 	}
 	check()
@@ -202,7 +204,7 @@ func TestCLIMigrateNothingToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	check = treehash.Guard(t, root)
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate", "--json"); code != 5 || !strings.Contains(errOut, `"kind":"refused"`) || !strings.Contains(errOut, "nothing to migrate") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate", "--json"); code != 5 || !strings.Contains(errOut, `"kind":"refused"`) || !strings.Contains(errOut, "migrate cannot convert this file") {
 		t.Errorf("migrate with no Item table: %d %q", code, errOut)
 	}
 	check()

@@ -14,6 +14,8 @@ func NewCmdProject(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "project",
 		Short: "The projects agents work in (this repository and those in .agent/config.yaml)",
+		Example: `  agentinfra project list
+  agentinfra agent create papi --spec "Fix the flaky tests" --project api`,
 	}
 	addBackendFlag(cmd, f)
 	cmd.AddCommand(NewCmdProjectList(f, nil))

@@ -43,6 +43,10 @@ func FuzzFixKeepsEveryCharacter(f *testing.F) {
 		"| ID | Status | Description | Created |\n|--|--|--|--|\n|  | TODO | no ID\n\n## Heading\nline \\\n| 2026-01-02 |\n| a1 | TODO | dup\n- x | 2026-01-02 |\n| a1 | TODO | dup again\n- y | 2026-01-02 |\n",
 		"| ID | Status | Description |\r\n|--|--|--|\r\n| a1 | TODO | first\r\n\r\n- second |\r\n| b2 | TODO | fine\r\n",
 		"| ID | Status | Description |\n|--|--|--|\n| a1 | TODO | no closing pipe\ngoes on\n| b2 | TODO | `code | pipe` text \\| escaped |\n",
+		// Issue 19: a code block closed on the row's last line, one that never
+		// closes, <br> and inline code written by hand, backticks left open.
+		"| ID | Status | Description | Created |\n|--|--|--|--|\n| a1 | TODO | Toast.\n\n```ts\nconst m = e?.message || '';\n```  | 2026-01-21 |\n| b2 | TODO | Copy:\n```diff\n- a\n| c3 | DONE | after | 2026-01-22 |\n",
+		"| ID | Status | Description |\n|--|--|--|\n| a1 | TODO | Steps:<br>1. `a \\| b`<br><br>` ```sh `<br>`ls`<br>` ``` ` |\n| b2 | TODO | press ` then\nrun `x\ny` now |\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -46,59 +47,135 @@ type realworldCommand struct {
 	golden string // golden file name, without .txt
 	args   []string
 	gfm    bool // also record what GitHub shows of the matrix afterwards
+	// prep are commands run first, unrecorded (the state args runs in).
+	prep [][]string
+	// git makes the workspace a git repository, everything committed, before
+	// the command, and records `git status --porcelain` after it.
+	git bool
 }
 
 // realworldCommands are the commands recorded for case c: the same for every
 // case, plus show and update of rows that real files make hard to read.
 func realworldCommands(c string) []realworldCommand {
 	cmds := []realworldCommand{
-		{"validate", []string{"validate"}, false},
-		{"validate_json", []string{"validate", "--format", "json"}, false},
-		{"list", []string{"task", "list"}, false},
-		{"list_json", []string{"task", "list", "--json"}, false},
-		{"list_todo", []string{"task", "list", "--status", "TODO"}, false},
-		{"create", []string{"task", "create", "--description", "Retry uploads after `ECONNRESET` 🔁", "--mode", "code"}, false},
-		{"fix_dry_run", []string{"validate", "--fix", "--dry-run"}, false},
-		{"fix", []string{"validate", "--fix"}, true},
+		{golden: "validate", args: []string{"validate"}},
+		{golden: "validate_json", args: []string{"validate", "--format", "json"}},
+		{golden: "list", args: []string{"task", "list"}},
+		{golden: "list_json", args: []string{"task", "list", "--json"}},
+		{golden: "list_todo", args: []string{"task", "list", "--status", "TODO"}},
+		{golden: "create", args: []string{"task", "create", "--description", "Retry uploads after `ECONNRESET` 🔁", "--mode", "code"}},
+		{golden: "fix_dry_run", args: []string{"validate", "--fix", "--dry-run"}},
+		{golden: "fix", args: []string{"validate", "--fix"}, gfm: true},
 	}
 	switch c {
 	case "timestamps":
 		cmds = append(cmds,
 			// Its Description holds a fenced bash block with pipes.
-			realworldCommand{"show_continued", []string{"task", "show", "260103114541"}, false},
+			realworldCommand{golden: "show_continued", args: []string{"task", "show", "260103114541"}},
 			// A row that goes on over lines, ending `see thread | date | date |`.
-			realworldCommand{"update_continued", []string{"task", "update", "260117212207", "--status", "DONE"}, false},
+			realworldCommand{golden: "update_continued", args: []string{"task", "update", "260117212207", "--status", "DONE"}},
 			// The last row, after 33 continued rows.
-			realworldCommand{"update_last", []string{"task", "update", "260120171931", "--status", "DONE"}, false},
+			realworldCommand{golden: "update_last", args: []string{"task", "update", "260120171931", "--status", "DONE"}},
 			// Diff `M` (an alias in config.yaml) repaired by writing `med`.
-			realworldCommand{"update_alias", []string{"task", "update", "260101230540", "--difficulty", "med"}, false},
-			realworldCommand{"fix_move_dry_run", []string{"validate", "--fix=move", "--dry-run"}, false},
+			realworldCommand{golden: "update_alias", args: []string{"task", "update", "260101230540", "--difficulty", "med"}},
+			realworldCommand{golden: "fix_move_dry_run", args: []string{"validate", "--fix=move", "--dry-run"}},
 		)
 	case "dashes":
 		cmds = append(cmds,
-			realworldCommand{"show_values", []string{"task", "show", "TASK-12"}, false},
+			realworldCommand{golden: "show_values", args: []string{"task", "show", "TASK-12"}},
 			// Em dashes in every list cell; the update writes Updated only.
-			realworldCommand{"update_status", []string{"task", "update", "TASK-4", "--status", "DONE"}, false},
+			realworldCommand{golden: "update_status", args: []string{"task", "update", "TASK-4", "--status", "DONE"}},
 			// Writing a value into a `-` cell replaces the dash.
-			realworldCommand{"update_replaces_dash", []string{"task", "update", "TASK-2", "--agent", "@codex", "--skills", "rust-cli", "--set", "Research=research/retry.md"}, false},
+			realworldCommand{golden: "update_replaces_dash", args: []string{"task", "update", "TASK-2", "--agent", "@codex", "--skills", "rust-cli", "--set", "Research=research/retry.md"}},
 		)
 	case "legacy":
 		cmds = append(cmds,
-			realworldCommand{"migrate_dry_run", []string{"migrate", "--dry-run"}, false},
-			realworldCommand{"migrate", []string{"migrate"}, false},
+			realworldCommand{golden: "migrate_dry_run", args: []string{"migrate", "--dry-run"}},
+			realworldCommand{golden: "migrate", args: []string{"migrate"}},
+		)
+	case "legacy-sections":
+		cmds = append(cmds,
+			realworldCommand{golden: "migrate_dry_run", args: []string{"migrate", "--dry-run"}},
+			realworldCommand{golden: "migrate", args: []string{"migrate"}, gfm: true},
+			// Once migrated, there is nothing to migrate: not an error.
+			realworldCommand{golden: "migrate_again", args: []string{"migrate"}, prep: [][]string{{"migrate"}}},
+			realworldCommand{golden: "list_after_migrate", args: []string{"task", "list", "--sort", "priority"}, prep: [][]string{{"migrate"}}},
+		)
+	case "fence-close":
+		cmds = append(cmds,
+			// A code block that closes on the row's last line: "```  | date | date |".
+			realworldCommand{golden: "show_fence", args: []string{"task", "show", "260121185712"}},
+			// The agent gets the code as written, line by line.
+			realworldCommand{golden: "prompt_fence", args: []string{"prompt", "260121185712"}},
+			// A code block that never closes: named by the line that opened it.
+			realworldCommand{golden: "show_unclosed", args: []string{"task", "show", "260124170345"}},
+			// The row after it is read, and can be changed.
+			realworldCommand{golden: "update_after_unclosed", args: []string{"task", "update", "260125093000", "--status", "REVIEW"}},
+		)
+	case "duplicates":
+		cmds = append(cmds,
+			realworldCommand{golden: "show_duplicate", args: []string{"task", "show", "BILL-4"}},
+			realworldCommand{golden: "prompt_duplicate", args: []string{"prompt", "BILL-3"}},
+			realworldCommand{golden: "update_duplicate", args: []string{"task", "update", "BILL-3", "--status", "DONE"}},
+			realworldCommand{golden: "show_unique", args: []string{"task", "show", "BILL-5"}},
+		)
+	case "br-cells":
+		cmds = append(cmds,
+			realworldCommand{golden: "show_br", args: []string{"task", "show", "4f1a21"}},
+			realworldCommand{golden: "show_br_json", args: []string{"task", "show", "4f1a23", "--json"}},
+			realworldCommand{golden: "prompt_code", args: []string{"prompt", "4f1a23"}},
+			realworldCommand{golden: "context_code", args: []string{"task", "context", "4f1a23"}},
+			realworldCommand{golden: "create_multiline", args: []string{"task", "create", "--mode", "code", "--description", "Config reload:\n1. watch `config.toml`\n2. reload on change\n\n```sh\ntally --watch | head\n```"}},
+			realworldCommand{golden: "update_multiline", args: []string{"task", "update", "4f1a22", "--description", "Crash on empty log file.\nRepro: `touch empty.log && tally empty.log`"}},
+			realworldCommand{golden: "handoff", args: []string{"handoff", "--out", "HANDOFF.md"}},
+		)
+	case "no-agents":
+		claim := []string{"task", "claim", "251207093000", "--agent", "@alice"}
+		cmds = append(cmds,
+			// No Agents column: the holder goes to the task README.
+			realworldCommand{golden: "claim", args: claim},
+			realworldCommand{golden: "claim_taken", args: []string{"task", "claim", "251207093000", "--agent", "@bob"}, prep: [][]string{claim}},
+			realworldCommand{golden: "show_claimed", args: []string{"task", "show", "251207093000"}, prep: [][]string{claim}},
+			realworldCommand{golden: "update_agent", args: []string{"task", "update", "251204101500", "--agent", "@carol"}},
+			realworldCommand{golden: "dispatch_dry_run", args: []string{"dispatch", "251204101500", "--dry-run"}},
+			realworldCommand{golden: "add_columns_dry_run", args: []string{"migrate", "--add-columns", "--dry-run"}, prep: [][]string{claim}},
+			realworldCommand{golden: "add_columns", args: []string{"migrate", "--add-columns=Agents"}, prep: [][]string{claim}},
+			// No priority sorts last; --set Pri= clears one.
+			realworldCommand{golden: "list_by_priority", args: []string{"task", "list", "--sort", "priority"}},
+			realworldCommand{golden: "list_ready", args: []string{"task", "list", "--ready", "--sort", "priority"}},
+			realworldCommand{golden: "clear_priority", args: []string{"task", "update", "251208150000", "--set", "Pri="}},
+			// A workspace init did not make: the lock file stays out of git status.
+			realworldCommand{golden: "update_git_status", args: []string{"task", "update", "251204101500", "--status", "IN_PROGRESS"}, git: true},
+		)
+	case "empty", "not-a-matrix":
+		cmds = append(cmds, realworldCommand{golden: "migrate", args: []string{"migrate"}})
+	case "symlinks":
+		cmds = append(cmds,
+			// Symlinks out of the workspace (to /etc/passwd): refused, never read.
+			realworldCommand{golden: "show_readme_link", args: []string{"task", "show", "7a1c00"}},
+			realworldCommand{golden: "prompt_readme_link", args: []string{"prompt", "7a1c00"}},
+			realworldCommand{golden: "context_readme_link", args: []string{"task", "context", "7a1c00"}},
+			realworldCommand{golden: "dispatch_readme_link", args: []string{"dispatch", "7a1c00", "--dry-run"}},
+			realworldCommand{golden: "prompt_mode_link", args: []string{"prompt", "7a1c01"}},
+			realworldCommand{golden: "prompt_skill_link", args: []string{"prompt", "7a1c02"}},
+			realworldCommand{golden: "mode_list", args: []string{"mode", "list"}},
+			realworldCommand{golden: "skill_list", args: []string{"skill", "list"}},
+			// A symlink that stays inside: read.
+			realworldCommand{golden: "prompt_inside_link", args: []string{"prompt", "7a1c03"}},
 		)
 	case "cellcounts":
 		cmds = append(cmds,
-			realworldCommand{"show_9_cells", []string{"task", "show", "e7f809"}, false},
-			realworldCommand{"show_11_cells", []string{"task", "show", "091a2b"}, false},
-			realworldCommand{"update_9_cells", []string{"task", "update", "3c4d5f", "--status", "DONE"}, false},
-			realworldCommand{"update_good_row", []string{"task", "update", "b4c5d6", "--status", "DONE"}, false},
+			realworldCommand{golden: "show_9_cells", args: []string{"task", "show", "e7f809"}},
+			realworldCommand{golden: "show_11_cells", args: []string{"task", "show", "091a2b"}},
+			realworldCommand{golden: "update_9_cells", args: []string{"task", "update", "3c4d5f", "--status", "DONE"}},
+			realworldCommand{golden: "update_good_row", args: []string{"task", "update", "b4c5d6", "--status", "DONE"}},
 		)
 	}
 	return cmds
 }
 
-// realworldWorkspace copies case c into a fresh temp dir.
+// realworldWorkspace copies case c into a fresh temp dir (symlinks as
+// symlinks, as a clone has them).
 func realworldWorkspace(t *testing.T, c string) string {
 	t.Helper()
 	src := filepath.Join(realworldDir, c)
@@ -113,6 +190,13 @@ func realworldWorkspace(t *testing.T, c string) string {
 		}
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if d.Type()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, filepath.Join(dst, rel))
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -150,8 +234,14 @@ func rwTreeSnapshot(t testing.TB, root string) map[string]string {
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
 		switch {
-		case rel == ".":
+		case rel == "." || rel == ".git" || strings.HasPrefix(rel, ".git/"):
+			if d.IsDir() && rel == ".git" {
+				return filepath.SkipDir
+			}
 		case d.Name() == ".DEVELOPMENT_MATRIX.md.lock", d.Name() == ".DEVELOPMENT_MATRIX.md.prev":
+		case d.Type()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p) // never followed: it may point anywhere
+			snap[rel] = "symlink -> " + target
 		case d.IsDir():
 			snap[rel+"/"] = ""
 		default:
@@ -220,6 +310,17 @@ func runRealworld(t *testing.T, c string, rc realworldCommand) string {
 	args := rc.args
 	t.Helper()
 	root := realworldWorkspace(t, c)
+	original := rwTreeSnapshot(t, root)[".agent/DEVELOPMENT_MATRIX.md"]
+	for _, p := range rc.prep {
+		if code, _, stderr := runCLI(t, root, cliOpts{}, p...); code != 0 {
+			t.Fatalf("prep %v: exit %d: %s", p, code, stderr)
+		}
+	}
+	if rc.git {
+		rwGit(t, root, "init", "-q")
+		rwGit(t, root, "add", "-A")
+		rwGit(t, root, "commit", "-qm", "the workspace as cloned")
+	}
 	before := rwTreeSnapshot(t, root)
 	code, stdout, stderr := runCLI(t, root, cliOpts{}, args...)
 	after := rwTreeSnapshot(t, root)
@@ -233,6 +334,9 @@ func runRealworld(t *testing.T, c string, rc realworldCommand) string {
 	if rc.gfm {
 		b.WriteString("--- what GitHub shows of the matrix (strict GFM tables)\n" + rwGFMView(after[".agent/DEVELOPMENT_MATRIX.md"]))
 	}
+	if rc.git {
+		b.WriteString("--- git status --porcelain\n" + rwSection(rwGit(t, root, "status", "--porcelain")))
+	}
 	out := b.String()
 
 	if len(args) > 1 && args[1] == "create" && code == 0 {
@@ -240,17 +344,29 @@ func runRealworld(t *testing.T, c string, rc realworldCommand) string {
 			out = strings.ReplaceAll(out, id, "<NEW-ID>")
 		}
 	}
-	// migrate draws a random 6-hex ID per item: number them in order.
-	if len(args) > 0 && args[0] == "migrate" {
+	// migrate draws a random 6-hex ID per item: number them in order (after
+	// a migration done first, in the order the matrix holds them).
+	if len(rc.prep) > 0 {
+		for i, id := range matrix.Parse([]byte(before[".agent/DEVELOPMENT_MATRIX.md"])).IDs() {
+			if !strings.Contains(original, id) {
+				out = strings.ReplaceAll(out, id, "<ID-"+rwItoa(i+1)+">")
+			}
+		}
+	} else if len(args) > 0 && args[0] == "migrate" {
 		n := 0
+		named := map[string]string{}
 		out = rwRowHexID.ReplaceAllStringFunc(out, func(m string) string {
 			id := rwRowHexID.FindStringSubmatch(m)[1]
 			if strings.Contains(before[".agent/DEVELOPMENT_MATRIX.md"], id) {
 				return m
 			}
 			n++
-			return strings.Replace(m, id, "<ID-"+rwItoa(n)+">", 1)
+			named[id] = "<ID-" + rwItoa(n) + ">"
+			return strings.Replace(m, id, named[id], 1)
 		})
+		for id, name := range named { // elsewhere (what GitHub shows)
+			out = strings.ReplaceAll(out, id, name)
+		}
 	}
 	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
 		out = strings.ReplaceAll(out, real, "$WORK")
@@ -502,8 +618,19 @@ func TestRealworldFixLeavesOneGFMTable(t *testing.T) {
 			for _, r := range tb.Rows {
 				seen = append(seen, r.Cells[tb.Column("ID")])
 			}
-			if !slices.Equal(seen, want) {
-				t.Errorf("GFM rows of the task table (ID cells):\n%v\nwant one per task of ids.txt, in order:\n%v", seen, want)
+			// A row that never ends cannot be fixed automatically (--fix
+			// says so, and the reader names it on stderr): GFM ends the
+			// table in it, and an unclosed code block in it takes the rows
+			// after it too. The table GitHub shows then ends at that row.
+			wantGFM, cut := want, ""
+			for i, id := range want {
+				if !slices.Contains(rwTaskIDs(listed), id) && strings.Contains(stderr, "row of task "+id+" starting at line") {
+					wantGFM, cut = want[:i+1], id
+					break
+				}
+			}
+			if !slices.Equal(seen, wantGFM) {
+				t.Errorf("GFM rows of the task table (ID cells):\n%v\nwant one per task of ids.txt, in order (up to the row that never ends, %q):\n%v", seen, cut, wantGFM)
 			}
 			// A row with the wrong number of cells cannot be fixed
 			// automatically (--fix says so): GFM shows it, the reader names
@@ -511,7 +638,11 @@ func TestRealworldFixLeavesOneGFMTable(t *testing.T) {
 			readable := slices.DeleteFunc(slices.Clone(seen), func(id string) bool {
 				return !slices.Contains(rwTaskIDs(listed), id) && strings.Contains(stderr, id)
 			})
-			if got := rwTaskIDs(listed); !slices.Equal(got, readable) {
+			got := rwTaskIDs(listed)
+			if cut != "" {
+				got = got[:min(len(got), len(readable))]
+			}
+			if !slices.Equal(got, readable) {
 				t.Errorf("task list --json after --fix\n%v\ndiffers from the rows GFM sees (minus the unreadable rows named on stderr)\n%v", got, readable)
 			}
 		})
@@ -575,4 +706,49 @@ func rwRuneCounts(s string) map[rune]int {
 		}
 	}
 	return m
+}
+
+// rwGit runs git in dir and returns its output (a failure fails the test).
+func rwGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// A write in a workspace init did not make (no .agent/.gitignore) leaves
+// git status listing only what it changed: the matrix, a task README, a new
+// task folder — never the lock file (issue 19, item 12).
+func TestRealworldWritesLeaveGitStatusClean(t *testing.T) {
+	for _, c := range realworldCases(t) {
+		ids := realworldIDs(t, c)
+		if len(ids) == 0 {
+			continue
+		}
+		t.Run(c, func(t *testing.T) {
+			root := realworldWorkspace(t, c)
+			rwGit(t, root, "init", "-q")
+			rwGit(t, root, "add", "-A")
+			rwGit(t, root, "commit", "-qm", "cloned")
+			listed, _ := rwListIDs(t, root)
+			if len(listed) == 0 {
+				t.Skip("no readable row")
+			}
+			if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "update", listed[len(listed)-1].ID, "--status", "BLOCKED"); code != 0 {
+				t.Fatalf("update: exit %d: %s", code, errOut)
+			}
+			for _, line := range strings.Split(strings.TrimRight(rwGit(t, root, "status", "--porcelain"), "\n"), "\n") {
+				if line != " M .agent/DEVELOPMENT_MATRIX.md" && !(strings.HasPrefix(line, " M .agent/tasks/") && strings.HasSuffix(line, "/README.md")) {
+					t.Errorf("git status lists %q after an update", line)
+				}
+			}
+		})
+	}
 }

@@ -14,6 +14,8 @@ func NewCmdRole(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "role",
 		Short: "The roles agents can take (agent modes)",
+		Example: `  agentinfra role list
+  agentinfra agent create papi --spec "Keep the API tests green" --role reviewer`,
 	}
 	addBackendFlag(cmd, f)
 	cmd.AddCommand(NewCmdRoleList(f, nil))

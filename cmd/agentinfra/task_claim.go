@@ -35,7 +35,12 @@ agents claiming one task at once, exactly one wins.
 
 Claiming a task you already hold succeeds and changes nothing. A task held by
 another agent, or in any status but TODO, is refused (exit 1) with its holder or
-status, and nothing is written.`,
+status, and nothing is written.
+
+On a matrix whose task table has no Agents column, the holder is recorded in the
+task README's status log ("status TODO → IN_PROGRESS by @coder: claimed by @coder"; a task
+with no folder gets one first), and task show prints it; agentinfra migrate
+--add-columns adds the column and moves the holders into it.`,
 		Example: `  agentinfra task claim 3f9a2c --agent @coder
   agentinfra task claim 3f9a2c --agent coder --json
   agentinfra task claim "$(agentinfra task list --status TODO --limit 1 | cut -f1)" --agent @papi || echo "taken"`,
@@ -53,7 +58,7 @@ status, and nothing is written.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Agent, "agent", "", "the @mention of the agent taking the task (required)")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, before, changed, log_file} as JSON")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, before, changed, log_file, holder} as JSON")
 	return cmd
 }
 
@@ -72,9 +77,10 @@ func taskClaimRun(ctx context.Context, o *TaskClaimOptions) error {
 			Before  matrix.Task `json:"before"`
 			Changed []string    `json:"changed"`
 			LogFile string      `json:"log_file"`
-		}{res.After, res.Before, res.Changed, rel(ws, res.LogFile)})
+			Holder  string      `json:"holder"`
+		}{res.After, res.Before, res.Changed, rel(ws, res.LogFile), res.Holder})
 	}
-	holder := res.After.Agents[len(res.After.Agents)-1]
+	holder := res.Holder
 	if len(res.Changed) == 0 {
 		fmt.Fprintf(o.IO.Out, "%s: already IN_PROGRESS, held by %s\n", res.After.ID, holder)
 		return nil

@@ -79,7 +79,7 @@ Prints the new ID; --json prints {task, dir}.`,
 	fl.StringSliceVar(&o.Create.Skills, "skills", nil, "skills, comma-separated (folders in .agent/skills/)")
 	fl.StringSliceVar(&o.Create.Agents, "agent", nil, "@mention of an agent on the task (repeatable)")
 	fl.StringVar(&o.Create.Slug, "slug", "", "folder name after the ID (default: from the description)")
-	fl.BoolVar(&o.Create.Force, "force", false, "accept skills that do not exist (yet)")
+	fl.BoolVar(&o.Create.Force, "force", false, "accept a mode or skills that have no file and no row uses (yet)")
 	fl.BoolVar(&o.JSON, "json", false, "print {task, dir} as JSON")
 	registerFlagCompletion(cmd, "mode", completeModes(f))
 	registerFlagCompletion(cmd, "skills", completeSkills(f, true))

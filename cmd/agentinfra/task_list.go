@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,17 +40,17 @@ description is cut; colour unless NO_COLOR is set. Piped, it is one tab-separate
 id, status, priority, difficulty, mode, skills, agents, description, created, updated.
 --json prints an array of tasks ([] when none match).
 
---sort: file (default), priority (P1 first), created (oldest first), updated (newest
-first); prefix - to reverse.
+--sort: file (default), priority (P1 first, in the order of the workspace's
+priorities), created (oldest first), updated (newest first); prefix - to reverse. A task
+with no priority (or no date) comes last either way; the order is stable.
 
 A row whose cell goes on over several lines is read whole. Rows that cannot be read
 (a wrong number of cells, a row that never ends) and |-led lines that belong to no
 table are printed to stderr as FILE:LINE:COL: severity: message; list still prints
 the rows it read, and exits 1.`,
 		Example: `  agentinfra task list --status TODO
-  agentinfra task list --ready --sort priority
-  agentinfra task list --status TODO
-  agentinfra task list --ready --sort priority,IN_PROGRESS --priority P1,P2 --sort priority
+  agentinfra task list --ready --sort priority           # the ready queue, P1 first
+  agentinfra task list --status TODO,IN_PROGRESS --priority P1,P2 --sort -updated
   agentinfra task list --mode coder --agent @coder --skill go-testing
   agentinfra task list --query "retry fetcher" --limit 5 --json
   agentinfra task list --status DONE | cut -f1`,
@@ -92,6 +93,11 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 	tasks, problems, err := task.ListTasksReadingWith(ctx, ws, o.Query, readFileMapped) // mapped, not read: list prints and exits
 	if err != nil {
 		return err
+	}
+	// Both rows of a duplicated ID are listed, and said to be (issue 19).
+	if dups := matrix.DuplicateIDs(tasks); len(dups) > 0 {
+		problems = append(problems, dups...)
+		sort.SliceStable(problems, func(i, j int) bool { return problems[i].Line < problems[j].Line })
 	}
 	if !o.JSON {
 		printReadProblems(o.IO, ws, problems)

@@ -41,7 +41,7 @@ func NewCmdTaskShow(f *Factory, runF func(context.Context, *TaskShowOptions) err
 			return taskShowRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, dir, archived, readme} as JSON")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, dir, archived, readme, holder} as JSON")
 	return cmd
 }
 
@@ -61,12 +61,13 @@ func taskShowRun(ctx context.Context, o *TaskShowOptions) error {
 			Dir      string      `json:"dir"`
 			Archived bool        `json:"archived"`
 			Readme   string      `json:"readme"`
-		}{t, rel(ws, dir), archived, readme})
+			Holder   string      `json:"holder,omitempty"`
+		}{t, rel(ws, dir), archived, readme, info.Holder})
 	}
 	w := o.IO.Out
 	fields := [][2]string{
 		{"ID", t.ID}, {"Status", t.Status}, {"Priority", t.Priority}, {"Difficulty", t.Difficulty},
-		{"Mode", t.Mode}, {"Skills", strings.Join(t.Skills, ", ")}, {"Agents", strings.Join(t.Agents, " ")},
+		{"Mode", t.Mode}, {"Skills", strings.Join(t.Skills, ", ")}, {"Agents", agentsShown(t, info.Holder)},
 		{"Description", t.Description}, {"Created", t.Created}, {"Updated", t.Updated},
 	}
 	var extra []string
@@ -90,7 +91,15 @@ func taskShowRun(ctx context.Context, o *TaskShowOptions) error {
 		wd = max(wd, len(kv[0]))
 	}
 	for _, kv := range fields {
-		fmt.Fprintf(w, "%-*s  %s\n", wd+1, kv[0]+":", kv[1])
+		// A value that goes on over several lines (a Description with a
+		// list or a code block) keeps its lines, under the first one.
+		lines := strings.Split(kv[1], "\n")
+		for i := 1; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) != "" {
+				lines[i] = strings.Repeat(" ", wd+3) + lines[i]
+			}
+		}
+		fmt.Fprintf(w, "%-*s  %s\n", wd+1, kv[0]+":", strings.Join(lines, "\n"))
 	}
 	if readme != "" {
 		fmt.Fprintf(w, "\n%s\n", colorize(useColor(o.IO, o.Getenv), "1", "── "+rel(ws, filepath.Join(dir, "README.md"))+" ──"))
@@ -100,4 +109,13 @@ func taskShowRun(ctx context.Context, o *TaskShowOptions) error {
 		}
 	}
 	return nil
+}
+
+// agentsShown is the Agents line: the row's @mentions, or on a matrix
+// without an Agents column the holder its README records.
+func agentsShown(t matrix.Task, holder string) string {
+	if len(t.Agents) == 0 && holder != "" {
+		return holder + " (holder, from the task README's status log: the matrix has no Agents column)"
+	}
+	return strings.Join(t.Agents, " ")
 }

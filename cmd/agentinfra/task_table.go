@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mattn/go-runewidth"
+
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -74,7 +76,7 @@ func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
 		c := &tableColumn{head: head, cells: make([]string, len(tasks)), width: len(head)}
 		for i, t := range tasks {
 			c.cells[i] = cell(t)
-			c.width = max(c.width, utf8.RuneCountInString(c.cells[i]))
+			c.width = max(c.width, displayWidth(c.cells[i]))
 		}
 		return c
 	}
@@ -89,8 +91,8 @@ func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
 		updated = col("UPDATED", func(t matrix.Task) string { return t.Updated })
 	)
 	desc := col("DESCRIPTION", func(t matrix.Task) string {
-		if t.EndLine > 0 {
-			return strings.Join(strings.Fields(t.Description), " ") // a cell that goes on over several lines
+		if strings.ContainsAny(t.Description, "\n\t") {
+			return strings.Join(strings.Fields(t.Description), " ") // text over several lines (or <br>): one line
 		}
 		return t.Description
 	})
@@ -126,7 +128,7 @@ func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
 			}
 			b.WriteString(styled)
 			if !last {
-				b.WriteString(strings.Repeat(" ", c.width-utf8.RuneCountInString(s)+tableGap))
+				b.WriteString(strings.Repeat(" ", max(0, c.width-displayWidth(s))+tableGap))
 			}
 		}
 		b.WriteByte('\n')
@@ -166,13 +168,25 @@ func fitColumns(cols *[]*tableColumn, width int, skills, agents *tableColumn, dr
 	}
 }
 
+// truncate cuts s to at most n terminal columns, the cut marked with "…":
+// by display width, so that CJK characters and emoji (two columns each)
+// do not run past the table's edge.
 func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
+	if displayWidth(s) <= n {
 		return s
 	}
 	if n <= 1 {
 		return "…"
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return runewidth.Truncate(s, n, "…")
+}
+
+// displayWidth is how many terminal columns s takes.
+func displayWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return runewidth.StringWidth(s)
+		}
+	}
+	return len(s) // ASCII: one column a byte (nearly every cell)
 }

@@ -3,7 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // On an 80-column terminal the table gives up AGENTS and SKILLS for the
@@ -55,6 +56,14 @@ func TestCLITaskListFitsTerminalWidth(t *testing.T) {
 	if _, out, _ := runCLI(t, people, cliOpts{tty: true, width: 80, env: map[string]string{"NO_COLOR": "1"}}, "task", "list"); !strings.HasPrefix(out, want) {
 		t.Errorf("width 80, 12-digit IDs:\n%s\nwant it to start:\n%s", out, want)
 	}
+	// Wide characters (CJK, emoji: two columns each) are cut by the columns
+	// they take on the terminal, not by their count (issue 19).
+	wide := rowsWS(t, []byte(`| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |
+|---|---|---|---|---|---|---|---|---|---|
+| 260120204151 | TODO | P1 | hard | coder | 日本語 | @田中 | 日本語の説明文がとても長いのでターミナルの幅を超えてしまいます 🚀🚀🚀 | 2026-01-20 | 2026-01-21 |
+| 260120204152 | TODO | P3 | easy | coder | | | 🐛 Fix the crash when the title is 👩‍💻 emoji only 🐛🐛🐛🐛🐛🐛 | 2026-01-20 | 2026-01-20 |
+`))
+	checkTableFits(t, wide, 50, 110)
 	if t.Failed() {
 		t.Log("the table at width 60:\n" + list(60))
 	}
@@ -79,8 +88,8 @@ func checkTableFits(t *testing.T, root string, minWidth, maxWidth int) {
 			t.Fatalf("width %d: %d lines for %d tasks", width, len(lines), len(tsv))
 		}
 		for i, l := range lines {
-			if n := utf8.RuneCountInString(l); n > width {
-				t.Errorf("width %d: line is %d wide: %q", width, n, l)
+			if n := runewidth.StringWidth(l); n > width {
+				t.Errorf("width %d: line is %d columns wide: %q", width, n, l)
 			}
 			if i == 0 {
 				continue

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
@@ -303,19 +305,25 @@ func TestCLITaskUpdate(t *testing.T) {
 	if code != 0 || out != "d4e5f6: no field changed (Updated is 2026-11-21)\n" {
 		t.Errorf("no-op update: %d %q", code, out)
 	}
-	// An unknown mode is written, with a warning on stderr that suggests close names.
+	// An unknown mode is refused as an unknown skill is (issue 19), naming
+	// close modes and --force; with --force it is written, with a warning.
 	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr")
-	if code != 0 || out != "updated d4e5f6: mode\n" || errOut != "warning: mode \"codr\" has no .agent/agents/codr.md; did you mean coder?; the task was written with it\n" {
+	if code != 5 || out != "" || errOut != "error: unknown mode \"codr\"; did you mean coder?; valid modes: coder, explorer, oracle, reviewer; create .agent/agents/codr.md first; pass --force to do it anyway\n" {
 		t.Errorf("unknown mode: %d %q %q", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "create", "-d", "x", "-m", "nobody", "--json")
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr", "--force")
+	if code != 0 || out != "updated d4e5f6: mode\n" || errOut != "warning: mode \"codr\" has no .agent/agents/codr.md; did you mean coder?; the task was written with it\n" {
+		t.Errorf("unknown mode, --force: %d %q %q", code, out, errOut)
+	}
+	// A mode rows already use is the workspace's own word: written, with a warning.
+	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "create", "-d", "x", "-m", "codr", "--json")
 	var cj struct {
 		Task     struct{ Mode string } `json:"task"`
 		Warnings []string              `json:"warnings"`
 	}
-	if err := json.Unmarshal([]byte(out), &cj); code != 0 || err != nil || cj.Task.Mode != "nobody" || len(cj.Warnings) != 1 ||
-		!strings.Contains(errOut, "modes: coder, explorer, oracle, reviewer") {
-		t.Errorf("create with an unknown mode: %d %q %q", code, out, errOut)
+	if err := json.Unmarshal([]byte(out), &cj); code != 0 || err != nil || cj.Task.Mode != "codr" || len(cj.Warnings) != 1 ||
+		!strings.Contains(errOut, "did you mean coder?") {
+		t.Errorf("create with a mode a row uses: %d %q %q", code, out, errOut)
 	}
 }
 
@@ -403,4 +411,52 @@ func TestCLITaskHelpHasExamples(t *testing.T) {
 			t.Errorf("task %s --help: %d\n%s", sub, code, out)
 		}
 	}
+}
+
+// A duplicated ID: list shows both rows, names the duplicate on stderr and
+// exits 1; show, prompt and update refuse to pick one (issue 19).
+func TestDuplicateIDsAreNamed(t *testing.T) {
+	root := newValidateWorkspace(t, "# M\n\n| ID | Status | Pri | Diff | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|---|---|\n"+
+		"| T-1 | TODO | P1 | easy | coder | First. | 2026-01-21 | 2026-01-21 |\n"+
+		"| T-2 | TODO | P2 | easy | coder | Second. | 2026-01-21 | 2026-01-21 |\n"+
+		"| T-1 | DONE | P3 | easy | coder | Copied by hand. | 2026-01-21 | 2026-01-21 |\n")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "task", "list")
+	if code != 1 || strings.Count(out, "T-1\t") != 2 || !strings.Contains(errOut, ".agent/DEVELOPMENT_MATRIX.md:7:1: error: duplicate ID T-1: also on line 5") {
+		t.Errorf("task list: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if code, _, _ := runCLI(t, root, cliOpts{}, "task", "list", "--status", "TODO"); code != 0 {
+		t.Errorf("a filtered list that holds one row of the ID: exit %d, want 0", code)
+	}
+	for _, args := range [][]string{{"task", "show", "T-1"}, {"prompt", "T-1"}, {"task", "update", "T-1", "--status", "BLOCKED"}, {"task", "context", "T-1"}} {
+		code, out, errOut := runCLI(t, root, cliOpts{}, args...)
+		if code != 5 || out != "" || !strings.Contains(errOut, "ID T-1 is on 2 rows (lines 5, 7)") { // refused
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// Every command and command group has examples in --help (issue 19: hook,
+// role, project and metadata had none; task list repeated one).
+func TestEveryCommandHasExamples(t *testing.T) {
+	f, _, _ := testFactory(t.TempDir(), cliOpts{})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || c.HasParent() && c.Parent().Name() == "completion" {
+			return
+		}
+		if c.Example == "" {
+			t.Errorf("%q has no examples", c.CommandPath())
+		}
+		seen := map[string]bool{}
+		for _, l := range strings.Split(c.Example, "\n") {
+			if l = strings.TrimSpace(l); l != "" && seen[l] {
+				t.Errorf("%q repeats the example %q", c.CommandPath(), l)
+			}
+			seen[l] = true
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(f))
 }

@@ -75,7 +75,7 @@ column by header name, including extra columns.`,
 	fl.StringSliceVar(&fv.skills, "skills", nil, "replace the skills, comma-separated")
 	fl.StringSliceVar(&fv.agents, "agent", nil, "add an @mention (repeatable; added only once)")
 	fl.StringArrayVar(&fv.sets, "set", nil, "COLUMN=VALUE for any column, e.g. an extra column (repeatable)")
-	fl.BoolVar(&o.Force, "force", false, "accept skills that do not exist (yet)")
+	fl.BoolVar(&o.Force, "force", false, "accept a mode or skills that have no file and no row uses (yet)")
 	fl.BoolVar(&o.JSON, "json", false, "print {task, before, changed, log_file} as JSON")
 	registerFlagCompletion(cmd, "mode", completeModes(f))
 	registerFlagCompletion(cmd, "skills", completeSkills(f, true))
@@ -142,12 +142,18 @@ func taskUpdateRun(ctx context.Context, o *TaskUpdateOptions) error {
 			Warnings []string    `json:"warnings,omitempty"`
 		}{res.After, res.Before, res.Changed, rel(ws, res.LogFile), res.Warnings})
 	}
-	if len(res.Changed) == 0 {
+	switch {
+	case len(res.Changed) == 0 && res.Note != "":
+		fmt.Fprintf(o.IO.Out, "%s: recorded in %s: %s\n", o.ID, rel(ws, res.LogFile), res.Note)
+		return nil
+	case len(res.Changed) == 0:
 		fmt.Fprintf(o.IO.Out, "%s: no field changed (Updated is %s)\n", o.ID, res.After.Updated)
 		return nil
 	}
 	fmt.Fprintf(o.IO.Out, "updated %s: %s\n", o.ID, describeChanges(res))
-	if res.LogFile != "" {
+	if res.Note != "" {
+		fmt.Fprintf(o.IO.Out, "recorded in %s: %s\n", rel(ws, res.LogFile), res.Note)
+	} else if res.LogFile != "" {
 		fmt.Fprintf(o.IO.Out, "logged the status change in %s\n", rel(ws, res.LogFile))
 	}
 	return nil
@@ -161,9 +167,9 @@ func describeChanges(res task.UpdateResult) string {
 		case "status":
 			parts = append(parts, fmt.Sprintf("status %s → %s", res.Before.Status, res.After.Status))
 		case "priority":
-			parts = append(parts, fmt.Sprintf("priority %s → %s", res.Before.Priority, res.After.Priority))
+			parts = append(parts, fmt.Sprintf("priority %s → %s", orNone(res.Before.Priority), orNone(res.After.Priority)))
 		case "difficulty":
-			parts = append(parts, fmt.Sprintf("difficulty %s → %s", res.Before.Difficulty, res.After.Difficulty))
+			parts = append(parts, fmt.Sprintf("difficulty %s → %s", orNone(res.Before.Difficulty), orNone(res.After.Difficulty)))
 		case "agents":
 			var added []string
 			for _, a := range res.After.Agents {
@@ -179,4 +185,12 @@ func describeChanges(res task.UpdateResult) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// orNone shows an empty value as "(none)".
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

@@ -41,15 +41,21 @@ and prints every problem as FILE:LINE:COL: error|warning: message.
 Errors: duplicate or malformed IDs, unknown status/priority/difficulty, rows
 with a wrong cell count (not read), rows that go on over several lines (read
 whole; named with their task ID and line span), rows that never end, task
-tables missing ID or Status, bad dates. Warnings: |-led lines that belong to no
-table; and, when a workspace is found, modes and skills that do not exist, task
-folders with no row, IN_PROGRESS/REVIEW tasks with no folder.
+tables missing ID or Status, bad dates, and a file with no task table at all (an
+emptied file, an older-format file: see agentinfra migrate, a file that is no
+matrix; a task table with no rows, as init writes it, is fine). Warnings: |-led
+lines that belong to no table; and, when a workspace is found, modes and skills
+that do not exist, task folders with no row, IN_PROGRESS/REVIEW tasks with no
+folder. The last line, on stderr, counts the tasks and the rows that could not
+be read.
 
 With --staged it checks the version of the matrix staged in git's index, as the
-pre-commit hook does (see 'agentinfra hook install'): a staged matrix that is
-empty or has no task table is an error, rows that HEAD has and the staged file
-lacks are a warning naming their IDs, and when no matrix is staged or tracked
-(no .agent/ committed yet, or .agent/ gitignored) it passes without a word.
+pre-commit hook does (see 'agentinfra hook install'). Errors: a staged matrix
+that is empty, has no task table, or has no row while HEAD's has rows, and a
+commit that deletes or moves the matrix (git rm, git mv, git rm -r .agent).
+Rows that HEAD has and the staged file lacks, while others stay, are a warning
+naming their IDs. When no matrix is staged or tracked (no .agent/ committed
+yet, or .agent/ gitignored) it passes without a word.
 
 With --fix it repairs the workspace's matrix without losing a word, then
 validates the result and prints what is left:
@@ -122,8 +128,11 @@ alone pass); 2 for a wrong invocation.`,
 
 // validationResult is one file's outcome, also its --format json shape.
 type validationResult struct {
-	File        string              `json:"file"`
-	Tasks       int                 `json:"tasks"`
+	File  string `json:"file"`
+	Tasks int    `json:"tasks"`
+	// Unread counts the rows that could not be read: no command lists,
+	// shows or changes them until they are fixed.
+	Unread      int                 `json:"unread_rows"`
 	Errors      int                 `json:"errors"`
 	Warnings    int                 `json:"warnings"`
 	Diagnostics []matrix.Diagnostic `json:"diagnostics"`
@@ -194,21 +203,33 @@ func runValidate(ctx context.Context, f *Factory, opts *ValidateOptions) error {
 				w.WriteString(d.String())
 				w.WriteByte('\n')
 			}
-			if len(r.Diagnostics) == 0 {
-				if err := w.Flush(); err != nil {
-					return err
-				}
-				fmt.Fprintf(f.IO.ErrOut, "%s: %d tasks, no problems\n", r.File, r.Tasks)
-			}
 		}
 		if err := w.Flush(); err != nil {
 			return err
+		}
+		for _, r := range results {
+			fmt.Fprintln(f.IO.ErrOut, validationSummary(r))
 		}
 	}
 	if failed {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// validationSummary is the line that ends validate's text output: how many
+// tasks were read and, so that no reader's silence goes unexplained, how many
+// rows were not.
+func validationSummary(r validationResult) string {
+	if len(r.Diagnostics) == 0 {
+		return fmt.Sprintf("%s: %d tasks, no problems", r.File, r.Tasks)
+	}
+	msg := fmt.Sprintf("%s: %d tasks", r.File, r.Tasks)
+	if r.Unread > 0 {
+		msg += fmt.Sprintf(", %d %s could not be read (task list, show and every other command skip %s until %s fixed)",
+			r.Unread, plural(r.Unread, "row", "rows"), plural(r.Unread, "it", "them"), plural(r.Unread, "it is", "they are"))
+	}
+	return msg + fmt.Sprintf("; %d %s, %d %s", r.Errors, plural(r.Errors, "error", "errors"), r.Warnings, plural(r.Warnings, "warning", "warnings"))
 }
 
 func validateFile(f *Factory, ws *workspace.Workspace, path string) (validationResult, error) {
@@ -246,6 +267,11 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 		}
 	}
 	r := validationResult{File: shown, Tasks: doc.NumTasks(), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
+	for _, p := range doc.ReadProblems() {
+		if p.Severity == matrix.SeverityError {
+			r.Unread++
+		}
+	}
 	for _, d := range diags {
 		if d.Severity == matrix.SeverityError {
 			r.Errors++

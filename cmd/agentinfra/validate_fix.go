@@ -49,10 +49,15 @@ type fixJSON struct {
 
 // printFixReport prints, in this order: the diffs (dry run), the summary
 // line, the problems left, the rows left for a person, and a closing count.
+// A dry run's stdout is the diff alone, so that it can be piped to `git
+// apply` or `patch`; the rest goes to stderr.
 func printFixReport(f *Factory, rep fix.Report) {
 	out := f.IO.Out
 	for _, fc := range rep.Files {
 		fmt.Fprint(out, fc.Diff)
+	}
+	if rep.DryRun {
+		out = f.IO.ErrOut
 	}
 	fmt.Fprintln(out, rep.Summary())
 	for _, d := range rep.Remaining {

@@ -46,19 +46,34 @@ func TestValidateFixJoins(t *testing.T) {
 func TestValidateFixDryRunWritesNothing(t *testing.T) {
 	root := newValidateWorkspace(t, continuedMatrix)
 	check := treehash.Guard(t, root)
-	code, out, _ := runCLI(t, root, cliOpts{}, "validate", "--fix", "--dry-run")
+	code, out, errOut := runCLI(t, root, cliOpts{}, "validate", "--fix", "--dry-run")
 	check()
 	for _, want := range []string{
 		"--- a/.agent/DEVELOPMENT_MATRIX.md\n+++ b/.agent/DEVELOPMENT_MATRIX.md\n@@ -3,7 +3,4 @@\n",
 		"-|260120204152| TODO |P2| med | coder |  |  | Retry uploads. They fail on flaky wifi\n-1. reproduce with `curl | tee`\n-2. fix it\n-| 2026-01-20 | 2026-01-23 14:15:22 |\n+| 260120204152 |",
-		"would fix 1 row: join 260120204152 (lines 6-9)\nleft after the fix: no problems (2 tasks)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks\n%s\ngot\n%s", want, out)
 		}
 	}
+	// The report goes to stderr: stdout is a patch and nothing else.
+	if want := "would fix 1 row: join 260120204152 (lines 6-9)\nleft after the fix: no problems (2 tasks)\n"; !strings.Contains(errOut, want) || strings.Contains(out, "would fix") {
+		t.Errorf("dry run: stderr %q, want it to hold %q (and stdout only the diff)", errOut, want)
+	}
 	if code != 0 {
 		t.Errorf("exit %d, want 0: nothing would be left", code)
+	}
+}
+
+// `validate --fix --dry-run | git apply` makes the fix (issue 19: the
+// diagnostics once followed the diff on stdout and broke the patch).
+func TestValidateFixDryRunPipesToGitApply(t *testing.T) {
+	src := continuedMatrix + "| 0000ff | WRONG | P2 | med | coder |  |  | bad status | 2026-01-02 | 2026-01-02 |\n"
+	root := newValidateWorkspace(t, src)
+	_, patch, _ := runCLI(t, root, cliOpts{}, "validate", "--fix", "--dry-run")
+	runCLI(t, root, cliOpts{}, "validate", "--fix")
+	if got, want := gitApply(t, src, patch), matrixOf(t, root); got != want {
+		t.Errorf("the dry run's stdout applied with git apply:\n%s\nwant what --fix writes:\n%s", got, want)
 	}
 }
 

@@ -136,7 +136,7 @@ func TestHookInstallRefusesInvalidStagedMatrix(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\necho existing-hook-ran\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"appended to", "already installed in"} {
+	for i, want := range []string{"added the check (at the top, so it runs before the hook's own commands) to", "already installed in"} {
 		out, err := exec.Command(bin, "--root", root, "hook", "install").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), want) {
 			t.Fatalf("hook install #%d: %v, %q; want %q", i+1, err, out, want)
@@ -152,8 +152,8 @@ func TestHookInstallRefusesInvalidStagedMatrix(t *testing.T) {
 	if out, err := git(t, root, "add", "-A"); err != nil {
 		t.Fatalf("git add: %v %s", err, out)
 	}
-	if out, err := git(t, root, "commit", "-qm", "valid"); err != nil {
-		t.Fatalf("a valid matrix must commit: %v\n%s", err, out)
+	if out, err := git(t, root, "commit", "-qm", "valid"); err != nil || !strings.Contains(out, "existing-hook-ran") {
+		t.Fatalf("a valid matrix must commit, and the existing hook run: %v\n%s", err, out)
 	}
 	bad := validMatrix + "| a1b2c3 | DONE | P2 | easy | coder | | | Duplicate | 2026-01-02 | 2026-01-02 |\n"
 	matrixPath := filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md")
@@ -165,7 +165,7 @@ func TestHookInstallRefusesInvalidStagedMatrix(t *testing.T) {
 	if err == nil {
 		t.Fatalf("commit with a duplicate ID was accepted:\n%s", out)
 	}
-	for _, w := range []string{"existing-hook-ran", "duplicate ID a1b2c3", "the staged matrix has errors"} {
+	for _, w := range []string{"duplicate ID a1b2c3", "the staged matrix has errors"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("hook output lacks %q:\n%s", w, out)
 		}
@@ -195,5 +195,26 @@ func TestValidateNamesTheConfigFromTheCurrentFolder(t *testing.T) {
 	want := "\n" + filepath.Join("..", ".agent", "config.yaml") + ":2:1: warning: the matrix vocabulary has no word for a workflow status: agentinfra moves tasks to REVIEW"
 	if code != 0 || !strings.Contains("\n"+stdout, want) {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s\nwant a line starting %q", code, stdout, stderr, want[1:])
+	}
+}
+
+// validate says how many rows no command reads, in text and JSON (issue 19).
+func TestValidateCountsUnreadRows(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "matrix", "testdata", "rows", "real.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := newValidateWorkspace(t, string(src))
+	code, _, errOut := runCLI(t, root, cliOpts{}, "validate")
+	if code != 1 || !strings.Contains(errOut, ".agent/DEVELOPMENT_MATRIX.md: 8 tasks, 2 rows could not be read (task list, show and every other command skip them until they are fixed)") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	_, out, _ := runCLI(t, root, cliOpts{}, "validate", "--json")
+	var r struct {
+		Tasks  int `json:"tasks"`
+		Unread int `json:"unread_rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Tasks != 8 || r.Unread != 2 {
+		t.Errorf("--json: %+v %v\n%s", r, err, out)
 	}
 }

@@ -12,6 +12,19 @@ import (
 // OneLine collapses every run of whitespace (newlines included) into one space.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// FirstLine is the first non-blank line of s, trimmed, with " …" when more
+// text follows: a title for text that goes on over several lines (a code
+// block squeezed onto one line would read as nonsense).
+func FirstLine(s string) string {
+	s = TrimBlankLines(s)
+	first, rest, more := strings.Cut(s, "\n")
+	first = OneLine(first)
+	if more && strings.TrimSpace(rest) != "" {
+		return first + " …"
+	}
+	return first
+}
+
 // Shorten is OneLine cut to at most n runes, the cut marked with "…".
 func Shorten(s string, n int) string {
 	s = OneLine(s)

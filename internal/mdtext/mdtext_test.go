@@ -42,3 +42,16 @@ func TestFieldAndTrim(t *testing.T) {
 		t.Error("Or")
 	}
 }
+
+func TestFirstLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"one line":                             "one line",
+		"\n\nShow a toast.\n\n```ts\nx\n```\n": "Show a toast. …",
+		"  spaced   out  ":                     "spaced out",
+		"last\n\n":                             "last",
+	} {
+		if got := FirstLine(in); got != want {
+			t.Errorf("FirstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
