@@ -7,6 +7,7 @@
 //	fleet:     the fleet's defaults                        → Fleet (package fleet)
 //	projects:  the projects agents work in                 → []Project (package fleet)
 //	coder:     the Coder backend                           → Coder (package fleet/coder)
+//	supervision: supervised sessions                       → Supervision (package supervision)
 //
 // and the one environment variable that tunes a service, the matrix lock's
 // timeout ($AGENTINFRA_LOCK_TIMEOUT), read through the caller's getenv.
@@ -61,11 +62,12 @@ type Config struct {
 	// positive duration (the store's default applies).
 	LockTimeout time.Duration
 
-	vocab    *matrix.Vocabulary
-	models   Models
-	fleet    Fleet
-	coder    Coder
-	sections map[string]error // a section's error, by section name
+	vocab       *matrix.Vocabulary
+	models      Models
+	fleet       Fleet
+	coder       Coder
+	supervision Supervision
+	sections    map[string]error // a section's error, by section name
 }
 
 // Vocabulary is the matrix section: the workspace's statuses, priorities,
@@ -87,6 +89,11 @@ func (c *Config) Fleet() (Fleet, error) {
 
 // Coder is the coder section.
 func (c *Config) Coder() (Coder, error) { return c.coder, c.sections["coder"] }
+
+// Supervision is the supervision section.
+func (c *Config) Supervision() (Supervision, error) {
+	return c.supervision, c.sections["supervision"]
+}
 
 // loads counts the config files read by this process.
 var loads atomic.Int64
@@ -144,7 +151,7 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
 		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line,
-			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder)", Err: ErrConfig}
+			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision)", Err: ErrConfig}
 	}
 	d := decoder{file: name}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -164,6 +171,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 			c.fleet.Projects, err = d.projects(v, root)
 		case "coder":
 			c.coder, err = d.coder(v, root, getenv)
+		case "supervision":
+			c.supervision, err = d.supervisionSection(v)
 		default:
 			continue
 		}

@@ -131,6 +131,10 @@ coder:
   url: https://coder.example.com
   token_file: ~/.config/coderv2/session
   app_slug: ccw
+supervision:
+  max_concurrent_sessions: 5
+  operators: ["@ana", bo]
+  mode: hybrid
 other_tool: {anything: [1, 2]}
 `
 	env := map[string]string{"HOME": "/home/ana", EnvLockTimeout: "2m"}
@@ -159,6 +163,10 @@ other_tool: {anything: [1, 2]}
 	if err != nil || co.URL != "https://coder.example.com" || co.TokenFile != "/home/ana/.config/coderv2/session" || co.AppSlug != "ccw" {
 		t.Errorf("coder %+v, %v", co, err)
 	}
+	sv, err := c.Supervision()
+	if err != nil || sv.MaxConcurrentSessions != 5 || !slices.Equal(sv.Operators, []string{"@ana", "bo"}) || sv.Mode != "hybrid" {
+		t.Errorf("supervision %+v, %v", sv, err)
+	}
 	if c.LockTimeout != 2*time.Minute {
 		t.Errorf("lock timeout %v", c.LockTimeout)
 	}
@@ -178,6 +186,8 @@ func TestSectionErrorsNameFileLineAndKey(t *testing.T) {
 		{"models mode list", "models:\n  modes:\n    coder: [deep]\n", "models", ".agent/config.yaml:3: models.modes.coder: must be a single value"},
 		{"models unknown key", "models:\n  fastest: x\n", "models", "models.fastest: unknown key"},
 		{"coder not a mapping", "coder: [url]\n", "coder", ".agent/config.yaml:1: coder: must be a mapping"},
+		{"supervision sessions", "supervision:\n  max_concurrent_sessions: many\n", "supervision", ".agent/config.yaml:2: supervision.max_concurrent_sessions: must be a whole number"},
+		{"supervision operators", "supervision:\n  operators: ana\n", "supervision", ".agent/config.yaml:2: supervision.operators: must be a list"},
 	} {
 		cfg, err := Parse(Rel, []byte(c.src), "/repo", nil)
 		if err != nil {
@@ -191,6 +201,8 @@ func TestSectionErrorsNameFileLineAndKey(t *testing.T) {
 			_, got = cfg.Models()
 		case "coder":
 			_, got = cfg.Coder()
+		case "supervision":
+			_, got = cfg.Supervision()
 		}
 		e := agenterr.As(got)
 		if !errors.Is(got, ErrConfig) || e == nil || e.Kind != agenterr.Invalid || e.File != Rel || e.Line == 0 || !strings.Contains(got.Error(), c.mention) {

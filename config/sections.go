@@ -230,3 +230,53 @@ var coderExample = map[string]string{
 	"url": "https://coder.example.com", "token_file": "~/.config/coderv2/session", "prompt_parameter": "AI Prompt",
 	"app_slug": "ccw", "organization": "coder",
 }
+
+// Supervision is the supervision section:
+//
+//	supervision:
+//	  max_concurrent_sessions: 3   # active or paused at once
+//	  operators: ["@ana", "bo"]    # may decide any session's requests
+//	  mode: local                  # local | remote | hybrid (new sessions)
+//
+// Values are as written (0 and "" when not set); package supervision fills
+// the defaults.
+type Supervision struct {
+	MaxConcurrentSessions int
+	Operators             []string
+	Mode                  string
+}
+
+var supervisionKeys = []string{"max_concurrent_sessions", "operators", "mode"}
+
+func (d decoder) supervisionSection(n *yaml.Node) (Supervision, error) {
+	var s Supervision
+	err := d.mapping(n, "supervision", supervisionKeys, func(key string, _, v *yaml.Node) error {
+		switch key {
+		case "max_concurrent_sessions":
+			var i int
+			if err := v.Decode(&i); err != nil || i < 1 {
+				return d.badValue(v, "supervision.max_concurrent_sessions", "must be a whole number, 1 or more, e.g. 3")
+			}
+			s.MaxConcurrentSessions = i
+		case "operators":
+			if v.Kind != yaml.SequenceNode {
+				return d.bad(v, "supervision.operators", `must be a list of people, e.g. ["@ana", "bo"]`)
+			}
+			for _, o := range v.Content {
+				w, err := d.word(o, "supervision.operators", "@ana")
+				if err != nil {
+					return err
+				}
+				s.Operators = append(s.Operators, w)
+			}
+		case "mode":
+			w, err := d.word(v, "supervision.mode", "local")
+			if err != nil {
+				return err
+			}
+			s.Mode = w
+		}
+		return nil
+	})
+	return s, err
+}

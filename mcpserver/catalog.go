@@ -29,6 +29,7 @@ func Catalog(ctx context.Context) (tools, resources []CatalogEntry, err error) {
 	}
 	s.registerResources()
 	s.registerFleetTools()
+	s.registerSupervisionTools()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.mcp.Connect(ctx, st, nil)
 	if err != nil {

@@ -138,6 +138,9 @@ func New(opts Options) (*Server, error) {
 	if hasToolset(opts.Toolsets, ToolsetFleet) {
 		s.registerFleetTools()
 	}
+	if hasToolset(opts.Toolsets, ToolsetSupervision) {
+		s.registerSupervisionTools()
+	}
 	return s, nil
 }
 

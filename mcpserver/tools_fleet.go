@@ -23,7 +23,7 @@ const (
 )
 
 // Toolsets lists the toolsets; all are on by default.
-var Toolsets = []string{ToolsetMatrix, ToolsetFleet}
+var Toolsets = []string{ToolsetMatrix, ToolsetFleet, ToolsetSupervision}
 
 // CheckToolsets refuses an unknown toolset name.
 func CheckToolsets(sets []string) error {

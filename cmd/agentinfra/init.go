@@ -10,6 +10,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -73,6 +74,11 @@ func initRun(ctx context.Context, o *InitOptions) error {
 		if made, ierr := fleet.WriteIgnore(ws.AgentDir()); made { // the fleet's state stays out of git
 			created = append(created, ".agent/fleet/.gitignore")
 		} else if ierr != nil {
+			err = ierr
+		}
+		if made, ierr := store.WriteIgnore(ws.AgentDir()); made { // and so does the supervision database
+			created = append(created, ".agent/state/.gitignore")
+		} else if ierr != nil && err == nil {
 			err = ierr
 		}
 	}

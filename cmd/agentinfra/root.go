@@ -113,6 +113,10 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdProject(f),
 		NewCmdServe(f, nil),
 		NewCmdMetadata(f),
+		NewCmdInbox(f, nil),
+		NewCmdApprove(f, nil),
+		NewCmdReject(f, nil),
+		NewCmdSession(f),
 	)
 	usageArgs(root)
 	return root

@@ -63,8 +63,10 @@ refused; a request's headers and body must arrive within 10 s; at most 64
 sessions are open at once, and a session idle for 30 minutes is closed.
 
 Resources support resources/subscribe: changes to .agent/ (by this server, the
-CLI or an editor) are notified within 500 ms. --toolsets matrix,fleet chooses
-which tools are exposed (default: both; the fleet's are in docs/fleet.md).
+CLI or an editor) are notified within 500 ms. --toolsets matrix,fleet,supervision chooses
+which tools are exposed (default: all; the fleet's are in docs/fleet.md;
+supervision is list_pending_approvals, read-only: an agent must not approve
+agents).
 See docs/mcp.md.`,
 		Example: `  agentinfra serve
   agentinfra serve --http 127.0.0.1:8765
@@ -114,7 +116,7 @@ See docs/mcp.md.`,
 	cmd.Flags().BoolVar(&o.AllowRemote, "allow-remote", false, "allow a non-loopback --http address (never with --no-token)")
 	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "--http's token file, created 0600 when missing (default ~/.config/agentinfra/mcp-token)")
 	cmd.Flags().BoolVar(&o.NoToken, "no-token", false, "serve --http on loopback without a token: any local user can call every tool")
-	cmd.Flags().StringSliceVar(&o.Toolsets, "toolsets", nil, "tools to expose: matrix, fleet (default: both)")
+	cmd.Flags().StringSliceVar(&o.Toolsets, "toolsets", nil, "tools to expose: matrix, fleet, supervision (default: all)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "stderr log level: debug, info, warn or error")
 	return cmd
 }

@@ -1,0 +1,164 @@
+// Package bridge runs an agent CLI under supervision: each of gemini,
+// claude and codex over its own permission protocol (claude stream-json
+// with --permission-prompt-tool stdio, codex app-server, gemini ACP), every
+// permission request of the CLI goes through the workspace policy and, when
+// the policy does not approve it, becomes an approval request in the store
+// that a person decides from any surface (another process); the decision
+// goes back to the CLI, a deny with its reason where the protocol carries
+// one. agentinfra applies the timeout (the CLIs have none): an expired
+// request is denied with "timed out after …". A request the CLI takes back
+// is marked withdrawn. The CLI's events go to a callback in the shape of
+// runner.Event, and Send / Interrupt steer a live run.
+//
+// Run is the supervised exec step that dispatch and the fleet call (with a
+// session of the store); Start gives the live Bridge for issue 22's
+// watchdog and steering.
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision/policy"
+)
+
+// Request is one supervised run of an agent CLI.
+type Request struct {
+	CLI          string // gemini, claude or codex
+	Prompt       string
+	SystemPrompt string
+	Model        string
+	Dir          string // the agent's working directory (the session's workspace)
+	Env          []string
+	CleanEnv     bool
+	// Binary overrides the executable (default: the CLI looked up like runner does).
+	Binary string
+	// ExtraArgs are appended to the CLI's arguments (e.g. codex -c overrides).
+	ExtraArgs []string
+	// Timeout bounds the whole run (0 = none besides ctx).
+	Timeout time.Duration
+}
+
+// Options connect a run to its session.
+type Options struct {
+	Store   *store.Store
+	Session store.Session
+	// Policy returns the policy in force (policy.Live.Current); nil asks a
+	// person for everything.
+	Policy func() *policy.Policy
+	// OnEvent receives the CLI's events (from one goroutine at a time).
+	OnEvent func(runner.Event)
+	// KillGrace is the time between SIGTERM and SIGKILL at the end (0 = 5 s).
+	KillGrace time.Duration
+}
+
+// Bridge is a live supervised run.
+type Bridge interface {
+	// Send delivers text as the next user message: claude takes it at any
+	// time; codex steers the running turn or starts a new one; gemini only
+	// between turns, so mid-turn it is queued until the turn ends.
+	Send(ctx context.Context, text string) error
+	// Interrupt stops the current turn (a pending request is withdrawn).
+	Interrupt(ctx context.Context) error
+	// TurnEnded receives the result event of each turn.
+	TurnEnded() <-chan runner.Event
+	// Close ends the conversation: the CLI finishes and exits.
+	Close() error
+	// Wait waits for the CLI to exit and returns the run's result.
+	Wait() (runner.Result, error)
+}
+
+// Start starts the CLI of req under supervision.
+func Start(ctx context.Context, req Request, opts Options) (Bridge, error) {
+	if opts.Store == nil || opts.Session.ID == 0 {
+		return nil, fmt.Errorf("a supervised run needs the store and its session")
+	}
+	g := newGate(opts)
+	var b Bridge
+	var err error
+	switch strings.ToLower(req.CLI) {
+	case runner.CLIClaude:
+		b, err = startClaude(ctx, req, g)
+	case runner.CLICodex:
+		b, err = startCodex(ctx, req, g)
+	case "", runner.CLIGemini:
+		b, err = startGemini(ctx, req, g)
+	default:
+		return nil, fmt.Errorf("unknown agent CLI %q: use one of %s", req.CLI, strings.Join(runner.CLIs, ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	followSession(opts.Store, opts.Session.ID, b.(controlled))
+	return b, nil
+}
+
+// Run is one supervised turn: start the CLI with the prompt, wait for the
+// turn to end, close the conversation and return the result. It is the
+// exec step of a supervised dispatch or fleet run.
+func Run(ctx context.Context, req Request, opts Options) (runner.Result, error) {
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	b, err := Start(ctx, req, opts)
+	if err != nil {
+		return runner.Result{CLI: req.CLI, Model: req.Model, ExitCode: -1, Error: err.Error()}, fmt.Errorf("%w: %w", runner.ErrAgentFailed, err)
+	}
+	select {
+	case <-b.TurnEnded():
+	case <-b.(controlled).proc().Done(): // stopped (session stop) or crashed
+	case <-ctx.Done():
+		b.Interrupt(context.Background())
+	}
+	b.Close()
+	return b.Wait()
+}
+
+// binary is the executable of a CLI.
+func binary(req Request, name string) (string, error) {
+	if req.Binary != "" {
+		return req.Binary, nil
+	}
+	return runner.LookupCLI(name)
+}
+
+// systemPromptFile writes the system prompt to a private file ("" for none).
+func systemPromptFile(text string) (string, func(), error) {
+	if text == "" {
+		return "", func() {}, nil
+	}
+	f, err := os.CreateTemp("", "agentinfra-system-*.md")
+	if err != nil {
+		return "", nil, err
+	}
+	f.WriteString(text)
+	f.Close()
+	return f.Name(), func() { os.Remove(f.Name()) }, nil
+}
+
+// finish fills the common parts of a result.
+func finish(res *runner.Result, start time.Time, p *runner.Interactive, stopped bool) error {
+	code, tail, werr := p.Wait()
+	res.DurationMS = time.Since(start).Milliseconds()
+	res.ExitCode = code
+	res.StderrTail = tail
+	res.Argv = runner.RedactArgv(p.Cmd.Args, -1)
+	switch {
+	case res.Error != "":
+	case werr != nil:
+		res.Error = werr.Error()
+	case code != 0 && !stopped:
+		res.Error = fmt.Sprintf("%s exited with code %d", res.CLI, code)
+	}
+	if res.Error != "" {
+		return fmt.Errorf("%w: %s", runner.ErrAgentFailed, res.Error)
+	}
+	return nil
+}

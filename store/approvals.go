@@ -1,0 +1,384 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Request statuses: pending → approved | rejected | expired | interrupted | withdrawn.
+const (
+	StatusPending     = "pending"
+	StatusApproved    = "approved"
+	StatusRejected    = "rejected"
+	StatusExpired     = "expired"
+	StatusInterrupted = "interrupted"
+	StatusWithdrawn   = "withdrawn"
+)
+
+// Surfaces: where a decision was taken.
+const (
+	SurfaceTerminal   = "terminal"
+	SurfaceWeb        = "web"
+	SurfaceSlack      = "slack"
+	SurfacePolicy     = "policy"
+	SurfaceTimeout    = "timeout"
+	SurfaceAgent      = "agent"      // the agent CLI itself (a withdrawn request)
+	SurfaceSupervisor = "supervisor" // agentinfra's own bookkeeping
+)
+
+// People's surfaces (those that Decide accepts).
+var PeopleSurfaces = []string{SurfaceTerminal, SurfaceWeb, SurfaceSlack}
+
+// Request kinds.
+const (
+	KindCommand     = "command"
+	KindEdit        = "edit"
+	KindFetch       = "fetch"
+	KindTool        = "tool"
+	KindPermissions = "permissions"
+)
+
+// Risk levels.
+const (
+	RiskLow      = "low"
+	RiskHigh     = "high"
+	RiskCritical = "critical"
+)
+
+// System actors (never a person's name).
+const (
+	ActorAgentinfra = "agentinfra"
+	ActorPolicy     = "policy"
+)
+
+// Request is one approval request.
+type Request struct {
+	ID        int64      `json:"id"`
+	SessionID int64      `json:"session_id"`
+	NativeID  string     `json:"native_id,omitempty"`
+	Kind      string     `json:"kind"`
+	Tool      string     `json:"tool"`
+	ToolInput string     `json:"tool_input,omitempty"`
+	Command   string     `json:"command,omitempty"`
+	File      string     `json:"file,omitempty"`
+	Diff      string     `json:"diff,omitempty"`
+	URL       string     `json:"url,omitempty"`
+	Title     string     `json:"title"`
+	Risk      string     `json:"risk"`
+	Status    string     `json:"status"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	DecidedBy string     `json:"decided_by,omitempty"`
+	Surface   string     `json:"surface,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+	Always    bool       `json:"always,omitempty"`
+}
+
+// NewRequest is what RaiseRequest needs. Timeout 0 means never expire.
+type NewRequest struct {
+	SessionID int64
+	NativeID  string
+	Kind      string
+	Tool      string
+	ToolInput string
+	Command   string
+	File      string
+	Diff      string
+	URL       string
+	Title     string
+	Risk      string
+	Timeout   time.Duration
+}
+
+const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always`
+
+func scanRequest(sc scanner) (Request, error) {
+	var r Request
+	var created int64
+	var expires, decided sql.NullInt64
+	err := sc.Scan(&r.ID, &r.SessionID, &r.NativeID, &r.Kind, &r.Tool, &r.ToolInput, &r.Command, &r.File, &r.Diff, &r.URL,
+		&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always)
+	r.CreatedAt, r.ExpiresAt, r.DecidedAt = fromMS(created), fromNullMS(expires), fromNullMS(decided)
+	return r, err
+}
+
+// RaiseRequest records a pending request of a live session. A session that
+// already has one gets ErrPendingExists (the store, not the caller,
+// enforces one at a time).
+func (s *Store) RaiseRequest(ctx context.Context, n NewRequest) (Request, error) {
+	if n.Risk == "" {
+		n.Risk = RiskHigh
+	}
+	if n.Title == "" {
+		n.Title = n.Tool
+	}
+	var out Request
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		ses, err := sessionTx(ctx, tx, n.SessionID)
+		if err != nil {
+			return err
+		}
+		if ses.Ended() {
+			return fmt.Errorf("%w: session %d is %s", ErrBadTransition, ses.ID, ses.Status)
+		}
+		now := s.now()
+		var expires any
+		if n.Timeout > 0 {
+			expires = ms(now.Add(n.Timeout))
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+			n.SessionID, n.NativeID, n.Kind, n.Tool, n.ToolInput, n.Command, n.File, n.Diff, n.URL, n.Title, n.Risk, ms(now), expires)
+		if isUnique(err) {
+			return fmt.Errorf("%w: session %d", ErrPendingExists, n.SessionID)
+		}
+		if err != nil {
+			return fmt.Errorf("raise a request: %w", err)
+		}
+		id, _ := res.LastInsertId()
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_tool = ?, updated_at = ? WHERE id = ?`, n.Tool, ms(now), n.SessionID); err != nil {
+			return err
+		}
+		if err := audit(ctx, tx, ms(now), n.SessionID, id, ActorAgentinfra, SurfaceSupervisor, "request_raised",
+			map[string]any{"tool": n.Tool, "kind": n.Kind, "title": n.Title, "risk": n.Risk}); err != nil {
+			return err
+		}
+		out, err = requestTx(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}
+
+// Request reads one request.
+func (s *Store) Request(ctx context.Context, id int64) (Request, error) {
+	return requestTx(ctx, s.db, id)
+}
+
+func requestTx(ctx context.Context, q queryer, id int64) (Request, error) {
+	r, err := scanRequest(q.QueryRowContext(ctx, `SELECT `+requestCols+` FROM approvals WHERE id = ?`, id))
+	if isNoRows(err) {
+		return Request{}, fmt.Errorf("request %d: %w", id, ErrNotFound)
+	}
+	return r, err
+}
+
+// Decision is a person's answer to a request.
+type Decision struct {
+	RequestID int64
+	Approve   bool
+	By        string // the person
+	Surface   string // terminal, web or slack
+	Reason    string
+	// Always: approve, and let the caller add a policy rule for such requests.
+	Always bool
+}
+
+// Decide is the compare-and-set of a decision: the request goes from
+// pending to approved or rejected only if it is still pending and its
+// deadline has not passed. The loser of a race gets a *DecidedError naming
+// the winner; an answer after the deadline marks the request expired (if
+// the bridge has not yet) and gets ErrExpired. Only the session's owner and
+// Options.Operators may decide (ErrNotAllowed).
+func (s *Store) Decide(ctx context.Context, d Decision) (Request, error) {
+	if !slices.Contains(PeopleSurfaces, d.Surface) {
+		return Request{}, fmt.Errorf("unknown surface %q: use one of %s", d.Surface, strings.Join(PeopleSurfaces, ", "))
+	}
+	if d.By == "" {
+		return Request{}, fmt.Errorf("a decision needs the name of the person who takes it")
+	}
+	status := StatusRejected
+	if d.Approve {
+		status = StatusApproved
+	}
+	var out Request
+	var lost error
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		r, err := requestTx(ctx, tx, d.RequestID)
+		if err != nil {
+			return err
+		}
+		ses, err := sessionTx(ctx, tx, r.SessionID)
+		if err != nil {
+			return err
+		}
+		if !s.mayDecide(d.By, ses) {
+			return fmt.Errorf("%w: %s may not decide request %d: only the session's owner %s or an operator (supervision.operators in .agent/config.yaml) may",
+				ErrNotAllowed, Handle(d.By), r.ID, Handle(ses.Owner))
+		}
+		now := s.now()
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?
+			WHERE id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?)`,
+			status, ms(now), d.By, d.Surface, d.Reason, d.Always && d.Approve, d.RequestID, ms(now))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			if err := audit(ctx, tx, ms(now), r.SessionID, r.ID, d.By, d.Surface, "request_"+status, map[string]any{"reason": d.Reason, "always": d.Always}); err != nil {
+				return err
+			}
+			out, err = requestTx(ctx, tx, d.RequestID)
+			return err
+		}
+		if r.Status == StatusPending { // its deadline passed: it expires now, never approved
+			if r, err = expireTx(ctx, tx, r, now); err != nil {
+				return err
+			}
+		}
+		out, lost = r, &DecidedError{Request: r}
+		return nil
+	})
+	if err != nil {
+		return Request{}, err
+	}
+	return out, lost
+}
+
+func (s *Store) mayDecide(who string, ses Session) bool {
+	who = strings.TrimPrefix(who, "@")
+	if who == strings.TrimPrefix(ses.Owner, "@") {
+		return true
+	}
+	for _, op := range s.opts.Operators {
+		if strings.TrimPrefix(op, "@") == who {
+			return true
+		}
+	}
+	return false
+}
+
+// Expire marks a pending request expired (agentinfra's timeout: the CLIs
+// have none). won is false when the request had been decided first; the
+// returned request is then the decided one, which the bridge follows.
+func (s *Store) Expire(ctx context.Context, id int64) (r Request, won bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		cur, err := requestTx(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusPending {
+			r = cur
+			return nil
+		}
+		r, err = expireTx(ctx, tx, cur, s.now())
+		won = err == nil
+		return err
+	})
+	return r, won, err
+}
+
+func expireTx(ctx context.Context, tx *sql.Tx, r Request, now time.Time) (Request, error) {
+	reason := "timed out"
+	if r.ExpiresAt != nil {
+		reason = "timed out after " + r.ExpiresAt.Sub(r.CreatedAt).Round(time.Second).String()
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'expired', decided_at = ?, decided_by = ?, surface = 'timeout', reason = ?
+		WHERE id = ? AND status = 'pending'`, ms(now), ActorAgentinfra, reason, r.ID); err != nil {
+		return r, err
+	}
+	if err := audit(ctx, tx, ms(now), r.SessionID, r.ID, ActorAgentinfra, SurfaceTimeout, "request_expired", map[string]any{"reason": reason}); err != nil {
+		return r, err
+	}
+	return requestTx(ctx, tx, r.ID)
+}
+
+// Close ends a pending request without a person: withdrawn (the CLI took
+// it back), interrupted (the run stopped), or approved by the policy. won
+// is false when it had been decided first.
+func (s *Store) CloseRequest(ctx context.Context, id int64, status, surface, reason string) (r Request, won bool, err error) {
+	if status != StatusWithdrawn && status != StatusInterrupted {
+		return Request{}, false, fmt.Errorf("CloseRequest: status %q is not withdrawn or interrupted", status)
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		now := ms(s.now())
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ? WHERE id = ? AND status = 'pending'`,
+			status, now, ActorAgentinfra, surface, reason, id)
+		if err != nil {
+			return err
+		}
+		if r, err = requestTx(ctx, tx, id); err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			won = true
+			return audit(ctx, tx, now, r.SessionID, id, ActorAgentinfra, surface, "request_"+status, map[string]any{"reason": reason})
+		}
+		return nil
+	})
+	return r, won, err
+}
+
+// PendingView is a pending request with its session, for inboxes.
+type PendingView struct {
+	Request
+	Owner     string `json:"owner"`
+	Workspace string `json:"workspace"`
+	CLI       string `json:"cli"`
+	Agent     string `json:"agent,omitempty"`
+	TaskID    string `json:"task_id,omitempty"`
+	Mode      string `json:"mode"`
+}
+
+// Pending lists the pending requests of every session, oldest first.
+func (s *Store) Pending(ctx context.Context) ([]PendingView, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixed("a.", requestCols)+`, s.owner, s.workspace, s.cli, s.agent, s.task_id, s.mode
+		FROM approvals a JOIN sessions s ON s.id = a.session_id WHERE a.status = 'pending' ORDER BY a.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PendingView
+	for rows.Next() {
+		var v PendingView
+		var created int64
+		var expires, decided sql.NullInt64
+		r := &v.Request
+		if err := rows.Scan(&r.ID, &r.SessionID, &r.NativeID, &r.Kind, &r.Tool, &r.ToolInput, &r.Command, &r.File, &r.Diff, &r.URL,
+			&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always,
+			&v.Owner, &v.Workspace, &v.CLI, &v.Agent, &v.TaskID, &v.Mode); err != nil {
+			return nil, err
+		}
+		r.CreatedAt, r.ExpiresAt, r.DecidedAt = fromMS(created), fromNullMS(expires), fromNullMS(decided)
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Requests lists a session's requests, oldest first.
+func (s *Store) Requests(ctx context.Context, sessionID int64) ([]Request, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+requestCols+` FROM approvals WHERE session_id = ? ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Request
+	for rows.Next() {
+		r, err := scanRequest(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i := range parts {
+		parts[i] = p + parts[i]
+	}
+	return strings.Join(parts, ", ")
+}

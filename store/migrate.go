@@ -1,0 +1,187 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ErrTooNew is a database whose schema is newer than this agentinfra knows.
+var ErrTooNew = errors.New("the database was written by a newer agentinfra")
+
+// migrations[i] takes the schema from version i to i+1. Append only: a
+// released step is never edited (files of every earlier version must keep
+// migrating the same way); TestMigrateFromV1Fixture opens a file of each
+// older version.
+var migrations = []string{
+	// v1: sessions, approval requests, the audit log.
+	`
+CREATE TABLE sessions (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner       TEXT NOT NULL,
+	workspace   TEXT NOT NULL,
+	status      TEXT NOT NULL CHECK (status IN ('created','active','paused','terminated','interrupted')),
+	mode        TEXT NOT NULL CHECK (mode IN ('local','remote','hybrid')),
+	cli         TEXT NOT NULL DEFAULT '',
+	run_id      TEXT NOT NULL DEFAULT '',
+	agent       TEXT NOT NULL DEFAULT '',
+	task_id     TEXT NOT NULL DEFAULT '',
+	title       TEXT NOT NULL DEFAULT '',
+	last_tool   TEXT NOT NULL DEFAULT '',
+	progress    TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	ended_at    INTEGER,
+	end_reason  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX sessions_status ON sessions(status);
+
+CREATE TABLE approvals (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	native_id   TEXT NOT NULL DEFAULT '',
+	kind        TEXT NOT NULL CHECK (kind IN ('command','edit','fetch','tool','permissions')),
+	tool        TEXT NOT NULL,
+	tool_input  TEXT NOT NULL DEFAULT '',
+	command     TEXT NOT NULL DEFAULT '',
+	file        TEXT NOT NULL DEFAULT '',
+	diff        TEXT NOT NULL DEFAULT '',
+	url         TEXT NOT NULL DEFAULT '',
+	title       TEXT NOT NULL,
+	risk        TEXT NOT NULL CHECK (risk IN ('low','high','critical')),
+	status      TEXT NOT NULL CHECK (status IN ('pending','approved','rejected','expired','interrupted','withdrawn')),
+	created_at  INTEGER NOT NULL,
+	expires_at  INTEGER,
+	decided_at  INTEGER,
+	decided_by  TEXT NOT NULL DEFAULT '',
+	surface     TEXT NOT NULL DEFAULT '' CHECK (surface IN ('','terminal','web','slack','policy','timeout','agent','supervisor')),
+	reason      TEXT NOT NULL DEFAULT '',
+	always      INTEGER NOT NULL DEFAULT 0
+);
+-- What the CLIs do, the store enforces: one pending request per session.
+CREATE UNIQUE INDEX approvals_one_pending ON approvals(session_id) WHERE status = 'pending';
+CREATE INDEX approvals_status ON approvals(status);
+
+CREATE TABLE audit (
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	at          INTEGER NOT NULL,
+	session_id  INTEGER,
+	request_id  INTEGER,
+	actor       TEXT NOT NULL,
+	surface     TEXT NOT NULL,
+	action      TEXT NOT NULL,
+	detail      TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX audit_session ON audit(session_id, seq);
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+	BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+	BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`,
+	// v2: the supervisor's heartbeat (a crashed supervisor is told from a
+	// live one), and the tables of "keeping supervised agents moving":
+	// steering messages, stall alerts, continuation prompts, checkpoints.
+	// Alerts and prompts are decided with the same compare-and-set as
+	// approvals (status pending → …, decided_by, surface, decided_at).
+	`
+ALTER TABLE sessions ADD COLUMN supervisor_pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN heartbeat_at INTEGER;
+
+CREATE TABLE steering (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	text         TEXT NOT NULL,
+	sent_by      TEXT NOT NULL,
+	surface      TEXT NOT NULL,
+	status       TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued','delivered','dropped')),
+	created_at   INTEGER NOT NULL,
+	delivered_at INTEGER
+);
+CREATE INDEX steering_queued ON steering(session_id) WHERE status = 'queued';
+
+CREATE TABLE alerts (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	status      TEXT NOT NULL CHECK (status IN ('pending','nudged','self_recovered','escalated','dismissed')),
+	nudges      INTEGER NOT NULL DEFAULT 0,
+	raised_at   INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	decided_by  TEXT NOT NULL DEFAULT '',
+	surface     TEXT NOT NULL DEFAULT '',
+	reason      TEXT NOT NULL DEFAULT ''
+);
+-- One active alert per session.
+CREATE UNIQUE INDEX alerts_one_active ON alerts(session_id) WHERE status IN ('pending','nudged');
+
+CREATE TABLE prompts (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	kind        TEXT NOT NULL CHECK (kind IN ('continuation','clarification','error_recovery','resource_warning')),
+	text        TEXT NOT NULL DEFAULT '',
+	status      TEXT NOT NULL CHECK (status IN ('pending','continued','refined','stopped','expired','withdrawn')),
+	instruction TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL,
+	expires_at  INTEGER,
+	decided_at  INTEGER,
+	decided_by  TEXT NOT NULL DEFAULT '',
+	surface     TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX prompts_one_pending ON prompts(session_id) WHERE status = 'pending';
+
+CREATE TABLE checkpoints (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	label       TEXT NOT NULL DEFAULT '',
+	git_ref     TEXT NOT NULL,
+	files       TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL
+);
+`,
+}
+
+// SchemaVersion is the version this agentinfra writes.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate brings the schema to SchemaVersion. Several processes opening a
+// new file at once are serialized by the IMMEDIATE transaction, and each
+// reads the version inside it, so a step runs exactly once.
+func (s *Store) migrate(ctx context.Context) error {
+	v, err := userVersion(ctx, s.db)
+	if err != nil {
+		return fmt.Errorf("read the schema version of %s: %w", s.path, err)
+	}
+	if v == len(migrations) {
+		return nil
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("%w: %s has schema version %d, this agentinfra knows up to %d; upgrade agentinfra", ErrTooNew, s.path, v, len(migrations))
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		v, err := userVersion(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("%w: %s has schema version %d, this agentinfra knows up to %d; upgrade agentinfra", ErrTooNew, s.path, v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migrate %s from schema version %d to %d: %w", s.path, i, i+1, err)
+			}
+		}
+		// PRAGMA takes no parameters; the value is our own integer.
+		_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations)))
+		return err
+	})
+}
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func userVersion(ctx context.Context, q queryer) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}

@@ -1,0 +1,171 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/agentinfra/agentinfra/internal/atomicfile"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// FileName is the database's name inside the workspace's state folder.
+const FileName = "agentinfra.db"
+
+// DefaultMaxSessions is max_concurrent_sessions when the config says nothing.
+const DefaultMaxSessions = 3
+
+// busyTimeout is how long a statement waits for another process's write
+// lock before it fails with SQLITE_BUSY.
+const busyTimeout = 15 * time.Second
+
+// Options tune a Store.
+type Options struct {
+	// MaxSessions bounds the sessions active or paused at once (0 =
+	// DefaultMaxSessions; negative = no bound).
+	MaxSessions int
+	// Operators may decide any session's requests (besides its owner).
+	Operators []string
+	// Now is the clock (tests pin it); nil = time.Now.
+	Now func() time.Time
+	// PollInterval is how often Changes looks for other processes' commits
+	// (0 = 50 ms).
+	PollInterval time.Duration
+}
+
+// Store is an open database. It is safe for concurrent use by goroutines;
+// other processes may use the same file at the same time.
+type Store struct {
+	db   *sql.DB
+	path string
+	opts Options
+}
+
+// StateDir is the workspace folder that holds the database.
+func StateDir(ws *workspace.Workspace) string { return filepath.Join(ws.AgentDir(), "state") }
+
+// PathIn is the database file of a workspace.
+func PathIn(ws *workspace.Workspace) string { return filepath.Join(StateDir(ws), FileName) }
+
+// OpenWorkspace opens (creating on demand) the workspace's database.
+func OpenWorkspace(ctx context.Context, ws *workspace.Workspace, opts Options) (*Store, error) {
+	if _, err := WriteIgnore(ws.AgentDir()); err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", StateDir(ws), err)
+	}
+	return Open(ctx, PathIn(ws), opts)
+}
+
+// WriteIgnore makes git ignore agentDir/state (the database and its WAL)
+// with a .gitignore of its own, so no repository file needs editing.
+// Idempotent; created says whether it wrote the file.
+func WriteIgnore(agentDir string) (created bool, err error) {
+	dir := filepath.Join(agentDir, "state")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false, err
+	}
+	p := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(p); err == nil {
+		return false, nil
+	}
+	return true, atomicfile.Write(p, []byte("# agentinfra state (supervised sessions, approvals, audit log): local to this machine\n*\n"))
+}
+
+// Open opens the database at path, creating it and migrating its schema to
+// the current version when needed.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("create the folder of the database %s: %w", abs, err)
+	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 50 * time.Millisecond
+	}
+	db, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("open the database %s: %w", abs, err)
+	}
+	// A CLI process needs few connections; a bridge holds one for Changes.
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(4)
+	s := &Store{db: db, path: abs, opts: opts}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn is the driver's name for the file: WAL (readers never wait for the
+// writer), a busy timeout (writers from other processes wait their turn),
+// foreign keys, synchronous FULL (a decision that was acknowledged survives
+// a power cut too), and BEGIN IMMEDIATE for write transactions (a
+// transaction that will write takes the lock first, so it never fails with
+// SQLITE_BUSY half-way when upgrading from a read).
+func dsn(path string) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL")
+	q.Set("_foreign_keys", "1")
+	q.Set("_txlock", "immediate")
+	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) now() time.Time { return s.opts.Now() }
+
+// tx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it when fn
+// returns nil.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	t, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin a transaction on %s: %w", s.path, err)
+	}
+	if err := fn(t); err != nil {
+		t.Rollback()
+		return err
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("commit to %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// ms is t in Unix milliseconds (how the database keeps times).
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func fromNullMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+var errNoRows = sql.ErrNoRows
+
+func isNoRows(err error) bool { return errors.Is(err, errNoRows) }

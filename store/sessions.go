@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Session statuses: created → active ⇄ paused → terminated | interrupted.
+const (
+	SessionCreated     = "created"
+	SessionActive      = "active"
+	SessionPaused      = "paused"
+	SessionTerminated  = "terminated"
+	SessionInterrupted = "interrupted"
+)
+
+// Session modes: where its requests may be answered.
+const (
+	ModeLocal  = "local"  // terminal and web page only
+	ModeRemote = "remote" // also Slack
+	ModeHybrid = "hybrid"
+)
+
+// Modes lists the session modes.
+var Modes = []string{ModeLocal, ModeRemote, ModeHybrid}
+
+// Session is one supervised run.
+type Session struct {
+	ID        int64      `json:"id"`
+	Owner     string     `json:"owner"`
+	Workspace string     `json:"workspace"`
+	Status    string     `json:"status"`
+	Mode      string     `json:"mode"`
+	CLI       string     `json:"cli"`
+	RunID     string     `json:"run_id,omitempty"`
+	Agent     string     `json:"agent,omitempty"`
+	TaskID    string     `json:"task_id,omitempty"`
+	Title     string     `json:"title,omitempty"`
+	LastTool  string     `json:"last_tool,omitempty"`
+	Progress  string     `json:"progress,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	EndReason string     `json:"end_reason,omitempty"`
+}
+
+// Live reports whether the session holds a place (active or paused).
+func (s Session) Live() bool { return s.Status == SessionActive || s.Status == SessionPaused }
+
+// Ended reports whether the session is over.
+func (s Session) Ended() bool {
+	return s.Status == SessionTerminated || s.Status == SessionInterrupted
+}
+
+// NewSession is what CreateSession needs.
+type NewSession struct {
+	Owner     string
+	Workspace string
+	Mode      string // "" = local
+	CLI       string
+	RunID     string
+	Agent     string
+	TaskID    string
+	Title     string
+}
+
+const sessionCols = `id, owner, workspace, status, mode, cli, run_id, agent, task_id, title, last_tool, progress, created_at, updated_at, ended_at, end_reason`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(sc scanner) (Session, error) {
+	var s Session
+	var created, updated int64
+	var ended sql.NullInt64
+	err := sc.Scan(&s.ID, &s.Owner, &s.Workspace, &s.Status, &s.Mode, &s.CLI, &s.RunID, &s.Agent, &s.TaskID, &s.Title,
+		&s.LastTool, &s.Progress, &created, &updated, &ended, &s.EndReason)
+	s.CreatedAt, s.UpdatedAt, s.EndedAt = fromMS(created), fromMS(updated), fromNullMS(ended)
+	return s, err
+}
+
+// CreateSession records a new session (status created).
+func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error) {
+	if n.Mode == "" {
+		n.Mode = ModeLocal
+	}
+	if !slices.Contains(Modes, n.Mode) {
+		return Session{}, fmt.Errorf("unknown session mode %q: use one of %s", n.Mode, strings.Join(Modes, ", "))
+	}
+	if n.Owner == "" {
+		return Session{}, fmt.Errorf("a session needs an owner")
+	}
+	var out Session
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		now := ms(s.now())
+		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (owner, workspace, status, mode, cli, run_id, agent, task_id, title, created_at, updated_at)
+			VALUES (?, ?, 'created', ?, ?, ?, ?, ?, ?, ?, ?)`, n.Owner, n.Workspace, n.Mode, n.CLI, n.RunID, n.Agent, n.TaskID, n.Title, now, now)
+		if err != nil {
+			return fmt.Errorf("create a session: %w", err)
+		}
+		id, _ := res.LastInsertId()
+		if err := audit(ctx, tx, now, id, 0, n.Owner, SurfaceSupervisor, "session_created", map[string]any{"cli": n.CLI, "mode": n.Mode, "task": n.TaskID, "agent": n.Agent}); err != nil {
+			return err
+		}
+		out, err = sessionTx(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// Session reads one session.
+func (s *Store) Session(ctx context.Context, id int64) (Session, error) {
+	return sessionTx(ctx, s.db, id)
+}
+
+func sessionTx(ctx context.Context, q queryer, id int64) (Session, error) {
+	ses, err := scanSession(q.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	if isNoRows(err) {
+		return Session{}, fmt.Errorf("session %d: %w", id, ErrNotFound)
+	}
+	return ses, err
+}
+
+// SessionFilter selects sessions; the zero value lists all, newest first.
+type SessionFilter struct {
+	Statuses []string
+	Limit    int
+}
+
+// Sessions lists sessions, newest first.
+func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+	q := `SELECT ` + sessionCols + ` FROM sessions`
+	var args []any
+	if len(f.Statuses) > 0 {
+		q += ` WHERE status IN (?` + strings.Repeat(",?", len(f.Statuses)-1) + `)`
+		for _, st := range f.Statuses {
+			args = append(args, st)
+		}
+	}
+	q += ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		ses, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ses)
+	}
+	return out, rows.Err()
+}
+
+// transitions lists the statuses each status may go to.
+var transitions = map[string][]string{
+	SessionCreated: {SessionActive, SessionTerminated, SessionInterrupted},
+	SessionActive:  {SessionPaused, SessionTerminated, SessionInterrupted},
+	SessionPaused:  {SessionActive, SessionTerminated, SessionInterrupted},
+}
+
+// Transition is a change of a session's status.
+type Transition struct {
+	To      string
+	By      string
+	Surface string
+	Reason  string
+}
+
+// SetSessionStatus moves a session to t.To when its status allows it.
+// Going from created to active checks max_concurrent_sessions in the same
+// transaction (*LimitError). Ending a session interrupts its pending
+// request. Moving to the status it has changes nothing.
+func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (Session, error) {
+	var out Session
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		cur, err := sessionTx(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur.Status == t.To {
+			out = cur
+			return nil
+		}
+		if !slices.Contains(transitions[cur.Status], t.To) {
+			return fmt.Errorf("%w: session %d is %s and cannot become %s", ErrBadTransition, id, cur.Status, t.To)
+		}
+		if cur.Status == SessionCreated && t.To == SessionActive && s.opts.MaxSessions > 0 {
+			live, err := liveSessions(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if len(live) >= s.opts.MaxSessions {
+				return &LimitError{Limit: s.opts.MaxSessions, Holding: live}
+			}
+		}
+		now := ms(s.now())
+		ended := any(nil)
+		if t.To == SessionTerminated || t.To == SessionInterrupted {
+			ended = now
+			if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'interrupted', decided_at = ?, decided_by = ?, surface = ?, reason = ?
+				WHERE session_id = ? AND status = 'pending'`, now, t.By, orSurface(t.Surface), "the session ended: "+t.Reason, id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, updated_at = ?, ended_at = COALESCE(?, ended_at), end_reason = CASE WHEN ? IS NULL THEN end_reason ELSE ? END WHERE id = ?`,
+			t.To, now, ended, ended, t.Reason, id); err != nil {
+			return err
+		}
+		if err := audit(ctx, tx, now, id, 0, t.By, orSurface(t.Surface), "session_"+t.To, map[string]any{"from": cur.Status, "reason": t.Reason}); err != nil {
+			return err
+		}
+		out, err = sessionTx(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+func orSurface(s string) string {
+	if s == "" {
+		return SurfaceSupervisor
+	}
+	return s
+}
+
+func liveSessions(ctx context.Context, tx *sql.Tx) ([]Session, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE status IN ('active','paused') ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		ses, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ses)
+	}
+	return out, rows.Err()
+}
+
+// SetProgress records the session's last tool and progress line (either
+// may be "" to keep it).
+func (s *Store) SetProgress(ctx context.Context, id int64, lastTool, progress string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET last_tool = CASE WHEN ? = '' THEN last_tool ELSE ? END,
+		progress = CASE WHEN ? = '' THEN progress ELSE ? END, updated_at = ? WHERE id = ?`,
+		lastTool, lastTool, progress, progress, ms(s.now()), id)
+	return err
+}

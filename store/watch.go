@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Changes signals (coalesced, never blocking the writer) each time another
+// connection — this process's or another's — commits to the database, until
+// ctx is done. It polls PRAGMA data_version on a connection of its own every
+// Options.PollInterval: the pragma reads the WAL index in shared memory, so
+// a poll costs microseconds and no lock.
+func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", s.path, err)
+	}
+	version := func() (int64, error) {
+		var v int64
+		err := conn.QueryRowContext(context.Background(), "PRAGMA data_version").Scan(&v)
+		return v, err
+	}
+	last, err := version()
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("watch %s: %w", s.path, err)
+	}
+	ch := make(chan struct{}, 1)
+	go func() {
+		defer conn.Close()
+		defer close(ch)
+		t := time.NewTicker(s.opts.PollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			v, err := version()
+			if err != nil || v == last {
+				continue
+			}
+			last = v
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// WaitDecision blocks until request id is no longer pending (decided,
+// expired, withdrawn or interrupted, by any process) and returns it.
+func (s *Store) WaitDecision(ctx context.Context, id int64) (Request, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changes, err := s.Changes(wctx)
+	if err != nil {
+		return Request{}, err
+	}
+	for {
+		r, err := s.Request(ctx, id)
+		if err != nil || r.Status != StatusPending {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case _, ok := <-changes:
+			if !ok {
+				return r, ctx.Err()
+			}
+		}
+	}
+}

@@ -1,0 +1,63 @@
+// Package supervision holds what the supervised runs share: the
+// supervision section of .agent/config.yaml and who the person at this
+// terminal is. Its subpackage policy decides what needs a person.
+package supervision
+
+import (
+	"os/user"
+	"strings"
+
+	"github.com/agentinfra/agentinfra/config"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Config is the supervision section of .agent/config.yaml
+// (config.Supervision, decoded with every other section, once per
+// workspace):
+//
+//	supervision:
+//	  max_concurrent_sessions: 3   # active or paused at once
+//	  operators: ["@ana", "bo"]    # may decide any session's requests
+//	  mode: local                  # local | remote | hybrid (new sessions)
+type Config = config.Supervision
+
+// LoadConfig is the workspace's supervision section (ws.Config), with the
+// defaults filled in. A wrong section is an Invalid error naming the file,
+// the line and the key.
+func LoadConfig(ws *workspace.Workspace) (Config, error) {
+	wc, err := ws.Config()
+	if err != nil {
+		return Config{}, err
+	}
+	c, err := wc.Supervision()
+	if err != nil {
+		return Config{}, err
+	}
+	if c.MaxConcurrentSessions == 0 {
+		c.MaxConcurrentSessions = store.DefaultMaxSessions
+	}
+	if c.Mode == "" {
+		c.Mode = store.ModeLocal
+	}
+	return c, nil
+}
+
+// StoreOptions are the store's options under the config c.
+func StoreOptions(c Config) store.Options {
+	return store.Options{MaxSessions: c.MaxConcurrentSessions, Operators: c.Operators}
+}
+
+// EnvUser names the variable that says who the person at this terminal is.
+const EnvUser = "AGENTINFRA_USER"
+
+// CurrentUser is $AGENTINFRA_USER, else the login name.
+func CurrentUser(getenv func(string) string) string {
+	if u := strings.TrimPrefix(strings.TrimSpace(getenv(EnvUser)), "@"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
+}
