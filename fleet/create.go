@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
 )
 
@@ -34,7 +36,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	if err := ValidateName(in.Name); err != nil {
 		return Agent{}, err
 	}
-	if err := f.nameFree(in.Name); err != nil {
+	if err := f.nameFree(ctx, in.Name); err != nil {
 		return Agent{}, err
 	}
 	if strings.TrimSpace(in.Spec) == "" {
@@ -95,24 +97,42 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("branch %s already exists (an earlier agent %s kept it): pick another name, or delete the branch", branch, in.Name)}
 	}
 
-	// Take the name.
+	// Take the name: the agent's folder appears whole, with its record
+	// (state creating, this process its owner), by one rename of a folder
+	// built aside; a create killed before the rename leaves only that
+	// folder, which the next create or list removes. From the rename on, a
+	// create killed before the agent is ready is rolled back by the next
+	// command that sees it (rollbackCreate): the record says what to undo.
 	now := f.now()
 	owner := refOf(os.Getpid())
 	a := &agentRecord{
 		Name: in.Name, Role: role, Project: proj.Name, Spec: in.Spec, CLI: cli, CreatedAt: now, UpdatedAt: now,
 		Workspace: Workspace{ID: wt, Path: wt, Branch: branch}, Metadata: map[string]any{}, State: stateCreating, Owner: &owner,
+		Base: base, CreateScope: contain.New("create-" + key(in.Name)),
 	}
 	if err := f.p.ensure(); err != nil {
 		return Agent{}, err
 	}
 	err = withLock(ctx, f.p.fleetLock(), func() error {
-		if err := f.nameFree(in.Name); err != nil {
+		if err := f.sweepStagingLocked(); err != nil {
 			return err
 		}
-		if err := os.MkdirAll(f.p.runsDir(in.Name), 0o755); err != nil {
+		if err := f.nameTaken(in.Name); err != nil {
 			return err
 		}
-		return writeJSON(f.p.file(in.Name, agentFile), a)
+		stage := filepath.Join(f.p.agentsDir(), stagingPrefix+key(in.Name))
+		if err := os.MkdirAll(filepath.Join(stage, "runs"), 0o755); err != nil {
+			return err
+		}
+		if err := writeJSON(filepath.Join(stage, agentFile), a); err != nil {
+			os.RemoveAll(stage)
+			return err
+		}
+		if err := os.Rename(stage, f.p.agentDir(in.Name)); err != nil {
+			os.RemoveAll(stage)
+			return err
+		}
+		return syncDir(f.p.agentsDir())
 	})
 	if err != nil {
 		return Agent{}, err
@@ -123,18 +143,21 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		os.RemoveAll(f.p.agentDir(in.Name))
 		return Agent{}, cause
 	}
-	if err := addWorktree(ctx, proj.Path, wt, branch, base); err != nil {
+	hook("create:named")
+	if err := addWorktree(ctx, proj.Path, wt, branch, base, a.CreateScope.Env()); err != nil {
 		return undo(unavailable(err, "could not create the worktree %s from %s", wt, base))
 	}
+	hook("create:worktree")
 	if cfg.Setup != "" {
 		cmd := exec.CommandContext(ctx, "sh", "-c", cfg.Setup)
 		cmd.Dir = wt
+		cmd.Env = append(os.Environ(), a.CreateScope.Env())
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return undo(unavailable(err, "the setup command %q failed in %s: %s", cfg.Setup, wt, lastLines(string(out), 5)))
 		}
 	}
 	err = withLock(ctx, f.p.agentLock(in.Name), func() error {
-		a.State, a.Owner, a.UpdatedAt = stateReady, nil, f.now()
+		a.State, a.Owner, a.CreateScope, a.UpdatedAt = stateReady, nil, contain.Scope{}, f.now()
 		return writeJSON(f.p.file(in.Name, agentFile), a)
 	})
 	if err != nil {
@@ -148,13 +171,30 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	return f.Show(ctx, in.Name)
 }
 
-// nameFree refuses a name an agent has, in any case.
-func (f *Fleet) nameFree(name string) error {
+// nameFree refuses a name an agent has, in any case. What a killed
+// command left under the name (a creation that never finished, a folder
+// without its record) is rolled back first, saying so (see current): it
+// holds no name.
+func (f *Fleet) nameFree(ctx context.Context, name string) error {
+	if _, err := os.Stat(f.p.agentDir(name)); err != nil {
+		return nil
+	}
+	if _, _, err := f.current(ctx, name); CodeOf(err) == CodeNotFound {
+		return nil // settled (a create racing us is refused under the lock)
+	}
+	return f.nameTaken(name)
+}
+
+// nameTaken refuses a name whose folder exists. Called under the fleet
+// lock, it settles nothing.
+func (f *Fleet) nameTaken(name string) error {
 	if _, err := os.Stat(f.p.agentDir(name)); err != nil {
 		return nil
 	}
 	var other agentRecord
-	readJSON(f.p.file(name, agentFile), &other)
+	if _, err := readJSON(f.p.file(name, agentFile), &other); err != nil || other.Name == "" {
+		return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("the name %q is taken by the folder %s, whose record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
+	}
 	return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
 }
 
@@ -189,6 +229,9 @@ type DeleteResult struct {
 // (the history) to .agent/fleet/archive/.
 func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResult, error) {
 	a, r, err := f.current(ctx, name)
+	if errors.Is(err, errUnreadableRecord) && force {
+		return f.deleteUnreadable(ctx, name)
+	}
 	if err != nil {
 		return DeleteResult{}, err
 	}
@@ -253,21 +296,87 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 	}
 	git(ctx, repo, "worktree", "prune")
 	err = withLock(ctx, f.p.fleetLock(), func() error {
-		if err := os.MkdirAll(f.p.archiveDir(), 0o755); err != nil {
+		return withLock(ctx, f.p.agentLock(name), func() error { // the records are written under it
+			a.State = "deleted"
+			a.Owner = nil
+			if err := writeJSON(f.p.file(name, agentFile), a); err != nil {
+				return err
+			}
+			if err := f.sweepTempsLocked(name); err != nil {
+				return err
+			}
+			dst, err := f.archiveFolder(name, "")
+			res.ArchivedTo = dst
 			return err
-		}
-		dst := fmt.Sprintf("%s/%s-%s", f.p.archiveDir(), key(name), f.now().Format("20060102T150405.000000000Z"))
-		res.ArchivedTo = dst
-		a.State = "deleted"
-		a.Owner = nil
-		if err := writeJSON(f.p.file(name, agentFile), a); err != nil {
-			return err
-		}
-		return os.Rename(f.p.agentDir(name), dst)
+		})
 	})
 	if err != nil {
 		return res, errors.Join(fmt.Errorf("archive agent %s", name), err)
 	}
 	f.bus().Publish(events.Event{Kind: events.AgentDeleted, Root: f.ws.Root, Agent: key(name)})
 	return res, nil
+}
+
+// deleteUnreadable archives the folder of an agent whose record cannot be
+// read (delete --force). Only the record names its worktree: the worktree
+// at the place an agent of that name has in a configured project, on its
+// branch, is removed (its branch kept, as delete does); anything else is
+// left as it is, and the notice says so.
+func (f *Fleet) deleteUnreadable(ctx context.Context, name string) (DeleteResult, error) {
+	res := DeleteResult{Name: name}
+	err := withLock(ctx, f.p.fleetLock(), func() error {
+		return withLock(ctx, f.p.agentLock(name), func() error {
+			if _, _, err := f.loadAgent(name); !errors.Is(err, errUnreadableRecord) {
+				if err == nil {
+					return conflict("agent %s's record was repaired meanwhile: delete it again", name)
+				}
+				return err
+			}
+			if repo, wt, branch := f.findWorktree(ctx, name); wt != "" {
+				if err := removeWorktree(ctx, repo, wt, true); err != nil {
+					return unavailable(err, "could not remove the worktree %s", wt)
+				}
+				res.WorkspaceID, res.Branch = wt, branch
+			}
+			dst, err := f.archiveFolder(name, "unreadable")
+			res.ArchivedTo = dst
+			return err
+		})
+	})
+	if err != nil {
+		return res, err
+	}
+	what := "no worktree of an agent " + name + " was found where the configuration puts one: if it had one elsewhere, see git worktree list"
+	if res.WorkspaceID != "" {
+		what = "its worktree " + res.WorkspaceID + " (branch " + res.Branch + ", kept) was found where the configuration puts it, and removed"
+	}
+	notify(ctx, Notice{Agent: name, Text: fmt.Sprintf("agent %s's record could not be read: %s", name, what)})
+	f.bus().Publish(events.Event{Kind: events.AgentDeleted, Root: f.ws.Root, Agent: key(name)})
+	return res, nil
+}
+
+// findWorktree finds the worktree an agent called name has in a local
+// project: at the configured place, on the agent's branch ("" if none).
+func (f *Fleet) findWorktree(ctx context.Context, name string) (repo, path, branch string) {
+	cfg, err := ConfigOf(f.ws)
+	if err != nil {
+		return "", "", ""
+	}
+	branch = cfg.BranchPrefix + key(name)
+	for _, p := range cfg.Projects {
+		if p.Backend != BackendLocal {
+			continue
+		}
+		wt := cfg.worktreePath(p, name)
+		out, err := git(ctx, p.Path, "worktree", "list", "--porcelain")
+		if err != nil {
+			continue
+		}
+		for _, block := range strings.Split(out, "\n\n") {
+			if strings.Contains(block+"\n", "worktree "+wt+"\n") && strings.Contains(block+"\n", "branch refs/heads/"+branch+"\n") {
+				return p.Path, wt, branch
+			}
+		}
+	}
+	return "", "", ""
 }

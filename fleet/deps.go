@@ -19,10 +19,16 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
+// intendFunc is told the task a start is about to claim, and whether its
+// agent held it already, before the claim is made (Start records it, so
+// that the claim of a start killed half way can be given back). nil: no one
+// is told.
+type intendFunc func(id string, heldBefore bool) error
+
 // claimNext claims the highest-priority ready task (TODO, every dependency
 // DONE). Each claim is a compare-and-set: a task another claimer took first
 // is passed over for the next ready one.
-func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now time.Time) (matrix.Task, error) {
+func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now time.Time, intend intendFunc) (matrix.Task, error) {
 	store, err := tasksvc.OpenStore(ws)
 	if err != nil {
 		return matrix.Task{}, err
@@ -32,6 +38,11 @@ func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now t
 		return matrix.Task{}, err
 	}
 	for _, t := range matrix.ReadyTasks(d.Tasks(), d.Vocabulary()) {
+		if intend != nil {
+			if err := intend(t.ID, false); err != nil { // a ready task is TODO: nobody holds it
+				return matrix.Task{}, err
+			}
+		}
 		res, err := tasksvc.Claim(ctx, ws, t.ID, agent, now)
 		if errors.Is(err, tasksvc.ErrClaimed) {
 			continue
@@ -46,16 +57,22 @@ func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now t
 // task in role (the task's own mode when role is ""; loaded is the role
 // read already, when the caller has it), without the role's text. A claim whose prompt cannot be built is given
 // back. Refusals are fleet errors on task_id.
-func claimFor(ctx context.Context, ws *workspace.Workspace, in StartInput, role string, loaded *skills.Mode, now time.Time) (ClaimedTask, error) {
+func claimFor(ctx context.Context, ws *workspace.Workspace, in StartInput, role string, loaded *skills.Mode, now time.Time, intend intendFunc) (ClaimedTask, error) {
 	mention := "@" + in.Name
 	var t matrix.Task
 	var err error
 	if in.Next {
-		t, err = claimNext(ctx, ws, mention, now)
+		t, err = claimNext(ctx, ws, mention, now, intend)
 	} else {
-		var res tasksvc.UpdateResult
-		res, err = tasksvc.Claim(ctx, ws, strings.TrimSpace(in.TaskID), mention, now)
-		t = res.After
+		id := strings.TrimSpace(in.TaskID)
+		if intend != nil {
+			err = intend(id, holds(ctx, ws, id, mention))
+		}
+		if err == nil {
+			var res tasksvc.UpdateResult
+			res, err = tasksvc.Claim(ctx, ws, id, mention, now)
+			t = res.After
+		}
 	}
 	if err != nil {
 		return ClaimedTask{}, taskError(err)
@@ -68,6 +85,21 @@ func claimFor(ctx context.Context, ws *workspace.Workspace, in StartInput, role 
 		return ClaimedTask{}, errors.Join(err, ReleaseTask(context.WithoutCancel(ctx), ws, t.ID, in.Name, now))
 	}
 	return ClaimedTask{Task: t, Summary: mdtext.Shorten(t.ID+": "+t.Description, 120), Prompt: p}, nil
+}
+
+// holds says agent (@name) holds task id already: IN_PROGRESS, first in
+// its Agents. A matrix that cannot be read says no (the claim will say why).
+func holds(ctx context.Context, ws *workspace.Workspace, id, agent string) bool {
+	store, err := tasksvc.OpenStore(ws)
+	if err != nil {
+		return false
+	}
+	d, err := store.Load(ctx)
+	if err != nil {
+		return false
+	}
+	t, ok := d.Task(id)
+	return ok && tasksvc.IsStatus(d.Vocabulary(), t, tasksvc.StatusInProgress) && strings.EqualFold(tasksvc.Holder(t), agent)
 }
 
 // taskPrompt is the standard assembled prompt of a claimed task, in the

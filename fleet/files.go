@@ -1,12 +1,12 @@
 package fleet
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,20 +90,50 @@ func WriteIgnore(agentDir string) (created bool, err error) {
 	return true, atomicfile.Write(p, []byte("# agentinfra fleet state (agents, runs, history): local to this machine\n*\n"))
 }
 
-// withLock runs fn holding the lock file at path.
+// withLock runs fn holding the lock file at path. A lock path that is not
+// a regular file (a folder, a symbolic link: flock would fail on the one and
+// follow the other anywhere) is refused at once, saying so: no agentinfra
+// process can be holding it.
 func withLock(ctx context.Context, path string, fn func() error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	fl := flock.New(path)
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return notALockFile(path, fi.Mode())
+	}
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDONLY|noFollow))
 	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
 	ok, err := fl.TryLockContext(lctx, 5*time.Millisecond)
-	if err != nil || !ok {
-		return unavailable(err, "could not lock %s within %s: another agentinfra process holds it", path, lockTimeout)
+	switch {
+	case ok:
+	case err != nil && lctx.Err() == nil:
+		// Not a wait that ran out: the file could not be opened or locked.
+		if fi, serr := os.Lstat(path); serr == nil && !fi.Mode().IsRegular() {
+			return notALockFile(path, fi.Mode()) // it changed under us
+		}
+		return unavailable(err, "could not lock %s", path)
+	case ctx.Err() != nil:
+		return unavailable(ctx.Err(), "gave up waiting for the lock %s", path)
+	default:
+		return unavailable(err, "could not lock %s within %s: another agentinfra process has held it all that time; nothing was changed: try again (the lock is released when its holder ends, so never remove the file)", path, lockTimeout)
 	}
 	defer fl.Unlock()
 	return fn()
+}
+
+// notALockFile refuses a lock path that is a folder, a symbolic link or
+// anything but a regular file. Removing it is safe: only a regular file can
+// be locked, so no agentinfra process holds it.
+func notALockFile(path string, m fs.FileMode) error {
+	what := "is not a regular file"
+	switch {
+	case m&fs.ModeSymlink != 0:
+		what = "is a symbolic link, which agentinfra does not follow (it could point anywhere)"
+	case m.IsDir():
+		what = "is a folder"
+	}
+	return unavailable(nil, "the lock file %s %s: remove it (agentinfra creates a fresh one) and run the command again; nothing was changed", path, what)
 }
 
 func writeJSON(path string, v any) error {
@@ -129,15 +159,24 @@ func readJSON(path string, v any) (ok bool, err error) {
 	return true, nil
 }
 
-// appendLine appends one JSON line and syncs it: the history is append-only.
-func appendLine(path string, v any) error {
+// appendLine appends one JSON line and syncs it: the history is
+// append-only. A last line without its newline (a write cut short: a crash
+// mid-write, a full disk) would swallow this one, both then one line that
+// does not parse: it is set aside first, appended to path+".torn" (synced),
+// and the file cut back to its last whole line. torn says so ("" when the
+// file was whole), for the caller to report.
+func appendLine(path string, v any) (torn string, err error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return err
+		return "", err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return "", err
+	}
+	defer f.Close()
+	if torn, err = setTornLineAside(f, path); err != nil {
+		return "", err
 	}
 	_, err = f.Write(append(b, '\n'))
 	if serr := f.Sync(); err == nil {
@@ -146,27 +185,108 @@ func appendLine(path string, v any) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return torn, err
 }
 
-// readLines decodes every JSON line of path; a torn last line (a crash in
-// the middle of an append) is skipped.
-func readLines[T any](path string) ([]T, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// TornSuffix names where appendLine sets a torn last line aside.
+const TornSuffix = ".torn"
+
+// setTornLineAside moves a last line that has no newline out of f (open on
+// path) into path+TornSuffix.
+func setTornLineAside(f *os.File, path string) (string, error) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return "", err
+	}
+	size := fi.Size()
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return "", err
+	}
+	if last[0] == '\n' {
+		return "", nil
+	}
+	// Find the start of the torn line: just after the last newline.
+	cut := int64(0)
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(0, end-int64(len(buf)))
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			cut = start + int64(i) + 1
+			break
+		}
+		end = start
+	}
+	frag := make([]byte, size-cut)
+	if _, err := f.ReadAt(frag, cut); err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	if json.Valid(frag) {
+		// Whole but for its newline (cut just before it): it is a record.
+		_, err := f.Write([]byte{'\n'})
+		return "", err
+	}
+	aside := path + TornSuffix
+	af, err := os.OpenFile(aside, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", err
+	}
+	_, err = af.Write(append(frag, '\n'))
+	if serr := af.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := af.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
-		return nil, err
+		return "", fmt.Errorf("set the torn last line of %s aside: %w", path, err)
+	}
+	if err := f.Truncate(cut); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("the last line of %s was torn (%d bytes without an end: a write cut short by a crash or a full disk); set it aside in %s so that it swallows no record",
+		path, len(frag), filepath.Base(aside)), nil
+}
+
+// readLines decodes every JSON line of path. A last line without its
+// newline is skipped: a crash in the middle of an append, or an append
+// under way (the next append sets it aside).
+func readLines[T any](path string) ([]T, error) {
+	out, _, err := readLinesReport[T](path)
+	return out, err
+}
+
+// readLinesReport is readLines that also returns the numbers (from 1) of
+// the whole lines that are no JSON record of T: a person's edit, or an
+// older agentinfra's torn line that the next append ran into.
+func readLinesReport[T any](path string) ([]T, []int, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	var out []T
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var v T
-		if json.Unmarshal(sc.Bytes(), &v) == nil {
-			out = append(out, v)
+	var bad []int
+	for n := 1; len(b) > 0; n++ {
+		line, rest, whole := bytes.Cut(b, []byte{'\n'})
+		b = rest
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
 		}
+		var v T
+		if json.Unmarshal(line, &v) != nil {
+			if whole {
+				bad = append(bad, n)
+			}
+			continue
+		}
+		out = append(out, v)
 	}
-	return out, sc.Err()
+	return out, bad, nil
 }

@@ -97,7 +97,7 @@ func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
 	var a agentRecord
 	ok, err := readJSON(f.p.file(name, agentFile), &a)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, unreadableRecord(name, f.p.file(name, agentFile), err)
 	}
 	if !ok {
 		return nil, nil, f.noAgent(name)
@@ -105,7 +105,7 @@ func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
 	var r runRecord
 	ok, err = readJSON(f.p.file(name, runFile), &r)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, unreadableRecord(name, f.p.file(name, runFile), err)
 	}
 	if !ok {
 		return &a, nil, nil
@@ -124,32 +124,79 @@ func (f *Fleet) noAgent(name string) error {
 	return notFound("agent_name", "%s", msg)
 }
 
-// names lists the agents' folder names, sorted.
-func (f *Fleet) names() ([]string, error) {
-	ents, err := os.ReadDir(f.p.agentsDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() {
-			out = append(out, e.Name())
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+// errUnreadableRecord marks an agent whose agent.json or run.json cannot be
+// read (it does not parse): List leaves that agent out and names it.
+var errUnreadableRecord = errors.New("unreadable agent record")
+
+func unreadableRecord(name, path string, err error) error {
+	return unavailable(fmt.Errorf("%w: %w", errUnreadableRecord, err),
+		"agent %s's record %s cannot be read: repair the file (it is JSON), or archive the agent with agent delete %s --force (its worktree and branch stay; the name is taken until then)",
+		name, path, name)
 }
 
-// current loads an agent and, when its run's supervisor died without
-// recording an end, records that run as interrupted first: what callers see
-// is never a busy agent whose run is gone.
+// names lists the agents' folder names, sorted. A name starting with a dot
+// is no agent (an agent being created, see Create).
+func (f *Fleet) names() ([]string, error) {
+	names, _, err := f.listDir()
+	return names, err
+}
+
+// listDir is names, and whether a folder of an agent being created is
+// there (a leftover when no create holds the fleet lock).
+func (f *Fleet) listDir() (names []string, staging bool, err error) {
+	ents, err := os.ReadDir(f.p.agentsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	for _, e := range ents {
+		switch {
+		case !e.IsDir():
+		case strings.HasPrefix(e.Name(), stagingPrefix):
+			staging = true
+		case !strings.HasPrefix(e.Name(), "."):
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, staging, nil
+}
+
+// current loads an agent and deals first with what a killed process left:
+// a creation whose process died is rolled back (and the agent is not
+// found), a start killed before its supervisor ran gives its task back,
+// and a run whose supervisor died without recording an end is recorded as
+// interrupted. What callers see is never a busy agent whose run is gone, a
+// name that no agent holds, or a task claimed for a run that never began.
 func (f *Fleet) current(ctx context.Context, name string) (*agentRecord, *runRecord, error) {
 	a, r, err := f.loadAgent(name)
-	if err != nil || r == nil || r.Supervisor.alive() {
-		return a, r, err
+	if CodeOf(err) == CodeNotFound && ValidateName(name) == nil {
+		if settled, serr := f.settleFolder(ctx, name); serr != nil {
+			return nil, nil, serr
+		} else if settled != "" {
+			return nil, nil, notFound("agent_name", "no agent %q: %s", name, settled)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.State == stateCreating && a.Owner != nil && !a.Owner.alive() {
+		done, err := f.rollbackCreate(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if done {
+			return nil, nil, notFound("agent_name", "no agent %q: its creation was interrupted (the process creating it was killed) and has been rolled back: create it again", name)
+		}
+		return f.loadAgent(name)
+	}
+	if err := f.sweepTemps(ctx, name); err != nil {
+		return nil, nil, err
+	}
+	if r == nil || r.Supervisor.alive() || r.starting() {
+		return a, r, nil
 	}
 	err = withLock(ctx, f.p.agentLock(name), func() error {
 		a, r, err = f.loadAgent(name)
@@ -170,6 +217,11 @@ func (f *Fleet) current(ctx context.Context, name string) (*agentRecord, *runRec
 // (interrupted), or stopped when a stop asked for it, and its task moved on
 // by agentinfra. Called under the agent lock.
 func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) error {
+	if r.Supervisor.PID == 0 {
+		// Under the agent lock, which a start holds from writing the
+		// run until its supervisor is recorded: that start was killed.
+		return f.rollbackStartLocked(ctx, a, r)
+	}
 	if r.Child.alive() {
 		killGroup(r.Child.PID)
 	}
@@ -232,8 +284,16 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 	// A crash between this append and the removal of run.json leaves a run
 	// that is recorded already: it is not recorded twice.
 	if done, _ := f.lastRun(a.Name, tr.ID); done.ID == "" {
-		if err := appendLine(f.p.file(a.Name, historyFile), tr); err != nil {
+		torn, err := appendLine(f.p.file(a.Name, historyFile), tr)
+		if err != nil {
 			return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
+		}
+		if torn != "" {
+			notify(ctx, Notice{Agent: a.Name, Text: torn})
+			rec.Warnings = append(rec.Warnings, torn)
+			if err := f.p.runFiles(a.Name, r.ID).Save(rec); err != nil {
+				errs = append(errs, fmt.Errorf("save the record of run %s: %w", tr.ID, err))
+			}
 		}
 	}
 	if tr.SessionID != "" {
@@ -274,15 +334,32 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 	if filter.Status != "" && !validStatus(filter.Status) {
 		return nil, badInput("status_filter", "unknown status %q: use one of %s", filter.Status, statusNames())
 	}
-	names, err := f.names()
+	names, staging, err := f.listDir()
 	if err != nil {
 		return nil, err
 	}
+	if staging {
+		if err := withLock(ctx, f.p.fleetLock(), f.sweepStagingLocked); err != nil {
+			return nil, err
+		}
+	}
 	out := []Agent{}
 	for _, n := range names {
+		if ValidateName(n) != nil {
+			// No agent has this folder's name: someone else's folder.
+			notify(ctx, Notice{Agent: n, Unreadable: true, Text: fmt.Sprintf(
+				"the folder %s is no agent's (%q is no agent name): it is left out of the list; move it out of the fleet", f.p.agentDir(n), n)})
+			continue
+		}
 		a, r, err := f.current(ctx, n)
 		if agenterr.KindOf(err) == agenterr.NotFound {
-			continue // deleted meanwhile
+			continue // deleted meanwhile, or a leftover rolled back
+		}
+		if errors.Is(err, errUnreadableRecord) {
+			// One broken record does not hide the fleet: the others are
+			// listed, this one named (and the CLI exits 1).
+			notify(ctx, Notice{Agent: n, Text: "agent " + n + " is left out of the list: " + err.Error(), Unreadable: true})
+			continue
 		}
 		if err != nil {
 			return nil, err

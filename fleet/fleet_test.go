@@ -475,8 +475,9 @@ func TestRolesComeFromTheProject(t *testing.T) {
 }
 
 // The role's text reaches the agent CLI as its system prompt (gemini's
-// GEMINI_SYSTEM_MD file, private and gone after the run), for the spec's
-// run and for a matrix task, and is not in the prompt.
+// GEMINI_SYSTEM_MD file: private, the run's own file in its folder, never a
+// temporary file that a killed supervisor would leave), for the spec's run
+// and for a matrix task, and is not in the prompt.
 func TestRoleIsTheSystemPromptNotThePrompt(t *testing.T) {
 	ws := newRepo(t)
 	role := "ROLE-MARK-91e: you are the careful coder.\nSmall commits."
@@ -497,8 +498,8 @@ func TestRoleIsTheSystemPromptNotThePrompt(t *testing.T) {
 		if perm != "600" || content != role {
 			t.Errorf("run %s: the CLI's system prompt file had mode %s and content %q, want 600 and the role", runID, perm, content)
 		}
-		if _, err := os.Stat(path); !os.IsNotExist(err) {
-			t.Errorf("run %s: the system prompt file %s outlived the run", runID, path)
+		if want := filepath.Join(f.p.runsDir("papi"), runID+".system.md"); path != want {
+			t.Errorf("run %s: the system prompt file is %s, want the run's own %s", runID, path, want)
 		}
 		prompt, err := os.ReadFile(filepath.Join(f.p.runsDir("papi"), runID+".prompt.md"))
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 )
@@ -20,10 +21,17 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(stdout.String()), nil
 }
 
-// addWorktree creates path on a new branch from base.
-func addWorktree(ctx context.Context, repo, path, branch, base string) error {
-	_, err := git(ctx, repo, "worktree", "add", "-b", branch, path, base)
-	return err
+// addWorktree creates path on a new branch from base; env is added to
+// git's environment (the creation's marker, see Create).
+func addWorktree(ctx context.Context, repo, path, branch, base string, env ...string) error {
+	cmd := exec.CommandContext(ctx, "git", "-C", repo, "worktree", "add", "-b", branch, path, base)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git worktree add: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
 }
 
 // removeWorktree removes the worktree (its branch stays).

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FLEET_TEST_SUPERVISE") == "1" {
 		os.Exit(superviseMain(os.Args[1:]))
 	}
+	if os.Getenv(crashHelperEnv) != "" {
+		os.Exit(crashHelperMain())
+	}
 	os.Exit(m.Run())
 }
 

@@ -2,7 +2,9 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,9 +22,13 @@ func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (H
 	if err != nil {
 		return HistoryPage{}, err
 	}
-	runs, err := readLines[TaskRun](f.p.file(a.Name, historyFile))
+	runs, bad, err := readLinesReport[TaskRun](f.p.file(a.Name, historyFile))
 	if err != nil {
 		return HistoryPage{}, err
+	}
+	if len(bad) > 0 {
+		notify(ctx, Notice{Agent: a.Name, Text: fmt.Sprintf("agent %s's history %s has %d line(s) that are no run record (line %s): left out",
+			a.Name, f.p.file(a.Name, historyFile), len(bad), joinInts(bad, 5))})
 	}
 	all := make([]TaskRun, 0, len(runs)+1)
 	if r != nil {
@@ -89,4 +95,16 @@ func (f *Fleet) Projects(ctx context.Context) ([]Project, error) {
 		return nil, err
 	}
 	return cfg.Projects, nil
+}
+
+// joinInts lists up to max numbers ("3, 7, 9 and 2 more").
+func joinInts(ns []int, max int) string {
+	var parts []string
+	for i, n := range ns {
+		if i == max {
+			return strings.Join(parts, ", ") + fmt.Sprintf(" and %d more", len(ns)-max)
+		}
+		parts = append(parts, strconv.Itoa(n))
+	}
+	return strings.Join(parts, ", ")
 }

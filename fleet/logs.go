@@ -20,6 +20,9 @@ type LogsResult struct {
 	TotalCount int `json:"total_count"`
 	// Live says the run is still going (its log grows).
 	Live bool `json:"live"`
+	// Warnings say what the call found and dealt with (a leftover of a
+	// killed command it rolled back or finished).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // LogReader is a backend that keeps its runs' logs (the local one; a

@@ -169,6 +169,9 @@ type HistoryPage struct {
 	Page       int       `json:"page"`
 	PageSize   int       `json:"page_size"`
 	TotalPages int       `json:"total_pages"`
+	// Warnings say what the call found and dealt with (a leftover of a
+	// killed command it rolled back or finished).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // History page limits.

@@ -18,3 +18,5 @@ func signalProc(pid int, sig syscall.Signal) error  { return nil }
 
 // childrenVisible says whether the supervisor can see the agent CLI it started.
 const childrenVisible = false
+
+const noFollow = 0

@@ -37,3 +37,6 @@ func signalProc(pid int, sig syscall.Signal) error {
 	}
 	return err
 }
+
+// noFollow makes an open refuse a symbolic link (the lock files).
+const noFollow = syscall.O_NOFOLLOW

@@ -28,10 +28,19 @@ type agentRecord struct {
 	Workspace Workspace      `json:"workspace"`
 	Metadata  map[string]any `json:"metadata"`
 	State     string         `json:"state"`
-	// Owner is the process creating or deleting the agent: when it dies
-	// half-way, the agent is failed instead of pending forever.
+	// Owner is the process creating or deleting the agent: when a creator
+	// dies half-way, the next command rolls the creation back
+	// (rollbackCreate); a deleter's agent is failed until deleted again.
 	Owner *procRef `json:"owner,omitempty"`
-	Error string   `json:"error,omitempty"`
+	// Base is the branch the agent's branch was made from: the rollback
+	// of a killed creation deletes the branch only if it holds no commit
+	// of its own.
+	Base string `json:"base,omitempty"`
+	// CreateScope marks the processes a creation starts (git, the setup
+	// command): they outlive a creator killed with SIGKILL, and the
+	// rollback ends them before it removes what they write.
+	CreateScope contain.Scope `json:"create_scope,omitzero"`
+	Error       string        `json:"error,omitempty"`
 	// Sessions holds the last session of each CLI, resumed by the next run.
 	Sessions map[string]string `json:"sessions,omitempty"`
 	// Runs counts the runs ever started (run IDs are {name}-{n}).
@@ -66,6 +75,19 @@ type runRecord struct {
 	// Scope marks every process of the run (package contain): whoever
 	// records the run ends them.
 	Scope contain.Scope `json:"scope,omitzero"`
+	// Starter is the process starting the run, until the supervisor is
+	// recorded; HeldBefore says the agent held the run's task before the
+	// start claimed it. A start killed before its supervisor was recorded
+	// leaves the run with Supervisor zero: the next command gives the task
+	// back (unless HeldBefore) and removes the run (rollbackStartLocked).
+	Starter    *procRef `json:"starter,omitempty"`
+	HeldBefore bool     `json:"held_before,omitempty"`
+}
+
+// starting says the run is being started by a live process (Start holds
+// the agent lock until the supervisor is recorded).
+func (r *runRecord) starting() bool {
+	return r.Supervisor.PID == 0 && r.Starter != nil && r.Starter.alive()
 }
 
 // record is the run as agentrun records it (runs/{run}.result.json): what
@@ -96,6 +118,9 @@ func deriveStatus(a *agentRecord, run *runRecord) Status {
 	case stateDeleting:
 		return StatusDeleting
 	}
+	if run != nil && run.starting() {
+		return StatusStarting
+	}
 	if run == nil || !run.Supervisor.alive() {
 		return StatusIdle
 	}
@@ -115,10 +140,14 @@ func view(a *agentRecord, run *runRecord) Agent {
 		Name: a.Name, Status: st, Role: a.Role, Project: a.Project, Spec: a.Spec, CLI: a.CLI,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Workspace: a.Workspace, Metadata: MetadataFields{}, Error: a.Error,
 	}
-	if st == StatusFailed && out.Error == "" && a.State == stateCreating {
+	switch {
+	case out.Error != "":
+	case st == StatusFailed && a.State == stateCreating:
 		out.Error = "the process creating the agent ended before it was ready; delete it and create it again"
+	case st == StatusDeleting && a.Owner != nil && !a.Owner.alive():
+		out.Error = "the process deleting the agent ended before it was done; run agent delete " + a.Name + " again to finish"
 	}
-	if run != nil && run.Supervisor.alive() {
+	if run != nil && (run.Supervisor.alive() || run.starting()) {
 		tr := run.TaskRun
 		out.CurrentTask = &tr
 	}

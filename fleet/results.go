@@ -26,6 +26,9 @@ type TaskResult struct {
 	Task        TaskRun `json:"task"`
 	AgentStatus Status  `json:"agent_status"`
 	Message     string  `json:"message"`
+	// Warnings say what the call found and dealt with (a leftover of a
+	// killed command it rolled back or finished).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // DeletedAgent names what delete_agent removed.
@@ -40,6 +43,9 @@ type DeletedAgent struct {
 type DeleteAgentResult struct {
 	Message      string       `json:"message"`
 	DeletedAgent DeletedAgent `json:"deleted_agent"`
+	// Warnings say what the call found and dealt with (a leftover of a
+	// killed command it rolled back or finished).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // RolesResult is the result of list_agent_roles.
@@ -91,6 +97,10 @@ func NewStopResult(name string, tr TaskRun, st Status) TaskResult {
 
 // NewDeleteResult builds delete_agent's result.
 func NewDeleteResult(d DeleteResult) DeleteAgentResult {
+	if d.Branch == "" && d.WorkspaceID == "" { // a record that could not be read (delete --force)
+		return DeleteAgentResult{Message: fmt.Sprintf("agent %s deleted: its record could not be read; its folder is archived in %s", d.Name, d.ArchivedTo),
+			DeletedAgent: DeletedAgent(d)}
+	}
 	if d.Branch == "" { // a remote workspace (Coder)
 		msg := fmt.Sprintf("agent %s deleted: its workspace %s is being destroyed", d.Name, d.WorkspaceID)
 		if d.ArchivedTo != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,9 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 				return err
 			}
 		}
+		if err := f.sweepTempsLocked(a.Name); err != nil {
+			return err
+		}
 		rolesWS := f.ws
 		if p, perr := cfg.project(a.Project); perr == nil {
 			rolesWS = p.rolesFrom(f.ws)
@@ -93,16 +97,46 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		}
 		now := f.now()
 		tr := TaskRun{ID: fmt.Sprintf("%s-%d", key(a.Name), a.Runs+1), AgentName: a.Name, Status: RunPending, Source: source, CreatedAt: now}
+		starter := refOf(os.Getpid())
+		run := &runRecord{TaskRun: tr, CLI: a.CLI, Dir: a.Workspace.Path, Scope: contain.New(tr.ID), Starter: &starter}
+		// The run is written first, before the claim and the run's files,
+		// and names the task before it is claimed: a start killed from here
+		// until its supervisor is recorded leaves a run without one, which
+		// the next command rolls back (rollbackStartLocked). A start that
+		// fails does the same itself.
+		runPath := f.p.file(a.Name, runFile)
+		if err := writeJSON(runPath, run); err != nil {
+			return err
+		}
+		claimed := false
+		rollback := func(cause error) error {
+			if claimed && !run.HeldBefore {
+				cause = errors.Join(cause, ReleaseTask(context.WithoutCancel(ctx), f.ws, run.TaskID, a.Name, f.now()))
+			}
+			for _, suffix := range []string{".prompt.md", ".system.md", ".supervisor.log"} {
+				os.Remove(filepath.Join(f.p.runsDir(a.Name), tr.ID+suffix))
+			}
+			if err := os.Remove(runPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				cause = errors.Join(cause, err)
+			}
+			return cause
+		}
 		var prompt string
 		difficulty := ""
 		if in.Next || in.TaskID != "" {
 			in.Name = a.Name
-			claimed, err := claimFor(ctx, f.ws, in, a.Role, &role, now)
-			if err != nil {
-				return err
+			intend := func(id string, heldBefore bool) error {
+				run.TaskID, run.HeldBefore = id, heldBefore
+				return writeJSON(runPath, run)
 			}
-			tr.TaskID, tr.Summary, difficulty = claimed.Task.ID, claimed.Summary, claimed.Task.Difficulty
-			prompt = withNote(claimed.Prompt+"\n\n"+agentSection(a), in.Note)
+			c, err := claimFor(ctx, f.ws, in, a.Role, &role, now, intend)
+			if err != nil {
+				return rollback(err)
+			}
+			claimed = true
+			hook("start:claimed")
+			run.TaskID, tr.TaskID, tr.Summary, difficulty = c.Task.ID, c.Task.ID, c.Summary, c.Task.Difficulty
+			prompt = withNote(c.Prompt+"\n\n"+agentSection(a), in.Note)
 		} else {
 			tr.Summary = mdtext.Shorten(in.Text, 120)
 			prompt = textPrompt(a, in.Text)
@@ -110,55 +144,53 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		// The role is the agent's system prompt, for a matrix task too (whose
 		// prompt leaves the mode out): the runner gives it to the CLI as such.
 		system := mdtext.TrimBlankLines(role.Body)
-		release := func(cause error) error {
-			if tr.TaskID != "" {
-				cause = errors.Join(cause, ReleaseTask(context.WithoutCancel(ctx), f.ws, tr.TaskID, a.Name, f.now()))
-			}
-			return cause
-		}
 		model, modelReason, err := agentrun.ChooseModel(ctx, f.ws, a.CLI, a.Role, difficulty, "", f.getenv())
 		if err != nil {
-			return release(err)
+			return rollback(err)
 		}
 		promptFile := filepath.Join(f.p.runsDir(a.Name), tr.ID+".prompt.md")
 		if err := os.MkdirAll(filepath.Dir(promptFile), 0o755); err != nil {
-			return release(err)
+			return rollback(err)
 		}
 		if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
-			return release(err)
+			return rollback(err)
 		}
 		systemFile := ""
 		if system != "" {
+			// In the run's folder, not a temporary one: the agent CLI
+			// reads it from there (gemini, claude), and a supervisor
+			// killed mid-run leaves nothing in the system's temp folder.
 			systemFile = filepath.Join(f.p.runsDir(a.Name), tr.ID+".system.md")
-			if err := os.WriteFile(systemFile, []byte(system), 0o644); err != nil {
-				return release(err)
+			if err := os.WriteFile(systemFile, []byte(system), 0o600); err != nil {
+				return rollback(err)
 			}
 		}
-		run := &runRecord{
+		held := run.HeldBefore
+		run = &runRecord{
 			TaskRun: tr, CLI: a.CLI, Model: model, ModelReason: modelReason, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
-			Scope:        contain.New(tr.ID),
+			Scope:        run.Scope,
 			ApprovalMode: cfg.ApprovalMode, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
 			SystemPromptFile: systemFile,
 			Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, EnvAgent + "=" + a.Name}, f.opts.Env...),
+			Starter:          &starter, HeldBefore: held,
 		}
 		a.Runs++
 		a.UpdatedAt = now
 		if err := writeJSON(f.p.file(a.Name, agentFile), a); err != nil {
-			return release(err)
+			return rollback(err)
 		}
-		if err := writeJSON(f.p.file(a.Name, runFile), run); err != nil {
-			return release(err)
+		if err := writeJSON(runPath, run); err != nil {
+			return rollback(err)
 		}
 		sup, err := f.launch(a.Name, tr.ID)
 		if err != nil {
-			os.Remove(f.p.file(a.Name, runFile))
-			return release(unavailable(err, "could not start the supervisor of agent %s", a.Name))
+			return rollback(unavailable(err, "could not start the supervisor of agent %s", a.Name))
 		}
+		hook("start:launched")
 		run.Supervisor = sup
-		if err := writeJSON(f.p.file(a.Name, runFile), run); err != nil {
+		if err := writeJSON(runPath, run); err != nil {
 			killGroup(sup.PID)
-			os.Remove(f.p.file(a.Name, runFile))
-			return release(err)
+			return rollback(err)
 		}
 		out = StartResult{Task: run.TaskRun, AgentStatus: deriveStatus(a, run)}
 		return nil

@@ -29,11 +29,15 @@ func WriteJSONFile(path string, v any) error { return writeJSON(path, v) }
 // ReadJSONFile reads path into v; ok is false when the file does not exist.
 func ReadJSONFile(path string, v any) (ok bool, err error) { return readJSON(path, v) }
 
-// AppendJSONLine appends v as one JSON line to path and syncs it.
-func AppendJSONLine(path string, v any) error { return appendLine(path, v) }
+// AppendJSONLine appends v as one JSON line to path and syncs it; a torn
+// last line is first set aside in path+TornSuffix (see appendLine).
+func AppendJSONLine(path string, v any) error {
+	_, err := appendLine(path, v)
+	return err
+}
 
 // ReadJSONLines decodes every JSON line of path (none when it does not
-// exist); a torn last line is skipped.
+// exist); a last line without its newline is skipped.
 func ReadJSONLines[T any](path string) ([]T, error) { return readLines[T](path) }
 
 // WriteFleetIgnore makes git ignore agentDir/fleet (see WriteIgnore).
@@ -114,7 +118,7 @@ type ClaimedTask struct {
 // in.Next. Refusals are fleet errors on task_id (409 held by another, 404
 // unknown, 400 malformed). The prompt is assembled in the task's own mode.
 func ClaimTask(ctx context.Context, ws *workspace.Workspace, in StartInput, now time.Time) (ClaimedTask, error) {
-	c, err := claimFor(ctx, ws, in, "", nil, now)
+	c, err := claimFor(ctx, ws, in, "", nil, now, nil)
 	c.Prompt = withNote(c.Prompt, in.Note)
 	return c, err
 }

@@ -119,8 +119,11 @@ func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, 
 	if err != nil {
 		return runner.Failed(runner.GeminiRunner{}, runner.Request{}, badInput("cli", "%v", err))
 	}
+	// The role file in the run's folder is the CLI's system prompt file
+	// (runner.Prepare would write a temporary one, which a supervisor
+	// killed mid-run leaves in the system's temp folder).
 	req := runner.Request{
-		Prompt: prompt, SystemPrompt: system, Model: run.Model, Session: run.Session, ApprovalMode: run.ApprovalMode, Dir: run.Dir,
+		Prompt: prompt, SystemPrompt: system, SystemPromptFile: run.SystemPromptFile, Model: run.Model, Session: run.Session, ApprovalMode: run.ApprovalMode, Dir: run.Dir,
 		Env: run.Env, Binary: run.Binary, Timeout: run.Timeout, KillGrace: run.KillGrace,
 	}
 	req, cmd, cleanup, err := runner.Prepare(rn, req)

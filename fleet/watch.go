@@ -69,7 +69,9 @@ func (f *Fleet) snapshot(fw *fswatch.Watcher) map[string]agentState {
 			continue // being created or archived
 		}
 		var r runRecord
-		if ok, _ := readJSON(f.p.file(n, runFile), &r); ok {
+		// A run whose supervisor is not recorded yet is being started (or
+		// its start was refused or killed, and is rolled back): not a run.
+		if ok, _ := readJSON(f.p.file(n, runFile), &r); ok && r.Supervisor.PID != 0 {
 			st.run, st.task, st.alive = r.ID, r.TaskID, r.Supervisor.alive()
 		}
 		out[n] = st

@@ -210,6 +210,18 @@ func FuzzWriteValue(f *testing.F) {
 		}
 		d := Parse([]byte(escapeTables[names[int(which)%len(names)]]))
 		before := append([]byte{}, d.Bytes()...)
+		if checkCellValue("description", v) != nil {
+			// A control character or an oversized value is refused, and a
+			// refused input changes nothing.
+			var inv *InvalidError
+			if _, err := d.UpdateTask("0000a1", Update{Description: Str(v)}, goldenNow); !errors.As(err, &inv) {
+				t.Fatalf("update of a refused value: err = %v, want an invalid value", err)
+			}
+			if !bytes.Equal(before, d.Bytes()) {
+				t.Fatalf("a refused update changed the document")
+			}
+			return
+		}
 		if _, err := d.UpdateTask("0000a1", Update{Description: Str(v)}, goldenNow); err != nil {
 			t.Fatalf("update: %v", err)
 		}

@@ -44,6 +44,28 @@ func errorResult(err error, params []string) *mcp.CallToolResult {
 	return r
 }
 
+// withResultWarnings adds to a tool error what the call did nonetheless (a
+// killed command's leftovers it rolled back, records it could not read):
+// "warnings" next to "error" in the structured content, and one
+// "warning: ..." line each after the text.
+func withResultWarnings(r *mcp.CallToolResult, warnings []string) *mcp.CallToolResult {
+	if len(warnings) == 0 {
+		return r
+	}
+	var body map[string]any
+	if raw, ok := r.StructuredContent.(json.RawMessage); ok && json.Unmarshal(raw, &body) == nil {
+		body["warnings"] = warnings
+		b, _ := json.Marshal(body)
+		r.StructuredContent = json.RawMessage(b)
+	}
+	if len(r.Content) > 0 {
+		if tc, ok := r.Content[0].(*mcp.TextContent); ok {
+			tc.Text += "\nwarning: " + strings.Join(warnings, "\nwarning: ")
+		}
+	}
+	return r
+}
+
 // wireError is the "error" object of a tool error's structured content.
 type wireError struct {
 	Code        int      `json:"code"`

@@ -240,10 +240,14 @@ func (s *Server) registerFleetTools() {
 				if err != nil {
 					return errorResult(err, names), nil
 				}
+				// What the call did about a killed command's leftovers (and
+				// records it could not read) goes into the result's warnings.
+				ctx, notes := fleet.WithNotices(ctx)
 				out, err := ft.run(ctx, fl, in)
 				if err != nil {
-					return errorResult(err, names), nil
+					return withResultWarnings(errorResult(err, names), notes.Texts()), nil
 				}
+				out = fleet.WithWarnings(out, notes.Texts())
 				b, err := json.Marshal(out)
 				if err != nil {
 					return nil, err

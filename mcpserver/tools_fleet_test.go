@@ -366,3 +366,30 @@ func TestFleetThreeAgentsThreeTasksThroughMCP(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18, item 6: one agent whose record does not parse no longer fails
+// list_agents: the others are listed, and a warning names it.
+func TestListAgentsNamesAnUnreadableRecord(t *testing.T) {
+	ws := fleetWorkspace(t, 1)
+	cs := connectFleet(t, ws, nil, "STUB_MODE=ok")
+	project := filepath.Base(ws.Root)
+	for _, name := range []string{"alpha", "bravo"} {
+		if code, _ := fleetCall(t, cs, "create_agent", map[string]any{"name": name, "project": project, "spec": "s"}, nil); code != 0 {
+			t.Fatalf("create_agent %s: %d", name, code)
+		}
+		waitAgent(t, cs, name, fleet.StatusIdle)
+	}
+	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "fleet", "agents", "bravo", "agent.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var list fleet.ListResult
+	if code, _ := fleetCall(t, cs, "list_agents", map[string]any{"include_metadata": false}, &list); code != 0 {
+		t.Fatalf("list_agents failed with %d for one unreadable record", code)
+	}
+	if list.TotalCount != 1 || list.Agents[0].Name != "alpha" {
+		t.Errorf("listed %+v, want alpha", list.Agents)
+	}
+	if len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "agent bravo is left out of the list") {
+		t.Errorf("warnings %q, want one naming bravo", list.Warnings)
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/fleet"
@@ -30,6 +32,22 @@ func (f *Factory) fleetSource() string {
 		return fleet.SourceAgent
 	}
 	return fleet.SourceHuman
+}
+
+// withFleetNotices returns a context whose fleet calls collect what they
+// did about a killed command's leftovers (a creation rolled back, a claim
+// given back, a torn history line set aside) and the records they could
+// not read: every agent command prints them as warnings on stderr and puts
+// them in its --json result.
+func withFleetNotices(ctx context.Context) (context.Context, *fleet.Notices) {
+	return fleet.WithNotices(ctx)
+}
+
+// fleetFailed is the error of a fleet call that failed, carrying the
+// call's notices: the CLI prints them as warnings before the error, or,
+// with --json, puts them in the JSON error's "warnings".
+func fleetFailed(_ *IOStreams, n *fleet.Notices, err error) error {
+	return withWarnings(err, n.Texts())
 }
 
 func NewCmdAgent(f *Factory) *cobra.Command {

@@ -58,11 +58,12 @@ func agentCreateRun(ctx context.Context, o *AgentCreateOptions) error {
 	if err != nil {
 		return err
 	}
+	ctx, notes := withFleetNotices(ctx)
 	a, err := fl.Create(ctx, o.Create)
 	if err != nil {
-		return err
+		return fleetFailed(o.IO, notes, err)
 	}
-	res := fleet.NewCreateResult(a)
+	res := fleet.WithWarnings(fleet.NewCreateResult(a), notes.Texts()).(fleet.AgentResult)
 	printWarnings(o.IO, res.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)

@@ -49,11 +49,13 @@ func agentDeleteRun(ctx context.Context, o *AgentDeleteOptions) error {
 	if err != nil {
 		return err
 	}
+	ctx, notes := withFleetNotices(ctx)
 	d, err := fl.Delete(ctx, o.Name, o.Force)
 	if err != nil {
-		return err
+		return fleetFailed(o.IO, notes, err)
 	}
-	res := fleet.NewDeleteResult(d)
+	res := fleet.WithWarnings(fleet.NewDeleteResult(d), notes.Texts()).(fleet.DeleteAgentResult)
+	printWarnings(o.IO, res.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)
 	}

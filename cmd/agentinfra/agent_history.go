@@ -50,10 +50,13 @@ func agentHistoryRun(ctx context.Context, o *AgentHistoryOptions) error {
 	if err != nil {
 		return err
 	}
+	ctx, notes := withFleetNotices(ctx)
 	h, err := fl.History(ctx, o.Name, o.Page, o.PageSize)
 	if err != nil {
-		return err
+		return fleetFailed(o.IO, notes, err)
 	}
+	h = fleet.WithWarnings(h, notes.Texts()).(fleet.HistoryPage)
+	printWarnings(o.IO, h.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, h)
 	}

@@ -93,17 +93,33 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 		}
 	}
 	for {
-		agents, err := fl.List(ctx, o.Filter)
+		lctx, notes := withFleetNotices(ctx)
+		agents, err := fl.List(lctx, o.Filter)
 		if err != nil {
-			return err
+			return fleetFailed(o.IO, notes, err)
 		}
 		if !o.NoMetadata {
 			fl.WithMetadata(ctx, agents, metadata.ListFields)
 		}
-		res := fleet.NewListResult(agents)
+		res := fleet.WithWarnings(fleet.NewListResult(agents), notes.Texts()).(fleet.ListResult)
+		// Never less data with exit code 0: an agent whose record cannot
+		// be read is left out, named on stderr, and the list exits 1.
+		var partial error
+		if n := len(notes.Unreadable()); n > 0 {
+			partial = &exitError{code: 1}
+		}
 		if o.JSON {
+			if err := writeJSON(o.IO.Out, res); err != nil {
+				return err
+			}
+			if partial != nil {
+				// With --json, stderr is one JSON error, the warnings in it.
+				n := len(notes.Unreadable())
+				return withWarnings(&exitError{code: 1, msg: fmt.Sprintf("%d %s could not be read; the agents listed are the others",
+					n, plural(n, "agent record", "agent records"))}, res.Warnings)
+			}
 			printWarnings(o.IO, res.Warnings)
-			return writeJSON(o.IO.Out, res)
+			return nil
 		}
 		if o.Watch {
 			fmt.Fprint(o.IO.Out, "\x1b[H\x1b[2J")
@@ -117,7 +133,7 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 		// After the table, so that --watch shows them under each redraw.
 		printWarnings(o.IO, res.Warnings)
 		if !o.Watch {
-			return nil
+			return partial
 		}
 		select {
 		case <-ctx.Done():

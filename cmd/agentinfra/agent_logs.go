@@ -72,11 +72,14 @@ func agentLogsRun(ctx context.Context, o *AgentLogsOptions) error {
 	if !ok {
 		return fleet.NoLogs("coder")
 	}
+	ctx, notes := withFleetNotices(ctx)
 	if !o.Follow {
 		res, err := lr.Logs(ctx, o.Name, o.Run, o.Tail)
 		if err != nil {
-			return err
+			return fleetFailed(o.IO, notes, err)
 		}
+		res = fleet.WithWarnings(res, notes.Texts()).(fleet.LogsResult)
+		printWarnings(o.IO, res.Warnings)
 		if o.JSON {
 			return writeJSON(o.IO.Out, res)
 		}
@@ -97,6 +100,7 @@ func agentLogsRun(ctx context.Context, o *AgentLogsOptions) error {
 		printLogItem(o.IO.Out, it)
 		return nil
 	})
+	printWarnings(o.IO, notes.Texts())
 	if ctx.Err() != nil {
 		return nil // Ctrl-C ends the follow, not the run
 	}

@@ -46,10 +46,12 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 	if err != nil {
 		return err
 	}
+	ctx, notes := withFleetNotices(ctx)
 	a, err := fl.Show(ctx, o.Name)
 	if err != nil {
-		return err
+		return fleetFailed(o.IO, notes, err)
 	}
+	a.Warnings = append(notes.Texts(), a.Warnings...)
 	as := []fleet.Agent{a}
 	fl.WithMetadata(ctx, as, metadata.AllFields)
 	a = as[0]

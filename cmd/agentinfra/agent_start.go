@@ -56,11 +56,13 @@ func agentStartRun(ctx context.Context, o *AgentStartOptions) error {
 	if err != nil {
 		return err
 	}
+	ctx, notes := withFleetNotices(ctx)
 	r, err := fl.Start(ctx, o.Start)
 	if err != nil {
-		return err
+		return fleetFailed(o.IO, notes, err)
 	}
-	res := fleet.NewStartResult(o.Start.Name, r)
+	res := fleet.WithWarnings(fleet.NewStartResult(o.Start.Name, r), notes.Texts()).(fleet.TaskResult)
+	printWarnings(o.IO, res.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)
 	}

@@ -44,10 +44,13 @@ func agentStopRun(ctx context.Context, o *AgentStopOptions) error {
 	if err != nil {
 		return err
 	}
+	ctx, notes := withFleetNotices(ctx)
 	res, err := fleet.StopAgent(ctx, fl, o.Name)
 	if err != nil {
-		return err
+		return fleetFailed(o.IO, notes, err)
 	}
+	res = fleet.WithWarnings(res, notes.Texts()).(fleet.TaskResult)
+	printWarnings(o.IO, res.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)
 	}

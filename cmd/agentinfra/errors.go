@@ -39,11 +39,21 @@ func reportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
 		e = agenterr.Of(err)
 		code, msg, kind = agenterr.CodesOf(e.Kind).Exit, cliMessage(cmd, err), string(e.Kind)
 	}
+	var warned *warnedError
+	errors.As(err, &warned)
 	if !asJSON {
+		if warned != nil {
+			for _, t := range warned.warnings {
+				fmt.Fprintln(w, "warning:", t)
+			}
+		}
 		fmt.Fprintln(w, "error:", msg)
 		return code
 	}
 	out := errorJSON{Kind: kind, ExitCode: code, Message: msg}
+	if warned != nil {
+		out.Warnings = warned.warnings
+	}
 	if kind == "usage" {
 		out.Code = 400
 	} else {
@@ -81,6 +91,28 @@ type errorJSON struct {
 	// Diagnostics are the problems behind the error, as validate prints
 	// them (task list's rows it could not read).
 	Diagnostics []matrix.Diagnostic `json:"diagnostics,omitempty"`
+	// Warnings are what the failed command did nonetheless (a killed
+	// command's leftovers it rolled back), as its result would carry them.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// warnedError is an error that comes with warnings: what the command did
+// before it failed. The CLI prints them before the error, or puts them in
+// the JSON error.
+type warnedError struct {
+	err      error
+	warnings []string
+}
+
+func (e *warnedError) Error() string { return e.err.Error() }
+func (e *warnedError) Unwrap() error { return e.err }
+
+// withWarnings attaches warnings to err (err itself when there are none).
+func withWarnings(err error, warnings []string) error {
+	if err == nil || len(warnings) == 0 {
+		return err
+	}
+	return &warnedError{err: err, warnings: warnings}
 }
 
 // wantsJSON reports whether the command asked for JSON output: --json, or
