@@ -36,6 +36,9 @@ const (
 	// safe (a row that would not read back, an unknown skill); Override
 	// names the option that makes it anyway, when one does.
 	Refused Kind = "refused"
+	// Forbidden: the person asking may not do it (only a supervised
+	// session's owner or an operator may decide its requests).
+	Forbidden Kind = "forbidden"
 	// Unavailable: something it needs cannot be had now: the matrix lock
 	// within its timeout, a backend (Coder, git) that fails or cannot be
 	// reached. Retrying later may work.
@@ -62,6 +65,7 @@ var Kinds = []Codes{
 	{Conflict, 4, 409, "the state is in the way: a task held by another agent or in the wrong status, an agent busy, a name or folder taken"},
 	{Refused, 5, 422, "the change is not made, to keep data safe (a row that would not read back, an unknown skill); the override, when there is one, makes it anyway"},
 	{Unavailable, 6, 503, "something needed cannot be had now: the matrix lock within its timeout, a backend or git failing"},
+	{Forbidden, 7, 403, "the person asking may not do it: only a supervised session's owner or an operator decides its requests"},
 	{Internal, 1, 500, "anything else: an I/O error, a bug"},
 }
 
@@ -204,10 +208,12 @@ var (
 	ErrConflict    = &sentinel{Conflict, "conflict"}
 	ErrRefused     = &sentinel{Refused, "change refused"}
 	ErrUnavailable = &sentinel{Unavailable, "unavailable"}
+	ErrForbidden   = &sentinel{Forbidden, "not allowed"}
 )
 
 var sentinelKinds = map[error]Kind{
 	ErrInvalid: Invalid, ErrNotFound: NotFound, ErrConflict: Conflict, ErrRefused: Refused, ErrUnavailable: Unavailable,
+	ErrForbidden: Forbidden,
 }
 
 // sentinel is a kind's sentinel, and New's errors: an error of a kind

@@ -52,6 +52,11 @@ var errorKindCases = []errorKindCase{
 		args: []string{"task", "update", "a1b2c3", "--status", "DONE"},
 		tool: "task", input: map[string]any{"action": "update", "id": "a1b2c3", "status": "DONE"},
 		say: "timed out waiting for the matrix lock"},
+	// No MCP tool decides a request (agents do not approve agents):
+	// mcpserver's TestErrorResultOfEveryKind covers its MCP code.
+	{kind: agenterr.Forbidden, setup: func(t *testing.T, root string) { seedSupervision(t, root) },
+		env: map[string]string{"AGENTINFRA_USER": "mallory"}, args: []string{"approve", "1"},
+		say: "@mallory may not decide request 1"},
 	{kind: agenterr.Internal, setup: matrixIsAFolder, args: []string{"task", "show", "a1b2c3"},
 		tool: "task", input: map[string]any{"action": "show", "id": "a1b2c3"},
 		say: "is a directory"},
@@ -120,6 +125,10 @@ func TestErrorKindsThroughCLIJSONAndMCP(t *testing.T) {
 				t.Errorf("CLI %v --json: exit %d, stdout %q, stderr %q (%v); want one JSON error of kind %s, code %d, exit_code %d", c.args, code, out, errOut, err, c.kind, codes.HTTP, codes.Exit)
 			}
 
+			if c.tool == "" {
+				same()
+				return
+			}
 			res := mcpCall(t, root, c.env, c.tool, c.input)
 			var se struct {
 				Error struct {

@@ -15,7 +15,7 @@ import (
 
 // reportError writes err on w the CLI's way and returns the exit code: the
 // kind's (agenterr.Kinds: 2 invalid, 3 not found, 4 conflict, 5 refused, 6
-// unavailable, 1 anything else), 2 for a usage error, an exitError's own.
+// unavailable, 7 forbidden, 1 anything else), 2 for a usage error, an exitError's own.
 // With asJSON the error is one JSON object (errorJSON) instead of the
 // "error: ..." line. cmd is the command that ran (nil when none did).
 func reportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
@@ -181,6 +181,10 @@ func cliMessage(cmd *cobra.Command, err error) string {
 			b.WriteString("; did you mean " + strings.Join(e.Suggestions, ", ") + "?")
 		case e.What == "task":
 			b.WriteString("; run `agentinfra task list` to see the IDs")
+		case e.What == "request":
+			b.WriteString("; `agentinfra inbox` lists the pending requests")
+		case e.What == "session":
+			b.WriteString("; `agentinfra session list` lists the sessions")
 		}
 	default:
 		b.WriteString(e.Reason)

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // FileName is the workspace policy's name inside .agent/.
@@ -162,13 +164,14 @@ func Load(root string, paths Paths) *Policy {
 func Parse(name string, src []byte) (File, error) {
 	var f File
 	if err := decodeStrict(src, &f); err != nil {
-		return File{}, fmt.Errorf("%s: %v", name, err)
+		return File{}, &agenterr.Error{Kind: agenterr.Invalid, File: name, Field: "config", Reason: err.Error()}
 	}
 	if f.AutoApprove.MaxRisk == "" {
 		f.AutoApprove.MaxRisk = RiskLow
 	}
 	if !slices.Contains(riskOrder, f.AutoApprove.MaxRisk) {
-		return File{}, fmt.Errorf("%s:%d: auto_approve.max_risk %q: use low, high or critical", name, lineOf(src, "max_risk"), f.AutoApprove.MaxRisk)
+		return File{}, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: lineOf(src, "max_risk"), Field: "auto_approve.max_risk",
+			Value: f.AutoApprove.MaxRisk, Valid: riskOrder, Reason: fmt.Sprintf("%q: use low, high or critical", f.AutoApprove.MaxRisk)}
 	}
 	return f, nil
 }
