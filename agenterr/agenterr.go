@@ -243,7 +243,9 @@ func isSentinel(err error) bool {
 func New(k Kind, text string) error { return &sentinel{k, text} }
 
 // KindOf is the kind of err: the Kind of the first *Error in its chain, else
-// the kind of a sentinel it wraps (ErrInvalid, New's), else Internal.
+// the kind of a sentinel it wraps (ErrInvalid, New's), else the kind a
+// Kinded error in it says (a client's transport error that its service did
+// not translate), else Internal.
 func KindOf(err error) Kind {
 	if err == nil {
 		return ""
@@ -256,7 +258,19 @@ func KindOf(err error) Kind {
 	if errors.As(err, &s) {
 		return s.kind
 	}
+	var k Kinded
+	if errors.As(err, &k) {
+		return k.DomainKind()
+	}
 	return Internal
+}
+
+// Kinded is an error of a lower layer (the Coder REST client's) that knows
+// its domain kind. Services translate such errors into *Error, naming the
+// field in their words; KindOf reads the kind of one that got through.
+type Kinded interface {
+	error
+	DomainKind() Kind
 }
 
 // As returns the first *Error in err's chain, or nil.

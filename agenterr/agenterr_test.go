@@ -80,3 +80,22 @@ func TestWithField(t *testing.T) {
 		t.Errorf("Of a wrapped sentinel: %+v", o)
 	}
 }
+
+type clientError struct{ kind Kind }
+
+func (e *clientError) Error() string    { return "client: " + string(e.kind) }
+func (e *clientError) DomainKind() Kind { return e.kind }
+
+// A lower layer's error that knows its domain kind keeps it through
+// wrapping, so a backend error that escaped its translation still exits
+// with its code; a translated *Error in the chain wins.
+func TestKindOfAKindedError(t *testing.T) {
+	err := fmt.Errorf("list agents: %w", &clientError{Unavailable})
+	if k := KindOf(err); k != Unavailable || ExitCode(err) != 6 {
+		t.Errorf("kind %s exit %d; want unavailable, 6", k, ExitCode(err))
+	}
+	both := &Error{Kind: NotFound, Err: &clientError{Unavailable}}
+	if k := KindOf(both); k != NotFound {
+		t.Errorf("kind %s; want the *Error's not_found", k)
+	}
+}

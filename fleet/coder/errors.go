@@ -2,10 +2,10 @@ package coder
 
 import (
 	"errors"
-
 	"fmt"
-	"github.com/agentinfra/agentinfra/agenterr"
 	"strings"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Kind says what went wrong talking to Coder; adapters decide on it, never
@@ -90,6 +90,10 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// DomainKind is the error's domain kind (agenterr.Kinded), for an error
+// that reaches an adapter without the backend's translation (fleetError).
+func (e *Error) DomainKind() agenterr.Kind { return e.Kind.Domain() }
 
 // Is matches the sentinels by kind.
 func (e *Error) Is(target error) bool {
