@@ -73,8 +73,9 @@ func (w *Workspace) Config() (*config.Config, error) {
 
 // Find resolves the workspace: the explicit root if given, else the nearest
 // ancestor of start that holds .agent/. The caller reads $AGENTINFRA_ROOT
-// (EnvRoot) and passes it as explicit.
-func Find(explicit, start string) (*Workspace, error) {
+// (EnvRoot) and passes it as explicit; from says where explicit came from
+// ("--root", "$AGENTINFRA_ROOT"), for the error that it is no folder.
+func Find(explicit, from, start string) (*Workspace, error) {
 	if explicit != "" {
 		ws, err := New(explicit)
 		if err != nil {
@@ -82,9 +83,8 @@ func Find(explicit, start string) (*Workspace, error) {
 		}
 		if !isDir(ws.Root) {
 			// init would fail there too: do not advise it.
-			from := "--root"
-			if os.Getenv(EnvRoot) == explicit {
-				from = "$" + EnvRoot
+			if from == "" {
+				from = "--root"
 			}
 			return nil, fmt.Errorf("%w: %s (from %s) is not a folder; pass the folder of your repository", ErrNoWorkspace, ws.Root, from)
 		}

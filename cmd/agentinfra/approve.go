@@ -110,7 +110,7 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 		if r.Status != store.StatusPending {
 			return (&store.DecidedError{Request: r})
 		}
-		paths = policy.DefaultPaths(env.ws.Root)
+		paths = policy.DefaultPaths(env.ws.Root, env.ws.Getenv)
 		rule, err := policy.RuleFor(env.ws.Root, policyAction(r))
 		if err != nil {
 			return err

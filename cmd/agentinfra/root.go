@@ -59,14 +59,14 @@ func defaultFactory() *Factory {
 // cwd, once: every later call returns the same one, with the factory's
 // environment, so that its config is decoded once.
 func (f *Factory) Workspace() (*workspace.Workspace, error) {
-	root := f.Root
+	root, from := f.Root, "--root"
 	if root == "" && f.Getenv != nil {
-		root = f.Getenv(workspace.EnvRoot)
+		root, from = f.Getenv(workspace.EnvRoot), "$"+workspace.EnvRoot
 	}
 	if f.ws != nil && f.wsFor == root {
 		return f.ws, nil
 	}
-	ws, err := workspace.Find(root, f.Cwd)
+	ws, err := workspace.Find(root, from, f.Cwd)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,6 @@ func TestInboxApproveReject(t *testing.T) {
 
 func TestApproveAlwaysAddsARuleShownAsADiff(t *testing.T) {
 	dir, _, _ := supervisedWorkspace(t)
-	t.Setenv("AGENTINFRA_CONFIG_DIR", t.TempDir())
 	policyPath := filepath.Join(dir, ".agent", "policy.yaml")
 	os.WriteFile(policyPath, []byte("# ours\nauto_approve:\n  commands:\n    - \"git status\"\n"), 0o644)
 	// Not confirmed: nothing changes.
@@ -187,5 +186,18 @@ func TestSupervisionCommandsExitWithTheirKinds(t *testing.T) {
 	code, _, errs = runCLI(t, dir, ana, "session", "resume", "1")
 	if code != 4 || !strings.Contains(errs, "session 1 is terminated and cannot become active") {
 		t.Errorf("resuming a terminated session: exit %d, %s; want exit 4 (conflict)", code, errs)
+	}
+}
+
+// approve --always reads the user's allowlist from the environment the
+// command was given ($AGENTINFRA_CONFIG_DIR), not the process's: its note
+// names that file.
+func TestApproveAlwaysReadsTheAllowlistOfTheCommandsEnvironment(t *testing.T) {
+	dir, _, _ := supervisedWorkspace(t)
+	cfg := t.TempDir()
+	env := map[string]string{"AGENTINFRA_USER": "ana", "AGENTINFRA_CONFIG_DIR": cfg}
+	code, out, errs := runCLI(t, dir, cliOpts{env: env}, "approve", "1", "--always", "--yes")
+	if code != 0 || !strings.Contains(out, "approved") || !strings.Contains(errs, "note: "+filepath.Join(cfg, "allowlist.yaml")+" does not list") {
+		t.Fatalf("approve --always with $AGENTINFRA_CONFIG_DIR=%s: %d %s %s", cfg, code, out, errs)
 	}
 }

@@ -104,15 +104,22 @@ type Paths struct {
 	Allowlist string // <user config>/agentinfra/allowlist.yaml ("" = none)
 }
 
-// DefaultPaths are the files of the workspace at root: $AGENTINFRA_CONFIG_DIR
-// overrides the user's config folder.
-func DefaultPaths(root string) Paths {
+// DefaultPaths are the files of the workspace at root: the allowlist is in
+// $AGENTINFRA_CONFIG_DIR, else $XDG_CONFIG_HOME/agentinfra, else
+// ~/.config/agentinfra. getenv is the caller's environment (nil: none, so
+// no allowlist).
+func DefaultPaths(root string, getenv func(string) string) Paths {
 	p := Paths{Workspace: filepath.Join(root, ".agent", FileName)}
-	dir := os.Getenv("AGENTINFRA_CONFIG_DIR")
-	if dir == "" {
-		if ucd, err := os.UserConfigDir(); err == nil {
-			dir = filepath.Join(ucd, "agentinfra")
-		}
+	if getenv == nil {
+		return p
+	}
+	dir := getenv("AGENTINFRA_CONFIG_DIR")
+	switch {
+	case dir != "":
+	case filepath.IsAbs(getenv("XDG_CONFIG_HOME")):
+		dir = filepath.Join(getenv("XDG_CONFIG_HOME"), "agentinfra")
+	case getenv("HOME") != "":
+		dir = filepath.Join(getenv("HOME"), ".config", "agentinfra")
 	}
 	if dir != "" {
 		p.Allowlist = filepath.Join(dir, AllowlistName)
