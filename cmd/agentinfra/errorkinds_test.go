@@ -223,3 +223,31 @@ func readmeErrorTable(t *testing.T) map[string][3]int {
 	}
 	return out
 }
+
+// Inputs the services refuse as invalid (issue 18: a model or session the
+// agent CLI would read as an option, a context file that is no regular
+// text file) exit 2, naming the flag, and with --json are kind invalid.
+func TestRefusedInputsAreInvalid(t *testing.T) {
+	root := fixtureWS(t)
+	if err := os.Mkdir(filepath.Join(root, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	same := treehash.Guard(t, root)
+	for _, c := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"dispatch", "a1b2c3", "--model", "--dangerously-skip-permissions", "--dry-run"}, `invalid --model "--dangerously-skip-permissions": it cannot start with "-"`},
+		{[]string{"prompt", "a1b2c3", "--context-file", "docs"}, `invalid --context-file "docs": it is a folder`},
+	} {
+		code, out, errOut := runCLI(t, root, cliOpts{}, c.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "error: "+c.say) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 saying %q", c.args, code, out, errOut, c.say)
+		}
+		code, _, errOut = runCLI(t, root, cliOpts{}, append(c.args, "--json")...)
+		if code != 2 || !strings.HasPrefix(errOut, `{"error":{"kind":"invalid","code":400,"exit_code":2`) {
+			t.Errorf("%v --json: exit %d, stderr %q", c.args, code, errOut)
+		}
+	}
+	same()
+}
