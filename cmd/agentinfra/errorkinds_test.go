@@ -251,3 +251,23 @@ func TestRefusedInputsAreInvalid(t *testing.T) {
 	}
 	same()
 }
+
+// A fleet command that fails after it settled a killed command's leftovers
+// says both: the warnings before the error line, or in the JSON error.
+func TestReportErrorCarriesTheWarnings(t *testing.T) {
+	err := withWarnings(agenterr.Conflictf("agent papi is busy"), []string{"agent tom's killed create was rolled back"})
+	var b strings.Builder
+	if code := reportError(&b, nil, err, false); code != 4 || b.String() != "warning: agent tom's killed create was rolled back\nerror: agent papi is busy\n" {
+		t.Errorf("exit %d, stderr %q", code, b.String())
+	}
+	b.Reset()
+	var js struct {
+		Error struct {
+			Kind     string   `json:"kind"`
+			Warnings []string `json:"warnings"`
+		} `json:"error"`
+	}
+	if code := reportError(&b, nil, err, true); code != 4 || json.Unmarshal([]byte(b.String()), &js) != nil || js.Error.Kind != "conflict" || len(js.Error.Warnings) != 1 {
+		t.Errorf("--json: exit %d, stderr %q", code, b.String())
+	}
+}
