@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,6 +64,15 @@ func TestCommandsDecodeTheConfigOnce(t *testing.T) {
 // ptrace) the test skips, and fails with AGENTINFRA_E2E=1.
 func strace(t *testing.T, dir string, env []string, stdin io.Reader, argv ...string) (logPath string, out string, err error) {
 	t.Helper()
+	var buf bytes.Buffer
+	logPath, err = straceTo(t, dir, env, stdin, &buf, argv...)
+	return logPath, buf.String(), err
+}
+
+// straceTo is strace with the process's stdout and stderr going to out as
+// they come.
+func straceTo(t *testing.T, dir string, env []string, stdin io.Reader, out io.Writer, argv ...string) (logPath string, err error) {
+	t.Helper()
 	st, lerr := exec.LookPath("strace")
 	if lerr == nil {
 		lerr = exec.Command(st, "-f", "-qq", "-o", os.DevNull, "true").Run()
@@ -74,9 +85,8 @@ func strace(t *testing.T, dir string, env []string, stdin io.Reader, argv ...str
 	}
 	logPath = filepath.Join(t.TempDir(), "strace.log")
 	cmd := exec.Command(st, append([]string{"-f", "-qq", "-e", "trace=open,openat,openat2,clone,clone3,fork,vfork", "-o", logPath}, argv...)...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, stdin
-	b, err := cmd.CombinedOutput()
-	return logPath, string(b), err
+	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = dir, env, stdin, out, out
+	return logPath, cmd.Run()
 }
 
 var (
@@ -223,15 +233,21 @@ func TestServeHoldsTheConfig(t *testing.T) {
 		in.WriteString(string(b) + "\n")
 	}
 	// The server may answer the calls in any order: none depends on another.
-	// stdin stays open until every answer is in: the server then exits on EOF.
+	// stdin stays open until every answer is in (however slow the machine):
+	// the server then exits on EOF.
 	pr, pw := io.Pipe()
+	answers := &answerCounter{want: len(calls) + 1, done: make(chan struct{})}
 	go func() {
 		io.WriteString(pw, in.String())
-		time.Sleep(3 * time.Second)
+		select { // a bound, should the server die without answering
+		case <-answers.done:
+		case <-time.After(5 * time.Minute):
+		}
 		pw.Close()
 	}()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "AGENTINFRA_GLOBAL_SKILLS=/nonexistent"}
-	logPath, out, err := strace(t, root, env, pr, taskBinary(t), "serve", "--root", root)
+	logPath, err := straceTo(t, root, env, pr, answers, taskBinary(t), "serve", "--root", root)
+	out := answers.buf.String()
 	if err != nil {
 		t.Fatalf("serve under strace: %v\n%s", err, out)
 	}
@@ -267,4 +283,37 @@ func TestServeHoldsTheConfig(t *testing.T) {
 		!strings.Contains(string(got), "| d4e5f6 | IN_PROGRESS |") || !strings.Contains(string(got), "| c3d4e5 | BLOCKED | P1 |") {
 		t.Errorf("the updates did not land:\n%s", got)
 	}
+}
+
+// answerCounter keeps a server's output and closes done once it holds want
+// JSON-RPC answers (lines with an id).
+type answerCounter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	read int // bytes of buf already looked at
+	want int
+	done chan struct{}
+}
+
+func (a *answerCounter) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.buf.Write(p)
+	for {
+		rest := a.buf.Bytes()[a.read:]
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			break
+		}
+		a.read += nl + 1
+		var msg struct {
+			ID *int `json:"id"`
+		}
+		if json.Unmarshal(rest[:nl], &msg) == nil && msg.ID != nil && a.want > 0 {
+			if a.want--; a.want == 0 {
+				close(a.done)
+			}
+		}
+	}
+	return len(p), nil
 }
