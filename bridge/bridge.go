@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -89,7 +90,7 @@ func Start(ctx context.Context, req Request, opts Options) (Bridge, error) {
 	case "", runner.CLIGemini:
 		b, err = startGemini(ctx, req, g)
 	default:
-		return nil, fmt.Errorf("unknown agent CLI %q: use one of %s", req.CLI, strings.Join(runner.CLIs, ", "))
+		return nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "cli", Value: req.CLI, Valid: runner.CLIs, Reason: "unknown agent CLI"}
 	}
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/prompt"
@@ -39,7 +40,7 @@ import (
 
 // ErrRefused is returned when a task may not be dispatched (DONE, already
 // IN_PROGRESS, archived) without Force.
-var ErrRefused = errors.New("dispatch refused")
+var ErrRefused = agenterr.New(agenterr.Refused, "dispatch refused")
 
 // DefaultTimeout bounds a dispatch when Options.Timeout is zero.
 const DefaultTimeout = 30 * time.Minute

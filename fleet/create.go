@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
 )
@@ -28,7 +29,7 @@ type CreateInput struct {
 // the project's base branch, runs the configured setup command, and starts
 // the first run on the spec at once.
 func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return Agent{}, err
 	}
@@ -64,13 +65,13 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		}
 		if !roleMissing(err) {
 			// It is there but cannot be read: the cause says why.
-			return Agent{}, &Error{Code: CodeBadInput, Field: "role", Msg: fmt.Sprintf("role %q cannot be loaded", role), Err: err}
+			return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf("role %q cannot be loaded", role), Err: err}
 		}
 		msg := fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", "))
 		if len(names) == 0 {
 			msg = fmt.Sprintf("unknown role %q: there are no roles yet; create .agent/agents/%s.md holding the agent's system prompt", role, role)
 		}
-		return Agent{}, &Error{Code: CodeBadInput, Field: "role", Msg: msg}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: msg}
 	}
 	cli := in.CLI
 	if cli == "" {
@@ -90,10 +91,10 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	wt := cfg.worktreePath(proj, in.Name)
 	branch := cfg.BranchPrefix + key(in.Name)
 	if _, err := os.Stat(wt); err == nil {
-		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
 	}
 	if _, err := git(ctx, proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("branch %s already exists (an earlier agent %s kept it): pick another name, or delete the branch", branch, in.Name)}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("branch %s already exists (an earlier agent %s kept it): pick another name, or delete the branch", branch, in.Name)}
 	}
 
 	// Take the name: the agent's folder appears whole, with its record
@@ -192,9 +193,9 @@ func (f *Fleet) nameTaken(name string) error {
 	}
 	var other agentRecord
 	if _, err := readJSON(f.p.file(name, agentFile), &other); err != nil || other.Name == "" {
-		return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("the name %q is taken by the folder %s, whose record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
+		return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("the name %q is taken by the folder %s, whose record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
 	}
-	return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
+	return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
 }
 
 func checkSource(s string) (string, error) {
@@ -247,7 +248,7 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 			return err
 		}
 		if len(changes) > 0 {
-			return &Error{Code: CodeConflict, Field: "force", Msg: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
+			return &agenterr.Error{Kind: agenterr.Conflict, Override: "force", Reason: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
 				a.Name, len(changes), a.Workspace.Path, lastLines(strings.Join(changes, "\n"), 3))}
 		}
 		return nil
@@ -283,7 +284,7 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 	if err != nil {
 		return res, err
 	}
-	cfg, _ := LoadConfig(f.ws)
+	cfg, _ := ConfigOf(f.ws)
 	repo := f.ws.Root
 	if p, perr := cfg.project(a.Project); perr == nil {
 		repo = p.Path
@@ -357,7 +358,7 @@ func (f *Fleet) deleteUnreadable(ctx context.Context, name string) (DeleteResult
 // findWorktree finds the worktree an agent called name has in a local
 // project: at the configured place, on the agent's branch ("" if none).
 func (f *Fleet) findWorktree(ctx context.Context, name string) (repo, path, branch string) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return "", "", ""
 	}

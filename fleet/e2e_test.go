@@ -2,7 +2,7 @@ package fleet
 
 // End-to-end tests of the fleet with the REAL agent CLIs (installed by
 // scripts/install-tools.sh) talking to the fake model servers of
-// internal/fakemodel on 127.0.0.1, under the real supervisor (this test
+// internal/testing/fakemodel on 127.0.0.1, under the real supervisor (this test
 // binary, as helpers_test.go sets up). They skip when a CLI is missing and
 // fail when it is missing under AGENTINFRA_E2E=1.
 
@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 )
 
 // realCLIFleet is a fleet whose runs start the real CLI prepared by fakemodel.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
@@ -37,7 +38,8 @@ type Options struct {
 	// Metadata collects the agents' workspace metadata (nil = the
 	// process's shared collector, metadata.Shared).
 	Metadata *metadata.Collector
-	// Getenv reads the environment for model choice (nil = os.Getenv).
+	// Getenv reads the environment for model choice (nil = the
+	// workspace's, the caller's: workspace.Workspace.Getenv).
 	Getenv func(string) string
 	// Bus receives the fleet's events (nil = events.Default()).
 	Bus *events.Bus
@@ -46,11 +48,14 @@ type Options struct {
 	Executor agentrun.Executor
 }
 
-func (o Options) getenv() func(string) string {
-	if o.Getenv == nil {
-		return os.Getenv
+func (f *Fleet) getenv() func(string) string {
+	if f.opts.Getenv != nil {
+		return f.opts.Getenv
 	}
-	return o.Getenv
+	if f.ws.Getenv != nil {
+		return f.ws.Getenv
+	}
+	return func(string) string { return "" }
 }
 
 func (f *Fleet) bus() *events.Bus {
@@ -87,9 +92,7 @@ func (f *Fleet) now() time.Time { return f.opts.Now().UTC() }
 // loadAgent reads an agent's record and current run (nil when none).
 func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
 	if err := ValidateName(name); err != nil { // never a path outside the fleet's folder
-		var fe *Error
-		errors.As(err, &fe)
-		return nil, nil, &Error{Code: CodeBadInput, Field: "agent_name", Msg: fe.Msg}
+		return nil, nil, agenterr.WithField(err, "agent_name")
 	}
 	var a agentRecord
 	ok, err := readJSON(f.p.file(name, agentFile), &a)
@@ -349,7 +352,7 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 			continue
 		}
 		a, r, err := f.current(ctx, n)
-		if CodeOf(err) == CodeNotFound {
+		if agenterr.KindOf(err) == agenterr.NotFound {
 			continue // deleted meanwhile, or a leftover rolled back
 		}
 		if errors.Is(err, errUnreadableRecord) {
@@ -373,14 +376,12 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 	if len(out) == 0 && filter.Project != "" {
 		// A project no agent has and the configuration does not name is
 		// a typo, not an empty fleet.
-		cfg, err := LoadConfig(f.ws)
+		cfg, err := ConfigOf(f.ws)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := cfg.project(filter.Project); err != nil {
-			var fe *Error
-			errors.As(err, &fe)
-			return nil, &Error{Code: CodeNotFound, Field: "project_filter", Msg: fe.Msg}
+			return nil, agenterr.WithField(err, "project_filter")
 		}
 	}
 	return out, nil

@@ -10,7 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -314,7 +315,10 @@ func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.Delete(ctx, "del", false)
-	wantCode(t, err, CodeConflict, "force")
+	wantCode(t, err, CodeConflict, "")
+	if e := agenterr.As(err); e.Override != "force" {
+		t.Errorf("the refusal names no override: %+v", e)
+	}
 	if _, err := os.Stat(a.Workspace.Path); err != nil {
 		t.Fatalf("a refused delete removed the worktree: %v", err)
 	}

@@ -45,7 +45,7 @@ func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (H
 func (f *Fleet) Roles(ctx context.Context, project string) ([]Role, error) {
 	rolesWS := f.ws
 	if project != "" {
-		cfg, err := LoadConfig(f.ws)
+		cfg, err := ConfigOf(f.ws)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +90,7 @@ func displayName(path, name string) string {
 
 // Projects lists the projects agents can work in.
 func (f *Fleet) Projects(ctx context.Context) ([]Project, error) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return nil, err
 	}

@@ -178,7 +178,7 @@ func (f *Fleet) rollbackCreate(ctx context.Context, name string) (done bool, err
 // this repository half made) and the branch, when it holds nothing that is
 // not in the base branch. It returns what it did.
 func (f *Fleet) undoCreation(ctx context.Context, a *agentRecord) ([]string, error) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
@@ -60,7 +60,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 	if err != nil {
 		return StartResult{}, err
 	}
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return StartResult{}, err
 	}
@@ -75,7 +75,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		}
 		if st := deriveStatus(a, r); st != StatusIdle {
 			if r != nil && r.Supervisor.alive() {
-				return &Error{Code: CodeConflict, Msg: fmt.Sprintf("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)}
+				return conflict("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)
 			}
 			return conflict("agent %s is %s, not idle: it cannot take a task now", a.Name, st)
 		}
@@ -144,7 +144,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		// The role is the agent's system prompt, for a matrix task too (whose
 		// prompt leaves the mode out): the runner gives it to the CLI as such.
 		system := mdtext.TrimBlankLines(role.Body)
-		model, modelReason, err := agentrun.ChooseModel(ctx, f.ws, a.CLI, a.Role, difficulty, "", f.opts.getenv())
+		model, modelReason, err := agentrun.ChooseModel(ctx, f.ws, a.CLI, a.Role, difficulty, "", f.getenv())
 		if err != nil {
 			return rollback(err)
 		}
@@ -202,22 +202,11 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 	return out, err
 }
 
-// taskError renders the task service's refusals as fleet errors.
-// taskError gives a claim's refusal its fleet code. Msg says what could not
-// be done, the cause says why: the cause's own words are not repeated in Msg
-// (it once was, and every message said its reason twice).
+// taskError names the fleet's input, task_id, on the task service's
+// errors about the task (their kind stays).
 func taskError(err error) error {
-	var fe *Error
-	var re *matrix.RefusedError
-	switch {
-	case errors.As(err, &fe):
-		return err // already the fleet's (claimNext: no task is ready)
-	case errors.As(err, &re):
-		return &Error{Code: CodeConflict, Field: "task_id", Msg: "the agent cannot take the task", Err: err}
-	case errors.Is(err, matrix.ErrNotFound):
-		return &Error{Code: CodeNotFound, Field: "task_id", Msg: "the agent cannot take the task", Err: err}
-	case errors.Is(err, matrix.ErrInvalid):
-		return &Error{Code: CodeBadInput, Field: "task_id", Msg: "bad task ID", Err: err}
+	if e := agenterr.As(err); e != nil && (e.Field == "id" || e.Field == "") && e.Kind != agenterr.Internal && e.Kind != agenterr.Unavailable {
+		return agenterr.WithField(err, "task_id")
 	}
 	return err
 }

@@ -50,7 +50,12 @@ func (w *localWorld) Unavailable(t testing.TB) error {
 		t.Fatal(err)
 	}
 	defer os.WriteFile(cfg, old, 0o644)
-	_, err := w.f.Create(context.Background(), fleet.CreateInput{Name: "unlucky", Spec: "s", Project: "broken"})
+	// A workspace reads its config once: the fleet of the next process sees the project.
+	fresh, err := workspace.New(w.ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fleet.NewTestFleet(t, fresh, "STUB_MODE=ok").Create(context.Background(), fleet.CreateInput{Name: "unlucky", Spec: "s", Project: "broken"})
 	return err
 }
 

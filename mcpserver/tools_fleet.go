@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/backends"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
@@ -234,18 +234,18 @@ func (s *Server) registerFleetTools() {
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				in, err := decodeFleetArgs(req.Params.Arguments, names, ft.required)
 				if err != nil {
-					return fleetError(err), nil
+					return errorResult(err, names), nil
 				}
 				fl, err := backends.Open(s.ws, backends.Options{Fleet: s.fleetOptions(), Getenv: s.opts.Getenv})
 				if err != nil {
-					return fleetError(err), nil
+					return errorResult(err, names), nil
 				}
 				// What the call did about a killed command's leftovers (and
 				// records it could not read) goes into the result's warnings.
 				ctx, notes := fleet.WithNotices(ctx)
 				out, err := ft.run(ctx, fl, in)
 				if err != nil {
-					return fleetError(err, notes.Texts()...), nil
+					return withResultWarnings(errorResult(err, names), notes.Texts()), nil
 				}
 				out = fleet.WithWarnings(out, notes.Texts())
 				b, err := json.Marshal(out)
@@ -272,7 +272,7 @@ func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs,
 	raw := map[string]json.RawMessage{}
 	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		if err := json.Unmarshal(t, &raw); err != nil {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: "arguments", Msg: "arguments must be a JSON object"}
+			return in, agenterr.Invalidf("arguments", "arguments must be a JSON object")
 		}
 	}
 	for k, v := range raw {
@@ -281,16 +281,16 @@ func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs,
 			if len(names) > 0 {
 				msg += "; the parameters are " + strings.Join(names, ", ")
 			}
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: msg}
+			return in, agenterr.Invalidf(k, "%s", msg)
 		}
 		one, _ := json.Marshal(map[string]json.RawMessage{k: v})
 		if err := json.Unmarshal(one, &in); err != nil {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: fmt.Sprintf("%s must be %s", k, jsonKind(k))}
+			return in, agenterr.Invalidf(k, "%s must be %s", k, jsonKind(k))
 		}
 	}
 	for _, k := range required {
 		if v, ok := raw[k]; !ok || bytes.Equal(v, []byte(`""`)) || bytes.Equal(v, []byte("null")) {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: k + " is required"}
+			return in, agenterr.Invalidf(k, "%s is required", k)
 		}
 	}
 	return in, nil
@@ -304,29 +304,4 @@ func jsonKind(k string) string {
 		return "a boolean"
 	}
 	return "a string"
-}
-
-// fleetError is a tool error carrying the fleet's code: the text starts
-// with it ("409: ...") and the structured content is {error:{code, field,
-// message}}, with the call's warnings when it has some.
-func fleetError(err error, warnings ...string) *mcp.CallToolResult {
-	code := fleet.CodeOf(err)
-	field := ""
-	var fe *fleet.Error
-	if errors.As(err, &fe) {
-		field = fe.Field
-	}
-	if code == 500 && errors.Is(err, context.Canceled) {
-		code = fleet.CodeUnavailable
-	}
-	body := map[string]any{"error": map[string]any{"code": code, "field": field, "message": err.Error()}}
-	text := fmt.Sprintf("%d: %s", code, err.Error())
-	if len(warnings) > 0 {
-		body["warnings"] = warnings
-		text += "\nwarning: " + strings.Join(warnings, "\nwarning: ")
-	}
-	b, _ := json.Marshal(body)
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(b)}
-	r.IsError = true
-	return r
 }

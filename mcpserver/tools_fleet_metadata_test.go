@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -27,7 +27,7 @@ import (
 func connectFleetMetadata(t *testing.T, ws *workspace.Workspace, timeout time.Duration) *mcp.ClientSession {
 	t.Helper()
 	col := metadata.NewCollector(metadata.Options{TaskBinary: e2etools.GoBin(t, "task"), Timeout: timeout, CacheTTL: -1})
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Toolsets: []string{ToolsetFleet}, Fleet: fleet.Options{
+	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: []string{ToolsetFleet}, Fleet: fleet.Options{
 		SupervisorArgv: []string{agentinfraBin(t), "agent", "supervise"},
 		Binary:         stubAgent(t), Env: []string{"STUB_MODE=ok"}, KillGrace: 300 * time.Millisecond, Metadata: col,
 	}})
@@ -295,7 +295,7 @@ func processGone(pid int, within time.Duration) bool {
 func stubAgent(t testing.TB) string {
 	t.Helper()
 	stub := filepath.Join(t.TempDir(), "gemini")
-	cmd := exec.Command("go", "build", "-o", stub, "./internal/agentstub/stub")
+	cmd := exec.Command("go", "build", "-o", stub, "./internal/testing/agentstub/stub")
 	cmd.Dir = repoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build stub: %v\n%s", err, out)

@@ -278,6 +278,7 @@ func TestToolErrors(t *testing.T) {
 			t.Errorf("%s %v: no error; result %s", c.tool, c.args, msg)
 			continue
 		}
+		msg = errMessage(t, res)
 		if !strings.HasPrefix(msg, c.field+": ") {
 			t.Errorf("%s %v: message does not start with the field %q: %s", c.tool, c.args, c.field, msg)
 		}

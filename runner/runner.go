@@ -11,11 +11,11 @@
 package runner
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
@@ -172,7 +172,7 @@ func For(cli string) (Runner, error) {
 	case CLICodex:
 		return CodexRunner{}, nil
 	}
-	return nil, fmt.Errorf("unknown agent CLI %q: use one of %s", cli, strings.Join(CLIs, ", "))
+	return nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "cli", Value: cli, Valid: CLIs, Reason: "unknown agent CLI"}
 }
 
 // Parse runs a whole captured output through a runner's parser (for tests and
@@ -196,9 +196,9 @@ func CheckArgs(model, session string) error {
 	for _, a := range []struct{ name, v string }{{"model", model}, {"session", session}} {
 		switch {
 		case strings.HasPrefix(a.v, "-"):
-			return fmt.Errorf("invalid %s %q: it cannot start with \"-\", which the agent CLI would read as an option", a.name, a.v)
+			return &agenterr.Error{Kind: agenterr.Invalid, Field: a.name, Value: a.v, Reason: `it cannot start with "-", which the agent CLI would read as an option`}
 		case strings.IndexFunc(a.v, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
-			return fmt.Errorf("invalid %s %q: it cannot hold white space or control characters", a.name, a.v)
+			return &agenterr.Error{Kind: agenterr.Invalid, Field: a.name, Value: a.v, Reason: "it cannot hold white space or control characters"}
 		}
 	}
 	return nil
@@ -209,5 +209,5 @@ func CheckApproval(mode string) error {
 	if mode == "" || slices.Contains(ApprovalModes, mode) {
 		return nil
 	}
-	return fmt.Errorf("unknown approval mode %q: use one of %s", mode, strings.Join(ApprovalModes, ", "))
+	return &agenterr.Error{Kind: agenterr.Invalid, Field: "approval_mode", Value: mode, Valid: ApprovalModes, Reason: "unknown approval mode"}
 }

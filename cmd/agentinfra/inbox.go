@@ -183,7 +183,7 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 	defer env.Close()
 	r, err := env.st.Request(ctx, id)
 	if err != nil {
-		return storeErr(err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, r)

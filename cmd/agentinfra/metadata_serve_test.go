@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/fleet/metadata"
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 // startMetadataServe runs `agentinfra metadata serve` as a real process on a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -36,6 +37,11 @@ type Factory struct {
 	Getenv func(string) string
 	// Backend is the fleet commands' --backend flag ("" = configured).
 	Backend string
+
+	// ws is the workspace found by Workspace: one per run, so that the
+	// config file is read once (workspace.Workspace.Config).
+	ws    *workspace.Workspace
+	wsFor string // the root asked for when ws was found
 }
 
 func defaultFactory() *Factory {
@@ -49,16 +55,24 @@ func defaultFactory() *Factory {
 	}
 }
 
-// Workspace resolves the workspace from --root, $AGENTINFRA_ROOT or the cwd.
+// Workspace resolves the workspace from --root, $AGENTINFRA_ROOT or the
+// cwd, once: every later call returns the same one, with the factory's
+// environment, so that its config is decoded once.
 func (f *Factory) Workspace() (*workspace.Workspace, error) {
-	root := f.Root
+	root, from := f.Root, "--root"
 	if root == "" && f.Getenv != nil {
-		root = f.Getenv(workspace.EnvRoot)
+		root, from = f.Getenv(workspace.EnvRoot), "$"+workspace.EnvRoot
 	}
-	if root == "" {
-		return workspace.Find("", f.Cwd)
+	if f.ws != nil && f.wsFor == root {
+		return f.ws, nil
 	}
-	return workspace.Find(root, f.Cwd)
+	ws, err := workspace.Find(root, from, f.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	ws.Getenv = f.Getenv
+	f.ws, f.wsFor = ws, root
+	return ws, nil
 }
 
 func newRootCmd(f *Factory) *cobra.Command {
@@ -143,6 +157,9 @@ func flagError(c *cobra.Command, err error) error {
 type exitError struct {
 	code int
 	msg  string
+	// diagnostics, when set, are the problems behind it (with --json they
+	// go into the error object; without, the command printed them).
+	diagnostics []matrix.Diagnostic
 }
 
 func (e *exitError) Error() string { return e.msg }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/agentinfra/agentinfra/store"
@@ -30,7 +28,7 @@ func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenWorkspace(ctx, ws, conf.StoreOptions())
+	st, err := store.OpenWorkspace(ctx, ws, supervision.StoreOptions(conf))
 	if err != nil {
 		return nil, err
 	}
@@ -49,16 +47,4 @@ func parseID(kind, s string) (int64, error) {
 		return 0, usageErrorf("%s ID %q is not a number; `agentinfra inbox` and `agentinfra session list` show them", kind, s)
 	}
 	return id, nil
-}
-
-// storeErr says what to do about the store's errors.
-func storeErr(err error) error {
-	var le *store.LimitError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w; `agentinfra inbox` lists the pending requests, `agentinfra session list` the sessions", err)
-	case errors.As(err, &le):
-		return err
-	}
-	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 )
 
@@ -36,14 +37,14 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 		name := o.ws.Name
 		if st != fleet.StatusIdle {
 			if cur != nil {
-				return &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf(
+				return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf(
 					"agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", name, st, cur.ID, cur.Summary)}
 			}
-			return &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf("agent %s is %s, not idle: it cannot take a task now", name, st)}
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s is %s, not idle: it cannot take a task now", name, st)}
 		}
 		app, _, ok := FindApp(o.ws, b.cfg.AppSlug)
 		if !ok {
-			return &fleet.Error{Code: fleet.CodeUnavailable, Msg: fmt.Sprintf(
+			return &agenterr.Error{Kind: agenterr.Unavailable, Reason: fmt.Sprintf(
 				"workspace %s has no app %q to give tasks to: the template needs an AgentAPI app (Coder's Claude Code module), or set coder.app_slug in .agent/config.yaml", name, b.cfg.AppSlug)}
 		}
 		now := b.now()
@@ -84,7 +85,7 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 		}
 		if err := b.client.SendMessage(ctx, app, AgentMessage{Type: MessageUser, Content: text}); err != nil {
 			if s, serr := b.client.AgentStatus(ctx, app); serr == nil && s.Status == AgentAPIRunning {
-				return release(&fleet.Error{Code: fleet.CodeConflict, Err: err, Msg: fmt.Sprintf("agent %s started working on something else meanwhile: it cannot take a task now", name)})
+				return release(&agenterr.Error{Kind: agenterr.Conflict, Err: err, Reason: fmt.Sprintf("agent %s started working on something else meanwhile: it cannot take a task now", name)})
 			}
 			return release(fleetError(err))
 		}
@@ -128,11 +129,11 @@ func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) 
 		}
 		name := o.ws.Name
 		if cur == nil && st != fleet.StatusBusy {
-			return &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf("agent %s is %s: it has no run to stop", name, st)}
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s is %s: it has no run to stop", name, st)}
 		}
 		app, _, ok := FindApp(o.ws, b.cfg.AppSlug)
 		if !ok || !o.agentReady() || o.ws.LatestBuild.Status != BuildRunning {
-			return &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf(
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf(
 				"agent %s is %s: its run can be interrupted once the workspace is up (or stop the workspace with `coder stop %s`)", name, st, name)}
 		}
 		if err := b.client.SendMessage(ctx, app, AgentMessage{Type: MessageRaw, Content: Interrupt}); err != nil {
