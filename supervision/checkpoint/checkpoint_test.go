@@ -79,7 +79,7 @@ func world(t *testing.T) (string, *store.Store, store.Session) {
 	run(t, root, "git", "add", "-A")
 	run(t, root, "git", "commit", "-q", "-m", "first")
 	write(t, root, "pkg/a/a.go", "package a\n\nfunc A() {}\n") // modified, not staged
-	write(t, root, "pkg/b/deep/er/b.go", "package er\n")      // untracked, nested
+	write(t, root, "pkg/b/deep/er/b.go", "package er\n")       // untracked, nested
 	write(t, root, "notes/todo.txt", "- ship it\n")
 	write(t, root, "build/out.bin", "ignored")
 	os.WriteFile(filepath.Join(root, "run.sh"), []byte("#!/bin/sh\necho hi\n"), 0o755)
