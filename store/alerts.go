@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/agentinfra/agentinfra/agenterr"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -342,3 +344,6 @@ func (s *Store) SetWatchdogPaused(ctx context.Context, sessionID int64, paused b
 		return audit(ctx, tx, now, sessionID, 0, by, surface, action, nil)
 	})
 }
+
+// Unwrap makes a lost alert action a conflict (exit 4, HTTP 409).
+func (e *AlertDecidedError) Unwrap() error { return agenterr.ErrConflict }

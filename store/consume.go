@@ -1,14 +1,15 @@
 package store
 
 import (
+	"github.com/agentinfra/agentinfra/agenterr"
+
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 )
 
 // ErrConsumed: an approved change was already applied (accept_diff twice).
-var ErrConsumed = errors.New("already consumed")
+var ErrConsumed = agenterr.New(agenterr.Conflict, "already consumed")
 
 // Consumable is what accept_diff needs of an approved edit.
 type Consumable struct {

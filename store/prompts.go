@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/agentinfra/agentinfra/agenterr"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -190,7 +192,7 @@ func (s *Store) DecidePrompt(ctx context.Context, d PromptDecision) (Prompt, err
 	case ActionRefine:
 		status = PromptRefined
 		if strings.TrimSpace(d.Instruction) == "" {
-			return Prompt{}, fmt.Errorf("refine needs the new instruction")
+			return Prompt{}, agenterr.New(agenterr.Invalid, "refine needs the new instruction")
 		}
 	case ActionStop:
 		status = PromptStopped
@@ -377,3 +379,6 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Unwrap makes a lost decision on a prompt a conflict (exit 4, HTTP 409).
+func (e *PromptDecidedError) Unwrap() error { return agenterr.ErrConflict }

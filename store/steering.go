@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/agentinfra/agentinfra/agenterr"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -44,7 +46,7 @@ func scanSteering(sc scanner) (Steering, error) {
 // for its own session (an agent-side client's wait_for_instruction).
 func (s *Store) Steer(ctx context.Context, sessionID int64, text, by, surface string) (Steering, error) {
 	if strings.TrimSpace(text) == "" {
-		return Steering{}, fmt.Errorf("a steering message needs text")
+		return Steering{}, agenterr.New(agenterr.Invalid, "a steering message needs text")
 	}
 	if surface != SurfaceAgent {
 		if err := checkPerson(by, surface); err != nil {

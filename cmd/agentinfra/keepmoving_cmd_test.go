@@ -52,7 +52,7 @@ func TestAnswerSteerWatchdog(t *testing.T) {
 	if code, _, errs = runCLI(t, dir, ana, "answer", "p1", "refine"); code == 0 || !strings.Contains(errs, "refine needs the new instruction") {
 		t.Fatalf("refine without text: %d %s", code, errs)
 	}
-	if code, _, errs = runCLI(t, dir, cliOpts{env: map[string]string{"AGENTINFRA_USER": "mallory"}}, "answer", "p1", "continue"); code != 1 || !strings.Contains(errs, "only the session's owner @ana") {
+	if code, _, errs = runCLI(t, dir, cliOpts{env: map[string]string{"AGENTINFRA_USER": "mallory"}}, "answer", "p1", "continue"); code != 7 || !strings.Contains(errs, "only the session's owner @ana") {
 		t.Fatalf("a stranger answers: %d %s", code, errs)
 	}
 	code, out, errs = runCLI(t, dir, ana, "answer", "p1", "refine", "use", "SQLite", "--json")
@@ -60,7 +60,7 @@ func TestAnswerSteerWatchdog(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Status != store.PromptRefined || got.Instruction != "use SQLite" {
 		t.Fatalf("answer refine: %d %s %s", code, out, errs)
 	}
-	if code, _, errs = runCLI(t, dir, ana, "answer", "p1", "stop"); code != 1 || !strings.Contains(errs, "already refined via terminal by @ana") {
+	if code, _, errs = runCLI(t, dir, ana, "answer", "p1", "stop"); code != 4 || !strings.Contains(errs, "already refined via terminal by @ana") {
 		t.Fatalf("a second answer: %d %s", code, errs)
 	}
 	if code, out, _ = runCLI(t, dir, ana, "answer", "s1", "nudge", "still", "building?"); code != 0 || !strings.Contains(out, "s1 nudged") {
@@ -110,7 +110,7 @@ func TestCheckpointCommands(t *testing.T) {
 		t.Fatalf("list: %s", out)
 	}
 	os.WriteFile(filepath.Join(dir, "src", "deep", "x.go"), []byte("package deep // broken\n"), 0o644)
-	if code, _, errs = runCLI(t, dir, ana, "checkpoint", "restore", "1"); code != 1 || !strings.Contains(errs, "modified src/deep/x.go") || !strings.Contains(errs, "--force") {
+	if code, _, errs = runCLI(t, dir, ana, "checkpoint", "restore", "1"); code != 5 || !strings.Contains(errs, "modified src/deep/x.go") || !strings.Contains(errs, "--force") {
 		t.Fatalf("restore without force: %d %s", code, errs)
 	}
 	st := openWS(t, dir, store.Options{})

@@ -15,6 +15,8 @@
 package checkpoint
 
 import (
+	"github.com/agentinfra/agentinfra/agenterr"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -41,7 +43,7 @@ type Change struct {
 }
 
 // ErrDiverged is refused restore: files changed since the checkpoint.
-var ErrDiverged = errors.New("files changed since the checkpoint")
+var ErrDiverged = agenterr.New(agenterr.Refused, "files changed since the checkpoint")
 
 // DivergedError lists them.
 type DivergedError struct {
