@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/store"
 )
 
 // CreateInput is what create_agent and `agent create` take.
@@ -257,6 +259,13 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 		}
 		dst := fmt.Sprintf("%s/%s-%s", f.p.archiveDir(), key(name), f.now().Format("20060102T150405.000000000Z"))
 		res.ArchivedTo = dst
+		// Its runs go to the archive too: the name is free for a new agent.
+		if err := f.withRuns(ctx, func(st *store.Store) error {
+			_, err := st.ArchiveRuns(ctx, store.CallerFleet, key(name), filepath.Base(dst))
+			return err
+		}); err != nil {
+			return err
+		}
 		a.State = "deleted"
 		a.Owner = nil
 		if err := writeJSON(f.p.file(name, agentFile), a); err != nil {

@@ -180,26 +180,16 @@ func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) er
 	if r.StopRequested {
 		rec.Outcome, rec.Status, rec.Reason = agentrun.OutcomeStopped, agentrun.StatusStopped, "stopped"
 	}
-	if prev, _ := readRecord(f.p, a.Name, r.ID); prev != nil {
+	if prev, _ := f.storedRecord(ctx, r.ID); prev != nil {
 		rec.Argv, rec.Result = prev.Argv, prev.Result // what the supervisor saved as the run began
 	}
 	return f.finishLocked(ctx, a, r, rec, tasksvc.ActorAgentinfra)
 }
 
-// readRecord reads the record a run's supervisor saved (nil when none).
-func readRecord(p paths, name, runID string) (*agentrun.Record, error) {
-	var rec agentrun.Record
-	ok, err := readJSON(p.runFiles(name, runID).RecordPath, &rec)
-	if !ok || err != nil {
-		return nil, err
-	}
-	return &rec, nil
-}
-
 // finishLocked ends the current run as rec says: the matrix task moves on
-// (REVIEW or BLOCKED, by the agent, or by when set), the record is saved,
-// the run is appended to the history, the session is kept for the next run
-// and run.json goes. Called under the agent lock.
+// (REVIEW or BLOCKED, by the agent, or by when set), the record is saved
+// with the run's history entry (the store's runs table), the session is
+// kept for the next run and run.json goes. Called under the agent lock.
 func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, rec *agentrun.Record, by tasksvc.Actor) error {
 	now := f.now()
 	if rec.EndedAt == nil {
@@ -223,15 +213,10 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 			tr.ExitReason += "; task " + tr.TaskID + " is " + rec.StatusAfter
 		}
 	}
-	if err := f.p.runFiles(a.Name, r.ID).Save(rec); err != nil {
-		errs = append(errs, fmt.Errorf("save the record of run %s: %w", tr.ID, err))
-	}
-	// A crash between this append and the removal of run.json leaves a run
-	// that is recorded already: it is not recorded twice.
-	if done, _ := f.lastRun(a.Name, tr.ID); done.ID == "" {
-		if err := appendLine(f.p.file(a.Name, historyFile), tr); err != nil {
-			return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
-		}
+	// A crash between this save and the removal of run.json leaves a run
+	// that is recorded already: saved again, it keeps its place.
+	if err := f.saveFinished(ctx, rec, tr); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
 	}
 	if tr.SessionID != "" {
 		if a.Sessions == nil {

@@ -20,7 +20,7 @@ func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (H
 	if err != nil {
 		return HistoryPage{}, err
 	}
-	runs, err := readLines[TaskRun](f.p.file(a.Name, historyFile))
+	runs, err := f.finishedRuns(ctx, a.Name)
 	if err != nil {
 		return HistoryPage{}, err
 	}

@@ -310,12 +310,12 @@ func (f *Fleet) Stop(ctx context.Context, name string) (TaskRun, error) {
 	if _, _, err := f.current(ctx, name); err != nil {
 		return TaskRun{}, err
 	}
-	return f.lastRun(name, runID)
+	return f.lastRun(ctx, name, runID)
 }
 
 // lastRun finds a finished run in the history.
-func (f *Fleet) lastRun(name, runID string) (TaskRun, error) {
-	runs, err := readLines[TaskRun](f.p.file(name, historyFile))
+func (f *Fleet) lastRun(ctx context.Context, name, runID string) (TaskRun, error) {
+	runs, err := f.finishedRuns(ctx, name)
 	if err != nil {
 		return TaskRun{}, err
 	}

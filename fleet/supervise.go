@@ -131,7 +131,12 @@ func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, 
 	rec.Argv = runner.RedactArgv(cmd.Argv, cmd.PromptArg)
 	rec.Env = runner.RedactEnv(append(append([]string{}, req.Env...), cmd.Env...))
 	rec.Stdin, rec.PromptBytes = cmd.Stdin != "", len(prompt)
-	x := &agentrun.Run{Record: rec, Root: f.ws.Root, Recorder: f.p.runFiles(run.AgentName, run.ID), Exclusive: true, Now: f.opts.Now, Bus: f.opts.Bus,
-		Executor: f.opts.Executor}
+	st, err := f.runStore(ctx)
+	if err != nil {
+		return runner.Failed(rn, req, err)
+	}
+	defer st.Close()
+	x := &agentrun.Run{Record: rec, Root: f.ws.Root, Recorder: agentrun.Stored{Store: st, LogPath: f.p.logFile(run.AgentName, run.ID)},
+		Exclusive: true, Now: f.opts.Now, Bus: f.opts.Bus, Executor: f.opts.Executor}
 	return x.Exec(ctx, rn, req, cmd, nil)
 }
