@@ -75,3 +75,32 @@ func RecordOf(row store.RunRow) (*Record, error) {
 	}
 	return &rec, nil
 }
+
+// UpdateStored saves rec over the run's row, keeping the fields of the
+// caller's document that the record does not have (dispatch's prompt parts
+// and files), and marks the run finished when it has ended.
+func UpdateStored(ctx context.Context, st *store.Store, row store.RunRow, rec *Record) error {
+	doc := map[string]json.RawMessage{}
+	json.Unmarshal(row.Record, &doc) // a row that is not an object is replaced
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	for k, v := range fields {
+		doc[k] = v
+	}
+	merged, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	next, err := RowOf(rec, nil)
+	if err != nil {
+		return err
+	}
+	next.Record, next.Finished, next.Summary = merged, rec.EndedAt != nil, row.Summary
+	return st.SaveRun(ctx, next)
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 )
 
@@ -21,6 +22,12 @@ type CreateInput struct {
 	Spec    string
 	CLI     string // "" = the configured default
 	Source  string // who asks (human, agent, ai_controller); "" = human
+	// ApprovalMode is the agent's runs' ("" = the fleet config's
+	// approval_mode; ask: supervised, see docs/supervision.md).
+	ApprovalMode string
+	// Owner is the person the supervised runs belong to ("" = $AGENTINFRA_USER
+	// or the login name).
+	Owner string
 }
 
 // Create makes an agent: it checks the input (nothing is written when it is
@@ -37,6 +44,9 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	}
 	if err := f.nameFree(in.Name); err != nil {
 		return Agent{}, err
+	}
+	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
+		return Agent{}, badInput("approval_mode", "%v", err)
 	}
 	if strings.TrimSpace(in.Spec) == "" {
 		return Agent{}, badInput("spec", "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\"")
@@ -102,6 +112,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	a := &agentRecord{
 		Name: in.Name, Role: role, Project: proj.Name, Spec: in.Spec, CLI: cli, CreatedAt: now, UpdatedAt: now,
 		Workspace: Workspace{ID: wt, Path: wt, Branch: branch}, Metadata: map[string]any{}, State: stateCreating, Owner: &owner,
+		ApprovalMode: in.ApprovalMode,
 	}
 	if err := f.p.ensure(); err != nil {
 		return Agent{}, err
@@ -142,7 +153,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		return undo(err)
 	}
 	f.bus().Publish(events.Event{Kind: events.AgentCreated, Root: f.ws.Root, Actor: source, Agent: key(in.Name)})
-	if _, err := f.Start(ctx, StartInput{Name: in.Name, Text: in.Spec, Source: source}); err != nil {
+	if _, err := f.Start(ctx, StartInput{Name: in.Name, Text: in.Spec, Source: source, Owner: in.Owner}); err != nil {
 		ag, _ := f.Show(ctx, in.Name)
 		return ag, fmt.Errorf("agent %s was created but its first run did not start: %w", in.Name, err)
 	}

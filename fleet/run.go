@@ -16,6 +16,8 @@ import (
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/supervision"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
@@ -29,6 +31,12 @@ type StartInput struct {
 	// Note is added to a matrix task's prompt (a word from who gives it).
 	Note   string
 	Source string // "" = human
+	// ApprovalMode is this run's ("" = the agent's, else the fleet
+	// config's); ask: supervised.
+	ApprovalMode string
+	// Owner is the person a supervised run belongs to ("" =
+	// $AGENTINFRA_USER or the login name).
+	Owner string
 }
 
 // EnvAgent names the agent in the environment of its runs, so that an
@@ -58,6 +66,12 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 	source, err := checkSource(in.Source)
 	if err != nil {
 		return StartResult{}, err
+	}
+	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
+		return StartResult{}, badInput("approval_mode", "%v", err)
+	}
+	if in.Owner == "" {
+		in.Owner = supervision.CurrentUser(f.opts.getenv())
 	}
 	cfg, err := LoadConfig(f.ws)
 	if err != nil {
@@ -137,7 +151,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		run := &runRecord{
 			TaskRun: tr, CLI: a.CLI, Model: model, ModelReason: modelReason, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
 			Scope:        contain.New(tr.ID),
-			ApprovalMode: cfg.ApprovalMode, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
+			ApprovalMode: mdtext.Or(in.ApprovalMode, mdtext.Or(a.ApprovalMode, cfg.ApprovalMode)), Owner: in.Owner, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
 			SystemPromptFile: systemFile,
 			Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, EnvAgent + "=" + a.Name}, f.opts.Env...),
 		}

@@ -19,6 +19,9 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 	if err := checkName(in.Name, "name"); err != nil {
 		return fleet.Agent{}, err
 	}
+	if in.ApprovalMode != "" {
+		return fleet.Agent{}, errSupervisedLocalOnly
+	}
 	if strings.TrimSpace(in.Spec) == "" {
 		return fleet.Agent{}, &fleet.Error{Code: fleet.CodeBadInput, Field: "spec",
 			Msg: "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\""}
