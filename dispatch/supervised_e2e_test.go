@@ -275,5 +275,3 @@ func TestSupervisedDispatchRefusedAtTheSessionLimit(t *testing.T) {
 		t.Fatal("a refused dispatch changed the matrix")
 	}
 }
-
-
