@@ -189,7 +189,6 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
-
 func TestSupervisedDispatchAsksInlineOnATerminal(t *testing.T) {
 	master, slave := openPTY(t)
 	dir, fake, cmd, out := supervisedDispatch(t, slave)
