@@ -13,6 +13,9 @@ import (
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -182,6 +185,11 @@ func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) er
 	}
 	if prev, _ := f.storedRecord(ctx, r.ID); prev != nil {
 		rec.Argv, rec.Result = prev.Argv, prev.Result // what the supervisor saved as the run began
+	}
+	if r.ApprovalMode == runner.ApprovalAsk {
+		// A supervised run's session (and its pending request) ends with
+		// it: interrupted, as every session of a dead supervisor.
+		f.withRuns(ctx, func(st *store.Store) error { _, err := supervised.Reap(ctx, f.ws, st); return err })
 	}
 	return f.finishLocked(ctx, a, r, rec, tasksvc.ActorAgentinfra)
 }
