@@ -12,6 +12,8 @@ import (
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
 )
 
 // CreateInput is what create_agent and `agent create` take.
@@ -22,6 +24,12 @@ type CreateInput struct {
 	Spec    string
 	CLI     string // "" = the configured default
 	Source  string // who asks (human, agent, ai_controller); "" = human
+	// ApprovalMode is the agent's runs' ("" = the fleet config's
+	// approval_mode; ask: supervised, see docs/supervision.md).
+	ApprovalMode string
+	// Owner is the person the supervised runs belong to ("" = $AGENTINFRA_USER
+	// or the login name).
+	Owner string
 }
 
 // Create makes an agent: it checks the input (nothing is written when it is
@@ -38,6 +46,9 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	}
 	if err := f.nameFree(ctx, in.Name); err != nil {
 		return Agent{}, err
+	}
+	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
+		return Agent{}, badInput("approval_mode", "%v", err)
 	}
 	if strings.TrimSpace(in.Spec) == "" {
 		return Agent{}, badInput("spec", "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\"")
@@ -108,7 +119,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	a := &agentRecord{
 		Name: in.Name, Role: role, Project: proj.Name, Spec: in.Spec, CLI: cli, CreatedAt: now, UpdatedAt: now,
 		Workspace: Workspace{ID: wt, Path: wt, Branch: branch}, Metadata: map[string]any{}, State: stateCreating, Owner: &owner,
-		Base: base, CreateScope: contain.New("create-" + key(in.Name)),
+		Base: base, CreateScope: contain.New("create-" + key(in.Name)), ApprovalMode: in.ApprovalMode,
 	}
 	if err := f.p.ensure(); err != nil {
 		return Agent{}, err
@@ -164,7 +175,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		return undo(err)
 	}
 	f.bus().Publish(events.Event{Kind: events.AgentCreated, Root: f.ws.Root, Actor: source, Agent: key(in.Name)})
-	if _, err := f.Start(ctx, StartInput{Name: in.Name, Text: in.Spec, Source: source}); err != nil {
+	if _, err := f.Start(ctx, StartInput{Name: in.Name, Text: in.Spec, Source: source, Owner: in.Owner}); err != nil {
 		ag, _ := f.Show(ctx, in.Name)
 		return ag, fmt.Errorf("agent %s was created but its first run did not start: %w", in.Name, err)
 	}
@@ -307,7 +318,14 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 			}
 			dst, err := f.archiveFolder(name, "")
 			res.ArchivedTo = dst
-			return err
+			if err != nil {
+				return err
+			}
+			// Its runs go to the archive too: the name is free for a new agent.
+			return f.withRuns(ctx, func(st *store.Store) error {
+				_, err := st.ArchiveRuns(ctx, store.CallerFleet, key(name), filepath.Base(dst))
+				return err
+			})
 		})
 	})
 	if err != nil {

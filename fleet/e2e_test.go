@@ -8,7 +8,6 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,17 +59,11 @@ func waitReal(t *testing.T, f *Fleet, name string, seen map[Status]bool, want ..
 // resultArgv reads the argv the supervisor recorded for a run.
 func resultArgv(t *testing.T, f *Fleet, name, runID string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.p.runsDir(name), runID+".result.json"))
-	if err != nil {
-		t.Fatal(err)
+	rec, err := f.storedRecord(context.Background(), runID)
+	if err != nil || rec == nil {
+		t.Fatalf("the record of run %s: %v", runID, err)
 	}
-	var r struct {
-		Argv []string `json:"argv"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	return r.Argv
+	return rec.Argv
 }
 
 // testRole is the text of the agents' role (.agent/agents/coder.md) in the

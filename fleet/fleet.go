@@ -14,6 +14,9 @@ import (
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -235,26 +238,21 @@ func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) er
 	if r.StopRequested {
 		rec.Outcome, rec.Status, rec.Reason = agentrun.OutcomeStopped, agentrun.StatusStopped, "stopped"
 	}
-	if prev, _ := readRecord(f.p, a.Name, r.ID); prev != nil {
+	if prev, _ := f.storedRecord(ctx, r.ID); prev != nil {
 		rec.Argv, rec.Result = prev.Argv, prev.Result // what the supervisor saved as the run began
+	}
+	if r.ApprovalMode == runner.ApprovalAsk {
+		// A supervised run's session (and its pending request) ends with
+		// it: interrupted, as every session of a dead supervisor.
+		f.withRuns(ctx, func(st *store.Store) error { _, err := supervised.Reap(ctx, f.ws, st); return err })
 	}
 	return f.finishLocked(ctx, a, r, rec, tasksvc.ActorAgentinfra)
 }
 
-// readRecord reads the record a run's supervisor saved (nil when none).
-func readRecord(p paths, name, runID string) (*agentrun.Record, error) {
-	var rec agentrun.Record
-	ok, err := readJSON(p.runFiles(name, runID).RecordPath, &rec)
-	if !ok || err != nil {
-		return nil, err
-	}
-	return &rec, nil
-}
-
 // finishLocked ends the current run as rec says: the matrix task moves on
-// (REVIEW or BLOCKED, by the agent, or by when set), the record is saved,
-// the run is appended to the history, the session is kept for the next run
-// and run.json goes. Called under the agent lock.
+// (REVIEW or BLOCKED, by the agent, or by when set), the record is saved
+// with the run's history entry (the store's runs table), the session is
+// kept for the next run and run.json goes. Called under the agent lock.
 func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, rec *agentrun.Record, by tasksvc.Actor) error {
 	now := f.now()
 	if rec.EndedAt == nil {
@@ -278,23 +276,10 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 			tr.ExitReason += "; task " + tr.TaskID + " is " + rec.StatusAfter
 		}
 	}
-	if err := f.p.runFiles(a.Name, r.ID).Save(rec); err != nil {
-		errs = append(errs, fmt.Errorf("save the record of run %s: %w", tr.ID, err))
-	}
-	// A crash between this append and the removal of run.json leaves a run
-	// that is recorded already: it is not recorded twice.
-	if done, _ := f.lastRun(a.Name, tr.ID); done.ID == "" {
-		torn, err := appendLine(f.p.file(a.Name, historyFile), tr)
-		if err != nil {
-			return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
-		}
-		if torn != "" {
-			notify(ctx, Notice{Agent: a.Name, Text: torn})
-			rec.Warnings = append(rec.Warnings, torn)
-			if err := f.p.runFiles(a.Name, r.ID).Save(rec); err != nil {
-				errs = append(errs, fmt.Errorf("save the record of run %s: %w", tr.ID, err))
-			}
-		}
+	// A crash between this save and the removal of run.json leaves a run
+	// that is recorded already: saved again, it keeps its place.
+	if err := f.saveFinished(ctx, rec, tr); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
 	}
 	if tr.SessionID != "" {
 		if a.Sessions == nil {

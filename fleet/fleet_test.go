@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/store"
 )
 
 func TestCreateGoesBusyThenIdleWithTheSpecRunCompleted(t *testing.T) {
@@ -335,8 +337,13 @@ func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
 	if out := run(t, ws.Root, "git", "branch", "--list", "agent/del"); !strings.Contains(out, "agent/del") {
 		t.Fatal("the branch was deleted")
 	}
-	if _, err := os.Stat(filepath.Join(res.ArchivedTo, historyFile)); err != nil {
-		t.Fatalf("history not archived: %v", err)
+	var archived []store.RunRow
+	f.withRuns(ctx, func(st *store.Store) error {
+		archived, err = st.Runs(ctx, store.RunFilter{Archived: filepath.Base(res.ArchivedTo)})
+		return err
+	})
+	if len(archived) == 0 || archived[0].Agent != "del" {
+		t.Fatalf("history not archived: %+v %v", archived, err)
 	}
 	_, err = f.Show(ctx, "del")
 	wantCode(t, err, CodeNotFound, "agent_name")
@@ -424,10 +431,11 @@ func TestRunEnvironmentNamesTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := os.ReadFile(filepath.Join(f.p.runsDir("papi"), h.Tasks[0].ID+".result.json"))
-	if err != nil {
-		t.Fatal(err)
+	rec, err := f.storedRecord(ctx, h.Tasks[0].ID)
+	if err != nil || rec == nil {
+		t.Fatalf("the run's record: %v", err)
 	}
+	res, _ := json.Marshal(rec)
 	if r := h.Tasks[0]; r.Status != RunFailed || !strings.Contains(string(res), EnvAgent+"=Papi") {
 		t.Fatalf("the run's environment did not name the agent: %+v\n%s", r, res)
 	}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -156,7 +157,8 @@ func waitStatus(t testing.TB, f *Fleet, name string, want ...Status) Agent {
 		c, _ := os.ReadFile(l)
 		fmt.Fprintf(&b, "--- %s\n%s", filepath.Base(l), c)
 	}
-	h, _ := os.ReadFile(f.p.file(name, historyFile))
+	runs, _ := f.finishedRuns(context.Background(), name)
+	h, _ := json.MarshalIndent(runs, "", "  ")
 	t.Fatalf("agent %s never became %v; last %s (%+v)\nhistory:\n%s\nlogs:\n%s", name, want, last.Status, last.CurrentTask, h, b.String())
 	return last
 }

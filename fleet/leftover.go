@@ -277,7 +277,7 @@ func (f *Fleet) rollbackStartLocked(ctx context.Context, a *agentRecord, r *runR
 		}
 	}
 	if runID(a.Name).MatchString(r.ID) {
-		if done, _ := f.lastRun(a.Name, r.ID); done.ID == "" {
+		if done, _ := f.lastRun(ctx, a.Name, r.ID); done.ID == "" {
 			dir := f.p.runsDir(a.Name)
 			for _, suffix := range []string{".prompt.md", ".system.md", ".supervisor.log"} {
 				_ = os.Remove(filepath.Join(dir, r.ID+suffix))

@@ -45,6 +45,9 @@ type agentRecord struct {
 	Sessions map[string]string `json:"sessions,omitempty"`
 	// Runs counts the runs ever started (run IDs are {name}-{n}).
 	Runs int `json:"runs"`
+	// ApprovalMode is the agent's runs' ("" = the fleet config's): ask
+	// makes them supervised.
+	ApprovalMode string `json:"approval_mode,omitempty"`
 }
 
 // runRecord is run.json: the current run and what its supervisor needs.
@@ -58,17 +61,20 @@ type runRecord struct {
 	StopRequested bool `json:"stop_requested,omitempty"`
 
 	// How to run it (read by the supervisor).
-	CLI          string        `json:"cli"`
-	Binary       string        `json:"binary,omitempty"`
-	Env          []string      `json:"env,omitempty"`
-	Dir          string        `json:"dir"`
-	Model        string        `json:"model,omitempty"`
-	Session      string        `json:"session,omitempty"`
-	ModelReason  string        `json:"model_reason,omitempty"`
-	ApprovalMode string        `json:"approval_mode,omitempty"`
-	Timeout      time.Duration `json:"timeout"`
-	KillGrace    time.Duration `json:"kill_grace,omitempty"`
-	PromptFile   string        `json:"prompt_file"`
+	CLI          string   `json:"cli"`
+	Binary       string   `json:"binary,omitempty"`
+	Env          []string `json:"env,omitempty"`
+	Dir          string   `json:"dir"`
+	Model        string   `json:"model,omitempty"`
+	Session      string   `json:"session,omitempty"`
+	ModelReason  string   `json:"model_reason,omitempty"`
+	ApprovalMode string   `json:"approval_mode,omitempty"`
+	// Owner is the person who started the run: a supervised run's
+	// session is theirs.
+	Owner      string        `json:"owner,omitempty"`
+	Timeout    time.Duration `json:"timeout"`
+	KillGrace  time.Duration `json:"kill_grace,omitempty"`
+	PromptFile string        `json:"prompt_file"`
 	// SystemPromptFile holds the role's text, the CLI's system prompt (""
 	// when the role has none).
 	SystemPromptFile string `json:"system_prompt_file,omitempty"`

@@ -17,6 +17,8 @@ import (
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/supervision"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
@@ -30,6 +32,12 @@ type StartInput struct {
 	// Note is added to a matrix task's prompt (a word from who gives it).
 	Note   string
 	Source string // "" = human
+	// ApprovalMode is this run's ("" = the agent's, else the fleet
+	// config's); ask: supervised.
+	ApprovalMode string
+	// Owner is the person a supervised run belongs to ("" =
+	// $AGENTINFRA_USER or the login name).
+	Owner string
 }
 
 // EnvAgent names the agent in the environment of its runs, so that an
@@ -59,6 +67,12 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 	source, err := checkSource(in.Source)
 	if err != nil {
 		return StartResult{}, err
+	}
+	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
+		return StartResult{}, badInput("approval_mode", "%v", err)
+	}
+	if in.Owner == "" {
+		in.Owner = supervision.CurrentUser(f.getenv())
 	}
 	cfg, err := ConfigOf(f.ws)
 	if err != nil {
@@ -169,7 +183,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		run = &runRecord{
 			TaskRun: tr, CLI: a.CLI, Model: model, ModelReason: modelReason, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
 			Scope:        run.Scope,
-			ApprovalMode: cfg.ApprovalMode, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
+			ApprovalMode: mdtext.Or(in.ApprovalMode, mdtext.Or(a.ApprovalMode, cfg.ApprovalMode)), Owner: in.Owner, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
 			SystemPromptFile: systemFile,
 			Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, EnvAgent + "=" + a.Name}, f.opts.Env...),
 			Starter:          &starter, HeldBefore: held,
@@ -331,12 +345,12 @@ func (f *Fleet) Stop(ctx context.Context, name string) (TaskRun, error) {
 	if _, _, err := f.current(ctx, name); err != nil {
 		return TaskRun{}, err
 	}
-	return f.lastRun(name, runID)
+	return f.lastRun(ctx, name, runID)
 }
 
 // lastRun finds a finished run in the history.
-func (f *Fleet) lastRun(name, runID string) (TaskRun, error) {
-	runs, err := readLines[TaskRun](f.p.file(name, historyFile))
+func (f *Fleet) lastRun(ctx context.Context, name, runID string) (TaskRun, error) {
+	runs, err := f.finishedRuns(ctx, name)
 	if err != nil {
 		return TaskRun{}, err
 	}

@@ -32,9 +32,7 @@ func (w *localWorld) AddRuns(t testing.TB, name string, n int) []string {
 		now := time.Now().UTC()
 		tr := fleet.TaskRun{ID: id, AgentName: name, Summary: "run", Status: fleet.RunCompleted, Source: fleet.SourceHuman,
 			CreatedAt: now, StartedAt: &now, CompletedAt: &now}
-		if err := fleet.AppendJSONLine(w.f.HistoryPath(name), tr); err != nil {
-			t.Fatal(err)
-		}
+		w.f.AddFinishedRun(t, tr)
 		ids = append(ids, id)
 	}
 	return ids

@@ -68,10 +68,12 @@ type fleetArgs struct {
 	IncludeMetadata *bool  `json:"include_metadata"`
 	RunID           string `json:"run_id"`
 	Tail            *int   `json:"tail"`
+	ApprovalMode    string `json:"approval_mode"`
 }
 
 var (
-	pAgent = fleetParam{"agent_name", "string", "agent name"}
+	pAgent    = fleetParam{"agent_name", "string", "agent name"}
+	pApproval = fleetParam{"approval_mode", "string", "default | auto_edit | yolo | ask (ask: every permission request the workspace policy does not allow waits for a person's `agentinfra approve`); default: the fleet config's"}
 )
 
 func fleetTools() []fleetTool {
@@ -79,10 +81,10 @@ func fleetTools() []fleetTool {
 		name: "create_agent", title: "Create agent",
 		desc: "Create a named agent with its own git worktree and branch (agent/NAME); it starts working on its spec at once. Name: 1-20 letters, digits, single hyphens (1-32 on Coder).",
 		params: []fleetParam{{"name", "string", "unique agent name"}, {"project", "string", "from list_agent_projects"},
-			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"}},
+			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"}, pApproval},
 		required: []string{"name", "project", "spec"},
 		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
-			a, err := f.Create(ctx, fleet.CreateInput{Name: in.Name, Project: in.Project, Role: in.Role, Spec: in.Spec, Source: fleet.SourceAIController})
+			a, err := f.Create(ctx, fleet.CreateInput{Name: in.Name, Project: in.Project, Role: in.Role, Spec: in.Spec, Source: fleet.SourceAIController, ApprovalMode: in.ApprovalMode})
 			if err != nil {
 				return nil, err
 			}
@@ -162,10 +164,10 @@ func fleetTools() []fleetTool {
 		name: "start_agent_task", title: "Start agent task",
 		desc: "Give an idle agent a task; returns at once, the run goes on detached. With task_id the matrix task is claimed (IN_PROGRESS) and ends in REVIEW or BLOCKED. Busy agent: error 409.",
 		params: []fleetParam{pAgent, {"task_description", "string", "what to do; with task_id, a note"},
-			{"task_id", "string", "matrix task ID"}},
+			{"task_id", "string", "matrix task ID"}, pApproval},
 		required: []string{"agent_name", "task_description"},
 		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
-			si := fleet.StartInput{Name: in.AgentName, Text: in.TaskDescription, Source: fleet.SourceAIController}
+			si := fleet.StartInput{Name: in.AgentName, Text: in.TaskDescription, Source: fleet.SourceAIController, ApprovalMode: in.ApprovalMode}
 			if strings.TrimSpace(in.TaskID) != "" {
 				si.Text, si.TaskID, si.Note = "", in.TaskID, in.TaskDescription
 			}

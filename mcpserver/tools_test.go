@@ -82,7 +82,7 @@ func TestToolsListContract(t *testing.T) {
 		{"skill", "format", []any{"full", "summary", "instructions_only"}, nil},
 		{"select_model", "difficulty", []any{"easy", "med", "hard"}, nil},
 		{"dispatch_task", "cli", []any{"gemini", "claude", "codex"}, "gemini"},
-		{"dispatch_task", "approval_mode", []any{"default", "auto_edit", "yolo"}, "default"},
+		{"dispatch_task", "approval_mode", []any{"default", "auto_edit", "yolo", "ask"}, "default"},
 		{"dispatch_task", "timeout", nil, "30m"},
 	}
 	for _, c := range checks {

@@ -34,10 +34,15 @@ const (
 	ApprovalDefault  = "default"
 	ApprovalAutoEdit = "auto_edit"
 	ApprovalYolo     = "yolo"
+	// ApprovalAsk is a supervised run: the CLI runs through its bridge
+	// (package bridge) and every permission request the workspace policy
+	// does not allow waits for a person. Its headless command (what a dry
+	// run shows) is the default mode's.
+	ApprovalAsk = "ask"
 )
 
 // ApprovalModes lists the accepted --approval-mode values.
-var ApprovalModes = []string{ApprovalDefault, ApprovalAutoEdit, ApprovalYolo}
+var ApprovalModes = []string{ApprovalDefault, ApprovalAutoEdit, ApprovalYolo, ApprovalAsk}
 
 // argPromptLimit is the largest prompt passed as an argv element. Linux refuses
 // a single argument longer than 128 KiB (MAX_ARG_STRLEN) with E2BIG, so longer

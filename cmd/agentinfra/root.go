@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -22,6 +23,8 @@ type IOStreams struct {
 	IsTTY bool
 	// Width is the terminal width when IsTTY, else 0.
 	Width int
+	// InTTY reports whether In is a terminal (a person who can answer).
+	InTTY bool
 }
 
 // Factory carries what every command needs, so tests can run commands in-process.
@@ -48,7 +51,7 @@ func defaultFactory() *Factory {
 	cwd, _ := os.Getwd()
 	tty, width := terminalInfo(os.Stdout, os.Getenv)
 	return &Factory{
-		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, IsTTY: tty, Width: width},
+		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, IsTTY: tty, Width: width, InTTY: term.IsTerminal(int(os.Stdin.Fd()))},
 		Cwd:    cwd,
 		Now:    time.Now,
 		Getenv: os.Getenv,

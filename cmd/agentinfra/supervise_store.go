@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -31,6 +33,26 @@ func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
 	st, err := store.OpenWorkspace(ctx, ws, supervision.StoreOptions(conf))
 	if err != nil {
 		return nil, err
+	}
+	// Sessions whose supervisor died are ended first: what is listed and
+	// decided is what really waits.
+	reaped, err := supervised.Reap(ctx, ws, st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, r := range reaped {
+		fmt.Fprintf(f.IO.ErrOut, "agentinfra: session %d is interrupted: %s", r.Session.ID, r.Session.EndReason)
+		if r.Task != "" {
+			fmt.Fprintf(f.IO.ErrOut, "; task %s is BLOCKED", r.Task)
+		}
+		if r.Killed > 0 {
+			fmt.Fprintf(f.IO.ErrOut, "; %d process(es) of its run were killed", r.Killed)
+		}
+		fmt.Fprintln(f.IO.ErrOut)
+		for _, w := range r.Warnings {
+			fmt.Fprintf(f.IO.ErrOut, "agentinfra: warning: %s\n", w)
+		}
 	}
 	return &supervisionEnv{ws: ws, conf: conf, st: st, user: supervision.CurrentUser(f.Getenv)}, nil
 }

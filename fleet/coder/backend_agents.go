@@ -20,6 +20,9 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 	if err := checkName(in.Name, "name"); err != nil {
 		return fleet.Agent{}, err
 	}
+	if in.ApprovalMode != "" {
+		return fleet.Agent{}, errSupervisedLocalOnly
+	}
 	if strings.TrimSpace(in.Spec) == "" {
 		return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "spec",
 			Reason: "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\""}

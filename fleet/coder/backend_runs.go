@@ -20,6 +20,9 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 	if err := fleet.CheckStartInput(in); err != nil {
 		return fleet.StartResult{}, err
 	}
+	if in.ApprovalMode != "" {
+		return fleet.StartResult{}, errSupervisedLocalOnly
+	}
 	source, err := fleet.CheckSource(in.Source)
 	if err != nil {
 		return fleet.StartResult{}, err
@@ -313,3 +316,9 @@ func stretchSummary(statuses []WorkspaceAppStatus, first, end int) string {
 	}
 	return ""
 }
+
+// errSupervisedLocalOnly refuses an approval mode on Coder: the agent CLI
+// runs in the workspace with the approval mode of its template, and
+// supervised runs (ask) need the CLI's process on this machine.
+var errSupervisedLocalOnly = &agenterr.Error{Kind: agenterr.Invalid, Field: "approval_mode",
+	Reason: "the Coder backend runs each agent with its template's approval mode: --approval-mode (and ask, supervised runs) works with the local fleet only"}
