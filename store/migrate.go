@@ -138,6 +138,43 @@ CREATE TABLE checkpoints (
 	created_at  INTEGER NOT NULL
 );
 `,
+	// v3: the run records of dispatch and the fleet (one row per run,
+	// keyed by the run ID that sessions.run_id holds; the record itself is
+	// the caller's JSON), the imports of the JSON records written before
+	// (each source once), and the supervisor's start time (a reused pid is
+	// not taken for a live supervisor).
+	`
+ALTER TABLE sessions ADD COLUMN supervisor_start TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE runs (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id       TEXT NOT NULL,
+	caller       TEXT NOT NULL CHECK (caller IN ('dispatch','fleet')),
+	agent        TEXT NOT NULL DEFAULT '',
+	task_id      TEXT NOT NULL DEFAULT '',
+	status       TEXT NOT NULL DEFAULT '',
+	outcome      TEXT NOT NULL DEFAULT '',
+	created_at   INTEGER,
+	started_at   INTEGER,
+	ended_at     INTEGER,
+	finished_seq INTEGER,
+	archived     TEXT NOT NULL DEFAULT '',
+	record       TEXT NOT NULL,
+	summary      TEXT NOT NULL DEFAULT '',
+	updated_at   INTEGER NOT NULL
+);
+-- A run ID names one current run; a deleted agent's runs are archived
+-- under its archive's name, and its name (and run IDs) may be used again.
+CREATE UNIQUE INDEX runs_current ON runs(run_id) WHERE archived = '';
+CREATE INDEX runs_agent ON runs(caller, agent, archived, finished_seq);
+CREATE INDEX runs_task ON runs(task_id);
+
+CREATE TABLE imports (
+	source      TEXT PRIMARY KEY,
+	at          INTEGER NOT NULL,
+	rows        INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the version this agentinfra writes.
