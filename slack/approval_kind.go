@@ -281,4 +281,3 @@ func (approvalKind) decide(ctx context.Context, s *Service, c click, ses store.S
 	_, err = s.st.SetPostState(ctx, store.SurfaceSlack, store.ItemRequest, id, stateOpen, stateFinal)
 	return err
 }
-

@@ -263,7 +263,9 @@ func (s *Service) route(ctx context.Context, ev store.Event) {
 
 // posts reports whether a session appears on Slack: only remote and
 // hybrid sessions do; local ones stay on the terminal and the web page.
-func posts(ses store.Session) bool { return ses.Mode == store.ModeRemote || ses.Mode == store.ModeHybrid }
+func posts(ses store.Session) bool {
+	return ses.Mode == store.ModeRemote || ses.Mode == store.ModeHybrid
+}
 
 // catchUp gives each live remote session its thread and posts its pending
 // request, when the service was not running as they came.

@@ -122,7 +122,9 @@ func endBlocks(ses store.Session) (string, []slack.Block) {
 	return text, []slack.Block{slack.NewSectionBlock(md(fmt.Sprintf("%s *Session %d %s*: %s", icon, ses.ID, ses.Status, escape(clip(reason, 2500)))), nil, nil)}
 }
 
-func md(text string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.MarkdownType, text, false, false) }
+func md(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, text, false, false)
+}
 
 func plain(text string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.PlainTextType, text, false, false)

@@ -16,7 +16,7 @@ const (
 	EnvBotToken = "SLACK_BOT_TOKEN" // xoxb-…: the bot token, for the Web API
 	// KeyringService is the OS keyring's service; the accounts are
 	// "app-token" and "bot-token".
-	KeyringService = "agentinfra-slack"
+	KeyringService    = "agentinfra-slack"
 	KeyringAppAccount = "app-token"
 	KeyringBotAccount = "bot-token"
 	// KeyringTimeout bounds each keyring call: without a desktop session
