@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +73,9 @@ func New(opts Options) (*Service, error) {
 	if opts.APIURL != "" {
 		apiOpts = append(apiOpts, slack.OptionAPIURL(opts.APIURL))
 	}
+	// Every call has a deadline: a Slack that does not answer must not
+	// hold the queue (or a shutdown) for ever.
+	apiOpts = append(apiOpts, slack.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second}))
 	api := slack.New(opts.Tokens.Bot, apiOpts...)
 	var smOpts []socketmode.Option
 	if opts.PingInterval > 0 {
@@ -83,11 +87,26 @@ func New(opts Options) (*Service, error) {
 	return s, nil
 }
 
+// shutdownGrace is how long, once Run's context ends, the message being
+// posted may take to finish and be recorded (so that a restart does not
+// post it again).
+const shutdownGrace = 10 * time.Second
+
 // Run connects and serves until ctx ends. It returns early only for what
 // retrying cannot fix: a token Slack refuses.
 func (s *Service) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// work outlives ctx by up to shutdownGrace: a message sent to Slack is
+	// recorded in the store before the service stops.
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	go func() {
+		select {
+		case <-ctx.Done():
+			sleepCtx(work, shutdownGrace)
+			stopWork()
+		case <-work.Done():
+		}
+	}()
 	auth, err := s.api.AuthTestContext(ctx)
 	if err != nil {
 		return fmt.Errorf("slack auth.test with the bot token: %w (check %s / the keyring's %q; docs/slack.md)", err, EnvBotToken, KeyringBotAccount)
@@ -96,21 +115,27 @@ func (s *Service) Run(ctx context.Context) error {
 	close(s.ready)
 	s.log.Info("slack: authenticated", "team", auth.Team, "bot", auth.User, "bot_id", auth.UserID)
 
-	go s.out.run(ctx)
-	errc := make(chan error, 2)
-	go func() { errc <- s.connect(ctx) }()
-	go func() { errc <- s.tail(ctx) }()
-	go s.dispatch(ctx)
+	go s.out.run(work)
+	connErr := make(chan error, 1)
+	tailErr := make(chan error, 1)
+	go func() { connErr <- s.connect(ctx) }()
+	go func() { tailErr <- s.tail(ctx, work) }()
+	go s.dispatch(ctx, work)
 	select {
-	case err := <-errc:
-		cancel()
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			return nil
-		}
-		return err
+	case err = <-connErr:
+	case err = <-tailErr:
+		tailErr <- err
 	case <-ctx.Done():
-		return nil
 	}
+	if ctx.Err() == nil {
+		// A refused token or a broken store: stop the rest.
+		return err
+	}
+	// Let the tail finish the event in hand.
+	if err := <-tailErr; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }
 
 // connect keeps the Socket Mode connection up: slack-go reconnects by
@@ -152,7 +177,7 @@ func isAuthError(err error) bool {
 
 // dispatch handles what arrives over the socket, each envelope acked at
 // once (Slack wants the ack within 3 s) and handled in its own goroutine.
-func (s *Service) dispatch(ctx context.Context) {
+func (s *Service) dispatch(ctx, work context.Context) {
 	for {
 		var evt socketmode.Event
 		select {
@@ -168,14 +193,14 @@ func (s *Service) dispatch(ctx context.Context) {
 		case socketmode.EventTypeInteractive:
 			cb, _ := evt.Data.(slack.InteractionCallback)
 			s.ack(evt.Request, nil)
-			go s.onInteractive(ctx, cb)
+			go s.onInteractive(work, cb)
 		case socketmode.EventTypeEventsAPI:
 			s.ack(evt.Request, nil)
-			go s.onEventsAPI(ctx, evt)
+			go s.onEventsAPI(work, evt)
 		case socketmode.EventTypeSlashCommand:
 			cmd, _ := evt.Data.(slack.SlashCommand)
 			// The answer is the ack's payload: Slack shows it to the caller.
-			reply := s.onSlash(ctx, cmd)
+			reply := s.onSlash(work, cmd)
 			s.ack(evt.Request, map[string]any{"response_type": "ephemeral", "text": reply})
 		}
 	}
@@ -191,16 +216,19 @@ func (s *Service) ack(req *socketmode.Request, payload any) {
 }
 
 // tail follows the audit log from the service's cursor and routes each
-// event to its message kind.
-func (s *Service) tail(ctx context.Context) error {
-	cursor, ok, err := s.st.Cursor(ctx, store.SurfaceSlack)
+// event to its message kind. It stops between two events once ctx ends;
+// work (which outlives ctx a little) carries the calls of the event in
+// hand. An event whose handling was cut short is handled again after a
+// restart; one Slack refused (a wrong channel) is logged and passed.
+func (s *Service) tail(ctx, work context.Context) error {
+	cursor, ok, err := s.st.Cursor(work, store.SurfaceSlack)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		// First start: history is not replayed; live sessions and their
 		// pending requests are caught up below.
-		if cursor, err = s.st.LastAuditSeq(ctx); err != nil {
+		if cursor, err = s.st.LastAuditSeq(work); err != nil {
 			return err
 		}
 	}
@@ -208,25 +236,38 @@ func (s *Service) tail(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.catchUp(ctx); err != nil {
+	if err := s.catchUp(work); err != nil {
 		s.log.Warn("slack: catching up live sessions", "err", err)
 	}
 	for {
-		evs, err := s.st.AuditAfter(ctx, cursor, 200)
+		evs, err := s.st.AuditAfter(work, cursor, 200)
 		if err != nil {
 			return err
 		}
+		done := cursor
 		for _, ev := range evs {
-			s.route(ctx, ev)
-			cursor = ev.Seq
+			if ctx.Err() != nil {
+				break
+			}
+			if err := s.route(work, ev); err != nil {
+				if work.Err() != nil {
+					break
+				}
+				s.log.Warn("slack: posting", "action", ev.Action, "session", ev.SessionID, "err", err)
+			}
+			done = ev.Seq
 		}
-		if len(evs) > 0 {
-			if err := s.st.SetCursor(ctx, store.SurfaceSlack, cursor); err != nil {
+		if done != cursor {
+			cursor = done
+			if err := s.st.SetCursor(work, store.SurfaceSlack, cursor); err != nil {
 				return err
 			}
-			if len(evs) == 200 {
-				continue
-			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if len(evs) == 200 {
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -238,9 +279,9 @@ func (s *Service) tail(ctx context.Context) error {
 
 // route hands an audit event to the kind that posts it, for sessions that
 // post at all (remote or hybrid).
-func (s *Service) route(ctx context.Context, ev store.Event) {
+func (s *Service) route(ctx context.Context, ev store.Event) error {
 	if ev.SessionID == 0 {
-		return
+		return nil
 	}
 	for _, k := range s.kinds {
 		if !k.handles(ev.Action) {
@@ -248,17 +289,14 @@ func (s *Service) route(ctx context.Context, ev store.Event) {
 		}
 		ses, err := s.st.Session(ctx, ev.SessionID)
 		if err != nil {
-			s.log.Warn("slack: session of an audit event", "seq", ev.Seq, "err", err)
-			return
+			return err
 		}
 		if !posts(ses) {
-			return
+			return nil
 		}
-		if err := k.onAudit(ctx, s, ev, ses); err != nil {
-			s.log.Warn("slack: posting", "action", ev.Action, "session", ses.ID, "err", err)
-		}
-		return
+		return k.onAudit(ctx, s, ev, ses)
 	}
+	return nil
 }
 
 // posts reports whether a session appears on Slack: only remote and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,15 +26,17 @@ var (
 
 // world is a fake Slack, a store and a running Slack service.
 type world struct {
-	t     *testing.T
-	fake  *fakeslack.Server
-	st    *store.Store
-	svc   *Service
-	ctx   context.Context
-	stop  context.CancelFunc
-	done  chan error
-	conf  Config
-	dbDir string
+	t    *testing.T
+	fake *fakeslack.Server
+	st   *store.Store
+	svc  *Service
+	ctx  context.Context
+	stop context.CancelFunc
+	// stopSvc stops the service only.
+	stopSvc context.CancelFunc
+	done    chan error
+	conf    Config
+	dbDir   string
 }
 
 func testConfig() Config {
@@ -59,7 +62,7 @@ func newWorld(t *testing.T, conf Config) *world {
 func (w *world) start() {
 	w.t.Helper()
 	hellos := w.fake.Hellos()
-	svc, err := New(Options{Store: w.st, Config: w.conf, Tokens: Tokens{App: fakeslack.AppToken, Bot: fakeslack.BotToken}, APIURL: w.fake.APIURL(), Backoff: 50 * time.Millisecond})
+	svc, err := New(Options{Store: w.st, Config: w.conf, Tokens: Tokens{App: fakeslack.AppToken, Bot: fakeslack.BotToken}, APIURL: w.fake.APIURL(), Backoff: 50 * time.Millisecond, Log: testLog(w.t)})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -67,8 +70,7 @@ func (w *world) start() {
 	ctx, cancel := context.WithCancel(w.ctx)
 	w.done = make(chan error, 1)
 	go func() { w.done <- svc.Run(ctx) }()
-	prev := w.stop
-	w.stop = func() { cancel(); prev() }
+	w.stopSvc = cancel
 	if err := w.fake.Connected(w.ctx, hellos+1); err != nil {
 		w.t.Fatal(err)
 	}
@@ -198,3 +200,9 @@ func TestApproveByButton(t *testing.T) {
 		t.Fatalf("the terminal's answer: %v", err)
 	}
 }
+
+type tlogWriter struct{ t *testing.T }
+
+func (l tlogWriter) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+
+func testLog(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(tlogWriter{t}, nil)) }
