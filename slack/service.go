@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
 // Options make a Service.
@@ -26,8 +27,8 @@ type Options struct {
 	// fake Slack on 127.0.0.1).
 	APIURL string
 	// Commands returns the command registry of a session's workspace, for
-	// the slash command's run (nil: none may run).
-	Commands func(workspace string) (map[string][]string, error)
+	// the slash command's run (nil: the workspace's .agent/policy.yaml).
+	Commands func(workspace string) (policy.Registry, error)
 	// Log receives what the service does (nil = discarded).
 	Log *slog.Logger
 	// Queue bounds the calls waiting for Slack (0 = DefaultQueue).

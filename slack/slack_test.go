@@ -203,6 +203,9 @@ func TestApproveByButton(t *testing.T) {
 
 type tlogWriter struct{ t *testing.T }
 
-func (l tlogWriter) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (l tlogWriter) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 func testLog(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(tlogWriter{t}, nil)) }
