@@ -329,3 +329,15 @@ func TestBlockKitGolden(t *testing.T) {
 	golden.Check(t, "testdata/request_approved.json", pretty(m.Versions[2].Blocks))
 	golden.Check(t, "testdata/session_ended.json", pretty(end.Versions[0].Blocks))
 }
+
+func TestASessionsOwnChannel(t *testing.T) {
+	w := newWorld(t, testConfig())
+	ses, err := w.st.CreateSession(w.ctx, store.NewSession{Owner: "ana", Mode: store.ModeRemote, CLI: "codex", Channel: "C0OWN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.st.SetSessionStatus(w.ctx, ses.ID, store.Transition{To: store.SessionActive, By: "ana"})
+	if m := w.message("Session "); m.Channel != "C0OWN" {
+		t.Fatalf("posted in %s, want the session's C0OWN", m.Channel)
+	}
+}

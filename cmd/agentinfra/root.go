@@ -103,6 +103,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdApprove(f, nil),
 		NewCmdReject(f, nil),
 		NewCmdSession(f),
+		NewCmdSlack(f, nil),
 	)
 	usageArgs(root)
 	return root
