@@ -175,7 +175,42 @@ CREATE TABLE imports (
 	rows        INTEGER NOT NULL
 );
 `,
-	// v4: the remote surfaces (Slack): a session's channel when it is not
+	// v4: keeping supervised agents moving (issue 22). Alters only what
+	// v1-v3 created.
+	//   - sessions.watchdog_paused: a person paused the stall watchdog;
+	//   - approvals.file_hash / consumed_at: an agent-side ask_approval of an
+	//     edit keeps the file's SHA-256 when asked, and accept_diff applies
+	//     the approved diff once;
+	//   - prompts.reason: why a prompt timed out or was withdrawn;
+	//   - checkpoints.dir / commit_sha / created_by: the tree recorded, the
+	//     git commit under the private ref, who took it;
+	//   - an index on session_id for every table that belongs to a session
+	//     (a purge deletes sessions: ON DELETE CASCADE scans without one),
+	//     and on sessions.ended_at (retention picks by it);
+	//   - the audit log stays append-only, except for the rows of a session
+	//     that no longer exists (retention purges them with their session).
+	`
+ALTER TABLE sessions ADD COLUMN watchdog_paused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE approvals ADD COLUMN file_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN consumed_at INTEGER;
+ALTER TABLE prompts ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE checkpoints ADD COLUMN dir TEXT NOT NULL DEFAULT '';
+ALTER TABLE checkpoints ADD COLUMN commit_sha TEXT NOT NULL DEFAULT '';
+ALTER TABLE checkpoints ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
+
+CREATE INDEX approvals_session ON approvals(session_id);
+CREATE INDEX alerts_session ON alerts(session_id);
+CREATE INDEX prompts_session ON prompts(session_id);
+CREATE INDEX steering_session ON steering(session_id);
+CREATE INDEX checkpoints_session ON checkpoints(session_id);
+CREATE INDEX sessions_ended ON sessions(ended_at) WHERE ended_at IS NOT NULL;
+
+DROP TRIGGER audit_no_delete;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+	WHEN OLD.session_id IS NULL OR EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
+	BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`,
+	// v5: the remote surfaces (Slack): a session's channel when it is not
 	// the config's, the messages a surface posted for each session, request,
 	// prompt and alert (to update them when the item is decided elsewhere,
 	// also after a restart), and how far in the audit log each surface has

@@ -61,6 +61,8 @@ stopping ends the run (a pending request is interrupted).`,
 		mk("pause ID", "Pause an active session (its agent stops where it is)", "  agentinfra session pause 3", sessionMove(store.SessionPaused), cobra.ExactArgs(1)),
 		mk("resume ID", "Resume a paused session", "  agentinfra session resume 3", sessionMove(store.SessionActive), cobra.ExactArgs(1)),
 		mk("stop ID", "Stop a session: its run ends, a pending request is interrupted", "  agentinfra session stop 3 --reason \"wrong task\"", sessionMove(store.SessionTerminated), cobra.ExactArgs(1)),
+		newCmdSessionWatchdog(f),
+		newCmdSessionPurge(f),
 	)
 	return cmd
 }
