@@ -161,15 +161,36 @@ func (s *Service) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 }
 
 // onThreadMention is an @app reply in a session's thread that answers no
-// question: a steering message for the session's agent.
+// question: a steering message, delivered to the agent as its next user
+// message by the session's supervisor (queued until the CLI can take it).
 func (s *Service) onThreadMention(ctx context.Context, channel, threadTS, userID, text string) {
 	id, err := s.st.SessionOfThread(ctx, store.SurfaceSlack, channel, threadTS)
 	if err != nil {
+		s.ephemeral(ctx, channel, threadTS, userID, "This thread is not a supervised session's: mention the app in a session's thread to send its agent a message, or see `/agentinfra help`.")
 		return
 	}
-	// Steering is delivered by the supervisor of issue 22, not built yet:
-	// say so rather than drop the message.
-	s.post(ctx, channel, threadTS, fmt.Sprintf("<@%s> steering session %d from Slack is not available yet (it comes with the supervisor's steering); your message was not delivered: %q", userID, id, clip(text, 200)), nil)
+	ses, err := s.st.Session(ctx, id)
+	if err != nil {
+		return
+	}
+	c := click{Action: "steer", Value: text, UserID: userID, Channel: channel, ThreadTS: threadTS}
+	c.Person, _ = s.conf.person(userID)
+	if ok, err := s.allowed(ctx, c, ses, fmt.Sprintf("session %d (steering)", id)); !ok {
+		if err != nil {
+			s.log.Warn("slack: refuse steering", "err", err)
+		}
+		return
+	}
+	if strings.TrimSpace(text) == "" {
+		s.ephemeral(ctx, channel, threadTS, userID, "Nothing to send: write the message after the mention.")
+		return
+	}
+	m, err := s.st.Steer(ctx, id, text, c.Person, store.SurfaceSlack)
+	if err != nil {
+		s.ephemeral(ctx, channel, threadTS, userID, fmt.Sprintf("Not sent to session %d: %v", id, err))
+		return
+	}
+	s.ephemeral(ctx, channel, threadTS, userID, fmt.Sprintf("Queued for the agent of session %d (steering m%d): it gets it as its next message.", id, m.ID))
 }
 
 func clip(s string, n int) string {

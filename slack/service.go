@@ -84,7 +84,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{st: opts.Store, conf: opts.Config.withDefaults(), opts: opts, api: api, sm: socketmode.New(api, smOpts...),
 		out: newOutbox(opts.Queue), log: log, inputs: newInputs(), ready: make(chan struct{})}
-	s.kinds = []kind{sessionKind{}, approvalKind{}}
+	s.kinds = []kind{sessionKind{}, approvalKind{}, promptKind{}, alertKind{}}
 	return s, nil
 }
 

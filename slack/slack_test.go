@@ -46,7 +46,7 @@ func testConfig() Config {
 func newWorld(t *testing.T, conf Config) *world {
 	t.Helper()
 	w := &world{t: t, fake: fakeslack.New(t), conf: conf, dbDir: t.TempDir()}
-	w.ctx, w.stop = context.WithTimeout(context.Background(), 60*time.Second)
+	w.ctx, w.stop = context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(w.stop)
 	st, err := store.Open(w.ctx, filepath.Join(w.dbDir, store.FileName), store.Options{Operators: []string{"@bo"}, PollInterval: 10 * time.Millisecond})
 	if err != nil {
@@ -137,6 +137,18 @@ func (w *world) waitMessage(ts, what string, cond func(fakeslack.Message) bool) 
 		w.t.Fatalf("%v; messages: %s", err, w.dump())
 	}
 	return out
+}
+
+// recorded waits until the service has recorded its message of an item.
+func (w *world) recorded(item string, id int64) {
+	w.t.Helper()
+	for w.ctx.Err() == nil {
+		if _, err := w.st.PostOf(w.ctx, store.SurfaceSlack, item, id); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w.t.Fatalf("the message of %s %d was never recorded", item, id)
 }
 
 func (w *world) dump() string {

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision/checkpoint"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
@@ -19,7 +20,8 @@ const slashHelp = "`/agentinfra sessions` — the live remote sessions\n" +
 	"`/agentinfra pending` — the requests waiting for a person\n" +
 	"`/agentinfra pause ID` · `resume ID` · `stop ID [reason]` — a session\n" +
 	"`/agentinfra run ID NAME` — a command of the registry (the `commands` of .agent/policy.yaml) in the session's workspace; the output goes to its thread\n" +
-	"`/agentinfra steer ID TEXT` · `checkpoint ID` — not available yet\n" +
+	"`/agentinfra steer ID TEXT` — a message for the agent (its next user message)\n" +
+	"`/agentinfra checkpoint ID [LABEL]` — a checkpoint of the session's worktree\n" +
 	"Decide requests with their buttons; answer questions by replying in the thread and mentioning the app."
 
 // runTimeout bounds a registry command run from Slack.
@@ -48,7 +50,7 @@ func (s *Service) onSlash(ctx context.Context, cmd slack.SlashCommand) string {
 		return s.slashSessions(ctx)
 	case "pending":
 		return s.slashPending(ctx)
-	case "pause", "resume", "stop", "run":
+	case "pause", "resume", "stop", "run", "steer", "checkpoint":
 		if len(args) < 2 {
 			return fmt.Sprintf("`/agentinfra %s` needs a session ID (`/agentinfra sessions` lists them)", verb)
 		}
@@ -60,6 +62,25 @@ func (s *Service) onSlash(ctx context.Context, cmd slack.SlashCommand) string {
 			why := fmt.Sprintf("%s may not %s session %d: only its owner %s or an operator (supervision.operators) may", store.Handle(person), verb, ses.ID, store.Handle(ses.Owner))
 			s.refuseSlash(ctx, c, ses.ID, why)
 			return ":no_entry: Not allowed: " + why
+		}
+		switch verb {
+		case "steer":
+			text := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(cmd.Text[len(args[0]):]), args[1]))
+			if text == "" {
+				return "`/agentinfra steer ID TEXT` needs the message"
+			}
+			m, err := s.st.Steer(ctx, ses.ID, text, person, store.SurfaceSlack)
+			if err != nil {
+				return fmt.Sprintf("Session %d: %v", ses.ID, err)
+			}
+			return fmt.Sprintf("Queued for the agent of session %d (steering m%d): it gets it as its next message.", ses.ID, m.ID)
+		case "checkpoint":
+			label := strings.Join(args[2:], " ")
+			c, err := checkpoint.Create(ctx, s.st, ses.ID, ses.Workspace, label, person)
+			if err != nil {
+				return fmt.Sprintf("Session %d: %v", ses.ID, err)
+			}
+			return fmt.Sprintf("Checkpoint %d of session %d: %s (restore from a terminal: `agentinfra checkpoint restore %d`)", c.ID, ses.ID, c.Commit[:12], c.ID)
 		}
 		if verb == "run" {
 			if len(args) < 3 {
@@ -76,8 +97,6 @@ func (s *Service) onSlash(ctx context.Context, cmd slack.SlashCommand) string {
 			return fmt.Sprintf("Session %d: %v", ses.ID, err)
 		}
 		return fmt.Sprintf("Session %d: %s.", ses.ID, map[string]string{"pause": "paused", "resume": "resumed", "stop": "stopped"}[verb])
-	case "steer", "checkpoint":
-		return fmt.Sprintf("`/agentinfra %s` is not available yet: it comes with the supervisor's steering and checkpoints.", verb)
 	}
 	return fmt.Sprintf("Unknown command %q.\n%s", verb, slashHelp)
 }

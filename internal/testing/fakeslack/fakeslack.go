@@ -235,7 +235,7 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, obj{"ok": false, "error": "channel_not_found"})
 			return
 		}
-		m := &Message{Channel: p["channel"], TS: s.nextTS(), ThreadTS: p["thread_ts"], Versions: []Version{{Text: p["text"], Blocks: json.RawMessage(p["blocks"])}}}
+		m := &Message{Channel: p["channel"], TS: s.nextTS(), ThreadTS: p["thread_ts"], Versions: []Version{{Text: p["text"], Blocks: blocksOf(p)}}}
 		s.messages = append(s.messages, m)
 		writeJSON(w, obj{"ok": true, "channel": m.Channel, "ts": m.TS, "message": obj{"type": "message", "text": p["text"], "user": BotUserID, "ts": m.TS, "bot_id": "B0FAKE"}})
 	case "chat.update":
@@ -244,7 +244,7 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, obj{"ok": false, "error": "message_not_found"})
 			return
 		}
-		m.Versions = append(m.Versions, Version{Text: p["text"], Blocks: json.RawMessage(p["blocks"])})
+		m.Versions = append(m.Versions, Version{Text: p["text"], Blocks: blocksOf(p)})
 		writeJSON(w, obj{"ok": true, "channel": m.Channel, "ts": m.TS, "text": p["text"]})
 	case "chat.postEphemeral":
 		s.ephemerals = append(s.ephemerals, Ephemeral{Channel: p["channel"], User: p["user"], Text: p["text"], ThreadTS: p["thread_ts"]})
@@ -270,6 +270,14 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, obj{"ok": false, "error": "unknown_method"})
 	}
+}
+
+// blocksOf is a call's Block Kit (null when it has none).
+func blocksOf(p map[string]string) json.RawMessage {
+	if p["blocks"] == "" {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(p["blocks"])
 }
 
 func (s *Server) find(channel, ts string) *Message {
