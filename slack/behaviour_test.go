@@ -341,3 +341,28 @@ func TestASessionsOwnChannel(t *testing.T) {
 		t.Fatalf("posted in %s, want the session's C0OWN", m.Channel)
 	}
 }
+
+func TestRefusedTokensStopWithAClearError(t *testing.T) {
+	fake := fakeslack.New(t)
+	st, err := store.Open(t.Context(), t.TempDir()+"/a.db", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, c := range []struct {
+		tokens Tokens
+		want   string
+	}{
+		{Tokens{App: "xapp-wrong", Bot: fakeslack.BotToken}, EnvAppToken},
+		{Tokens{App: fakeslack.AppToken, Bot: "xoxb-wrong"}, EnvBotToken},
+	} {
+		svc, err := New(Options{Store: st, Config: testConfig(), Tokens: c.tokens, APIURL: fake.APIURL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = svc.Run(t.Context())
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "invalid_auth") {
+			t.Fatalf("%+v: %v", c.tokens, err)
+		}
+	}
+}

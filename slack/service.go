@@ -153,13 +153,11 @@ func (s *Service) connect(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		switch {
-		case err == nil:
-		case isAuthError(err):
+		// RunContext returns only when slack-go gave up on the connection.
+		if isAuthError(err) {
 			return fmt.Errorf("slack refused the app-level token (apps.connections.open: %w): check %s / the keyring's %q; docs/slack.md", err, EnvAppToken, KeyringAppAccount)
-		default:
-			s.log.Warn("slack: connection failed; reconnecting", "err", err, "in", wait)
 		}
+		s.log.Warn("slack: connection failed; reconnecting", "err", err, "in", wait)
 		if err := sleepCtx(ctx, wait); err != nil {
 			return err
 		}
