@@ -210,6 +210,32 @@ CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
 	WHEN OLD.session_id IS NULL OR EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
 	BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 `,
+	// v5: the remote surfaces (Slack): a session's channel when it is not
+	// the config's, the messages a surface posted for each session, request,
+	// prompt and alert (to update them when the item is decided elsewhere,
+	// also after a restart), and how far in the audit log each surface has
+	// read.
+	`
+ALTER TABLE sessions ADD COLUMN channel TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE surface_posts (
+	surface     TEXT NOT NULL,
+	item_kind   TEXT NOT NULL CHECK (item_kind IN ('session','request','prompt','alert')),
+	item_id     INTEGER NOT NULL,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	channel     TEXT NOT NULL,
+	ts          TEXT NOT NULL,
+	state       TEXT NOT NULL DEFAULT '',
+	updated_at  INTEGER NOT NULL,
+	PRIMARY KEY (surface, item_kind, item_id)
+);
+CREATE INDEX surface_posts_session ON surface_posts(session_id);
+
+CREATE TABLE surface_cursors (
+	surface     TEXT PRIMARY KEY,
+	audit_seq   INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the version this agentinfra writes.

@@ -48,6 +48,9 @@ type Session struct {
 	UpdatedAt time.Time  `json:"updated_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	EndReason string     `json:"end_reason,omitempty"`
+	// Channel is where the remote surface posts this session ("" = the
+	// config's channel).
+	Channel string `json:"channel,omitempty"`
 }
 
 // Live reports whether the session holds a place (active or paused).
@@ -68,9 +71,10 @@ type NewSession struct {
 	Agent     string
 	TaskID    string
 	Title     string
+	Channel   string // the remote surface's channel ("" = the config's)
 }
 
-const sessionCols = `id, owner, workspace, status, mode, cli, run_id, agent, task_id, title, last_tool, progress, created_at, updated_at, ended_at, end_reason`
+const sessionCols = `id, owner, workspace, status, mode, cli, run_id, agent, task_id, title, last_tool, progress, created_at, updated_at, ended_at, end_reason, channel`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -79,7 +83,7 @@ func scanSession(sc scanner) (Session, error) {
 	var created, updated int64
 	var ended sql.NullInt64
 	err := sc.Scan(&s.ID, &s.Owner, &s.Workspace, &s.Status, &s.Mode, &s.CLI, &s.RunID, &s.Agent, &s.TaskID, &s.Title,
-		&s.LastTool, &s.Progress, &created, &updated, &ended, &s.EndReason)
+		&s.LastTool, &s.Progress, &created, &updated, &ended, &s.EndReason, &s.Channel)
 	s.CreatedAt, s.UpdatedAt, s.EndedAt = fromMS(created), fromMS(updated), fromNullMS(ended)
 	return s, err
 }
@@ -98,8 +102,8 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 	var out Session
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		now := ms(s.now())
-		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (owner, workspace, status, mode, cli, run_id, agent, task_id, title, created_at, updated_at)
-			VALUES (?, ?, 'created', ?, ?, ?, ?, ?, ?, ?, ?)`, n.Owner, n.Workspace, n.Mode, n.CLI, n.RunID, n.Agent, n.TaskID, n.Title, now, now)
+		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (owner, workspace, status, mode, cli, run_id, agent, task_id, title, channel, created_at, updated_at)
+			VALUES (?, ?, 'created', ?, ?, ?, ?, ?, ?, ?, ?, ?)`, n.Owner, n.Workspace, n.Mode, n.CLI, n.RunID, n.Agent, n.TaskID, n.Title, n.Channel, now, now)
 		if err != nil {
 			return fmt.Errorf("create a session: %w", err)
 		}

@@ -123,6 +123,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdAnswer(f, nil),
 		NewCmdSteer(f, nil),
 		NewCmdCheckpoint(f),
+		NewCmdSlack(f, nil),
 	)
 	usageArgs(root)
 	return root

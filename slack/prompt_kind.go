@@ -1,0 +1,155 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/agentinfra/agentinfra/store"
+)
+
+// promptKind is a continuation prompt (a turn ended and the run is not
+// finished): continue / refine (a new instruction, asked as a threaded
+// reply) / stop.
+type promptKind struct{}
+
+const (
+	actionPromptContinue = "prompt_continue"
+	actionPromptRefine   = "prompt_refine"
+	actionPromptStop     = "prompt_stop"
+)
+
+func (promptKind) handles(action string) bool { return strings.HasPrefix(action, "prompt_") }
+
+func (promptKind) buttons() []string {
+	return []string{actionPromptContinue, actionPromptRefine, actionPromptStop}
+}
+
+func promptRender(ses store.Session, p store.Prompt) func(string) (string, []slack.Block) {
+	return func(status string) (string, []slack.Block) {
+		text := fmt.Sprintf("Prompt p%d (%s): the agent's turn ended", p.ID, p.Kind)
+		body := fmt.Sprintf(":speech_balloon: *Prompt p%d* — %s: the agent's turn ended and the run is not finished.", p.ID, strings.ReplaceAll(p.Kind, "_", " "))
+		if p.Text != "" {
+			body += "\n>" + strings.ReplaceAll(escape(clip(p.Text, 1500)), "\n", "\n>")
+		}
+		blocks := []slack.Block{slack.NewSectionBlock(md(body), nil, nil), slack.NewContextBlock("", md(escape(fmt.Sprintf("session %d · %s", ses.ID, sessionLine(ses)))))}
+		if status == "" {
+			blocks = append(blocks, buttons(fmt.Sprintf("prompt-%d", p.ID), p.ID,
+				[3]string{actionPromptContinue, "Continue", "primary"}, [3]string{actionPromptRefine, "Refine…", ""}, [3]string{actionPromptStop, "Stop", "danger"}))
+		} else {
+			blocks = append(blocks, slack.NewSectionBlock(md(status), nil, nil))
+			text += " — " + status
+		}
+		return text, blocks
+	}
+}
+
+func promptLine(conf Config, p store.Prompt, lost bool) string {
+	by := conf.mention(p.DecidedBy)
+	if lost && p.Surface != store.SurfaceSlack && p.DecidedBy != "" {
+		return fmt.Sprintf(":information_source: Already decided via %s by %s (%s)", p.Surface, by, p.Status)
+	}
+	via := ""
+	if p.Surface != store.SurfaceSlack && p.Surface != "" {
+		via = " via " + p.Surface
+	}
+	switch p.Status {
+	case store.PromptContinued:
+		if p.DecidedBy == "" || p.Surface == store.SurfaceTimeout {
+			return ":arrow_forward: Continued (no answer before the timeout)"
+		}
+		return fmt.Sprintf(":arrow_forward: Continued by %s%s", by, via)
+	case store.PromptRefined:
+		return fmt.Sprintf(":pencil2: Refined by %s%s: %s", by, via, escape(clip(p.Instruction, 500)))
+	case store.PromptStopped:
+		return fmt.Sprintf(":octagonal_sign: Stopped by %s%s", by, via)
+	case store.PromptExpired:
+		return ":hourglass: Expired without an answer (an error-recovery prompt never continues by itself)"
+	case store.PromptWithdrawn:
+		return ":leftwards_arrow_with_hook: Withdrawn"
+	}
+	return p.Status
+}
+
+func (promptKind) onAudit(ctx context.Context, s *Service, ev store.Event, ses store.Session) error {
+	id := itemOf(ev, "prompt")
+	if id == 0 {
+		return nil
+	}
+	p, err := s.st.Prompt(ctx, id)
+	if err != nil {
+		return err
+	}
+	if ev.Action == "prompt_raised" {
+		text, blocks := promptRender(ses, p)("")
+		_, _, err := s.postItem(ctx, ses, store.ItemPrompt, p.ID, text, blocks)
+		return err
+	}
+	if p.Status == store.PromptPending {
+		return nil
+	}
+	return s.settle(ctx, store.ItemPrompt, p.ID, promptRender(ses, p), promptLine(s.conf, p, false))
+}
+
+func (k promptKind) onClick(ctx context.Context, s *Service, c click) error {
+	id, err := c.id()
+	if err != nil {
+		return err
+	}
+	p, err := s.st.Prompt(ctx, id)
+	if err != nil {
+		return err
+	}
+	ses, err := s.st.Session(ctx, p.SessionID)
+	if err != nil {
+		return err
+	}
+	if ok, err := s.allowed(ctx, c, ses, fmt.Sprintf("prompt p%d", p.ID)); !ok {
+		return err
+	}
+	switch c.Action {
+	case actionPromptRefine:
+		return s.askText(ctx, c, actionPromptContinue, "refine", p.ID, fmt.Sprintf("what should the agent do instead (prompt p%d)? It is sent as its next message.", p.ID))
+	case actionPromptStop:
+		return k.decide(ctx, s, c, ses, p, store.ActionStop, "")
+	}
+	return k.decide(ctx, s, c, ses, p, store.ActionContinue, "")
+}
+
+func (k promptKind) onText(ctx context.Context, s *Service, in input, text string) error {
+	if strings.TrimSpace(text) == "" {
+		s.inputs.put(in)
+		_, err := s.post(ctx, in.Channel, in.ThreadTS, fmt.Sprintf("<@%s> the instruction is empty: reply again mentioning %s.", in.UserID, s.mentionApp()), nil)
+		return err
+	}
+	p, err := s.st.Prompt(ctx, in.ItemID)
+	if err != nil {
+		return err
+	}
+	ses, err := s.st.Session(ctx, p.SessionID)
+	if err != nil {
+		return err
+	}
+	c := click{Action: actionPromptRefine, UserID: in.UserID, Person: in.Person, Channel: in.Channel, TS: in.MessageTS, ThreadTS: in.ThreadTS}
+	return k.decide(ctx, s, c, ses, p, store.ActionRefine, text)
+}
+
+func (promptKind) decide(ctx context.Context, s *Service, c click, ses store.Session, p store.Prompt, action, instruction string) error {
+	return s.decideFlow(ctx, c, store.ItemPrompt, p.ID, promptRender(ses, p), func() (outcomeOf, error) {
+		got, err := s.st.DecidePrompt(ctx, store.PromptDecision{ID: p.ID, Action: action, Instruction: instruction, By: c.Person, Surface: store.SurfaceSlack})
+		var lost *store.PromptDecidedError
+		if errors.As(err, &lost) {
+			return outcomeOf{Line: promptLine(s.conf, lost.Prompt, true), Final: true, Lost: err}, nil
+		}
+		if err != nil {
+			if cur, cerr := s.st.Prompt(ctx, p.ID); cerr == nil && cur.Status != store.PromptPending {
+				return outcomeOf{Line: promptLine(s.conf, cur, true), Final: true, Lost: err}, nil
+			}
+			return outcomeOf{}, err
+		}
+		return outcomeOf{Line: promptLine(s.conf, got, false), Final: true}, nil
+	})
+}
