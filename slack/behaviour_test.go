@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/testing/golden"
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
+	"github.com/agentinfra/agentinfra/internal/testing/golden"
 	"github.com/agentinfra/agentinfra/store"
 )
 

@@ -49,7 +49,7 @@ slack:
     bo: U0BO
     eve: U0EVE
 `), 0o644)
-	ws, err := workspace.Find(root, root)
+	ws, err := workspace.Find(root, "--root", root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestSlackLoginStoresTheTokensInTheKeyring(t *testing.T) {
 func TestSlackChannelOfASession(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".agent"), 0o755)
-	ws, _ := workspace.Find(dir, dir)
+	ws, _ := workspace.Find(dir, "--root", dir)
 	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
 	if err != nil {
 		t.Fatal(err)
