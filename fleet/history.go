@@ -2,9 +2,7 @@ package fleet
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -93,14 +91,3 @@ func (f *Fleet) Projects(ctx context.Context) ([]Project, error) {
 	return cfg.Projects, nil
 }
 
-// joinInts lists up to max numbers ("3, 7, 9 and 2 more").
-func joinInts(ns []int, max int) string {
-	var parts []string
-	for i, n := range ns {
-		if i == max {
-			return strings.Join(parts, ", ") + fmt.Sprintf(" and %d more", len(ns)-max)
-		}
-		parts = append(parts, strconv.Itoa(n))
-	}
-	return strings.Join(parts, ", ")
-}

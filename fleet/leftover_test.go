@@ -447,7 +447,7 @@ func TestTornHistoryLineDoesNotSwallowTheNextRun(t *testing.T) {
 	waitStatus(t, f, "papi", StatusIdle)
 	hist := f.p.file("papi", historyFile)
 	torn := `{"id":"papi-0","agent_name":"papi","summary":"cut sho`
-	fh, err := os.OpenFile(hist, os.O_WRONLY|os.O_APPEND, 0)
+	fh, err := os.OpenFile(hist, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
