@@ -333,7 +333,17 @@ func TestStoreSurvivesSIGKILLOfAWriter(t *testing.T) {
 			}
 			close(lines)
 		}()
-		time.Sleep(time.Duration(20+rand.IntN(80)+k%3*50) * time.Millisecond)
+		// Kill it once it has committed something (start-up time varies
+		// with the load), at a random moment of its next writes.
+		select {
+		case id, ok := <-lines:
+			if ok {
+				committed = append(committed, id)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the writer committed nothing within a minute")
+		}
+		time.Sleep(time.Duration(rand.IntN(80)+k%3*50) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		for id := range lines {
