@@ -6,6 +6,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,14 @@ func e2eOptions(c fakemodel.CLI, id, cli string) Options {
 	return Options{
 		ID: id, CLI: cli, Model: c.Model, Binary: c.Binary, Env: c.Env, CleanEnv: true,
 		ExtraArgs: c.ExtraArgs, Timeout: fakemodel.Timeout, Now: func() time.Time { return fixedNow },
-		Getenv: func(string) string { return "" },
+		// An empty environment (the model comes from the test), except
+		// where the user's allowlist is, which a test sets with t.Setenv.
+		Getenv: func(k string) string {
+			if k == "AGENTINFRA_CONFIG_DIR" {
+				return os.Getenv(k)
+			}
+			return ""
+		},
 	}
 }
 
