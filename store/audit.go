@@ -43,7 +43,11 @@ func nullID(id int64) any {
 // Record appends an event to the audit log (for what happens outside the
 // store's own changes: a tool call the policy let through, a bridge error).
 func (s *Store) Record(ctx context.Context, e Event) error {
-	return audit(ctx, s.db, ms(s.now()), e.SessionID, e.RequestID, e.Actor, e.Surface, e.Action, e.Detail)
+	// Through tx, so that it waits its turn behind this process's other
+	// writes instead of failing busy.
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return audit(ctx, tx, ms(s.now()), e.SessionID, e.RequestID, e.Actor, e.Surface, e.Action, e.Detail)
+	})
 }
 
 // Audit lists a session's events (0 = every session's), oldest first.

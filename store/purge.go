@@ -79,8 +79,11 @@ func (s *Store) Purge(ctx context.Context, o PurgeOptions) (PurgeReport, error) 
 		ids, err := s.sessionIDs(ctx, `SELECT id FROM sessions WHERE `+endedBefore+` ORDER BY id LIMIT ?`, cutoff, o.Batch)
 		if err != nil || len(ids) == 0 {
 			if rep.Sessions > 0 {
-				s.Record(ctx, Event{Actor: orActor(o.By), Surface: SurfaceSupervisor, Action: "sessions_purged",
+				rerr := s.Record(ctx, Event{Actor: orActor(o.By), Surface: SurfaceSupervisor, Action: "sessions_purged",
 					Detail: mustJSON(map[string]any{"sessions": rep.Sessions, "first": first, "last": last, "before": o.Before.UTC().Format(time.RFC3339)})})
+				if err == nil && rerr != nil {
+					err = fmt.Errorf("record the purge in the audit log: %w", rerr)
+				}
 			}
 			return rep, err
 		}
