@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // SessionOptions is what the session subcommands run with.
@@ -182,15 +183,7 @@ func sessionMove(to string) func(context.Context, *SessionOptions) error {
 			return err
 		}
 		defer env.Close()
-		cur, err := env.st.Session(ctx, id)
-		if err != nil {
-			return storeErr(err)
-		}
-		if cur.Owner != env.user && !contains(env.conf.Operators, env.user) {
-			return fmt.Errorf("%w: %s may not change session %d: only its owner %s or an operator (supervision.operators in .agent/config.yaml) may",
-				store.ErrNotAllowed, store.Handle(env.user), id, store.Handle(cur.Owner))
-		}
-		s, err := env.st.SetSessionStatus(ctx, id, store.Transition{To: to, By: env.user, Surface: store.SurfaceTerminal, Reason: o.Reason})
+		s, err := supervision.MoveSession(ctx, env.st, env.conf, env.user, id, to, store.SurfaceTerminal, o.Reason)
 		if err != nil {
 			return storeErr(err)
 		}
@@ -200,13 +193,4 @@ func sessionMove(to string) func(context.Context, *SessionOptions) error {
 		fmt.Fprintf(o.IO.Out, "Session %d is %s.\n", s.ID, s.Status)
 		return nil
 	}
-}
-
-func contains(list []string, who string) bool {
-	for _, x := range list {
-		if x == who || x == "@"+who {
-			return true
-		}
-	}
-	return false
 }
