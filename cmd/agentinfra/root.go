@@ -117,6 +117,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdApprove(f, nil),
 		NewCmdReject(f, nil),
 		NewCmdSession(f),
+		NewCmdConsole(f, nil),
 	)
 	usageArgs(root)
 	return root
