@@ -80,7 +80,9 @@ func (s *Server) render(w http.ResponseWriter, pageName, tmpl string, data any) 
 
 // wantsJSON: the page's script asks for JSON answers; a plain form post
 // (no script) gets a redirect or an error page.
-func wantsJSON(r *http.Request) bool { return strings.Contains(r.Header.Get("Accept"), "application/json") }
+func wantsJSON(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json")
+}
 
 // done answers a change that succeeded.
 func (s *Server) done(w http.ResponseWriter, r *http.Request, back, msg string) {
