@@ -4,14 +4,27 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
 	"time"
 )
 
-// CookieName is the console's session cookie.
-const CookieName = "agentinfra_console"
+// CookiePrefix starts the name of the console's session cookie; the port
+// ends it, because browsers keep cookies per host, not per port: two
+// consoles on one machine (two workspaces) must not sign each other out.
+const CookiePrefix = "agentinfra_console_"
+
+// CookieName is the session cookie's name for a console reached at host
+// (HOST:PORT).
+func CookieName(host string) string {
+	_, port, err := net.SplitHostPort(host)
+	if err != nil || port == "" {
+		port = "80"
+	}
+	return CookiePrefix + port
+}
 
 // linkTTL bounds how long a printed link can be used (once).
 const linkTTL = 15 * time.Minute
@@ -67,7 +80,7 @@ func (a *auth) redeem(token string) (cookie string, ok bool) {
 }
 
 func (a *auth) valid(r *http.Request) bool {
-	c, err := r.Cookie(CookieName)
+	c, err := r.Cookie(CookieName(r.Host))
 	if err != nil || c.Value == "" {
 		return false
 	}
@@ -76,8 +89,8 @@ func (a *auth) valid(r *http.Request) bool {
 	return a.sessions[c.Value]
 }
 
-func setSessionCookie(w http.ResponseWriter, value string) {
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+func setSessionCookie(w http.ResponseWriter, r *http.Request, value string) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName(r.Host), Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 }
 
 // sameOrigin: a change must come from the console's own page. Browsers

@@ -143,8 +143,10 @@ func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
 	return value(t, ctx, expr, chromedp.Evaluate[T](expr))
 }
 
-func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
-func click(sel string) chromedp.Action[chromedp.Void]   { return chromedp.Click(chromedp.CSS(sel)) }
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
+func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
 
 // screenshots are taken only with AGENTINFRA_SCREENSHOTS=1, into docs/console/.
 func screenshotsOn() bool { return os.Getenv("AGENTINFRA_SCREENSHOTS") == "1" }

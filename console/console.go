@@ -134,7 +134,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized: this link was used already, has expired or is wrong; run `agentinfra console` for a new one, or use \"Open on another device\" on a page that is signed in", http.StatusUnauthorized)
 		return
 	}
-	setSessionCookie(w, c)
+	setSessionCookie(w, r, c)
 	http.Redirect(w, r, "/inbox", http.StatusSeeOther) // the token leaves the address bar
 }
 

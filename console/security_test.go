@@ -41,7 +41,7 @@ func TestConsoleWithoutCookieIs401(t *testing.T) {
 		}
 	}
 	// A cookie the console never gave is no better.
-	resp, _ := get(t, noRedirect(), w.base+"/inbox", &http.Cookie{Name: console.CookieName, Value: strings.Repeat("ab", 32)}, nil)
+	resp, _ := get(t, noRedirect(), w.base+"/inbox", &http.Cookie{Name: console.CookieName(strings.TrimPrefix(w.base, "http://")), Value: strings.Repeat("ab", 32)}, nil)
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a made-up cookie: %s", resp.Status)
 	}
@@ -56,7 +56,7 @@ func TestConsoleTokenWorksOnceAndBecomesAStrictCookie(t *testing.T) {
 	}
 	var ck *http.Cookie
 	for _, c := range resp.Cookies() {
-		if c.Name == console.CookieName {
+		if c.Name == console.CookieName(strings.TrimPrefix(w.base, "http://")) {
 			ck = c
 		}
 	}

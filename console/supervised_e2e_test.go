@@ -32,7 +32,9 @@ type fileLog struct {
 	st  *store.Store
 }
 
-func (l fileLog) path(id int64) string { return filepath.Join(l.dir, fmt.Sprintf("session-%d.jsonl", id)) }
+func (l fileLog) path(id int64) string {
+	return filepath.Join(l.dir, fmt.Sprintf("session-%d.jsonl", id))
+}
 
 func (l fileLog) Follow(ctx context.Context, s store.Session, fn func(events.RunItem) error) error {
 	live := func() bool {

@@ -100,7 +100,7 @@ func (w *world) login(t *testing.T) *http.Cookie {
 	}
 	resp.Body.Close()
 	for _, ck := range resp.Cookies() {
-		if ck.Name == console.CookieName {
+		if ck.Name == console.CookieName(strings.TrimPrefix(w.base, "http://")) {
 			return ck
 		}
 	}
