@@ -39,6 +39,9 @@ const matrixRows = `| ID | Status | Pri | Diff | Mode | Skills | Agents | Descri
 
 type worldOpts struct {
 	opts func(*console.Options)
+	// defaultPoll keeps the store's default poll interval (the tests poll
+	// faster).
+	defaultPoll bool
 }
 
 func newWorld(t *testing.T, wo ...worldOpts) *world {
@@ -61,7 +64,13 @@ func newWorld(t *testing.T, wo ...worldOpts) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenWorkspace(ctx, ws, store.Options{MaxSessions: -1, PollInterval: 20 * time.Millisecond})
+	sopts := store.Options{MaxSessions: -1, PollInterval: 20 * time.Millisecond}
+	for _, w := range wo {
+		if w.defaultPoll {
+			sopts.PollInterval = 0
+		}
+	}
+	st, err := store.OpenWorkspace(ctx, ws, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
