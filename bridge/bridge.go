@@ -55,6 +55,11 @@ type Options struct {
 	OnEvent func(runner.Event)
 	// KillGrace is the time between SIGTERM and SIGKILL at the end (0 = 5 s).
 	KillGrace time.Duration
+	// BeforeApprovedEdit, when set, runs after an edit is approved (by a
+	// person or the policy) and before the CLI is told: issue 22's
+	// checkpoint before each approved edit. The request of a policy
+	// approval has no ID.
+	BeforeApprovedEdit func(store.Request)
 }
 
 // Bridge is a live supervised run.

@@ -97,6 +97,9 @@ type NewRequest struct {
 	Title     string
 	Risk      string
 	Timeout   time.Duration
+	// FileHash is the SHA-256 of File when asked (an agent-side edit:
+	// accept_diff applies the diff only to that content).
+	FileHash string
 }
 
 const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always`
@@ -135,9 +138,9 @@ func (s *Store) RaiseRequest(ctx context.Context, n NewRequest) (Request, error)
 		if n.Timeout > 0 {
 			expires = ms(now.Add(n.Timeout))
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-			n.SessionID, n.NativeID, n.Kind, n.Tool, n.ToolInput, n.Command, n.File, n.Diff, n.URL, n.Title, n.Risk, ms(now), expires)
+		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, file_hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+			n.SessionID, n.NativeID, n.Kind, n.Tool, n.ToolInput, n.Command, n.File, n.Diff, n.URL, n.Title, n.Risk, ms(now), expires, n.FileHash)
 		if isUnique(err) {
 			return fmt.Errorf("%w: session %d", ErrPendingExists, n.SessionID)
 		}

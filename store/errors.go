@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -80,5 +81,28 @@ func Handle(name string) string {
 	if strings.HasPrefix(name, "@") || strings.Contains(name, ":") {
 		return name
 	}
+	switch name {
+	case ActorAgentinfra, ActorPolicy, ActorWatchdog: // system actors, not people
+		return name
+	}
 	return "@" + name
+}
+
+// checkPerson refuses a decision without a person or from a surface that
+// is not a person's.
+func checkPerson(by, surface string) error {
+	if !slices.Contains(PeopleSurfaces, surface) {
+		return fmt.Errorf("unknown surface %q: use one of %s", surface, strings.Join(PeopleSurfaces, ", "))
+	}
+	if by == "" {
+		return fmt.Errorf("a decision needs the name of the person who takes it")
+	}
+	return nil
+}
+
+// notAllowed is ErrNotAllowed for a person who is neither the session's
+// owner nor an operator.
+func notAllowed(by string, ses Session, what string) error {
+	return fmt.Errorf("%w: %s may not act on %s: only the session's owner %s or an operator (supervision.operators in .agent/config.yaml) may",
+		ErrNotAllowed, Handle(by), what, Handle(ses.Owner))
 }

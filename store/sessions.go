@@ -210,6 +210,9 @@ func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (S
 				WHERE session_id = ? AND status = 'pending'`, now, t.By, orSurface(t.Surface), "the session ended: "+t.Reason, id); err != nil {
 				return err
 			}
+			if err := closeWaitingTx(ctx, tx, id, now, t); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, updated_at = ?, ended_at = COALESCE(?, ended_at), end_reason = CASE WHEN ? IS NULL THEN end_reason ELSE ? END WHERE id = ?`,
 			t.To, now, ended, ended, t.Reason, id); err != nil {

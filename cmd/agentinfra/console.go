@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/console"
+	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/httpguard"
 )
@@ -89,7 +90,10 @@ func consoleRun(ctx context.Context, o *ConsoleOptions) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv, err := console.New(ctx, console.Options{Workspace: env.ws, Store: env.st, Config: env.conf, Fleet: fl, User: env.user, Getenv: o.Getenv})
+	bus := events.Default()
+	srv, err := console.New(ctx, console.Options{Workspace: env.ws, Store: env.st, Config: env.conf, Fleet: fl, User: env.user, Getenv: o.Getenv, Bus: bus,
+		Steering:    console.StoreSteering{Store: env.st, Config: env.conf, Bus: bus, Root: env.ws.Root},
+		Checkpoints: console.StoreCheckpoints{Store: env.st, Config: env.conf}})
 	if err != nil {
 		return err
 	}

@@ -117,6 +117,9 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdApprove(f, nil),
 		NewCmdReject(f, nil),
 		NewCmdSession(f),
+		NewCmdAnswer(f, nil),
+		NewCmdSteer(f, nil),
+		NewCmdCheckpoint(f),
 		NewCmdConsole(f, nil),
 	)
 	usageArgs(root)

@@ -62,6 +62,8 @@ stopping ends the run (a pending request is interrupted).`,
 		mk("pause ID", "Pause an active session (its agent stops where it is)", "  agentinfra session pause 3", sessionMove(store.SessionPaused), cobra.ExactArgs(1)),
 		mk("resume ID", "Resume a paused session", "  agentinfra session resume 3", sessionMove(store.SessionActive), cobra.ExactArgs(1)),
 		mk("stop ID", "Stop a session: its run ends, a pending request is interrupted", "  agentinfra session stop 3 --reason \"wrong task\"", sessionMove(store.SessionTerminated), cobra.ExactArgs(1)),
+		newCmdSessionWatchdog(f),
+		newCmdSessionPurge(f),
 	)
 	return cmd
 }
@@ -193,4 +195,13 @@ func sessionMove(to string) func(context.Context, *SessionOptions) error {
 		fmt.Fprintf(o.IO.Out, "Session %d is %s.\n", s.ID, s.Status)
 		return nil
 	}
+}
+
+func contains(list []string, who string) bool {
+	for _, x := range list {
+		if x == who || x == "@"+who {
+			return true
+		}
+	}
+	return false
 }
