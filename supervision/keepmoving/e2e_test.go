@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/events"
-	"github.com/agentinfra/agentinfra/internal/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
