@@ -41,6 +41,10 @@ const (
 	TaskChanged Kind = "task.changed"
 	// MatrixChanged: the matrix file changed (any byte, rows or prose).
 	MatrixChanged Kind = "matrix.changed"
+	// SupervisionChanged: the supervision store changed (a session, an
+	// approval request, a decision; any process), as store.PublishChanges
+	// sees it; subscribers re-read what they show.
+	SupervisionChanged Kind = "supervision.changed"
 	// AgentCreated / AgentDeleted: a fleet agent appeared or went (Agent).
 	AgentCreated Kind = "agent.created"
 	AgentDeleted Kind = "agent.deleted"

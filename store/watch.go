@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/agentinfra/agentinfra/events"
 )
 
 // Changes signals (coalesced, never blocking the writer) each time another
@@ -75,4 +77,21 @@ func (s *Store) WaitDecision(ctx context.Context, id int64) (Request, error) {
 			}
 		}
 	}
+}
+
+// PublishChanges publishes an events.SupervisionChanged on bus (with Root
+// root, Source "watch") each time the database changes (Changes), until ctx
+// is done: how the changes of every process reach a process's bus (the web
+// console's live pages).
+func (s *Store) PublishChanges(ctx context.Context, bus *events.Bus, root string) error {
+	changes, err := s.Changes(ctx)
+	if err != nil {
+		return err
+	}
+	go func() {
+		for range changes {
+			bus.Publish(events.Event{Kind: events.SupervisionChanged, Root: root, Source: "watch"})
+		}
+	}()
+	return nil
 }

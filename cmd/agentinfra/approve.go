@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/store"
-	"github.com/agentinfra/agentinfra/supervision/policy"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // DecideOptions is what `approve` and `reject` run with.
@@ -100,8 +100,7 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 		return err
 	}
 	defer env.Close()
-	var ruleSrc []byte
-	var paths policy.Paths
+	var plan *supervision.AlwaysPlan
 	if o.Always {
 		r, err := env.st.Request(ctx, id)
 		if err != nil {
@@ -110,58 +109,28 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 		if r.Status != store.StatusPending {
 			return (&store.DecidedError{Request: r})
 		}
-		paths = policy.DefaultPaths(env.ws.Root, env.ws.Getenv)
-		rule, err := policy.RuleFor(env.ws.Root, policyAction(r))
-		if err != nil {
+		if plan, err = supervision.PlanAlways(env.ws.Root, env.ws.Getenv, r); err != nil {
 			return err
 		}
-		src, diff, err := policy.AddRule(paths.Workspace, rule)
-		if err != nil {
-			return err
-		}
-		if diff != "" {
-			fmt.Fprint(o.IO.ErrOut, diff)
+		if plan.Diff != "" {
+			fmt.Fprint(o.IO.ErrOut, plan.Diff)
 			if !o.Yes && !confirm(o.IO, "Add this rule to .agent/policy.yaml and approve?") {
 				return &agenterr.Error{Kind: agenterr.Refused, Override: "yes", Reason: "nothing changed: the rule was not confirmed"}
 			}
-			ruleSrc = src
 		}
-		if rule.Key == "commands" {
-			if p := policy.Load(env.ws.Root, paths); !p.Evaluate(policy.Action{Kind: policy.KindCommand, Command: rule.Value}).Auto {
-				fmt.Fprintf(o.IO.ErrOut, "note: %s does not list %q yet (or it is above max_risk): add it there for the rule to take effect\n", paths.Allowlist, rule.Value)
-			}
+		if plan.Note != "" {
+			fmt.Fprintf(o.IO.ErrOut, "note: %s\n", plan.Note)
 		}
 	}
-	r, err := env.st.Decide(ctx, store.Decision{RequestID: id, Approve: o.Approve, By: env.user, Surface: store.SurfaceTerminal, Reason: o.Reason, Always: o.Always})
+	r, err := supervision.Decide(ctx, env.st, store.Decision{RequestID: id, Approve: o.Approve, By: env.user, Surface: store.SurfaceTerminal, Reason: o.Reason, Always: o.Always}, plan)
 	if err != nil {
 		return err
-	}
-	if ruleSrc != nil {
-		if err := policy.WriteRule(paths.Workspace, ruleSrc); err != nil {
-			return fmt.Errorf("request %d is approved, but the rule could not be written: %w", id, err)
-		}
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, r)
 	}
 	fmt.Fprintf(o.IO.Out, "Request %d %s by %s.\n", r.ID, r.Status, store.Handle(r.DecidedBy))
 	return nil
-}
-
-// policyAction is a stored request as the policy sees it.
-func policyAction(r store.Request) policy.Action {
-	a := policy.Action{Tool: r.Tool, Command: r.Command, File: r.File, URL: r.URL}
-	switch r.Kind {
-	case store.KindCommand:
-		a.Kind = policy.KindCommand
-	case store.KindEdit:
-		a.Kind = policy.KindEdit
-	case store.KindFetch:
-		a.Kind = policy.KindFetch
-	default:
-		a.Kind = policy.KindTool
-	}
-	return a
 }
 
 // confirm asks a yes/no question on the terminal (no answer is no).

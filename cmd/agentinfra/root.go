@@ -124,6 +124,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdSteer(f, nil),
 		NewCmdCheckpoint(f),
 		NewCmdSlack(f, nil),
+		NewCmdConsole(f, nil),
 	)
 	usageArgs(root)
 	return root

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // SessionOptions is what the session subcommands run with.
@@ -184,7 +185,7 @@ func sessionMove(to string) func(context.Context, *SessionOptions) error {
 			return err
 		}
 		defer env.Close()
-		s, err := env.st.SetSessionStatus(ctx, id, store.Transition{To: to, By: env.user, Surface: store.SurfaceTerminal, Reason: o.Reason})
+		s, err := supervision.MoveSession(ctx, env.st, env.conf, env.user, id, to, store.SurfaceTerminal, o.Reason)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,163 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// One headless Chromium serves every browser test of the package (a tab
+// each): starting it is most of a browser test's cost.
+var browser struct {
+	once    sync.Once
+	ctx     context.Context
+	cancel  func()
+	dataDir string
+	err     error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	if browser.dataDir != "" {
+		os.RemoveAll(browser.dataDir)
+	}
+	os.Exit(code)
+}
+
+// chromiumPath is Debian's chromium (or another Chrome on PATH).
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+func startBrowser() {
+	bin := chromiumPath()
+	if bin == "" {
+		browser.err = fmt.Errorf("no chromium on PATH (Debian: apt-get install chromium)")
+		return
+	}
+	dir, err := os.MkdirTemp("", "agentinfra-console-chromium-")
+	if err != nil {
+		browser.err = err
+		return
+	}
+	browser.dataDir = dir
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.UserDataDir(dir),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		cancelCtx()
+		cancelAlloc()
+		browser.err = fmt.Errorf("start %s: %w", bin, err)
+		return
+	}
+	browser.ctx = ctx
+	browser.cancel = func() { cancelCtx(); cancelAlloc() }
+}
+
+// tab opens a new tab of the shared browser for t (closed with t). Without
+// chromium the test is skipped, or fails under AGENTINFRA_E2E=1.
+func tab(t *testing.T) context.Context {
+	t.Helper()
+	browser.once.Do(startBrowser)
+	if browser.err != nil {
+		if os.Getenv("AGENTINFRA_E2E") == "1" {
+			t.Fatalf("the browser tests need chromium: %v", browser.err)
+		}
+		t.Skipf("skipping the browser test: %v (AGENTINFRA_E2E=1 makes this a failure)", browser.err)
+	}
+	ctx, cancel := chromedp.NewContext(browser.ctx)
+	ctx, cancelT := context.WithTimeout(ctx, 150*time.Second)
+	t.Cleanup(func() { cancelT(); cancel() })
+	return ctx
+}
+
+// open signs the tab in with a fresh link and goes to path, waiting for
+// the live stream to be connected.
+func (w *world) open(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(w.srv.Link(w.base)),
+		chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
+		chromedp.Navigate(w.base+path),
+		chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
+	); err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+}
+
+func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// value runs one action that reads something from the page.
+func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+func textOf(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	return value(t, ctx, "the text of "+sel, chromedp.Text(chromedp.CSS(sel)))
+}
+
+func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	return value(t, ctx, expr, chromedp.Evaluate[T](expr))
+}
+
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
+func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+
+// screenshots are taken only with AGENTINFRA_SCREENSHOTS=1, into docs/console/.
+func screenshotsOn() bool { return os.Getenv("AGENTINFRA_SCREENSHOTS") == "1" }
+
+func saveScreenshot(t *testing.T, name string, png []byte) {
+	t.Helper()
+	dir := filepath.Join("..", "docs", "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

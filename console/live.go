@@ -1,0 +1,137 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentinfra/agentinfra/events"
+)
+
+// The topics a page's live regions listen to (data-live in the templates).
+const (
+	topicInbox    = "inbox"
+	topicSessions = "sessions"
+	topicFleet    = "fleet"
+	topicBoard    = "board"
+)
+
+// topicsOf says which regions an event makes stale.
+func topicsOf(k events.Kind) []string {
+	switch k {
+	case events.SupervisionChanged:
+		return []string{topicInbox, topicSessions}
+	case events.TaskChanged, events.MatrixChanged:
+		return []string{topicBoard}
+	case events.AgentCreated, events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded:
+		return []string{topicFleet, topicSessions}
+	case events.Lagged: // events were lost: everything may be stale
+		return []string{topicInbox, topicSessions, topicFleet, topicBoard}
+	}
+	return nil
+}
+
+var liveKinds = []events.Kind{events.SupervisionChanged, events.TaskChanged, events.MatrixChanged, events.AgentCreated,
+	events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded}
+
+// heartbeat keeps proxies and phones from closing a quiet stream.
+const heartbeat = 20 * time.Second
+
+// events is the page's server-sent event stream: "hello" once connected,
+// then one event per stale topic (the page re-reads those regions; the
+// inbox's carries the pending count), and with ?session=ID the session's
+// run log as "log" events of rendered items.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Accel-Buffering", "no")
+	sub := s.o.Bus.Subscribe(events.Filter{Kinds: liveKinds}, 1024)
+	defer sub.Close()
+	ctx := r.Context()
+	logs := make(chan string, 256)
+	if id, err := strconv.ParseInt(r.URL.Query().Get("session"), 10, 64); err == nil && s.o.SessionLog != nil {
+		if ses, err := s.o.Store.Session(ctx, id); err == nil {
+			go func() {
+				s.o.SessionLog.Follow(ctx, ses, func(it events.RunItem) error {
+					var b bytes.Buffer
+					if err := s.tpl.pages["session"].ExecuteTemplate(&b, "log-item", it); err != nil {
+						return err
+					}
+					select {
+					case logs <- b.String():
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				})
+			}()
+		}
+	}
+	send := func(event, data string) bool {
+		var b strings.Builder
+		fmt.Fprintf(&b, "event: %s\n", event)
+		for _, l := range strings.Split(data, "\n") {
+			fmt.Fprintf(&b, "data: %s\n", l)
+		}
+		b.WriteString("\n")
+		if _, err := w.Write([]byte(b.String())); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !send("hello", `{}`) {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := w.Write([]byte(": ping\n\n")); err != nil || rc.Flush() != nil {
+				return
+			}
+		case item := <-logs:
+			if !send("log", item) {
+				return
+			}
+		case <-sub.Ready():
+			stale := map[string]bool{}
+			for {
+				e, ok := sub.TryNext()
+				if !ok {
+					break
+				}
+				if e.Root != "" && e.Root != s.o.Workspace.Root {
+					continue
+				}
+				for _, t := range topicsOf(e.Kind) {
+					stale[t] = true
+				}
+			}
+			for _, t := range []string{topicInbox, topicSessions, topicFleet, topicBoard} {
+				if !stale[t] {
+					continue
+				}
+				data := "{}"
+				if t == topicInbox {
+					if p, err := s.o.Store.Pending(ctx); err == nil {
+						b, _ := json.Marshal(map[string]int{"pending": len(p)})
+						data = string(b)
+					}
+				}
+				if !send(t, data) {
+					return
+				}
+			}
+		}
+	}
+}

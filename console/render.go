@@ -1,0 +1,202 @@
+package console
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/store"
+)
+
+//go:embed web/templates/*.html web/static/*
+var webFS embed.FS
+
+func staticHandler() http.Handler {
+	sub, _ := fs.Sub(webFS, "web/static")
+	return http.FileServerFS(sub)
+}
+
+// pages are rendered in the layout; each page's file also defines the
+// fragments its live regions re-read.
+var pageFiles = []string{"inbox", "sessions", "session", "fleet", "board", "task", "error"}
+
+type templates struct{ pages map[string]*template.Template }
+
+func loadTemplates() (*templates, error) {
+	base, err := template.New("").Funcs(funcs).ParseFS(webFS, "web/templates/layout.html", "web/templates/parts.html")
+	if err != nil {
+		return nil, err
+	}
+	t := &templates{pages: map[string]*template.Template{}}
+	for _, p := range pageFiles {
+		c, err := base.Clone()
+		if err != nil {
+			return nil, err
+		}
+		if t.pages[p], err = c.ParseFS(webFS, "web/templates/"+p+".html"); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// view is what every page's layout shows.
+type view struct {
+	Title     string
+	Nav       string
+	User      string
+	Workspace string
+	Pending   int
+	Data      any
+}
+
+func (s *Server) page(w http.ResponseWriter, r *http.Request, name, title string, data any) {
+	n := 0
+	if p, err := s.o.Store.Pending(r.Context()); err == nil {
+		n = len(p)
+	}
+	s.render(w, name, "layout", view{Title: title, Nav: name, User: s.o.User, Workspace: s.o.Workspace.Root, Pending: n, Data: data})
+}
+
+// render executes one template of a page's set into w (whole, or a 500).
+func (s *Server) render(w http.ResponseWriter, pageName, tmpl string, data any) {
+	var b bytes.Buffer
+	if err := s.tpl.pages[pageName].ExecuteTemplate(&b, tmpl, data); err != nil {
+		http.Error(w, "render "+tmpl+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// wantsJSON: the page's script asks for JSON answers; a plain form post
+// (no script) gets a redirect or an error page.
+func wantsJSON(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+// done answers a change that succeeded.
+func (s *Server) done(w http.ResponseWriter, r *http.Request, back, msg string) {
+	if wantsJSON(r) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "message": msg})
+		return
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+// fail answers a change that was refused, with the service's own words and
+// the status of its kind.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, back string, err error) {
+	code := statusOf(err)
+	if wantsJSON(r) {
+		writeJSON(w, code, map[string]any{"ok": false, "error": err.Error()})
+		return
+	}
+	w.WriteHeader(code)
+	s.render(w, "error", "layout", view{Title: "Not done", User: s.o.User, Workspace: s.o.Workspace.Root,
+		Data: map[string]string{"Error": err.Error(), "Back": back}})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// statusOf is the HTTP status of a service's error.
+func statusOf(err error) int {
+	var de *store.DecidedError
+	var le *store.LimitError
+	switch {
+	case errors.As(err, &de), errors.As(err, &le), errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrBadTransition), errors.Is(err, store.ErrPendingExists):
+		return http.StatusConflict
+	case errors.Is(err, store.ErrNotAllowed):
+		return http.StatusForbidden
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, errBadInput):
+		return http.StatusBadRequest
+	}
+	return agenterr.HTTPStatus(err)
+}
+
+var errBadInput = errors.New("bad input")
+
+func badInput(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errBadInput, fmt.Sprintf(format, a...))
+}
+
+// diffLine is one line of a unified diff, classed for colour.
+type diffLine struct {
+	Class, Text string
+}
+
+// foldAfter is how many lines of a diff show before the rest is folded.
+const foldAfter = 24
+
+type diffView struct {
+	Head, Rest []diffLine
+}
+
+func diffOf(diff string) diffView {
+	var lines []diffLine
+	for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+		c := "ctx"
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			c = "file"
+		case strings.HasPrefix(l, "@@"):
+			c = "hunk"
+		case strings.HasPrefix(l, "+"):
+			c = "add"
+		case strings.HasPrefix(l, "-"):
+			c = "del"
+		}
+		lines = append(lines, diffLine{c, l})
+	}
+	if len(lines) > foldAfter+6 { // folding fewer than 6 lines saves nothing
+		return diffView{Head: lines[:foldAfter], Rest: lines[foldAfter:]}
+	}
+	return diffView{Head: lines}
+}
+
+var funcs = template.FuncMap{
+	"diff":   diffOf,
+	"handle": store.Handle,
+	"clock": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.Local().Format("15:04:05")
+		case *time.Time:
+			if v == nil {
+				return ""
+			}
+			return v.Local().Format("15:04:05")
+		}
+		return ""
+	},
+	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"short": func(n int, s string) string {
+		return mdtext.Shorten(strings.Join(strings.Fields(s), " "), n)
+	},
+	"join": strings.Join,
+	"expires": func(t *time.Time) string {
+		if t == nil {
+			return "never expires"
+		}
+		d := time.Until(*t).Round(time.Second)
+		if d <= 0 {
+			return "expires now"
+		}
+		return "expires in " + d.String()
+	},
+}

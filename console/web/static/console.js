@@ -1,0 +1,173 @@
+// agentinfra console: live regions re-read their HTML when the server's
+// event stream says they are stale; forms post without leaving the page.
+// No framework, no build step.
+"use strict";
+(function () {
+  var $ = function (sel, root) { return (root || document).querySelector(sel); };
+  var $$ = function (sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); };
+
+  function flash(text, isError) {
+    var f = $("#flash");
+    if (!f) return;
+    f.textContent = text;
+    f.className = isError ? "error" : "ok";
+    f.setAttribute("role", isError ? "alert" : "status");
+    clearTimeout(flash.t);
+    flash.t = setTimeout(function () { f.textContent = ""; f.className = ""; }, isError ? 12000 : 5000);
+  }
+
+  // morph puts html into region, keeping the elements whose data-key and
+  // data-ver did not change (what a person is typing or has unfolded stays).
+  function morph(region, html) {
+    var tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    var old = {};
+    $$(":scope > [data-key]", region).forEach(function (el) { old[el.dataset.key] = el; });
+    var next = [];
+    Array.prototype.forEach.call(tpl.content.childNodes, function (n) {
+      if (n.nodeType !== 1) return;
+      var k = n.dataset.key;
+      if (k !== undefined && old[k] && old[k].dataset.ver === n.dataset.ver) {
+        next.push(old[k]);
+        return;
+      }
+      next.push(n);
+    });
+    region.replaceChildren.apply(region, next);
+  }
+
+  var busy = new Map();
+  function refresh(region) {
+    if (busy.get(region)) { busy.set(region, "again"); return; }
+    busy.set(region, true);
+    var url = region.dataset.src;
+    if (region.dataset.keep) {
+      var ids = $$(":scope > [data-key]", region).map(function (el) { return el.dataset.key; }).filter(function (k) { return /^\d+$/.test(k); });
+      if (ids.length) url += (url.indexOf("?") < 0 ? "?" : "&") + "keep=" + ids.join(",");
+    }
+    fetch(url, { credentials: "same-origin" }).then(function (r) {
+      if (r.status === 401) { setConn("off", "signed out: open a new link"); throw new Error("401"); }
+      return r.text();
+    }).then(function (html) { morph(region, html); })
+      .catch(function () {})
+      .finally(function () {
+        var again = busy.get(region) === "again";
+        busy.delete(region);
+        if (again) refresh(region);
+      });
+  }
+  function refreshTopic(topic) {
+    $$('[data-live="' + topic + '"]').forEach(refresh);
+  }
+
+  function setConn(state, text) {
+    var c = $("#conn");
+    if (!c) return;
+    c.dataset.state = state;
+    c.textContent = text;
+  }
+
+  function connect() {
+    var log = $("#log");
+    var url = "/events" + (log ? "?session=" + encodeURIComponent(log.dataset.session) : "");
+    var es = new EventSource(url);
+    es.addEventListener("hello", function () {
+      setConn("live", "live");
+      if (log) log.replaceChildren(); // the stream sends the whole log again
+      $$("[data-live]").forEach(refresh);
+    });
+    ["sessions", "fleet", "board"].forEach(function (t) {
+      es.addEventListener(t, function () { refreshTopic(t); });
+    });
+    es.addEventListener("inbox", function (e) {
+      refreshTopic("inbox");
+      var b = $("#pending-count");
+      try {
+        var n = JSON.parse(e.data).pending;
+        if (b && n !== undefined) { b.textContent = n; b.setAttribute("aria-label", n + " pending"); }
+      } catch (_) {}
+    });
+    es.addEventListener("log", function (e) {
+      if (!log) return;
+      var near = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+      var tpl = document.createElement("template");
+      tpl.innerHTML = e.data;
+      log.appendChild(tpl.content);
+      while (log.children.length > 1000) log.removeChild(log.firstElementChild);
+      if (near) log.scrollTop = log.scrollHeight;
+    });
+    es.onerror = function () { setConn("off", "reconnecting…"); };
+  }
+
+  function post(form, extra) {
+    var body = new URLSearchParams(new FormData(form));
+    if (extra) Object.keys(extra).forEach(function (k) { body.set(k, extra[k]); });
+    var buttons = $$("button", form);
+    buttons.forEach(function (b) { b.disabled = true; });
+    return fetch(form.action, { method: "POST", body: body, credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json().catch(function () { return { ok: false, error: "HTTP " + r.status }; }); })
+      .then(function (res) {
+        if (res.confirm && confirm(res.error + ":\n\n" + res.diverged.join("\n") + "\n\nRestore anyway?")) {
+          return post(form, { force: "1" });
+        }
+        flash(res.ok ? res.message : res.error, !res.ok);
+        if (res.ok) {
+          form.reset();
+          $$("[data-live]").forEach(refresh);
+        }
+      })
+      .catch(function (err) { flash("Not sent: " + err, true); })
+      .finally(function () { buttons.forEach(function (b) { b.disabled = false; }); });
+  }
+
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (!form.matches("form[data-async]")) return;
+    e.preventDefault();
+    post(form);
+  });
+
+  document.addEventListener("click", function (e) {
+    var d = e.target.closest(".dismiss");
+    if (d) { d.closest("[data-key]").remove(); }
+  });
+
+  // The board: drag a card onto a column (the "Move to" form does the same
+  // from the keyboard).
+  document.addEventListener("dragstart", function (e) {
+    var card = e.target.closest && e.target.closest(".tcard");
+    if (card) e.dataTransfer.setData("text/plain", card.dataset.id);
+  });
+  document.addEventListener("dragover", function (e) {
+    if (e.target.closest && e.target.closest(".col")) e.preventDefault();
+  });
+  document.addEventListener("drop", function (e) {
+    var col = e.target.closest && e.target.closest(".col");
+    var id = e.dataTransfer.getData("text/plain");
+    if (!col || !id) return;
+    e.preventDefault();
+    var form = $("#task-" + CSS.escape(id) + " form.move");
+    if (!form) return;
+    form.querySelector("select").value = col.dataset.status;
+    post(form);
+  });
+
+  function newLink() {
+    fetch("/link", { method: "POST", credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json(); })
+      .then(function (res) {
+        if (!res.ok) { flash(res.error, true); return; }
+        $("#link-qr").src = res.qr;
+        $("#link-url").value = res.url;
+        $("#link-dialog").showModal();
+        $("#link-url").select();
+      })
+      .catch(function (err) { flash("No link: " + err, true); });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var b = $("#new-link");
+    if (b) b.addEventListener("click", newLink);
+    connect();
+  });
+})();
