@@ -90,4 +90,3 @@ func (f *Fleet) Projects(ctx context.Context) ([]Project, error) {
 	}
 	return cfg.Projects, nil
 }
-
