@@ -338,14 +338,15 @@ func (r *agentCrashRig) orphanRunFiles(cur *struct {
 	if cur != nil {
 		known[cur.ID] = true
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "history.jsonl"))
-	for _, line := range strings.Split(string(b), "\n") {
-		var run struct {
+	// The history is in the store (schema v3): ask for it as a user would.
+	var h struct {
+		Tasks []struct {
 			ID string `json:"id"`
-		}
-		if json.Unmarshal([]byte(line), &run) == nil {
-			known[run.ID] = true
-		}
+		} `json:"tasks"`
+	}
+	r.json(&h, "agent", "history", "papi", "--page-size", "100")
+	for _, run := range h.Tasks {
+		known[run.ID] = true
 	}
 	var out []string
 	ents, _ := os.ReadDir(filepath.Join(dir, "runs"))
