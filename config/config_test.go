@@ -135,6 +135,11 @@ supervision:
   max_concurrent_sessions: 5
   operators: ["@ana", bo]
   mode: hybrid
+  watchdog: {threshold: 5m, escalation_wait: 2m, max_retries: 3}
+  prompts: {ask: always}
+  budget: {max_turns: 20}
+  checkpoint_before_edit: true
+  retention_days: 30
 other_tool: {anything: [1, 2]}
 `
 	env := map[string]string{"HOME": "/home/ana", EnvLockTimeout: "2m"}

@@ -246,7 +246,11 @@ type Supervision struct {
 	Mode                  string
 }
 
-var supervisionKeys = []string{"max_concurrent_sessions", "operators", "mode"}
+// supervisionKeys: the last five are the keep-moving settings, decoded and
+// checked by package supervision/keepmoving (LoadConfig); listed here so
+// that the documented section is not refused.
+var supervisionKeys = []string{"max_concurrent_sessions", "operators", "mode",
+	"watchdog", "prompts", "budget", "checkpoint_before_edit", "retention_days"}
 
 func (d decoder) supervisionSection(n *yaml.Node) (Supervision, error) {
 	var s Supervision
