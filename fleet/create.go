@@ -192,9 +192,9 @@ func (f *Fleet) nameTaken(name string) error {
 	}
 	var other agentRecord
 	if _, err := readJSON(f.p.file(name, agentFile), &other); err != nil || other.Name == "" {
-		return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("the name %q is taken by the folder %s, whose record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
+		return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("agent %q already exists: the folder %s holds the name, but its record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
 	}
-	return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
+	return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("agent %q already exists (as %s; names are unique regardless of case): pick another name", name, other.Name)}
 }
 
 func checkSource(s string) (string, error) {

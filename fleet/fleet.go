@@ -82,7 +82,7 @@ func New(ws *workspace.Workspace, opts Options) *Fleet {
 	return &Fleet{ws: ws, p: newPaths(ws), opts: opts}
 }
 
-func (f *Fleet) now() time.Time { return f.opts.Now().UTC() }
+func (f *Fleet) now() time.Time { return Timestamp(f.opts.Now()) }
 
 // loadAgent reads an agent's record and current run (nil when none).
 func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
@@ -299,7 +299,7 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 		}
 		a.Sessions[r.CLI] = tr.SessionID
 	}
-	a.UpdatedAt = now
+	a.UpdatedAt, a.LastTask = now, tr.Summary
 	if err := writeJSON(f.p.file(a.Name, agentFile), a); err != nil {
 		errs = append(errs, err)
 	}
@@ -317,7 +317,7 @@ func (f *Fleet) Show(ctx context.Context, name string) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	return view(a, r), nil
+	return f.view(a, r), nil
 }
 
 // ListFilter narrows List; empty fields match everything.
@@ -361,7 +361,7 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := view(a, r)
+		v := f.view(a, r)
 		if filter.Status != "" && string(v.Status) != filter.Status {
 			continue
 		}

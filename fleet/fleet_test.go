@@ -25,16 +25,16 @@ func TestCreateGoesBusyThenIdleWithTheSpecRunCompleted(t *testing.T) {
 	if a.Status != StatusStarting && a.Status != StatusBusy {
 		t.Fatalf("right after create the agent is %s, want starting or busy", a.Status)
 	}
-	if a.CurrentTask == nil || a.CurrentTask.Summary != "keep the tests green" {
-		t.Fatalf("current task = %+v", a.CurrentTask)
+	if a.CurrentRun == nil || a.CurrentRun.Summary != "keep the tests green" {
+		t.Fatalf("current task = %+v", a.CurrentRun)
 	}
 	busy := waitStatus(t, f, "papi", StatusBusy)
-	if busy.CurrentTask == nil || busy.CurrentTask.Status != RunRunning {
-		t.Fatalf("busy agent's current task = %+v", busy.CurrentTask)
+	if busy.CurrentRun == nil || busy.CurrentRun.Status != RunRunning {
+		t.Fatalf("busy agent's current task = %+v", busy.CurrentRun)
 	}
 	idle := waitStatus(t, f, "papi", StatusIdle)
-	if idle.CurrentTask != nil {
-		t.Fatalf("idle agent has a current task %+v", idle.CurrentTask)
+	if idle.CurrentRun != nil {
+		t.Fatalf("idle agent has a current task %+v", idle.CurrentRun)
 	}
 	h, err := f.History(ctx, "papi", 1, DefaultPageSize)
 	if err != nil {
@@ -181,7 +181,7 @@ func TestStopOfAHangingRunLeavesNoProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Status != RunStopped || tr.ID != busy.CurrentTask.ID {
+	if tr.Status != RunStopped || tr.ID != busy.CurrentRun.ID {
 		t.Fatalf("stopped run = %+v", tr)
 	}
 	a, _ := f.Show(ctx, "hang")
@@ -216,8 +216,8 @@ func TestKilledSupervisorLeavesTheRunFailedAndTheAgentIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := waitStatus(t, f, "k9", StatusIdle)
-	if a.CurrentTask != nil {
-		t.Fatalf("current task = %+v", a.CurrentTask)
+	if a.CurrentRun != nil {
+		t.Fatalf("current task = %+v", a.CurrentRun)
 	}
 	h, _ := f.History(ctx, "k9", 1, 20)
 	if h.Tasks[0].Status != RunFailed || !strings.HasPrefix(h.Tasks[0].ExitReason, "interrupted") {
@@ -286,8 +286,8 @@ func TestTwoAgentsClaimingOneTaskHaveOneWinner(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := f.Show(ctx, names[loser])
-	if a.CurrentTask == nil || a.CurrentTask.TaskID != "c3c3c3" {
-		t.Fatalf("--next took %+v, want c3c3c3", a.CurrentTask)
+	if a.CurrentRun == nil || a.CurrentRun.TaskID != "c3c3c3" {
+		t.Fatalf("--next took %+v, want c3c3c3", a.CurrentRun)
 	}
 	waitStatus(t, f, names[loser], StatusIdle)
 }
@@ -604,8 +604,8 @@ func TestNextOnAMatrixWithoutAgentsOrPriorities(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := f.Show(ctx, "papi")
-	if a.CurrentTask == nil || a.CurrentTask.TaskID != "260121185713" {
-		t.Fatalf("--next took %+v, want the P1 task 260121185713", a.CurrentTask)
+	if a.CurrentRun == nil || a.CurrentRun.TaskID != "260121185713" {
+		t.Fatalf("--next took %+v, want the P1 task 260121185713", a.CurrentRun)
 	}
 	waitStatus(t, f, "papi", StatusIdle)
 	readmes, _ := filepath.Glob(filepath.Join(ws.Root, ".agent", "tasks", "260121185713_*", "README.md"))

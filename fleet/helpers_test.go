@@ -156,7 +156,7 @@ func waitStatus(t testing.TB, f *Fleet, name string, want ...Status) Agent {
 		fmt.Fprintf(&b, "--- %s\n%s", filepath.Base(l), c)
 	}
 	h, _ := os.ReadFile(f.p.file(name, historyFile))
-	t.Fatalf("agent %s never became %v; last %s (%+v)\nhistory:\n%s\nlogs:\n%s", name, want, last.Status, last.CurrentTask, h, b.String())
+	t.Fatalf("agent %s never became %v; last %s (%+v)\nhistory:\n%s\nlogs:\n%s", name, want, last.Status, last.CurrentRun, h, b.String())
 	return last
 }
 

@@ -234,7 +234,7 @@ func TestKilledStartGivesTheClaimBack(t *testing.T) {
 			}
 			nctx, notes := WithNotices(ctx)
 			list, err := f.List(nctx, ListFilter{})
-			if err != nil || len(list) != 1 || list[0].Status != StatusIdle || list[0].CurrentTask != nil {
+			if err != nil || len(list) != 1 || list[0].Status != StatusIdle || list[0].CurrentRun != nil {
 				t.Fatalf("list after the kill = %+v, %v", list, err)
 			}
 			oneNotice(t, notes, "gave task c3c3c3 back (TODO again, no agent)")

@@ -96,7 +96,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			return notFound("role", "the role %s of agent %s is gone (.agent/agents/%s.md): %v", a.Role, a.Name, a.Role, err)
 		}
 		now := f.now()
-		tr := TaskRun{ID: fmt.Sprintf("%s-%d", key(a.Name), a.Runs+1), AgentName: a.Name, Status: RunPending, Source: source, CreatedAt: now}
+		tr := TaskRun{ID: fmt.Sprintf("%s-%d", a.Name, a.Runs+1), AgentName: a.Name, Status: RunPending, Source: source, CreatedAt: now}
 		starter := refOf(os.Getpid())
 		run := &runRecord{TaskRun: tr, CLI: a.CLI, Dir: a.Workspace.Path, Scope: contain.New(tr.ID), Starter: &starter}
 		// The run is written first, before the claim and the run's files,

@@ -88,7 +88,7 @@ func waitFleetWithin(t *testing.T, ws *workspace.Workspace, name string, want fl
 			return a
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("agent %s never became %s (last %s, %+v)", name, want, a.Status, a.CurrentTask)
+			t.Fatalf("agent %s never became %s (last %s, %+v)", name, want, a.Status, a.CurrentRun)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -251,7 +251,7 @@ func TestFleetToolsEveryToolAndItsErrors(t *testing.T) {
 	wantFleetError(t, cs, "start_agent_task", map[string]any{"agent_name": "papi", "task_description": "more"}, 409, "")
 	var list fleet.ListResult
 	fleetCall(t, cs, "list_agents", map[string]any{"status_filter": "busy"}, &list)
-	if list.TotalCount != 1 || list.Agents[0].CurrentTask == nil {
+	if list.TotalCount != 1 || list.Agents[0].CurrentRun == nil {
 		t.Fatalf("list_agents busy = %+v", list)
 	}
 	wantFleetError(t, cs, "list_agents", map[string]any{"status_filter": "napping"}, 400, "status_filter")
