@@ -37,6 +37,9 @@ type DeletedAgent struct {
 	WorkspaceID string `json:"workspace_id"`
 	Branch      string `json:"branch"`
 	ArchivedTo  string `json:"archived_to"`
+	// ArchivedBranch is the name the agent's branch is kept under (""
+	// when it had none: Coder).
+	ArchivedBranch string `json:"archived_branch"`
 }
 
 // DeleteAgentResult is the result of delete_agent.
@@ -115,8 +118,13 @@ func NewDeleteResult(d DeleteResult) DeleteAgentResult {
 		}
 		return DeleteAgentResult{Message: msg, DeletedAgent: DeletedAgent(d)}
 	}
+	kept := "branch " + d.Branch + " kept as " + d.ArchivedBranch
+	if d.ArchivedBranch == "" {
+		kept = "its branch " + d.Branch + " was gone already"
+	}
 	return DeleteAgentResult{
-		Message:      fmt.Sprintf("agent %s deleted: worktree %s removed, branch %s kept, history archived in %s", d.Name, d.WorkspaceID, d.Branch, d.ArchivedTo),
+		Message: fmt.Sprintf("agent %s deleted: worktree %s removed, %s, history archived in %s; the name %s is free again",
+			d.Name, d.WorkspaceID, kept, d.ArchivedTo, d.Name),
 		DeletedAgent: DeletedAgent(d),
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/runner"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
@@ -137,9 +138,16 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			hook("start:claimed")
 			run.TaskID, tr.TaskID, tr.Summary, difficulty = c.Task.ID, c.Task.ID, c.Summary, c.Task.Difficulty
 			prompt = withNote(c.Prompt+"\n\n"+agentSection(a), in.Note)
+			if err := runner.CheckPromptSize(a.CLI, prompt); err != nil {
+				// Given back: the agent never ran on it.
+				return rollback(&Error{Code: CodeBadInput, Field: "task_id", Msg: fmt.Sprintf("task %s's prompt is too long for %s; the task is given back", c.Task.ID, a.CLI), Err: err})
+			}
 		} else {
 			tr.Summary = mdtext.Shorten(in.Text, 120)
 			prompt = textPrompt(a, in.Text)
+			if err := runner.CheckPromptSize(a.CLI, prompt); err != nil {
+				return rollback(&Error{Code: CodeBadInput, Field: "task_description", Msg: "the task is too long for " + a.CLI, Err: err})
+			}
 		}
 		// The role is the agent's system prompt, for a matrix task too (whose
 		// prompt leaves the mode out): the runner gives it to the CLI as such.

@@ -35,7 +35,7 @@ func TestCLIAgentsOnCoder(t *testing.T) {
 	var list struct {
 		Agents []struct {
 			Name, Status, Role string
-			CurrentRun        *struct{ Summary string } `json:"current_task"`
+			CurrentRun         *struct{ Summary string } `json:"current_run"`
 		} `json:"agents"`
 		TotalCount int `json:"total_count"`
 	}

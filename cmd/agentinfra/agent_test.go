@@ -93,10 +93,10 @@ func (c *fleetCLI) json(v any, args ...string) {
 
 type agentJSON struct {
 	Agent struct {
-		Name        string          `json:"name"`
-		Status      string          `json:"status"`
-		CurrentRun json.RawMessage `json:"current_task"`
-		Workspace   struct{ Path, Branch string }
+		Name       string          `json:"name"`
+		Status     string          `json:"status"`
+		CurrentRun json.RawMessage `json:"current_run"`
+		Workspace  struct{ Path, Branch string }
 	} `json:"agent"`
 	Message string `json:"message"`
 }
@@ -150,7 +150,7 @@ func TestCLIAgentLifecycle(t *testing.T) {
 	var list struct {
 		Agents []struct {
 			Name, Status string
-			CurrentRun  json.RawMessage `json:"current_task"`
+			CurrentRun   json.RawMessage `json:"current_run"`
 		} `json:"agents"`
 		TotalCount int `json:"total_count"`
 	}
