@@ -175,6 +175,13 @@ func TestFleetMetadataShowAndList(t *testing.T) {
 		if f := md["pull_request_number"]; str(f.Value) != "42" || !f.Schema.IncludeInList {
 			t.Errorf("pull_request_number: %s", str(f.Value))
 		}
+		// A value that is a JSON number is one, in show and list alike.
+		shown, _ := json.Marshal(call(t, cs, "show_agent", map[string]any{"agent_name": "full"}).StructuredContent)
+		listed, _ := json.Marshal(call(t, cs, "list_agents", map[string]any{}).StructuredContent)
+		if !strings.Contains(string(shown), `"pull_request_number":{"value":42,`) || !strings.Contains(string(listed), `"pull_request_number":42`) ||
+			!strings.Contains(string(shown), `"branch":{"value":"agent/full"`) {
+			t.Errorf("the value 42 is not the number 42:\nshow %s\nlist %s", shown, listed)
+		}
 		if f := md["needs_rebase"]; str(f.Value) != "no" || f.Schema.IncludeInList || f.Schema.Description != "No description" {
 			t.Errorf("needs_rebase: %+v", f)
 		}
