@@ -328,17 +328,15 @@ func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
 	if _, err := os.Stat(a.Workspace.Path); !os.IsNotExist(err) {
 		t.Fatalf("worktree still there: %v", err)
 	}
-	if out := run(t, ws.Root, "git", "branch", "--list", "agent/del"); !strings.Contains(out, "agent/del") {
-		t.Fatal("the branch was deleted")
+	if out := run(t, ws.Root, "git", "branch", "--list", res.ArchivedBranch); res.ArchivedBranch == "" || !strings.Contains(out, res.ArchivedBranch) {
+		t.Fatalf("the branch was not kept (archived as %q)", res.ArchivedBranch)
 	}
 	if _, err := os.Stat(filepath.Join(res.ArchivedTo, historyFile)); err != nil {
 		t.Fatalf("history not archived: %v", err)
 	}
 	_, err = f.Show(ctx, "del")
 	wantCode(t, err, CodeNotFound, "agent_name")
-	// The name is free again, on a new branch name only: the old branch is kept.
-	_, err = f.Create(ctx, CreateInput{Name: "del", Spec: "s"})
-	wantCode(t, err, CodeConflict, "")
+	// The name is free again (TestDeletedAgentsNameIsFreeAndItsWorkKept).
 }
 
 func TestNamesFromInputNeverLeaveTheFleetFolder(t *testing.T) {
