@@ -9,12 +9,15 @@ import (
 // GeminiPromptLimit is the longest prompt gemini is given, counted as
 // JSON text (the prompt escaped as a JSON string): gemini 0.61's
 // stream-json output echoes the prompt as its first user message, and
-// when that echo passes about 256 KiB gemini ends before its output is
-// written out — the run prints no result (a 255 KiB prompt of words ran,
-// 257 KiB did not; 140 KiB of quotes and newlines, 250 KiB escaped, ran,
-// 250 KiB of them did not: it is the escaped size that counts). The limit
-// leaves room for the message's envelope.
-const GeminiPromptLimit = 240 * 1024
+// when that echo is long gemini ends without writing the rest of its
+// output — the run prints no result although the model answered. Where
+// it breaks depends on the machine: on the loaded 2-core test machine a
+// 236 KiB prompt failed (only the first 196,742 bytes of output came,
+// 3 × 64 KiB of the echo, the same count in every failure seen) while
+// 255 KiB had passed a little earlier; 250 KiB of quotes and newlines
+// (escaped: 437 KiB) failed, 140 KiB of them (250 KiB) passed — it is the
+// escaped size that counts. 128 KiB stays below everything that failed.
+const GeminiPromptLimit = 128 * 1024
 
 // PromptError is a prompt that cli cannot take.
 type PromptError struct {
