@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/events"
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/runner"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/fleet"
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -55,6 +56,11 @@ type Options struct {
 	OnEvent func(runner.Event)
 	// KillGrace is the time between SIGTERM and SIGKILL at the end (0 = 5 s).
 	KillGrace time.Duration
+	// BeforeApprovedEdit, when set, runs after an edit is approved (by a
+	// person or the policy) and before the CLI is told: issue 22's
+	// checkpoint before each approved edit. The request of a policy
+	// approval has no ID.
+	BeforeApprovedEdit func(store.Request)
 }
 
 // Bridge is a live supervised run.
@@ -89,7 +95,7 @@ func Start(ctx context.Context, req Request, opts Options) (Bridge, error) {
 	case "", runner.CLIGemini:
 		b, err = startGemini(ctx, req, g)
 	default:
-		return nil, fmt.Errorf("unknown agent CLI %q: use one of %s", req.CLI, strings.Join(runner.CLIs, ", "))
+		return nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "cli", Value: req.CLI, Valid: runner.CLIs, Reason: "unknown agent CLI"}
 	}
 	if err != nil {
 		return nil, err

@@ -131,6 +131,7 @@ func (g *gate) decide(ctx context.Context, a ask) answer {
 	if v.Auto {
 		detail, _ := json.Marshal(map[string]any{"tool": a.Tool, "command": a.Command, "file": a.File, "rule": v.Rule})
 		st.Record(context.Background(), store.Event{SessionID: ses.ID, Actor: store.ActorPolicy, Surface: store.SurfacePolicy, Action: "auto_approved", Detail: detail})
+		g.beforeEdit(a, store.Request{SessionID: ses.ID, Kind: a.Kind, Tool: a.Tool, File: a.File, Title: a.Title, Status: store.StatusApproved})
 		return answer{Allow: true, ByPolicy: true}
 	}
 	g.mu.Lock()
@@ -176,7 +177,15 @@ func (g *gate) decide(ctx context.Context, a ask) answer {
 			return answer{Message: "withdrawn", Request: r}
 		}
 	}
+	g.beforeEdit(a, r)
 	return answerOf(r)
+}
+
+// beforeEdit runs Options.BeforeApprovedEdit for an approved edit.
+func (g *gate) beforeEdit(a ask, r store.Request) {
+	if g.opts.BeforeApprovedEdit != nil && a.Kind == store.KindEdit && r.Status == store.StatusApproved {
+		g.opts.BeforeApprovedEdit(r)
+	}
 }
 
 func answerOf(r store.Request) answer {

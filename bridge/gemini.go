@@ -11,6 +11,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 )
@@ -51,7 +52,7 @@ func startGemini(ctx context.Context, req Request, g *gate) (Bridge, error) {
 		return nil, err
 	}
 	if req.Model == "" {
-		return nil, fmt.Errorf("gemini needs an explicit model")
+		return nil, agenterr.Invalidf("model", "gemini needs an explicit model")
 	}
 	argv := []string{bin, "--acp", "-m", req.Model}
 	var files []string

@@ -13,3 +13,10 @@ func KillDescendants() int { return 0 }
 
 func marked(needle string) []int { return nil }
 func reap(pids []int)            {}
+
+// ProcStart cannot be told without /proc.
+func ProcStart(pid int) string { return "" }
+
+// Alive cannot tell a dead process without /proc: any pid counts as
+// alive (a live supervisor is never taken for a crashed one).
+func Alive(pid int, start string) bool { return pid > 0 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
-	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
@@ -40,11 +40,11 @@ func (p *Plan) Claim(ctx context.Context) error {
 // dispatchRefusal makes the lifecycle's refusal of a claim a dispatch
 // refusal (ErrRefused), keeping its reason, holder and override.
 func dispatchRefusal(err error) error {
-	var re *matrix.RefusedError
-	if !errors.Is(err, tasksvc.ErrClaimed) || !errors.As(err, &re) {
+	re := agenterr.As(err)
+	if !errors.Is(err, tasksvc.ErrClaimed) || re == nil {
 		return err
 	}
-	return &matrix.RefusedError{Err: ErrRefused, Field: "id", Override: "force", Holder: re.Holder, Reason: re.Reason}
+	return &agenterr.Error{Kind: agenterr.Refused, Err: ErrRefused, Field: "id", Override: "force", Holder: re.Holder, Reason: re.Reason}
 }
 
 // block moves a claimed task to BLOCKED when the dispatch could not even

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentrun"
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/runner"
 )
 

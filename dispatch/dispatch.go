@@ -30,16 +30,20 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // ErrRefused is returned when a task may not be dispatched (DONE, already
 // IN_PROGRESS, archived) without Force.
-var ErrRefused = errors.New("dispatch refused")
+var ErrRefused = agenterr.New(agenterr.Refused, "dispatch refused")
 
 // DefaultTimeout bounds a dispatch when Options.Timeout is zero.
 const DefaultTimeout = 30 * time.Minute
@@ -81,8 +85,17 @@ type Options struct {
 	CleanEnv  bool
 	ExtraArgs []string
 	KillGrace time.Duration
-	// Executor starts the agent CLI (nil = agentrun.Headless).
+	// Executor starts the agent CLI (nil = agentrun.Headless; a
+	// supervised run, ApprovalMode ask, uses its session's bridge).
 	Executor agentrun.Executor
+	// Owner is the person a supervised run's session belongs to (who may
+	// decide its requests; "" = $AGENTINFRA_USER or the login name).
+	Owner string
+	// OnSupervised, when set, is called with a supervised run's session
+	// once the task is claimed, before the CLI starts (the terminal's
+	// inline prompt follows its requests from there); the function it
+	// returns is called when the run has ended, before the session ends.
+	OnSupervised func(*supervised.Run) (stop func())
 }
 
 // Outcome reports what a dispatch did (or, for a dry run, would do): the
@@ -125,7 +138,29 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	if opts.DryRun {
 		return p.Outcome, nil
 	}
+	// A supervised run takes its place among the live sessions before the
+	// task is claimed: refused (the limit, the sessions holding it), it
+	// changes nothing.
+	var sup *supervised.Run
+	if p.Outcome.ApprovalMode == runner.ApprovalAsk {
+		owner := opts.Owner
+		if owner == "" {
+			owner = supervision.CurrentUser(getenvOr(p.opts.Getenv))
+		}
+		if sup, err = supervised.Begin(ctx, ws, supervised.Params{Owner: owner, CLI: p.Outcome.CLI, Agent: p.Mention, TaskID: p.Task.ID,
+			Title: p.Outcome.Summary, Getenv: getenvOr(p.opts.Getenv)}); err != nil {
+			return p.Outcome, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+	}
+	stopFollowing := func() {}
+	endSession := func(reason string) {
+		if sup != nil {
+			stopFollowing()
+			sup.End(ctx, reason)
+		}
+	}
 	if err := p.Claim(ctx); err != nil {
+		endSession("the task could not be claimed: " + err.Error())
 		return p.Outcome, err
 	}
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s → IN_PROGRESS, %s", p.Task.ID, p.Outcome.StatusBefore, p.Mention)})
@@ -138,15 +173,39 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	}
 	rec, err := p.startRecord()
 	if err != nil {
+		endSession("the run could not be recorded: " + err.Error())
 		bctx, cancel := bookCtx()
 		defer cancel()
 		return p.Outcome, p.block(bctx, err)
 	}
+	executor := opts.Executor
+	if sup != nil {
+		rec.st, executor = sup.Store(), sup
+		if err := sup.AttachRun(ctx, p.Outcome.RunID); err != nil {
+			p.Outcome.Warnings = append(p.Outcome.Warnings, "the session does not name its run: "+err.Error())
+		}
+		emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("supervised: session %d; requests the policy does not allow wait for `agentinfra approve ID` / `agentinfra reject ID --reason TEXT`", sup.Session().ID)})
+		if opts.OnSupervised != nil {
+			if stop := opts.OnSupervised(sup); stop != nil {
+				stopFollowing = stop
+			}
+		}
+	} else if st, err := openRunStore(ctx, ws); err == nil {
+		rec.st = st
+		defer st.Close()
+	} else {
+		p.Outcome.Warnings = append(p.Outcome.Warnings, "the run's record is only in its result file: "+err.Error())
+	}
 
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("running %s (model %s)", p.Outcome.CLI, mdtext.Or(p.Outcome.Model, "CLI default"))})
-	run := &agentrun.Run{Record: &p.Outcome.Record, Root: ws.Root, Recorder: rec.files, Executor: opts.Executor, Now: p.opts.Now}
+	run := &agentrun.Run{Record: &p.Outcome.Record, Root: ws.Root, Recorder: rec.recorder(), Executor: executor, Now: p.opts.Now}
 	res, runErr := run.Exec(ctx, p.Runner, p.Request, p.Command, onEvent)
 	p.Outcome.Conclude(res, runErr, false, p.opts.Now().UTC())
+	if sup != nil {
+		if ses, err := sup.Store().Session(context.WithoutCancel(ctx), sup.Session().ID); err == nil && ses.Status == store.SessionTerminated && ses.EndReason != "" && p.Outcome.Outcome != OutcomeSuccess {
+			p.Outcome.Reason = "the session was stopped: " + ses.EndReason // `session stop` said why
+		}
+	}
 
 	// The row first (so the files can say where it went), then the files.
 	var bookErrs []error
@@ -156,6 +215,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 		bookErrs = append(bookErrs, err)
 	}
 	bookErrs = append(bookErrs, rec.finish(&p.Outcome)...)
+	endSession(p.Outcome.Outcome + ": " + p.Outcome.Reason)
 	run.Ended()
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s, now %s", p.Task.ID, p.Outcome.Outcome, p.Outcome.StatusAfter)})
 	if runErr != nil {

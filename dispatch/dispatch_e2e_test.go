@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/workspace"
 )

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/agentstub"
-	"github.com/agentinfra/agentinfra/internal/treehash"
-	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/runner"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -170,8 +170,8 @@ func TestRunRefusesDoneAndInProgressUnlessForced(t *testing.T) {
 	before := readMatrix(t, ws)
 	for _, id := range []string{"b2b2b2", "c3c3c3"} {
 		_, err := Run(context.Background(), ws, stubOptions(bin, id, "STUB_MODE=ok"), nil)
-		var ref *matrix.RefusedError
-		if !errors.Is(err, ErrRefused) || !errors.As(err, &ref) || ref.Override != "force" {
+		var ref *agenterr.Error
+		if !errors.Is(err, ErrRefused) || !errors.As(err, &ref) || ref.Kind != agenterr.Refused || ref.Override != "force" {
 			t.Errorf("%s: err = %v, want a refusal with the override force", id, err)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/agentstub"
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 )

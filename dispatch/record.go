@@ -17,6 +17,7 @@ import (
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -99,6 +100,18 @@ func (o *Outcome) resultOK() bool { return o.Result != nil && o.Result.OK() }
 type record struct {
 	path, stamp string
 	files       agentrun.Files
+	// st keeps the record as a row of the runs table too (nil when the
+	// store could not be opened: the result file still holds it).
+	st *store.Store
+}
+
+// recorder is the run's Recorder: the result file, and the store's row.
+func (r *record) recorder() bothRecorder {
+	b := bothRecorder{files: r.files}
+	if r.st != nil {
+		b.stored = &agentrun.Stored{Store: r.st, Doc: r.files.Doc}
+	}
+	return b
 }
 
 // startRecord creates the tracking note (and the task folder, when the task
@@ -129,7 +142,7 @@ func (r *record) finish(o *Outcome) []error {
 	if err := appendFile(r.path, renderResult(o)); err != nil {
 		errs = append(errs, fmt.Errorf("append the result to %s: %w", o.TrackingFile, err))
 	}
-	if err := r.files.Save(&o.Record); err != nil {
+	if err := r.recorder().Save(&o.Record); err != nil {
 		errs = append(errs, fmt.Errorf("write %s: %w", o.ResultFile, err))
 	}
 	return errs

@@ -53,6 +53,17 @@ const (
 	// RunEvent: one event the agent CLI printed during a run (RunID; Run
 	// holds it: message, tool_use, tool_result, error, ...).
 	RunEvent Kind = "run.event"
+	// Supervision (issue 22): what keeps a supervised session moving, for
+	// the inbox, the web console and Slack. SessionID names the session,
+	// ItemID the alert, prompt, steering message or checkpoint, Status its
+	// new status (an alert's pending, nudged, escalated…; a prompt's
+	// pending, continued, refined…), Text the reason or the message.
+	AlertChanged      Kind = "supervision.alert"
+	PromptChanged     Kind = "supervision.prompt"
+	SteeringChanged   Kind = "supervision.steering"
+	CheckpointChanged Kind = "supervision.checkpoint"
+	// SessionsPurged: retention deleted old sessions (Text counts them).
+	SessionsPurged Kind = "supervision.purged"
 	// Lagged: this subscriber fell behind and lost Dropped events; it
 	// should re-read the state it shows.
 	Lagged Kind = "lagged"
@@ -79,6 +90,10 @@ type Event struct {
 	Fields []string `json:"fields,omitempty"`
 	// Text says more (a run's outcome, a reason).
 	Text string `json:"text,omitempty"`
+	// SessionID, ItemID and Status: see the supervision kinds.
+	SessionID int64  `json:"session_id,omitempty"`
+	ItemID    int64  `json:"item_id,omitempty"`
+	Status    string `json:"status,omitempty"`
 	// Run is the agent CLI's event of a RunEvent.
 	Run *RunItem `json:"run,omitempty"`
 	// Source is where the event was seen: "" in the process that made the

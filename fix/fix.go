@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/textdiff"
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -33,7 +34,7 @@ const (
 )
 
 // ErrMode marks a mode that is neither join nor move.
-var ErrMode = errors.New("unknown fix mode")
+var ErrMode = agenterr.New(agenterr.Invalid, "unknown fix mode")
 
 // ParseMode reads a --fix value; "" is Join.
 func ParseMode(s string) (Mode, error) {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
-	"github.com/agentinfra/agentinfra/internal/gfmtable"
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/gfmtable"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )

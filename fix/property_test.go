@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/agentinfra/agentinfra/internal/gfmtable"
+	"github.com/agentinfra/agentinfra/internal/testing/gfmtable"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 

@@ -1,60 +1,30 @@
 package fleet
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// Config is the fleet's part of .agent/config.yaml:
-//
-//	fleet:
-//	  backend: local               # local (this machine) or coder
-//	  cli: claude                  # default agent CLI (gemini, claude, codex)
-//	  role: coder                  # default role
-//	  branch_prefix: agent/        # agents work on {branch_prefix}{name}
-//	  worktree_dir: ../{repo}-agents   # where worktrees go, relative to the project
-//	  setup: npm ci                # run in a new worktree (sh -c) before the first task
-//	  timeout: 30m                 # bound of one run
-//	  approval_mode: yolo          # default|auto_edit|yolo
-//	projects:
-//	  - name: web
-//	    display_name: Web app
-//	    description: The storefront
-//	    path: ../web               # relative to the workspace root
-//	    base_branch: main
-//	    backend: local
+// Config is the fleet's settings: the fleet and projects sections of
+// .agent/config.yaml (config.Fleet, decoded once per workspace) with the
+// defaults filled in, and the projects as the fleet shows them.
 type Config struct {
-	Backend      string        `yaml:"backend"`
-	CLI          string        `yaml:"cli"`
-	Role         string        `yaml:"role"`
-	BranchPrefix string        `yaml:"branch_prefix"`
-	WorktreeDir  string        `yaml:"worktree_dir"`
-	Setup        string        `yaml:"setup"`
-	Timeout      time.Duration `yaml:"-"`
-	TimeoutText  string        `yaml:"timeout"`
-	ApprovalMode string        `yaml:"approval_mode"`
-	Projects     []Project     `yaml:"-"`
-}
-
-type configFile struct {
-	Fleet    Config `yaml:"fleet"`
-	Projects []struct {
-		Name        string `yaml:"name"`
-		DisplayName string `yaml:"display_name"`
-		Description string `yaml:"description"`
-		Path        string `yaml:"path"`
-		BaseBranch  string `yaml:"base_branch"`
-		Backend     string `yaml:"backend"`
-	} `yaml:"projects"`
+	Backend      string
+	CLI          string
+	Role         string
+	BranchPrefix string
+	WorktreeDir  string
+	Setup        string
+	Timeout      time.Duration
+	ApprovalMode string
+	// Projects are the workspace's own repository first, then the
+	// projects section's.
+	Projects []Project
 }
 
 // Defaults of the fleet configuration.
@@ -68,23 +38,20 @@ const (
 	BackendCoder        = "coder"
 )
 
-// LoadConfig reads the fleet and projects sections of .agent/config.yaml
-// (defaults when the file or the sections are missing). The workspace's own
+// ConfigOf is the workspace's fleet settings (from ws.Config: the file is
+// read once per workspace), defaults filled in. The workspace's own
 // repository is always a project, named after its folder.
-func LoadConfig(ws *workspace.Workspace) (Config, error) {
-	var cf configFile
-	path := filepath.Join(ws.AgentDir(), "config.yaml")
-	b, err := ws.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+func ConfigOf(ws *workspace.Workspace) (Config, error) {
+	wc, err := ws.Config()
+	if err != nil {
 		return Config{}, err
-	default:
-		if err := yaml.Unmarshal(b, &cf); err != nil {
-			return Config{}, badInput("config", "%s: %v", path, err)
-		}
 	}
-	c := cf.Fleet
+	fc, err := wc.Fleet()
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{Backend: fc.Backend, CLI: fc.CLI, Role: fc.Role, BranchPrefix: fc.BranchPrefix, WorktreeDir: fc.WorktreeDir,
+		Setup: fc.Setup, Timeout: fc.Timeout, ApprovalMode: fc.ApprovalMode}
 	if c.Backend == "" {
 		c.Backend = BackendLocal
 	}
@@ -100,27 +67,13 @@ func LoadConfig(ws *workspace.Workspace) (Config, error) {
 	if c.ApprovalMode == "" {
 		c.ApprovalMode = DefaultApproval
 	}
-	c.Timeout = DefaultTimeout
-	if c.TimeoutText != "" {
-		d, err := time.ParseDuration(c.TimeoutText)
-		if err != nil || d <= 0 {
-			return Config{}, badInput("config", "%s: fleet.timeout %q: use a duration such as 30m", path, c.TimeoutText)
-		}
-		c.Timeout = d
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
 	}
 	self := filepath.Base(ws.Root)
 	c.Projects = []Project{{Name: self, DisplayName: self, Description: "this repository", Path: ws.Root, Backend: BackendLocal}}
-	for i, p := range cf.Projects {
-		if p.Name == "" {
-			return Config{}, badInput("config", "%s: projects[%d] has no name", path, i)
-		}
-		pp := p.Path
-		if pp == "" {
-			pp = ws.Root
-		} else if !filepath.IsAbs(pp) {
-			pp = filepath.Join(ws.Root, pp)
-		}
-		pr := Project{Name: p.Name, DisplayName: p.DisplayName, Description: p.Description, Path: filepath.Clean(pp), BaseBranch: p.BaseBranch, Backend: p.Backend}
+	for _, p := range fc.Projects {
+		pr := Project{Name: p.Name, DisplayName: p.DisplayName, Description: p.Description, Path: p.Path, BaseBranch: p.BaseBranch, Backend: p.Backend}
 		if pr.DisplayName == "" {
 			pr.DisplayName = pr.Name
 		}

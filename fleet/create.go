@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
 )
 
 // CreateInput is what create_agent and `agent create` take.
@@ -22,6 +24,12 @@ type CreateInput struct {
 	Spec    string
 	CLI     string // "" = the configured default
 	Source  string // who asks (human, agent, ai_controller); "" = human
+	// ApprovalMode is the agent's runs' ("" = the fleet config's
+	// approval_mode; ask: supervised, see docs/supervision.md).
+	ApprovalMode string
+	// Owner is the person the supervised runs belong to ("" = $AGENTINFRA_USER
+	// or the login name).
+	Owner string
 }
 
 // Create makes an agent: it checks the input (nothing is written when it is
@@ -29,7 +37,7 @@ type CreateInput struct {
 // the project's base branch, runs the configured setup command, and starts
 // the first run on the spec at once.
 func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return Agent{}, err
 	}
@@ -38,6 +46,9 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	}
 	if err := f.nameFree(ctx, in.Name); err != nil {
 		return Agent{}, err
+	}
+	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
+		return Agent{}, badInput("approval_mode", "%v", err)
 	}
 	if strings.TrimSpace(in.Spec) == "" {
 		return Agent{}, badInput("spec", "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\"")
@@ -65,13 +76,13 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		}
 		if !roleMissing(err) {
 			// It is there but cannot be read: the cause says why.
-			return Agent{}, &Error{Code: CodeBadInput, Field: "role", Msg: fmt.Sprintf("role %q cannot be loaded", role), Err: err}
+			return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf("role %q cannot be loaded", role), Err: err}
 		}
 		msg := fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", "))
 		if len(names) == 0 {
 			msg = fmt.Sprintf("unknown role %q: there are no roles yet; create .agent/agents/%s.md holding the agent's system prompt", role, role)
 		}
-		return Agent{}, &Error{Code: CodeBadInput, Field: "role", Msg: msg}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: msg}
 	}
 	cli := in.CLI
 	if cli == "" {
@@ -93,14 +104,14 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	// The spec is the first run's prompt: one the CLI cannot take is
 	// refused before anything is made.
 	if err := runner.CheckPromptSize(cli, textPrompt(&agentRecord{Name: in.Name, Spec: in.Spec, Workspace: Workspace{Path: wt, Branch: branch}}, in.Spec)); err != nil {
-		return Agent{}, &Error{Code: CodeBadInput, Field: "spec", Msg: "the spec is too long for " + cli + ", whose first run it is", Err: err}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "spec", Reason: "the spec is too long for " + cli + ", whose first run it is", Err: err}
 	}
 	if _, err := os.Stat(wt); err == nil {
-		return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
+		return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
 	}
 	if _, err := git(ctx, proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
 		if !f.deletedBefore(in.Name) {
-			return Agent{}, &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("branch %s already exists and no deleted agent %s left it: pick another name, or rename the branch", branch, in.Name)}
+			return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("branch %s already exists and no deleted agent %s left it: pick another name, or rename the branch", branch, in.Name)}
 		}
 		// A deleted agent's branch that a version before the archive
 		// names kept: kept the same way now, and the name is free.
@@ -122,7 +133,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	a := &agentRecord{
 		Name: in.Name, Role: role, Project: proj.Name, Spec: in.Spec, CLI: cli, CreatedAt: now, UpdatedAt: now,
 		Workspace: Workspace{ID: wt, Path: wt, Branch: branch}, Metadata: map[string]any{}, State: stateCreating, Owner: &owner,
-		Base: base, CreateScope: contain.New("create-" + key(in.Name)),
+		Base: base, CreateScope: contain.New("create-" + key(in.Name)), ApprovalMode: in.ApprovalMode,
 	}
 	if err := f.p.ensure(); err != nil {
 		return Agent{}, err
@@ -178,7 +189,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 		return undo(err)
 	}
 	f.bus().Publish(events.Event{Kind: events.AgentCreated, Root: f.ws.Root, Actor: source, Agent: key(in.Name)})
-	if _, err := f.Start(ctx, StartInput{Name: in.Name, Text: in.Spec, Source: source}); err != nil {
+	if _, err := f.Start(ctx, StartInput{Name: in.Name, Text: in.Spec, Source: source, Owner: in.Owner}); err != nil {
 		ag, _ := f.Show(ctx, in.Name)
 		return ag, fmt.Errorf("agent %s was created but its first run did not start: %w", in.Name, err)
 	}
@@ -207,9 +218,9 @@ func (f *Fleet) nameTaken(name string) error {
 	}
 	var other agentRecord
 	if _, err := readJSON(f.p.file(name, agentFile), &other); err != nil || other.Name == "" {
-		return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("agent %q already exists: the folder %s holds the name, but its record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
+		return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("agent %q already exists: the folder %s holds the name, but its record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
 	}
-	return &Error{Code: CodeConflict, Field: "name", Msg: fmt.Sprintf("agent %q already exists (as %s; names are unique regardless of case): pick another name", name, other.Name)}
+	return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("agent %q already exists (as %s; names are unique regardless of case): pick another name", name, other.Name)}
 }
 
 func checkSource(s string) (string, error) {
@@ -266,7 +277,7 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 			return err
 		}
 		if len(changes) > 0 {
-			return &Error{Code: CodeConflict, Field: "force", Msg: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
+			return &agenterr.Error{Kind: agenterr.Conflict, Override: "force", Reason: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
 				a.Name, len(changes), a.Workspace.Path, lastLines(strings.Join(changes, "\n"), 3))}
 		}
 		return nil
@@ -302,7 +313,7 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 	if err != nil {
 		return res, err
 	}
-	cfg, _ := LoadConfig(f.ws)
+	cfg, _ := ConfigOf(f.ws)
 	repo := f.ws.Root
 	if p, perr := cfg.project(a.Project); perr == nil {
 		repo = p.Path
@@ -334,7 +345,14 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 			}
 			dst, err := f.archiveFolder(name, "")
 			res.ArchivedTo = dst
-			return err
+			if err != nil {
+				return err
+			}
+			// Its runs go to the archive too: the name is free for a new agent.
+			return f.withRuns(ctx, func(st *store.Store) error {
+				_, err := st.ArchiveRuns(ctx, store.CallerFleet, key(name), filepath.Base(dst))
+				return err
+			})
 		})
 	})
 	if err != nil {
@@ -390,7 +408,7 @@ func (f *Fleet) deleteUnreadable(ctx context.Context, name string) (DeleteResult
 // findWorktree finds the worktree an agent called name has in a local
 // project: at the configured place, on the agent's branch ("" if none).
 func (f *Fleet) findWorktree(ctx context.Context, name string) (repo, path, branch string) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return "", "", ""
 	}

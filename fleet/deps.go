@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
@@ -49,7 +50,7 @@ func claimNext(ctx context.Context, ws *workspace.Workspace, agent string, now t
 		}
 		return res.After, err
 	}
-	return matrix.Task{}, &Error{Code: CodeConflict, Field: "task_id", Msg: "no task is ready: every TODO task waits for a dependency, or there is none; add one (agentinfra task create) or finish what they wait for"}
+	return matrix.Task{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "task_id", Reason: "no task is ready: every TODO task waits for a dependency, or there is none; add one (agentinfra task create) or finish what they wait for"}
 }
 
 // claimFor claims the matrix task of a start (in.TaskID, or the next ready

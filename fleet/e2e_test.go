@@ -2,13 +2,12 @@ package fleet
 
 // End-to-end tests of the fleet with the REAL agent CLIs (installed by
 // scripts/install-tools.sh) talking to the fake model servers of
-// internal/fakemodel on 127.0.0.1, under the real supervisor (this test
+// internal/testing/fakemodel on 127.0.0.1, under the real supervisor (this test
 // binary, as helpers_test.go sets up). They skip when a CLI is missing and
 // fail when it is missing under AGENTINFRA_E2E=1.
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 )
 
 // realCLIFleet is a fleet whose runs start the real CLI prepared by fakemodel.
@@ -60,17 +59,11 @@ func waitReal(t *testing.T, f *Fleet, name string, seen map[Status]bool, want ..
 // resultArgv reads the argv the supervisor recorded for a run.
 func resultArgv(t *testing.T, f *Fleet, name, runID string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.p.runsDir(name), runID+".result.json"))
-	if err != nil {
-		t.Fatal(err)
+	rec, err := f.storedRecord(context.Background(), runID)
+	if err != nil || rec == nil {
+		t.Fatalf("the record of run %s: %v", runID, err)
 	}
-	var r struct {
-		Argv []string `json:"argv"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	return r.Argv
+	return rec.Argv
 }
 
 // testRole is the text of the agents' role (.agent/agents/coder.md) in the

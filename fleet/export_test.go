@@ -1,7 +1,10 @@
 package fleet
 
 import (
+	"context"
 	"testing"
+
+	"github.com/agentinfra/agentinfra/agentrun"
 
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -11,5 +14,12 @@ func NewTestFleet(t testing.TB, ws *workspace.Workspace, env ...string) *Fleet {
 	return testFleet(t, ws, env...)
 }
 
-// HistoryPath is where the local fleet records agent name's finished runs.
-func (f *Fleet) HistoryPath(name string) string { return f.p.file(name, historyFile) }
+// AddFinishedRun records a finished run in agent tr.AgentName's history as
+// the supervisor does.
+func (f *Fleet) AddFinishedRun(t testing.TB, tr TaskRun) {
+	t.Helper()
+	rec := &agentrun.Record{RunID: tr.ID, Caller: agentrun.CallerFleet, Agent: "@" + tr.AgentName, Status: tr.Status, Summary: tr.Summary}
+	if err := f.saveFinished(context.Background(), rec, tr); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -27,10 +26,13 @@ import (
 //	locks/{name}.lock           held while one agent's files change
 //	agents/{name}/agent.json    the agent (replaced atomically)
 //	agents/{name}/run.json      the current run, while there is one
-//	agents/{name}/history.jsonl one line per finished run (append-only)
-//	agents/{name}/runs/{run}.*  a run's prompt, record (result.json), log
-//	                            (log.jsonl) and supervisor log
+//	agents/{name}/runs/{run}.*  a run's prompt, log (log.jsonl) and
+//	                            supervisor log
 //	archive/{name}-{stamp}/     the folder of a deleted agent
+//
+// The runs' records and the agents' histories are in the workspace's store
+// (runstore.go); history.jsonl and runs/{run}.result.json are what an
+// agentinfra before it wrote, imported once.
 const (
 	agentFile   = "agent.json"
 	runFile     = "run.json"
@@ -59,11 +61,6 @@ func (p paths) file(name, file string) string { return filepath.Join(p.agentDir(
 // logFile is a run's log: every event its agent CLI printed (JSONL).
 func (p paths) logFile(name, runID string) string {
 	return filepath.Join(p.runsDir(name), runID+".log.jsonl")
-}
-
-// runFiles keep a run's record (runs/{run}.result.json) and its log.
-func (p paths) runFiles(name, runID string) agentrun.Files {
-	return agentrun.Files{RecordPath: filepath.Join(p.runsDir(name), runID+".result.json"), LogPath: p.logFile(name, runID)}
 }
 
 // ensure creates the fleet folder with its .gitignore.

@@ -10,9 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -37,7 +41,8 @@ type Options struct {
 	// Metadata collects the agents' workspace metadata (nil = the
 	// process's shared collector, metadata.Shared).
 	Metadata *metadata.Collector
-	// Getenv reads the environment for model choice (nil = os.Getenv).
+	// Getenv reads the environment for model choice (nil = the
+	// workspace's, the caller's: workspace.Workspace.Getenv).
 	Getenv func(string) string
 	// Bus receives the fleet's events (nil = events.Default()).
 	Bus *events.Bus
@@ -46,11 +51,14 @@ type Options struct {
 	Executor agentrun.Executor
 }
 
-func (o Options) getenv() func(string) string {
-	if o.Getenv == nil {
-		return os.Getenv
+func (f *Fleet) getenv() func(string) string {
+	if f.opts.Getenv != nil {
+		return f.opts.Getenv
 	}
-	return o.Getenv
+	if f.ws.Getenv != nil {
+		return f.ws.Getenv
+	}
+	return func(string) string { return "" }
 }
 
 func (f *Fleet) bus() *events.Bus {
@@ -87,9 +95,7 @@ func (f *Fleet) now() time.Time { return Timestamp(f.opts.Now()) }
 // loadAgent reads an agent's record and current run (nil when none).
 func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
 	if err := ValidateName(name); err != nil { // never a path outside the fleet's folder
-		var fe *Error
-		errors.As(err, &fe)
-		return nil, nil, &Error{Code: CodeBadInput, Field: "agent_name", Msg: fe.Msg}
+		return nil, nil, agenterr.WithField(err, "agent_name")
 	}
 	var a agentRecord
 	ok, err := readJSON(f.p.file(name, agentFile), &a)
@@ -232,26 +238,21 @@ func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) er
 	if r.StopRequested {
 		rec.Outcome, rec.Status, rec.Reason = agentrun.OutcomeStopped, agentrun.StatusStopped, "stopped"
 	}
-	if prev, _ := readRecord(f.p, a.Name, r.ID); prev != nil {
+	if prev, _ := f.storedRecord(ctx, r.ID); prev != nil {
 		rec.Argv, rec.Result = prev.Argv, prev.Result // what the supervisor saved as the run began
+	}
+	if r.ApprovalMode == runner.ApprovalAsk {
+		// A supervised run's session (and its pending request) ends with
+		// it: interrupted, as every session of a dead supervisor.
+		f.withRuns(ctx, func(st *store.Store) error { _, err := supervised.Reap(ctx, f.ws, st); return err })
 	}
 	return f.finishLocked(ctx, a, r, rec, tasksvc.ActorAgentinfra)
 }
 
-// readRecord reads the record a run's supervisor saved (nil when none).
-func readRecord(p paths, name, runID string) (*agentrun.Record, error) {
-	var rec agentrun.Record
-	ok, err := readJSON(p.runFiles(name, runID).RecordPath, &rec)
-	if !ok || err != nil {
-		return nil, err
-	}
-	return &rec, nil
-}
-
 // finishLocked ends the current run as rec says: the matrix task moves on
-// (REVIEW or BLOCKED, by the agent, or by when set), the record is saved,
-// the run is appended to the history, the session is kept for the next run
-// and run.json goes. Called under the agent lock.
+// (REVIEW or BLOCKED, by the agent, or by when set), the record is saved
+// with the run's history entry (the store's runs table), the session is
+// kept for the next run and run.json goes. Called under the agent lock.
 func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, rec *agentrun.Record, by tasksvc.Actor) error {
 	now := f.now()
 	if rec.EndedAt == nil {
@@ -275,23 +276,10 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 			tr.ExitReason += "; task " + tr.TaskID + " is " + rec.StatusAfter
 		}
 	}
-	if err := f.p.runFiles(a.Name, r.ID).Save(rec); err != nil {
-		errs = append(errs, fmt.Errorf("save the record of run %s: %w", tr.ID, err))
-	}
-	// A crash between this append and the removal of run.json leaves a run
-	// that is recorded already: it is not recorded twice.
-	if done, _ := f.lastRun(a.Name, tr.ID); done.ID == "" {
-		torn, err := appendLine(f.p.file(a.Name, historyFile), tr)
-		if err != nil {
-			return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
-		}
-		if torn != "" {
-			notify(ctx, Notice{Agent: a.Name, Text: torn})
-			rec.Warnings = append(rec.Warnings, torn)
-			if err := f.p.runFiles(a.Name, r.ID).Save(rec); err != nil {
-				errs = append(errs, fmt.Errorf("save the record of run %s: %w", tr.ID, err))
-			}
-		}
+	// A crash between this save and the removal of run.json leaves a run
+	// that is recorded already: saved again, it keeps its place.
+	if err := f.saveFinished(ctx, rec, tr); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("record run %s: %w", tr.ID, err))...)
 	}
 	if tr.SessionID != "" {
 		if a.Sessions == nil {
@@ -317,7 +305,7 @@ func (f *Fleet) Show(ctx context.Context, name string) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	return f.view(a, r), nil
+	return f.view(ctx, a, r), nil
 }
 
 // ListFilter narrows List; empty fields match everything.
@@ -349,7 +337,7 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 			continue
 		}
 		a, r, err := f.current(ctx, n)
-		if CodeOf(err) == CodeNotFound {
+		if agenterr.KindOf(err) == agenterr.NotFound {
 			continue // deleted meanwhile, or a leftover rolled back
 		}
 		if errors.Is(err, errUnreadableRecord) {
@@ -361,7 +349,7 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := f.view(a, r)
+		v := f.view(ctx, a, r)
 		if filter.Status != "" && string(v.Status) != filter.Status {
 			continue
 		}
@@ -373,14 +361,12 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 	if len(out) == 0 && filter.Project != "" {
 		// A project no agent has and the configuration does not name is
 		// a typo, not an empty fleet.
-		cfg, err := LoadConfig(f.ws)
+		cfg, err := ConfigOf(f.ws)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := cfg.project(filter.Project); err != nil {
-			var fe *Error
-			errors.As(err, &fe)
-			return nil, &Error{Code: CodeNotFound, Field: "project_filter", Msg: fe.Msg}
+			return nil, agenterr.WithField(err, "project_filter")
 		}
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +11,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/store"
 )
 
 func TestCreateGoesBusyThenIdleWithTheSpecRunCompleted(t *testing.T) {
@@ -314,7 +317,10 @@ func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.Delete(ctx, "del", false)
-	wantCode(t, err, CodeConflict, "force")
+	wantCode(t, err, CodeConflict, "")
+	if e := agenterr.As(err); e.Override != "force" {
+		t.Errorf("the refusal names no override: %+v", e)
+	}
 	if _, err := os.Stat(a.Workspace.Path); err != nil {
 		t.Fatalf("a refused delete removed the worktree: %v", err)
 	}
@@ -331,8 +337,13 @@ func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
 	if out := run(t, ws.Root, "git", "branch", "--list", res.ArchivedBranch); res.ArchivedBranch == "" || !strings.Contains(out, res.ArchivedBranch) {
 		t.Fatalf("the branch was not kept (archived as %q)", res.ArchivedBranch)
 	}
-	if _, err := os.Stat(filepath.Join(res.ArchivedTo, historyFile)); err != nil {
-		t.Fatalf("history not archived: %v", err)
+	var archived []store.RunRow
+	f.withRuns(ctx, func(st *store.Store) error {
+		archived, err = st.Runs(ctx, store.RunFilter{Archived: filepath.Base(res.ArchivedTo)})
+		return err
+	})
+	if len(archived) == 0 || archived[0].Agent != "del" {
+		t.Fatalf("history not archived: %+v %v", archived, err)
 	}
 	_, err = f.Show(ctx, "del")
 	wantCode(t, err, CodeNotFound, "agent_name")
@@ -418,10 +429,11 @@ func TestRunEnvironmentNamesTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := os.ReadFile(filepath.Join(f.p.runsDir("papi"), h.Tasks[0].ID+".result.json"))
-	if err != nil {
-		t.Fatal(err)
+	rec, err := f.storedRecord(ctx, h.Tasks[0].ID)
+	if err != nil || rec == nil {
+		t.Fatalf("the run's record: %v", err)
 	}
+	res, _ := json.Marshal(rec)
 	if r := h.Tasks[0]; r.Status != RunFailed || !strings.Contains(string(res), EnvAgent+"=Papi") {
 		t.Fatalf("the run's environment did not name the agent: %+v\n%s", r, res)
 	}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -51,7 +53,7 @@ func superviseMain(args []string) int {
 	return 0
 }
 
-// buildStub compiles the stand-in agent CLI (internal/agentstub) once per test run.
+// buildStub compiles the stand-in agent CLI (internal/testing/agentstub) once per test run.
 func buildStub(t testing.TB) string { return agentstub.Build(t) }
 
 const testMatrix = `# Development Matrix
@@ -155,19 +157,20 @@ func waitStatus(t testing.TB, f *Fleet, name string, want ...Status) Agent {
 		c, _ := os.ReadFile(l)
 		fmt.Fprintf(&b, "--- %s\n%s", filepath.Base(l), c)
 	}
-	h, _ := os.ReadFile(f.p.file(name, historyFile))
+	runs, _ := f.finishedRuns(context.Background(), name)
+	h, _ := json.MarshalIndent(runs, "", "  ")
 	t.Fatalf("agent %s never became %v; last %s (%+v)\nhistory:\n%s\nlogs:\n%s", name, want, last.Status, last.CurrentRun, h, b.String())
 	return last
 }
 
 func wantCode(t testing.TB, err error, code int, field string) {
 	t.Helper()
-	var fe *Error
+	var fe *agenterr.Error
 	if !errors.As(err, &fe) {
 		t.Fatalf("want a fleet error %d (%s), got %v", code, field, err)
 	}
-	if fe.Code != code || (field != "" && fe.Field != field) {
-		t.Fatalf("want code %d field %q, got %d %q: %v", code, field, fe.Code, fe.Field, err)
+	if got := CodeOf(fe); got != code || (field != "" && fe.Field != field) {
+		t.Fatalf("want code %d field %q, got %d (%s) %q: %v", code, field, got, fe.Kind, fe.Field, err)
 	}
 }
 

@@ -22,13 +22,9 @@ func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (H
 	if err != nil {
 		return HistoryPage{}, err
 	}
-	runs, bad, err := readLinesReport[TaskRun](f.p.file(a.Name, historyFile))
+	runs, err := f.finishedRuns(ctx, a.Name)
 	if err != nil {
 		return HistoryPage{}, err
-	}
-	if len(bad) > 0 {
-		notify(ctx, Notice{Agent: a.Name, Text: fmt.Sprintf("agent %s's history %s has %d line(s) that are no run record (line %s): left out",
-			a.Name, f.p.file(a.Name, historyFile), len(bad), joinInts(bad, 5))})
 	}
 	all := make([]TaskRun, 0, len(runs)+1)
 	if r != nil {
@@ -45,7 +41,7 @@ func (f *Fleet) History(ctx context.Context, name string, page, pageSize int) (H
 func (f *Fleet) Roles(ctx context.Context, project string) ([]Role, error) {
 	rolesWS := f.ws
 	if project != "" {
-		cfg, err := LoadConfig(f.ws)
+		cfg, err := ConfigOf(f.ws)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +86,7 @@ func displayName(path, name string) string {
 
 // Projects lists the projects agents can work in.
 func (f *Fleet) Projects(ctx context.Context) ([]Project, error) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return nil, err
 	}

@@ -178,7 +178,7 @@ func (f *Fleet) rollbackCreate(ctx context.Context, name string) (done bool, err
 // this repository half made) and the branch, when it holds nothing that is
 // not in the base branch. It returns what it did.
 func (f *Fleet) undoCreation(ctx context.Context, a *agentRecord) ([]string, error) {
-	cfg, err := LoadConfig(f.ws)
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func (f *Fleet) rollbackStartLocked(ctx context.Context, a *agentRecord, r *runR
 		}
 	}
 	if runID(a.Name).MatchString(r.ID) {
-		if done, _ := f.lastRun(a.Name, r.ID); done.ID == "" {
+		if done, _ := f.lastRun(ctx, a.Name, r.ID); done.ID == "" {
 			dir := f.p.runsDir(a.Name)
 			for _, suffix := range []string{".prompt.md", ".system.md", ".supervisor.log"} {
 				_ = os.Remove(filepath.Join(dir, r.ID+suffix))

@@ -54,7 +54,7 @@ func (f *Fleet) findRun(ctx context.Context, name, runID string) (TaskRun, bool,
 	if r != nil && (runID == "" || strings.EqualFold(runID, r.ID)) {
 		return r.TaskRun, r.Supervisor.alive(), nil
 	}
-	runs, err := readLines[TaskRun](f.p.file(a.Name, historyFile))
+	runs, err := f.finishedRuns(ctx, a.Name)
 	if err != nil {
 		return TaskRun{}, false, err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/fleet/metadata"
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 // metadataFleet is a fleet of n ready agents whose worktrees hold taskfile,

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentrun"
@@ -48,6 +49,9 @@ type agentRecord struct {
 	// LastTask is the summary of the latest run that ended (last_task);
 	// records written before it was kept have "" and read the history.
 	LastTask string `json:"last_task,omitempty"`
+	// ApprovalMode is the agent's runs' ("" = the fleet config's): ask
+	// makes them supervised.
+	ApprovalMode string `json:"approval_mode,omitempty"`
 }
 
 // runRecord is run.json: the current run and what its supervisor needs.
@@ -61,17 +65,20 @@ type runRecord struct {
 	StopRequested bool `json:"stop_requested,omitempty"`
 
 	// How to run it (read by the supervisor).
-	CLI          string        `json:"cli"`
-	Binary       string        `json:"binary,omitempty"`
-	Env          []string      `json:"env,omitempty"`
-	Dir          string        `json:"dir"`
-	Model        string        `json:"model,omitempty"`
-	Session      string        `json:"session,omitempty"`
-	ModelReason  string        `json:"model_reason,omitempty"`
-	ApprovalMode string        `json:"approval_mode,omitempty"`
-	Timeout      time.Duration `json:"timeout"`
-	KillGrace    time.Duration `json:"kill_grace,omitempty"`
-	PromptFile   string        `json:"prompt_file"`
+	CLI          string   `json:"cli"`
+	Binary       string   `json:"binary,omitempty"`
+	Env          []string `json:"env,omitempty"`
+	Dir          string   `json:"dir"`
+	Model        string   `json:"model,omitempty"`
+	Session      string   `json:"session,omitempty"`
+	ModelReason  string   `json:"model_reason,omitempty"`
+	ApprovalMode string   `json:"approval_mode,omitempty"`
+	// Owner is the person who started the run: a supervised run's
+	// session is theirs.
+	Owner      string        `json:"owner,omitempty"`
+	Timeout    time.Duration `json:"timeout"`
+	KillGrace  time.Duration `json:"kill_grace,omitempty"`
+	PromptFile string        `json:"prompt_file"`
 	// SystemPromptFile holds the role's text, the CLI's system prompt (""
 	// when the role has none).
 	SystemPromptFile string `json:"system_prompt_file,omitempty"`
@@ -160,13 +167,14 @@ func view(a *agentRecord, run *runRecord) Agent {
 
 // view is the package view with what only the files tell: the latest
 // ended run's summary (last_task).
-func (f *Fleet) view(a *agentRecord, run *runRecord) Agent {
+func (f *Fleet) view(ctx context.Context, a *agentRecord, run *runRecord) Agent {
 	out := view(a, run)
 	if a.LastTask != "" {
 		s := a.LastTask
 		out.LastTask = &s
-	} else if a.Runs > 0 { // a record from before last_task was kept
-		if runs, err := readLines[TaskRun](f.p.file(a.Name, historyFile)); err == nil && len(runs) > 0 {
+	} else if a.Runs > 1 || a.Runs == 1 && run == nil {
+		// A record from before last_task was kept: its history says.
+		if runs, err := f.finishedRuns(ctx, a.Name); err == nil && len(runs) > 0 {
 			s := runs[len(runs)-1].Summary
 			out.LastTask = &s
 		}

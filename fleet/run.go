@@ -12,12 +12,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/supervision"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 )
 
@@ -31,6 +32,12 @@ type StartInput struct {
 	// Note is added to a matrix task's prompt (a word from who gives it).
 	Note   string
 	Source string // "" = human
+	// ApprovalMode is this run's ("" = the agent's, else the fleet
+	// config's); ask: supervised.
+	ApprovalMode string
+	// Owner is the person a supervised run belongs to ("" =
+	// $AGENTINFRA_USER or the login name).
+	Owner string
 }
 
 // EnvAgent names the agent in the environment of its runs, so that an
@@ -61,7 +68,13 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 	if err != nil {
 		return StartResult{}, err
 	}
-	cfg, err := LoadConfig(f.ws)
+	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
+		return StartResult{}, badInput("approval_mode", "%v", err)
+	}
+	if in.Owner == "" {
+		in.Owner = supervision.CurrentUser(f.getenv())
+	}
+	cfg, err := ConfigOf(f.ws)
 	if err != nil {
 		return StartResult{}, err
 	}
@@ -76,7 +89,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		}
 		if st := deriveStatus(a, r); st != StatusIdle {
 			if r != nil && r.Supervisor.alive() {
-				return &Error{Code: CodeConflict, Msg: fmt.Sprintf("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)}
+				return conflict("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)
 			}
 			return conflict("agent %s is %s, not idle: it cannot take a task now", a.Name, st)
 		}
@@ -140,19 +153,19 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			prompt = withNote(c.Prompt+"\n\n"+agentSection(a), in.Note)
 			if err := runner.CheckPromptSize(a.CLI, prompt); err != nil {
 				// Given back: the agent never ran on it.
-				return rollback(&Error{Code: CodeBadInput, Field: "task_id", Msg: fmt.Sprintf("task %s's prompt is too long for %s; the task is given back", c.Task.ID, a.CLI), Err: err})
+				return rollback(&agenterr.Error{Kind: agenterr.Invalid, Field: "task_id", Reason: fmt.Sprintf("task %s's prompt is too long for %s; the task is given back", c.Task.ID, a.CLI), Err: err})
 			}
 		} else {
 			tr.Summary = mdtext.Shorten(in.Text, 120)
 			prompt = textPrompt(a, in.Text)
 			if err := runner.CheckPromptSize(a.CLI, prompt); err != nil {
-				return rollback(&Error{Code: CodeBadInput, Field: "task_description", Msg: "the task is too long for " + a.CLI, Err: err})
+				return rollback(&agenterr.Error{Kind: agenterr.Invalid, Field: "task_description", Reason: "the task is too long for " + a.CLI, Err: err})
 			}
 		}
 		// The role is the agent's system prompt, for a matrix task too (whose
 		// prompt leaves the mode out): the runner gives it to the CLI as such.
 		system := mdtext.TrimBlankLines(role.Body)
-		model, modelReason, err := agentrun.ChooseModel(ctx, f.ws, a.CLI, a.Role, difficulty, "", f.opts.getenv())
+		model, modelReason, err := agentrun.ChooseModel(ctx, f.ws, a.CLI, a.Role, difficulty, "", f.getenv())
 		if err != nil {
 			return rollback(err)
 		}
@@ -177,7 +190,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 		run = &runRecord{
 			TaskRun: tr, CLI: a.CLI, Model: model, ModelReason: modelReason, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
 			Scope:        run.Scope,
-			ApprovalMode: cfg.ApprovalMode, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
+			ApprovalMode: mdtext.Or(in.ApprovalMode, mdtext.Or(a.ApprovalMode, cfg.ApprovalMode)), Owner: in.Owner, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
 			SystemPromptFile: systemFile,
 			Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, EnvAgent + "=" + a.Name}, f.opts.Env...),
 			Starter:          &starter, HeldBefore: held,
@@ -210,22 +223,11 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 	return out, err
 }
 
-// taskError renders the task service's refusals as fleet errors.
-// taskError gives a claim's refusal its fleet code. Msg says what could not
-// be done, the cause says why: the cause's own words are not repeated in Msg
-// (it once was, and every message said its reason twice).
+// taskError names the fleet's input, task_id, on the task service's
+// errors about the task (their kind stays).
 func taskError(err error) error {
-	var fe *Error
-	var re *matrix.RefusedError
-	switch {
-	case errors.As(err, &fe):
-		return err // already the fleet's (claimNext: no task is ready)
-	case errors.As(err, &re):
-		return &Error{Code: CodeConflict, Field: "task_id", Msg: "the agent cannot take the task", Err: err}
-	case errors.Is(err, matrix.ErrNotFound):
-		return &Error{Code: CodeNotFound, Field: "task_id", Msg: "the agent cannot take the task", Err: err}
-	case errors.Is(err, matrix.ErrInvalid):
-		return &Error{Code: CodeBadInput, Field: "task_id", Msg: "bad task ID", Err: err}
+	if e := agenterr.As(err); e != nil && (e.Field == "id" || e.Field == "") && e.Kind != agenterr.Internal && e.Kind != agenterr.Unavailable {
+		return agenterr.WithField(err, "task_id")
 	}
 	return err
 }
@@ -350,12 +352,12 @@ func (f *Fleet) Stop(ctx context.Context, name string) (TaskRun, error) {
 	if _, _, err := f.current(ctx, name); err != nil {
 		return TaskRun{}, err
 	}
-	return f.lastRun(name, runID)
+	return f.lastRun(ctx, name, runID)
 }
 
 // lastRun finds a finished run in the history.
-func (f *Fleet) lastRun(name, runID string) (TaskRun, error) {
-	runs, err := readLines[TaskRun](f.p.file(name, historyFile))
+func (f *Fleet) lastRun(ctx context.Context, name, runID string) (TaskRun, error) {
+	runs, err := f.finishedRuns(ctx, name)
 	if err != nil {
 		return TaskRun{}, err
 	}

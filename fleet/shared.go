@@ -7,10 +7,10 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -71,8 +71,7 @@ func PageRuns(name string, runs []TaskRun, page, pageSize int) (HistoryPage, err
 // PageRuns).
 func CheckPage(page, pageSize int) error {
 	_, err := PageRuns("", nil, page, pageSize)
-	var fe *Error
-	if errors.As(err, &fe) && fe.Field == "page" && page >= 1 {
+	if fe := agenterr.As(err); fe != nil && fe.Field == "page" && page >= 1 {
 		return nil // past the last page: only known once the runs are
 	}
 	return err

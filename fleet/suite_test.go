@@ -32,9 +32,7 @@ func (w *localWorld) AddRuns(t testing.TB, name string, n int) []string {
 		now := time.Now().UTC()
 		tr := fleet.TaskRun{ID: id, AgentName: name, Summary: "run", Status: fleet.RunCompleted, Source: fleet.SourceHuman,
 			CreatedAt: now, StartedAt: &now, CompletedAt: &now}
-		if err := fleet.AppendJSONLine(w.f.HistoryPath(name), tr); err != nil {
-			t.Fatal(err)
-		}
+		w.f.AddFinishedRun(t, tr)
 		ids = append(ids, id)
 	}
 	return ids
@@ -50,7 +48,12 @@ func (w *localWorld) Unavailable(t testing.TB) error {
 		t.Fatal(err)
 	}
 	defer os.WriteFile(cfg, old, 0o644)
-	_, err := w.f.Create(context.Background(), fleet.CreateInput{Name: "unlucky", Spec: "s", Project: "broken"})
+	// A workspace reads its config once: the fleet of the next process sees the project.
+	fresh, err := workspace.New(w.ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fleet.NewTestFleet(t, fresh, "STUB_MODE=ok").Create(context.Background(), fleet.CreateInput{Name: "unlucky", Spec: "s", Project: "broken"})
 	return err
 }
 

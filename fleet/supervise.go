@@ -9,7 +9,10 @@ import (
 
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -114,7 +117,7 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 // exec runs the agent CLI of run headless in its worktree through
 // agentrun (its own process group, the run's marker, the log, the bus);
 // ctx cancellation kills its group. rec gets the command as it ran.
-func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, prompt, system string) (runner.Result, error) {
+func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, prompt, system string) (res runner.Result, err error) {
 	rn, err := runner.For(run.CLI)
 	if err != nil {
 		return runner.Failed(runner.GeminiRunner{}, runner.Request{}, badInput("cli", "%v", err))
@@ -134,7 +137,32 @@ func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, 
 	rec.Argv = runner.RedactArgv(cmd.Argv, cmd.PromptArg)
 	rec.Env = runner.RedactEnv(append(append([]string{}, req.Env...), cmd.Env...))
 	rec.Stdin, rec.PromptBytes = cmd.Stdin != "", len(prompt)
-	x := &agentrun.Run{Record: rec, Root: f.ws.Root, Recorder: f.p.runFiles(run.AgentName, run.ID), Exclusive: true, Now: f.opts.Now, Bus: f.opts.Bus,
-		Executor: f.opts.Executor}
+	st, err := f.runStore(ctx)
+	if err != nil {
+		return runner.Failed(rn, req, err)
+	}
+	defer st.Close()
+	executor := f.opts.Executor
+	if run.ApprovalMode == runner.ApprovalAsk {
+		// A supervised run: this supervisor is its session's; every
+		// request the policy does not allow waits for a person.
+		sup, err := supervised.Begin(ctx, f.ws, supervised.Params{Owner: mdtext.Or(run.Owner, supervision.CurrentUser(f.getenv())),
+			CLI: run.CLI, Agent: run.AgentName, TaskID: run.TaskID, RunID: run.ID, Title: run.Summary, Getenv: f.getenv()})
+		if err != nil {
+			return runner.Failed(rn, req, fmt.Errorf("the supervised run was refused: %w", err))
+		}
+		executor = sup
+		defer func() { sup.End(ctx, runEnd(res)) }()
+	}
+	x := &agentrun.Run{Record: rec, Root: f.ws.Root, Recorder: agentrun.Stored{Store: st, LogPath: f.p.logFile(run.AgentName, run.ID)},
+		Exclusive: true, Now: f.opts.Now, Bus: f.opts.Bus, Executor: executor}
 	return x.Exec(ctx, rn, req, cmd, nil)
+}
+
+// runEnd says in a line how a run ended (a session's end reason).
+func runEnd(res runner.Result) string {
+	if res.Error != "" {
+		return fmt.Sprintf("exit code %d: %s", res.ExitCode, res.Error)
+	}
+	return fmt.Sprintf("completed (exit code %d)", res.ExitCode)
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/golden"
+	"github.com/agentinfra/agentinfra/internal/testing/golden"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 

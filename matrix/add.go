@@ -12,10 +12,10 @@ import (
 // the last task table. t must have an ID; see Doc.CreateTask for defaults.
 func (d *Doc) AddTask(t Task) error {
 	if !ValidID(t.ID) {
-		return &InvalidError{Field: "id", Value: t.ID, Reason: "malformed: " + idRule}
+		return invalid("id", t.ID, "malformed: "+idRule, nil)
 	}
 	if r := d.rowWithID(t.ID); r != nil {
-		return &InvalidError{Field: "id", Value: t.ID, Reason: fmt.Sprintf("already used on line %d", r.line)}
+		return invalid("id", t.ID, fmt.Sprintf("already used on line %d", r.line), nil)
 	}
 	tbl := d.tableFor(t.Priority)
 	if tbl == nil {

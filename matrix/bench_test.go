@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 )
 
 var benchSizes = []int{1000, 10000}

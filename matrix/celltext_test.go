@@ -11,7 +11,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer/html"
 
-	"github.com/agentinfra/agentinfra/internal/gfmtable"
+	"github.com/agentinfra/agentinfra/internal/testing/gfmtable"
 )
 
 func TestJoinCell(t *testing.T) {

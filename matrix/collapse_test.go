@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 )
 
 // parseSummary renders everything a parse decides: tables, tasks, diagnostics.

@@ -63,7 +63,7 @@ func (d *Doc) MissingColumns(want []string) map[int][]string {
 func (d *Doc) AddColumns(want []string, fill map[string]map[string]string) ([]TableColumns, error) {
 	for _, c := range want {
 		if !slices.Contains(CanonicalColumns, c) {
-			return nil, &InvalidError{Field: "column", Value: c, Valid: CanonicalColumns, Reason: "not a standard column"}
+			return nil, invalid("column", c, "not a standard column", CanonicalColumns)
 		}
 	}
 	missing := d.MissingColumns(want)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // MaxCellBytes bounds one value written into a cell (a description, an extra
@@ -18,10 +20,10 @@ const MaxCellBytes = 64 << 10
 // tabs are allowed: a line break becomes a space (see escapeCell).
 func checkCellValue(field, v string) error {
 	if len(v) > MaxCellBytes {
-		return &InvalidError{Field: field, Reason: fmt.Sprintf("is %d bytes, over the limit of %d bytes for a cell; put the long text in the task README and keep a summary in the row", len(v), MaxCellBytes)}
+		return &agenterr.Error{Kind: agenterr.Invalid, Field: field, Reason: fmt.Sprintf("is %d bytes, over the limit of %d bytes for a cell; put the long text in the task README and keep a summary in the row", len(v), MaxCellBytes)}
 	}
 	if i, r := firstControl(v); i >= 0 {
-		return &InvalidError{Field: field, Reason: fmt.Sprintf("holds the control character %U (%s) at byte %d; control characters are refused in the matrix (a NUL makes it a binary file to git): remove it", r, controlName(r), i)}
+		return &agenterr.Error{Kind: agenterr.Invalid, Field: field, Reason: fmt.Sprintf("holds the control character %U (%s) at byte %d; control characters are refused in the matrix (a NUL makes it a binary file to git): remove it", r, controlName(r), i)}
 	}
 	return nil
 }
@@ -123,7 +125,7 @@ func controlIn(src []byte, from, to int) int {
 	return -1
 }
 
-// fieldName is the InvalidError.Field of a column: the domain name of a
+// fieldName is the agenterr.Error Field of a column: the domain name of a
 // canonical one ("description", "priority"), else its header.
 func fieldName(canonical, header string) string {
 	switch canonical {

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 )
 
 // Issue 18, item 8: a NUL byte (or another control character) in a
@@ -18,12 +19,12 @@ func TestControlCharactersAreRefusedAndReported(t *testing.T) {
 	for _, bad := range []string{"a\x00b", "bell\x07", "esc \x1b[31mred", "del\x7f", "c1 \u0085 next line"} {
 		s := writeMatrix(t, controlSrc)
 		_, err := createVia(s, ctx, Task{Description: bad}, goldenNow)
-		var inv *InvalidError
+		var inv *agenterr.Error
 		if !errors.As(err, &inv) || inv.Field != "description" || !strings.Contains(inv.Reason, "control character") {
-			t.Errorf("create %q: %v, want an InvalidError for the description", bad, err)
+			t.Errorf("create %q: %v, want an Invalid error for the description", bad, err)
 		}
 		if _, _, err := updateVia(s, ctx, "0000e1", Update{Set: map[string]string{"Description": bad}}, goldenNow); !errors.As(err, &inv) {
-			t.Errorf("update %q: %v, want an InvalidError", bad, err)
+			t.Errorf("update %q: %v, want an Invalid error", bad, err)
 		}
 		assertUntouched(t, s, controlSrc)
 	}
@@ -55,9 +56,9 @@ func TestCellSizeLimit(t *testing.T) {
 	ctx := context.Background()
 	s := writeMatrix(t, controlSrc)
 	_, err := createVia(s, ctx, Task{Description: strings.Repeat("x", MaxCellBytes+1)}, goldenNow)
-	var inv *InvalidError
+	var inv *agenterr.Error
 	if !errors.As(err, &inv) || !strings.Contains(inv.Reason, "over the limit") || inv.Value != "" {
-		t.Fatalf("err = %v, want an InvalidError naming the limit (and not echoing the value)", err)
+		t.Fatalf("err = %v, want an Invalid error naming the limit (and not echoing the value)", err)
 	}
 	assertUntouched(t, s, controlSrc)
 	if _, err := createVia(s, ctx, Task{Description: strings.Repeat("x", MaxCellBytes)}, goldenNow); err != nil {

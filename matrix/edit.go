@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Update lists the changes to one task; nil and empty fields leave a value alone.
@@ -30,7 +32,7 @@ func (d *Doc) splice(sp span, repl string) {
 	*d = *ParseWith(buf, d.vocab)
 }
 
-// NotFound is the error for an unknown ID: a *NotFoundError with close
+// NotFound is the error for an unknown ID: an agenterr.NotFound with close
 // matches, or the reason there are no IDs at all. For the ID of a row that could
 // not be read it wraps ErrUnreadable instead and says where the row is and why.
 func (d *Doc) NotFound(id string) error {
@@ -40,7 +42,7 @@ func (d *Doc) NotFound(id string) error {
 	if err := d.swallowedErr(id); err != nil {
 		return err
 	}
-	e := &NotFoundError{Kind: "task", Name: id, Suggestions: Suggest(id, d.IDs())}
+	e := &agenterr.Error{Kind: agenterr.NotFound, Field: "id", What: "task", Value: id, Suggestions: Suggest(id, d.IDs())}
 	if nt := d.RequireTaskTable(); nt != nil && len(e.Suggestions) == 0 {
 		e.Reason = nt.Error() // no IDs at all, e.g. an older-format file
 	}
@@ -86,7 +88,7 @@ func duplicateErr(id string, lines []int) error {
 	for i, l := range lines {
 		where[i] = strconv.Itoa(l)
 	}
-	return &RefusedError{Reason: fmt.Sprintf("ID %s is on %d rows (lines %s); give all but one of them a new ID first (agentinfra validate lists every duplicate)",
+	return &agenterr.Error{Kind: agenterr.Refused, Reason: fmt.Sprintf("ID %s is on %d rows (lines %s); give all but one of them a new ID first (agentinfra validate lists every duplicate)",
 		id, len(lines), strings.Join(where, ", ")), Field: "id", Err: ErrDuplicateID}
 }
 
@@ -106,9 +108,7 @@ type wrapped struct {
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
 
-func refusedf(format string, a ...any) error {
-	return &RefusedError{Reason: fmt.Sprintf(format, a...)}
-}
+func refusedf(format string, a ...any) error { return refused(fmt.Sprintf(format, a...)) }
 
 // normalizeValue checks a value for a canonical column and returns it as
 // written: Status, Pri and Diff take aliases and get their canonical value.
@@ -117,7 +117,7 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 	switch col {
 	case ColID:
 		if !ValidID(v) {
-			return "", &InvalidError{Field: "id", Value: v, Reason: "malformed: " + idRule}
+			return "", invalid("id", v, "malformed: "+idRule, nil)
 		}
 	case ColPri, ColDiff:
 		if v == "" {
@@ -128,13 +128,13 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 		return d.vocab.Normalize(col, v)
 	case ColMode:
 		if v != "" && !ValidName(v) {
-			return "", &InvalidError{Field: "mode", Value: v, Reason: "must be a file name (letters, digits, '-', '_', '.')"}
+			return "", invalid("mode", v, "must be a file name (letters, digits, '-', '_', '.')", nil)
 		}
 	case ColSkills:
 		parts := splitSkills(v)
 		for _, s := range parts {
 			if !ValidName(s) {
-				return "", &InvalidError{Field: "skills", Value: s, Reason: "must be a folder name (letters, digits, '-', '_', '.')"}
+				return "", invalid("skills", s, "must be a folder name (letters, digits, '-', '_', '.')", nil)
 			}
 		}
 		return strings.Join(parts, ", "), nil
@@ -150,7 +150,7 @@ func (d *Doc) normalizeValue(col, v string) (string, error) {
 		return strings.Join(out, " "), nil
 	case ColCreated, ColUpdated:
 		if !validDateTime(v) {
-			return "", &InvalidError{Field: strings.ToLower(col), Value: v, Reason: dateProblem(v)}
+			return "", invalid(strings.ToLower(col), v, dateProblem(v), nil)
 		}
 	}
 	return v, nil
@@ -211,7 +211,7 @@ func (d *Doc) UpdateTask(id string, u Update, now time.Time) (Task, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if CanonicalColumn(k) == ColID {
-			return Task{}, &InvalidError{Field: "column", Value: k, Reason: "the ID column cannot be changed"}
+			return Task{}, invalid("column", k, "the ID column cannot be changed", nil)
 		}
 		if err := set(k, u.Set[k]); err != nil {
 			return Task{}, err
@@ -307,8 +307,7 @@ func (t *table) resolveColumn(name string) (canonical string, idx int, err error
 	for i, c := range t.cols {
 		names[i] = c.name
 	}
-	return "", 0, &InvalidError{Field: "column", Value: name, Valid: names,
-		Reason: fmt.Sprintf("the task table on line %d has no such column (add it to the header to use it)", t.headerLine)}
+	return "", 0, invalid("column", name, fmt.Sprintf("the task table on line %d has no such column (add it to the header to use it)", t.headerLine), names)
 }
 
 // rewriteRow returns the row's line with the given cells (by index) replaced.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Tables with the free-text Description column in every awkward place: with
@@ -531,8 +533,8 @@ func TestDuplicateColumnUpdateReadsBack(t *testing.T) {
 func TestEditErrorsAreTyped(t *testing.T) {
 	d := Parse([]byte("| ID | Status | Pri | Diff | Description | Created | Updated |\n|---|---|---|---|---|---|---|\n| 3fa9c1 | TODO | P1 | med | a | 2026-01-01 | 2026-01-01 |\n"))
 	_, err := d.UpdateTask("3fa9c1", Update{Priority: Str("P9")}, goldenNow)
-	var inv *InvalidError
-	if !errors.As(err, &inv) || inv.Field != "priority" || inv.Value != "P9" || !reflect.DeepEqual(inv.Valid, Priorities) {
+	var inv *agenterr.Error
+	if !errors.As(err, &inv) || inv.Kind != agenterr.Invalid || inv.Field != "priority" || inv.Value != "P9" || !reflect.DeepEqual(inv.Valid, Priorities) {
 		t.Errorf("bad priority: %#v", err)
 	}
 	_, err = d.UpdateTask("3fa9c1", Update{Set: map[string]string{"Owner": "x"}}, goldenNow)
@@ -540,8 +542,8 @@ func TestEditErrorsAreTyped(t *testing.T) {
 		t.Errorf("unknown column: %#v", err)
 	}
 	_, err = d.UpdateTask("3fa9c2", Update{Status: Str("DONE")}, goldenNow)
-	var nf *NotFoundError
-	if !errors.As(err, &nf) || nf.Kind != "task" || nf.Name != "3fa9c2" || !reflect.DeepEqual(nf.Suggestions, []string{"3fa9c1"}) {
+	var nf *agenterr.Error
+	if !errors.As(err, &nf) || nf.Kind != agenterr.NotFound || nf.What != "task" || nf.Field != "id" || nf.Value != "3fa9c2" || !reflect.DeepEqual(nf.Suggestions, []string{"3fa9c1"}) {
 		t.Errorf("unknown ID: %#v", err)
 	}
 	_, err = d.UpdateTask("3fa9c1", Update{AddAgents: []string{"not one"}}, goldenNow)

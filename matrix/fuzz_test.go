@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // FuzzParseWrite checks the writer's promises on any input: Parse never
@@ -213,8 +215,7 @@ func FuzzWriteValue(f *testing.F) {
 		if checkCellValue("description", v) != nil {
 			// A control character or an oversized value is refused, and a
 			// refused input changes nothing.
-			var inv *InvalidError
-			if _, err := d.UpdateTask("0000a1", Update{Description: Str(v)}, goldenNow); !errors.As(err, &inv) {
+			if _, err := d.UpdateTask("0000a1", Update{Description: Str(v)}, goldenNow); agenterr.KindOf(err) != agenterr.Invalid {
 				t.Fatalf("update of a refused value: err = %v, want an invalid value", err)
 			}
 			if !bytes.Equal(before, d.Bytes()) {

@@ -3,15 +3,14 @@ package matrix
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+	"github.com/agentinfra/agentinfra/internal/testing/golden"
+)
 
 // goldenNow is the clock of every edit golden.
 var goldenNow = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
@@ -46,23 +45,11 @@ func renderParse(t testing.TB, name string, d *Doc) []byte {
 	return b.Bytes()
 }
 
-// checkGolden compares got with testdata/golden/name, rewriting it with -update.
+// checkGolden compares got with testdata/golden/name (the golden harness),
+// rewriting it with -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run `go test ./matrix -update` to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (rerun with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), string(got))
 }
 
 func TestCorpusRoundTripAndGoldens(t *testing.T) {

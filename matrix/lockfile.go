@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/gofrs/flock"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // lockFile is the sidecar lock, held through gofrs/flock (flock(2) on Unix,
@@ -58,11 +60,11 @@ func notALockFile(path string, m fs.FileMode) error {
 	case m.IsDir():
 		what = "is a folder"
 	}
-	return &RefusedError{Err: ErrLockFile, Reason: fmt.Sprintf("the lock file %s %s; remove it (agentinfra creates a fresh one) and run the command again; nothing was changed", path, what)}
+	return &agenterr.Error{Kind: agenterr.Refused, Err: ErrLockFile, Reason: fmt.Sprintf("the lock file %s %s; remove it (agentinfra creates a fresh one) and run the command again; nothing was changed", path, what)}
 }
 
 // ErrLockFile is a lock path that is not a lock file (a symbolic link, a folder).
-var ErrLockFile = errors.New("bad lock file")
+var ErrLockFile = agenterr.New(agenterr.Refused, "bad lock file")
 
 func (l *lockFile) lock() error {
 	err := l.fl.Lock()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/internal/testing/golden"
 )
 
 var migrateNow = time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
@@ -271,20 +273,7 @@ func nonItemLines(t *testing.T, src string) []string {
 
 func checkLegacyGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "legacy", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run `go test ./matrix -run Migrate -update` to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (rerun with -update if the change is intended)\n--- got ---\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "legacy", name), string(got))
 }
 
 func TestMigrateSmallFiles(t *testing.T) {

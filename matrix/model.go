@@ -6,10 +6,11 @@
 package matrix
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Canonical column names. Header cells match case-insensitively; see columnAliases.
@@ -50,15 +51,16 @@ var (
 	Difficulties = []string{"easy", "med", "hard"}
 )
 
-// Errors callers can test with errors.Is.
+// Errors callers can test with errors.Is: the kinds' sentinels (every
+// agenterr.Error of the kind matches), and the lock's (Unavailable).
 var (
-	ErrNotFound    = errors.New("task not found")
-	ErrInvalid     = errors.New("invalid value")
-	ErrLockTimeout = errors.New("timed out waiting for the matrix lock")
-	ErrRefused     = errors.New("change refused")
+	ErrNotFound    = agenterr.ErrNotFound
+	ErrInvalid     = agenterr.ErrInvalid
+	ErrRefused     = agenterr.ErrRefused
+	ErrLockTimeout = agenterr.New(agenterr.Unavailable, "timed out waiting for the matrix lock")
 	// ErrDuplicateID is an ID on more than one row: no reader or writer
-	// picks one of them (it is a *RefusedError too).
-	ErrDuplicateID = errors.New("task ID on more than one row")
+	// picks one of them (a Refused error).
+	ErrDuplicateID = agenterr.New(agenterr.Refused, "task ID on more than one row")
 )
 
 // Task is one row of a task table, with values normalized.
@@ -323,7 +325,7 @@ func NormalizeMention(s string) (string, error) {
 		v = "@" + v
 	}
 	if !isSlug(v[1:]) { // an @ and a slug
-		return "", &InvalidError{Field: "agent", Value: s, Reason: "not an @mention (letters, digits, '-', '_', '.')"}
+		return "", invalid("agent", s, "not an @mention (letters, digits, '-', '_', '.')", nil)
 	}
 	return v, nil
 }

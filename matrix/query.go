@@ -70,10 +70,10 @@ func (q Query) NormalizeWith(vocab *Vocabulary) (Query, error) {
 	}
 	out.Sort = strings.ToLower(strings.TrimSpace(q.Sort))
 	if s := strings.TrimPrefix(out.Sort, "-"); s != "" && !slices.Contains(Sorts, s) {
-		return q, &InvalidError{Field: "sort", Value: q.Sort, Valid: Sorts, Reason: "unknown sort (prefix - to reverse)"}
+		return q, invalid("sort", q.Sort, "unknown sort (prefix - to reverse)", Sorts)
 	}
 	if q.Limit < 0 {
-		return q, &InvalidError{Field: "limit", Value: strconv.Itoa(q.Limit), Reason: "must be 0 (no limit) or more"}
+		return q, invalid("limit", strconv.Itoa(q.Limit), "must be 0 (no limit) or more", nil)
 	}
 	return out, nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 )
 
 // selectDocs are matrices whose structure could fool a line-level prefilter.

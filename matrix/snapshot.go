@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // fileStamp identifies a version of a file without reading it.
@@ -72,7 +74,7 @@ func readSnapshot(ctx context.Context, path string, deadline time.Time) (*snapsh
 			testHookWaiting(why)
 		}
 		if time.Now().After(deadline) {
-			return nil, &RefusedError{Err: ErrConcurrentEdit, Reason: fmt.Sprintf("%s %s; nothing was written; run the command again once the other program has saved it", path, why)}
+			return nil, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrConcurrentEdit, Reason: fmt.Sprintf("%s %s; nothing was written; run the command again once the other program has saved it", path, why)}
 		}
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // DefaultLockTimeout bounds how long a writer waits for another writer.
@@ -46,15 +48,15 @@ type Store struct {
 func NewStore(path string) *Store { return &Store{Path: path, LockTimeout: DefaultLockTimeout} }
 
 // ErrOutsideWorkspace is a matrix that resolves outside its workspace.
-var ErrOutsideWorkspace = errors.New("matrix outside the workspace")
+var ErrOutsideWorkspace = agenterr.New(agenterr.Refused, "matrix outside the workspace")
 
 // ErrConcurrentEdit is a write given up because another program kept
 // changing the matrix (an editor saving it) while agentinfra wrote it.
-var ErrConcurrentEdit = errors.New("the matrix was being changed by another program")
+var ErrConcurrentEdit = agenterr.New(agenterr.Conflict, "the matrix was being changed by another program")
 
 // Target is the file the store reads and writes: Path with symbolic links
 // resolved (Path itself when it does not exist yet). A target outside Root
-// is refused with a *RefusedError matching ErrOutsideWorkspace.
+// is refused with a Refused *agenterr.Error matching ErrOutsideWorkspace.
 func (s *Store) Target() (string, error) {
 	p, err := filepath.EvalSymlinks(s.Path)
 	if err != nil {
@@ -71,7 +73,7 @@ func (s *Store) Target() (string, error) {
 		return "", fmt.Errorf("workspace root: %w", err)
 	}
 	if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", &RefusedError{Err: ErrOutsideWorkspace, Reason: fmt.Sprintf(
+		return "", &agenterr.Error{Kind: agenterr.Refused, Err: ErrOutsideWorkspace, Reason: fmt.Sprintf(
 			"the matrix %s is a symbolic link to %s, outside the workspace %s; agentinfra reads and writes only files inside it: replace the link with the file (or a link inside the workspace); nothing was changed",
 			s.Path, p, root)}
 	}
@@ -205,7 +207,7 @@ func (s *Store) modify(ctx context.Context, fn func(d *Doc) error, finish func(d
 				time.Sleep(time.Duration(min(attempt, 10)) * time.Millisecond)
 				continue
 			}
-			return done(d, &RefusedError{Err: ErrConcurrentEdit, Reason: fmt.Sprintf(
+			return done(d, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrConcurrentEdit, Reason: fmt.Sprintf(
 				"%s changed %d times while agentinfra was writing it (an editor saving it?); nothing was written; run the command again once the other program has saved",
 				s.Path, attempt)})
 		}
@@ -294,8 +296,7 @@ func (s *Store) lock(ctx context.Context, target string) (*lockFile, error) {
 	_, statErr := os.Lstat(path)
 	lf, err := openLockFile(path)
 	if err != nil {
-		var ref *RefusedError
-		if errors.As(err, &ref) {
+		if agenterr.As(err) != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -319,8 +320,7 @@ func (s *Store) lock(ctx context.Context, target string) (*lockFile, error) {
 	case err := <-got:
 		if err != nil {
 			lf.release()
-			var ref *RefusedError
-			if errors.As(err, &ref) {
+			if agenterr.As(err) != nil {
 				return nil, err
 			}
 			return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -369,7 +369,7 @@ func (d *Doc) CreateTask(t Task, now time.Time) (Task, error) {
 		t.Updated = Today(now)
 	}
 	if strings.TrimSpace(t.Description) == "" {
-		return Task{}, &InvalidError{Field: "description", Reason: "a task needs a description"}
+		return Task{}, invalid("description", "", "a task needs a description", nil)
 	}
 	for _, a := range []struct {
 		col string

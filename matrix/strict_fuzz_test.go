@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/gfmtable"
+	"github.com/agentinfra/agentinfra/internal/testing/gfmtable"
 )
 
 // strictComparable tells whether the tolerant reader and a strict GFM reader

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 )
 
 // Issue 18, item 3: a symlinked matrix was locked at the link, not at the

@@ -74,6 +74,11 @@ func mustVocabulary(s VocabularySpec) *Vocabulary {
 func DefaultVocabulary() *Vocabulary { return defaultVocabulary }
 
 // vocabColumn maps a config word or column name to ColStatus, ColPri or ColDiff.
+// IsVocabularyColumn reports whether a vocabulary can list values or
+// aliases for the column name (status, priority, difficulty, by any of
+// their names).
+func IsVocabularyColumn(name string) bool { return vocabColumn(name) != "" }
+
 func vocabColumn(name string) string {
 	switch c := CanonicalColumn(name); c {
 	case ColStatus, ColPri, ColDiff:
@@ -256,7 +261,7 @@ func (v *Vocabulary) Normalize(col, s string) (string, error) {
 	if v.source != "" {
 		reason += " (the values come from " + v.source + ")"
 	}
-	return "", &InvalidError{Field: vocabNoun(col), Value: s, Valid: slices.Clone(vals), Reason: reason}
+	return "", invalid(vocabNoun(col), s, reason, slices.Clone(vals))
 }
 
 // validList says which values a column allows, and where they come from.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,80 +47,6 @@ func TestDefaultVocabularyAliases(t *testing.T) {
 		_, err := v.Normalize(c.col, c.in)
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.mention) {
 			t.Errorf("Normalize(%s, %q) = %v; want ErrInvalid mentioning %q", c.col, c.in, err, c.mention)
-		}
-	}
-}
-
-const vocabConfig = `# workspace config
-models:
-  fast: gemini-2.5-flash
-matrix:
-  statuses: [Open, Doing, Done]
-  difficulties: [S, M, L]
-  aliases:
-    status: { WIP: Doing, "in review": Doing }
-    difficulty: { medium: M, small: S }
-  canonicalize: true
-`
-
-func TestVocabularyFromConfig(t *testing.T) {
-	v, err := ParseVocabularyConfig(".agent/config.yaml", []byte(vocabConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(v.Statuses(), []string{"Open", "Doing", "Done"}) || !slices.Equal(v.Priorities(), Priorities) || !v.Canonicalize() {
-		t.Errorf("statuses %v priorities %v canonicalize %v", v.Statuses(), v.Priorities(), v.Canonicalize())
-	}
-	for _, c := range []struct{ col, in, want string }{
-		{ColStatus, "wip", "Doing"}, {ColStatus, "In Review", "Doing"}, {ColStatus, "DONE", "Done"},
-		{ColStatus, "completed", "Done"}, // a default alias whose value the config keeps
-		{ColDiff, "m", "M"}, {ColDiff, "Medium", "M"}, {ColDiff, "small", "S"},
-	} {
-		if got, err := v.Normalize(c.col, c.in); err != nil || got != c.want {
-			t.Errorf("Normalize(%s, %q) = %q, %v; want %q", c.col, c.in, got, err, c.want)
-		}
-	}
-	// The narrowed list refuses what it left out, and says where the list comes from.
-	for _, in := range []string{"TODO", "REVIEW", "blocked"} {
-		_, err := v.Status(in)
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "valid: Open, Doing, Done") || !strings.Contains(err.Error(), "from .agent/config.yaml") {
-			t.Errorf("Status(%q) = %v", in, err)
-		}
-	}
-	// A file read with it: REVIEW is an error, WIP is not.
-	d := ParseWith([]byte("| ID | Status | Diff |\n|---|---|---|\n| a1 | WIP | medium |\n| a2 | REVIEW | M |\n"), v)
-	diags := d.Diagnostics()
-	if len(diags) != 1 || diags[0].Line != 4 || !strings.Contains(diags[0].Message, `unknown status "REVIEW"; valid: Open, Doing, Done`) {
-		t.Errorf("diagnostics = %+v", diags)
-	}
-	if tk, _ := d.Task("a1"); tk.Status != "Doing" || tk.Difficulty != "M" {
-		t.Errorf("a1 = %+v", tk)
-	}
-}
-
-func TestVocabularyConfigErrors(t *testing.T) {
-	for _, c := range []struct{ name, src, mention string }{
-		{"not a mapping", "matrix: [a, b]\n", ".agent/config.yaml:1: matrix: must be a mapping"},
-		{"unknown key", "matrix:\n  colors: [red]\n", ".agent/config.yaml:2: matrix.colors: unknown key"},
-		{"statuses not a list", "matrix:\n  statuses: TODO\n", ".agent/config.yaml:2: matrix.statuses: must be a list"},
-		{"empty list", "matrix:\n  priorities: []\n", "matrix.priorities: must list at least one value"},
-		{"alias to nothing", "matrix:\n  difficulties: [easy, hard]\n  aliases:\n    difficulty: {M: med}\n",
-			`.agent/config.yaml:4: matrix.aliases.difficulty: difficulty alias "M" → "med": "med" is not one of easy, hard`},
-		{"alias for a column without values", "matrix:\n  aliases:\n    mode: {c: coder}\n", ".agent/config.yaml:3: matrix.aliases.mode: unknown column"},
-		{"duplicate value", "matrix:\n  statuses: [TODO, todo]\n", `status values "TODO" and "todo" are the same value`},
-		{"canonicalize not a bool", "matrix:\n  canonicalize: maybe\n", ".agent/config.yaml:2: matrix.canonicalize: must be true or false"},
-		{"bad YAML", "matrix:\n  statuses: [TODO\n", ".agent/config.yaml: yaml:"},
-	} {
-		_, err := ParseVocabularyConfig(".agent/config.yaml", []byte(c.src))
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.mention) {
-			t.Errorf("%s: err = %v; want ErrConfig mentioning %q", c.name, err, c.mention)
-		}
-	}
-	// No file, no section, other sections only: the defaults.
-	for _, src := range []string{"", "models:\n  fast: x\n", "matrix:\n"} {
-		v, err := ParseVocabularyConfig("c.yaml", []byte(src))
-		if err != nil || v != DefaultVocabulary() {
-			t.Errorf("%q: %v, %v; want the default vocabulary", src, v, err)
 		}
 	}
 }

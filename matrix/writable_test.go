@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 )
 
 const readOnlySrc = "| ID | Status | Description |\n|---|---|---|\n| 0000e1 | TODO | x |\n"

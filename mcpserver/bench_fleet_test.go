@@ -20,7 +20,7 @@ import (
 func fleetOf50(b *testing.B) *workspace.Workspace {
 	ws := fleetWorkspace(b, 0)
 	stub := filepath.Join(b.TempDir(), "gemini")
-	cmd := exec.Command("go", "build", "-o", stub, "./internal/agentstub/stub")
+	cmd := exec.Command("go", "build", "-o", stub, "./internal/testing/agentstub/stub")
 	cmd.Dir = repoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build stub: %v\n%s", err, out)
@@ -68,7 +68,7 @@ func benchListAgents(b *testing.B, cs *mcp.ClientSession) {
 func BenchmarkMCPListAgents(b *testing.B) {
 	ws := fleetOf50(b)
 	ctx := context.Background()
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Toolsets: []string{ToolsetFleet}})
+	srv, err := New(Options{Workspace: serverWS(b, ws), Getenv: testGetenv, Toolsets: []string{ToolsetFleet}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 )
 
 // listLatencies connects to a workspace holding a 1,000-row matrix and times

@@ -60,7 +60,7 @@ func TestClaimConcurrentOneWinner(t *testing.T) {
 		case r.err != nil:
 			t.Errorf("%s: protocol error %v", r.agent, r.err)
 		case r.res.IsError:
-			refused = append(refused, text(r.res))
+			refused = append(refused, errMessage(t, r.res))
 		default:
 			winners = append(winners, r.agent)
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/dispatch"
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 )
 
 // dispatch_task takes the options of `agentinfra dispatch` (cli, timeout,
@@ -79,7 +79,7 @@ func TestDispatchTaskDryRunMatchesCLI(t *testing.T) {
 
 	// Without force the DONE task is refused, and the message names force.
 	res := call(t, cs, "dispatch_task", map[string]any{"id": done, "dry_run": true})
-	if !res.IsError || !strings.HasPrefix(text(res), "id: ") || !strings.Contains(text(res), "force: true") {
+	if !res.IsError || !strings.HasPrefix(errMessage(t, res), "id: ") || !strings.Contains(text(res), "force: true") {
 		t.Errorf("a DONE task without force: %s", text(res))
 	}
 }
@@ -145,7 +145,7 @@ func TestDispatchTaskOptionErrors(t *testing.T) {
 	} {
 		c.args["id"] = id
 		res := call(t, cs, "dispatch_task", c.args)
-		if !res.IsError || !strings.HasPrefix(text(res), c.want) {
+		if !res.IsError || !strings.HasPrefix(errMessage(t, res), c.want) {
 			t.Errorf("%v: got %q, want an error starting %q", c.args, text(res), c.want)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/dispatch"
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/runner"
 )
 
@@ -84,11 +84,11 @@ func TestDispatchTask(t *testing.T) {
 	// REVIEW → refused again? Only DONE and IN_PROGRESS are; make it DONE.
 	callOK(t, cs, "task", map[string]any{"action": "update", "id": id, "status": "DONE"}, nil)
 	res = call(t, cs, "dispatch_task", map[string]any{"id": id})
-	if !res.IsError || !strings.HasPrefix(text(res), "id: ") || !strings.Contains(text(res), "DONE") {
+	if !res.IsError || !strings.HasPrefix(errMessage(t, res), "id: ") || !strings.Contains(text(res), "DONE") {
 		t.Errorf("dispatching a DONE task: %s", text(res))
 	}
 	res = call(t, cs, "dispatch_task", map[string]any{"id": id, "context_files": []string{"/etc/passwd"}})
-	if !res.IsError || !strings.HasPrefix(text(res), "context_files[0]: ") {
+	if !res.IsError || !strings.HasPrefix(errMessage(t, res), "context_files[0]: ") {
 		t.Errorf("context file outside the workspace: %s", text(res))
 	}
 }

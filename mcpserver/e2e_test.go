@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 // inspectorBin finds the MCP Inspector installed by scripts/install-tools.sh

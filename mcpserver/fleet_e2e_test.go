@@ -19,9 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/fleet"
-	"github.com/agentinfra/agentinfra/internal/agentstub"
-	"github.com/agentinfra/agentinfra/internal/e2etools"
-	"github.com/agentinfra/agentinfra/internal/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -229,7 +229,12 @@ func TestInspectorFleetTools(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, "scratch.txt"), []byte("wip\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(409, "force", "delete_agent", "agent_name=papi")
+	// A conflict the CLI's --force lifts: delete_agent takes no force, so
+	// none is offered and no field is at fault.
+	if e, code := inspectTool(t, ins, long, target, "delete_agent", "agent_name=papi"); code != 409 || e["kind"] != "conflict" ||
+		e["field"] != "" || e["override"] != nil || !strings.Contains(stringify(e["message"]), "uncommitted change") {
+		t.Fatalf("delete_agent with uncommitted changes: %d %v", code, e)
+	}
 	os.Remove(filepath.Join(wt, "scratch.txt"))
 	del := call(long, "delete_agent", "agent_name=papi")
 	if d, _ := del["deleted_agent"].(map[string]any); d["name"] != "papi" || d["workspace_id"] != wt || del["message"] == "" {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 )
 
 // TestInspectorFleetParity: what the CLI can do, MCP can do (issue 20),

@@ -26,7 +26,7 @@ const maxToolsListBytes = 8192
 // the sizes per tool.
 func TestToolsListFootprint(t *testing.T) {
 	ws := newWorkspace(t, 0)
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Now: func() time.Time { return fixedNow }, Toolsets: []string{ToolsetMatrix}})
+	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Now: func() time.Time { return fixedNow }, Toolsets: []string{ToolsetMatrix}})
 	if err != nil {
 		t.Fatal(err)
 	}

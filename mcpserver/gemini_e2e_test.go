@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 // toolsBin finds an npm tool installed by scripts/install-tools.sh (see e2etools.Bin).

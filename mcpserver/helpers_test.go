@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,7 +94,7 @@ const legacyProtocol = "2025-06-18"
 // connectProto is connect with a given protocol version ("" = the SDK's latest).
 func connectProto(t testing.TB, ws *workspace.Workspace, copts *mcp.ClientOptions, proto string) (*Server, *mcp.ClientSession) {
 	t.Helper()
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Now: func() time.Time { return fixedNow }, Toolsets: []string{ToolsetMatrix}})
+	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Now: func() time.Time { return fixedNow }, Toolsets: []string{ToolsetMatrix}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,4 +268,39 @@ func loadTasks(t testing.TB, ws *workspace.Workspace) []matrix.Task {
 		t.Fatal(err)
 	}
 	return d.Tasks()
+}
+
+// errMessage is a tool error's message: its text without the "CODE: "
+// prefix, which must be the structured error's code.
+func errMessage(t testing.TB, res *mcp.CallToolResult) string {
+	t.Helper()
+	var se struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &se); err != nil || se.Error.Code == 0 {
+		t.Errorf("a tool error without a structured error: %s (%v)", b, err)
+		return text(res)
+	}
+	prefix := fmt.Sprintf("%d: ", se.Error.Code)
+	if !strings.HasPrefix(text(res), prefix) || strings.TrimPrefix(text(res), prefix) != se.Error.Message {
+		t.Errorf("tool error text %q is not %q + the structured message %q", text(res), prefix, se.Error.Message)
+	}
+	return strings.TrimPrefix(text(res), prefix)
+}
+
+// serverWS is the workspace as the server's own process finds it: a
+// Workspace of its own, which reads the config file when the server
+// starts (the test's ws may have read it before the test wrote it).
+func serverWS(t testing.TB, ws *workspace.Workspace) *workspace.Workspace {
+	t.Helper()
+	fresh, err := workspace.New(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.Getenv = testGetenv
+	return fresh
 }

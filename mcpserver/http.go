@@ -2,21 +2,17 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/internal/httpguard"
 )
 
 // MCPPath is where the streamable HTTP endpoint is served.
@@ -37,102 +33,77 @@ func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteC
 	return err
 }
 
+// Defaults of HTTPOptions.
+const (
+	// DefaultMaxSessions bounds the MCP sessions an HTTP server holds: each
+	// keeps state, so without a cap anyone who may initialize could grow
+	// the server's memory without end.
+	DefaultMaxSessions = 64
+	// DefaultSessionIdle is how long a session may go without a request
+	// before it is closed (the client then initializes a new one).
+	DefaultSessionIdle = 30 * time.Minute
+)
+
+// TokenFileName is the default token file's name (httpguard.DefaultTokenFile).
+const TokenFileName = "mcp-token"
+
 // HTTPOptions configure ServeHTTP.
 type HTTPOptions struct {
 	// Addr is host:port to listen on, e.g. 127.0.0.1:8765 (port 0 picks one).
 	Addr string
-	// AllowRemote permits a non-loopback address; it requires TokenFile.
+	// AllowRemote permits a non-loopback address; it requires a token.
 	AllowRemote bool
 	// TokenFile holds the bearer token clients must send (Authorization:
-	// Bearer TOKEN). A missing file is created (mode 0600) with a random token.
-	// Optional on loopback, required with AllowRemote.
+	// Bearer TOKEN). A missing file is created (mode 0600) with a random
+	// token, and OnToken is told. Required unless NoToken.
 	TokenFile string
+	// NoToken serves without a token: any local user may call every tool.
+	// Loopback only.
+	NoToken bool
+	// OnToken, if set, is called once when the server starts with a token:
+	// created reports that the file was made now (the token is new).
+	OnToken func(path, token string, created bool)
 	// Ready, if set, is called with the listening URL of the endpoint.
 	Ready func(url string)
+	// MaxSessions and SessionIdle bound the sessions (0: the defaults).
+	MaxSessions int
+	SessionIdle time.Duration
+	// Guard tunes the HTTP time limits (tests shorten them); its Token is set here.
+	Guard httpguard.Options
 }
 
-// IsLoopbackHost reports whether host (no port) names only the loopback interface.
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
+// CheckHTTPFlags refuses a listen address that is not loopback unless
+// remote access is allowed, and remote access without a token.
+func CheckHTTPFlags(o HTTPOptions) error {
+	if err := httpguard.CheckAddr("--http", o.Addr, o.AllowRemote, "could call every tool, and run agents as you"); err != nil {
+		return err
 	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
-
-// CheckAddr refuses a non-loopback listen address unless remote access is
-// allowed with a token file.
-func CheckAddr(addr string, allowRemote bool, tokenFile string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765: %w", addr, err)
-	}
-	if IsLoopbackHost(host) {
-		return nil
-	}
-	shown := host
-	if shown == "" {
-		shown = "every interface"
-	}
-	if !allowRemote {
-		return fmt.Errorf("--http %s listens on %s, not loopback: anyone who can reach it could edit your tasks; "+
-			"use 127.0.0.1:PORT, or pass --allow-remote with --token-file FILE", addr, shown)
-	}
-	if tokenFile == "" {
-		return fmt.Errorf("--allow-remote needs --token-file FILE: clients must send its token as Authorization: Bearer TOKEN")
+	if o.AllowRemote && o.NoToken {
+		return fmt.Errorf("--allow-remote cannot go with --no-token: a server others can reach needs a token (--token-file FILE, or the default file)")
 	}
 	return nil
 }
 
-// LoadOrCreateToken reads the bearer token from path, creating the file with
-// a random token (mode 0600) when it does not exist. created reports that.
-func LoadOrCreateToken(path string) (token string, created bool, err error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		var r [32]byte
-		if _, err := rand.Read(r[:]); err != nil {
-			return "", false, fmt.Errorf("generate token: %w", err)
-		}
-		token = hex.EncodeToString(r[:])
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return "", false, fmt.Errorf("create token file: %w", err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return "", false, fmt.Errorf("create token file: %w", err)
-		}
-		if _, err := f.WriteString(token + "\n"); err != nil {
-			f.Close()
-			return "", false, fmt.Errorf("write token file: %w", err)
-		}
-		if err := f.Close(); err != nil {
-			return "", false, fmt.Errorf("write token file: %w", err)
-		}
-		return token, true, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("read token file: %w", err)
-	}
-	fi, err := os.Stat(path)
-	if err == nil && fi.Mode().Perm()&0o077 != 0 {
-		return "", false, fmt.Errorf("token file %s is readable by others (mode %v): run chmod 600 %s", path, fi.Mode().Perm(), path)
-	}
-	token = strings.TrimSpace(string(b))
-	if token == "" {
-		return "", false, fmt.Errorf("token file %s is empty: write a token into it, or delete it to have one generated", path)
-	}
-	return token, false, nil
+// HTTPHandler returns the streamable HTTP handler (the SDK's DNS-rebinding
+// protection on; sessions idle for SessionIdle closed, no more than
+// MaxSessions at once), wrapped in a bearer-token check when token is not
+// empty. It serves MCPPath only. ServeHTTP adds httpguard's checks.
+func (s *Server) HTTPHandler(token string) http.Handler {
+	return s.httpHandler(token, HTTPOptions{})
 }
 
-// HTTPHandler returns the streamable HTTP handler (DNS-rebinding protection
-// on), wrapped in a bearer-token check when token is not empty. It serves
-// MCPPath only.
-func (s *Server) HTTPHandler(token string) http.Handler {
+func (s *Server) httpHandler(token string, o HTTPOptions) http.Handler {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = DefaultSessionIdle
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: 30 * time.Minute})
-	var inner http.Handler = h
+		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: o.SessionIdle})
+	var inner http.Handler = s.sessionCap(h, o.MaxSessions)
 	if token != "" {
-		inner = bearer(token, h)
+		inner = httpguard.Handler(inner, httpguard.Options{Token: token, TokenHint: "the token is in the server's token file", AnyHost: true})
 	}
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, inner)
@@ -140,34 +111,61 @@ func (s *Server) HTTPHandler(token string) http.Handler {
 	return mux
 }
 
-func bearer(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+// sessionCap refuses a new session (a POST without Mcp-Session-Id: an
+// initialize) with 503 while max sessions are open; requests of open
+// sessions pass.
+func (s *Server) sessionCap(next http.Handler, max int) http.Handler {
+	var mu sync.Mutex
+	starting := 0 // new sessions being set up, not yet in s.mcp.Sessions
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agentinfra"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer TOKEN (the token is in the server's --token-file)", http.StatusUnauthorized)
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
 			return
 		}
+		mu.Lock()
+		if n := s.SessionCount() + starting; n >= max {
+			mu.Unlock()
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, fmt.Sprintf("too many MCP sessions (%d): close one (DELETE with its Mcp-Session-Id), or wait for an idle one to expire", n), http.StatusServiceUnavailable)
+			return
+		}
+		starting++
+		mu.Unlock()
+		defer func() { mu.Lock(); starting--; mu.Unlock() }()
 		next.ServeHTTP(w, r)
 	})
 }
 
-// ServeHTTP serves streamable HTTP at MCPPath until ctx is done.
+// SessionCount is how many client sessions the server holds.
+func (s *Server) SessionCount() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
+// ServeHTTP serves streamable HTTP at MCPPath until ctx is done, behind
+// httpguard: loopback unless AllowRemote, the token, Host and Origin
+// checks, time limits on slow requests; sessions bounded.
 func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
-	if err := CheckAddr(o.Addr, o.AllowRemote, o.TokenFile); err != nil {
+	if err := CheckHTTPFlags(o); err != nil {
 		return err
 	}
-	var token string
-	if o.TokenFile != "" {
-		t, created, err := LoadOrCreateToken(o.TokenFile)
+	guard := o.Guard
+	switch {
+	case o.NoToken:
+	case o.TokenFile == "":
+		return fmt.Errorf("no token file: give one (clients send its token as Authorization: Bearer TOKEN), or serve with no token on loopback")
+	default:
+		t, created, err := httpguard.LoadOrCreateToken(o.TokenFile)
 		if err != nil {
 			return err
 		}
-		if created {
-			s.log.Info("created token file", "path", o.TokenFile)
+		guard.Token, guard.TokenHint = t, "the token is in "+o.TokenFile
+		if o.OnToken != nil {
+			o.OnToken(o.TokenFile, t, created)
 		}
-		token = t
 	}
 	if err := s.StartWatching(ctx); err != nil {
 		s.log.Warn("no change notifications", "error", err)
@@ -176,20 +174,9 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
-	srv := &http.Server{Handler: s.HTTPHandler(token), ReadHeaderTimeout: 10 * time.Second}
 	url := "http://" + ln.Addr().String() + MCPPath
 	if o.Ready != nil {
 		o.Ready(url)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return nil
-	}
+	return httpguard.Serve(ctx, ln, s.httpHandler("", o), guard, 2*time.Second)
 }

@@ -250,47 +250,99 @@ func TestConcurrentMCPAndCLICreates(t *testing.T) {
 }
 
 // The HTTP mode of the built binary: it refuses a non-loopback address
-// without --allow-remote and a token file, and serves /mcp on loopback.
+// without --allow-remote, and --allow-remote without a token; by default it
+// serves /mcp on loopback with a token it generates, writes 0600 and prints
+// once; --token-file names another file; --no-token serves without one.
 func TestServeHTTPBinary(t *testing.T) {
 	ws := newWorkspace(t, 1)
 	bin := agentinfraBin(t)
+	home := t.TempDir()
+	env := append(serveEnv(), "HOME="+home, "XDG_CONFIG_HOME=")
 
-	out, err := exec.Command(bin, "serve", "--root", ws.Root, "--http", "0.0.0.0:0").CombinedOutput()
-	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "--allow-remote") {
-		t.Errorf("non-loopback without --allow-remote: exit %d, %s", code, out)
-	}
-	out, err = exec.Command(bin, "serve", "--root", ws.Root, "--http", "0.0.0.0:0", "--allow-remote").CombinedOutput()
-	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "--token-file") {
-		t.Errorf("--allow-remote without --token-file: exit %d, %s", code, out)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http", "0.0.0.0:0"}, "--allow-remote"},
+		{[]string{"--http", "0.0.0.0:0", "--allow-remote", "--no-token"}, "needs a token"},
+		{[]string{"--http", "127.0.0.1:0", "--no-token", "--token-file", "x"}, "give one"},
+		{[]string{"--no-token"}, "apply to --http only"},
+	} {
+		cmd := exec.Command(bin, append([]string{"serve", "--root", ws.Root}, c.args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("serve %v: exit %d, %s; want 2 and %q", c.args, code, out, c.want)
+		}
 	}
 
-	url, stop := startHTTPServe(t, bin, ws.Root)
-	defer stop()
+	// The default: a token in ~/.config/agentinfra/mcp-token, made now,
+	// printed this once.
+	first := startHTTPServeEnv(t, bin, ws.Root, env)
+	tokFile := filepath.Join(home, ".config", "agentinfra", "mcp-token")
+	fi, err := os.Stat(tokFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("default token file: %v %v", fi, err)
+	}
+	if di, err := os.Stat(filepath.Dir(tokFile)); err != nil || di.Mode().Perm() != 0o700 {
+		t.Errorf("token folder: %v %v, want 0700", di, err)
+	}
+	b, _ := os.ReadFile(tokFile)
+	tok := strings.TrimSpace(string(b))
+	if len(tok) != 64 || !strings.Contains(first.stderr, tokFile) || strings.Count(first.stderr, tok) != 1 {
+		t.Errorf("the first start should name the file and print the token once:\n%s", first.stderr)
+	}
+	if r := post(t, first.url, "", ""); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: %s, want 401", r.Status)
+	}
+	if r := post(t, first.url, "", "Bearer "+tok); r.StatusCode != http.StatusOK {
+		t.Errorf("with the token: %s", r.Status)
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "0"}, nil).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: first.url, HTTPClient: &http.Client{Transport: authTransport{tok}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
 	res := callOK(t, cs, "task", map[string]any{"action": "list"}, nil)
 	if !strings.Contains(text(res), "1 of 1") {
 		t.Errorf("list over HTTP: %s", text(res))
 	}
+	cs.Close()
+	first.stop()
+	// The next start keeps the token and does not print it.
+	again := startHTTPServeEnv(t, bin, ws.Root, env)
+	if strings.Contains(again.stderr, tok) || !strings.Contains(again.stderr, tokFile) {
+		t.Errorf("a later start printed the token, or did not say where it is:\n%s", again.stderr)
+	}
+	if r := post(t, again.url, "", "Bearer "+tok); r.StatusCode != http.StatusOK {
+		t.Errorf("the kept token: %s", r.Status)
+	}
+	again.stop()
 
 	// --token-file: created 0600 with a random token; requests without it get 401.
-	tokFile := filepath.Join(t.TempDir(), "token")
-	url2, stop2 := startHTTPServe(t, bin, ws.Root, "--token-file", tokFile)
-	defer stop2()
-	fi, err := os.Stat(tokFile)
+	other := filepath.Join(t.TempDir(), "token")
+	named := startHTTPServeEnv(t, bin, ws.Root, env, "--token-file", other)
+	defer named.stop()
+	fi, err = os.Stat(other)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v %v", fi, err)
 	}
-	tok, _ := os.ReadFile(tokFile)
-	if r := post(t, url2, "", ""); r.StatusCode != http.StatusUnauthorized {
-		t.Errorf("no token: %s, want 401", r.Status)
+	b, _ = os.ReadFile(other)
+	if r := post(t, named.url, "", "Bearer "+tok); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the default file's token on --token-file's server: %s, want 401", r.Status)
 	}
-	if r := post(t, url2, "", "Bearer "+strings.TrimSpace(string(tok))); r.StatusCode != http.StatusOK {
+	if r := post(t, named.url, "", "Bearer "+strings.TrimSpace(string(b))); r.StatusCode != http.StatusOK {
 		t.Errorf("with the token: %s", r.Status)
+	}
+
+	// --no-token: no token, and a warning.
+	open := startHTTPServeEnv(t, bin, ws.Root, env, "--no-token")
+	defer open.stop()
+	if r := post(t, open.url, "", ""); r.StatusCode != http.StatusOK {
+		t.Errorf("--no-token: %s", r.Status)
+	}
+	if !strings.Contains(open.stderr, "any local user can call every tool") {
+		t.Errorf("--no-token gave no warning:\n%s", open.stderr)
 	}
 }
 
@@ -306,12 +358,27 @@ func exitCode(err error) int {
 
 var servingRE = regexp.MustCompile(`at (http://\S+/mcp)`)
 
-// startHTTPServe runs `agentinfra serve --http 127.0.0.1:0` and returns its URL.
+// served is a running `agentinfra serve --http`.
+type served struct {
+	url    string
+	stderr string // up to the line with the URL
+	stop   func()
+}
+
+// startHTTPServe runs `agentinfra serve --http 127.0.0.1:0 --no-token`
+// (clients that cannot send headers: the Inspector) and returns its URL.
 func startHTTPServe(t testing.TB, bin, root string, extra ...string) (string, func()) {
+	t.Helper()
+	s := startHTTPServeEnv(t, bin, root, serveEnv(), append([]string{"--no-token"}, extra...)...)
+	return s.url, s.stop
+}
+
+// startHTTPServeEnv runs `agentinfra serve --http 127.0.0.1:0` in env.
+func startHTTPServeEnv(t testing.TB, bin, root string, env []string, extra ...string) served {
 	t.Helper()
 	args := append([]string{"serve", "--root", root, "--http", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = serveEnv()
+	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -319,12 +386,15 @@ func startHTTPServe(t testing.TB, bin, root string, extra ...string) (string, fu
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	urlc := make(chan string, 1)
+	type seen struct{ url, text string }
+	urlc := make(chan seen, 1)
 	go func() {
+		var b strings.Builder
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
 			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
-				urlc <- m[1]
+				urlc <- seen{m[1], b.String()}
 			}
 		}
 	}()
@@ -341,10 +411,10 @@ func startHTTPServe(t testing.TB, bin, root string, extra ...string) (string, fu
 	}
 	select {
 	case u := <-urlc:
-		return u, stop
+		return served{url: u.url, stderr: u.text, stop: stop}
 	case <-time.After(15 * time.Second):
 		stop()
 		t.Fatal("serve --http did not report its address")
 	}
-	return "", stop
+	return served{stop: stop}
 }

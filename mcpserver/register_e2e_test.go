@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +37,10 @@ func TestClientRegistration(t *testing.T) {
 	}
 	bin := agentinfraBin(t)
 	ws := newWorkspace(t, 1)
-	url, stop := startHTTPServe(t, bin, ws.Root)
-	defer stop()
+	// The HTTP server with its default token (in a private config folder).
+	srv := startHTTPServeEnv(t, bin, ws.Root, append(serveEnv(), "XDG_CONFIG_HOME="+t.TempDir()))
+	defer srv.stop()
+	url, tok := srv.url, tokenIn(t, srv.stderr)
 	// The clients start `agentinfra serve` by name, from PATH, in the project folder.
 	path := filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
 
@@ -46,7 +49,7 @@ func TestClientRegistration(t *testing.T) {
 		home := t.TempDir()
 		env := []string{"PATH=" + path, "HOME=" + home, "NO_COLOR=1", "CI=1", "AGENTINFRA_GLOBAL_SKILLS=/nonexistent"}
 		runTool(t, ws.Root, env, claude, "mcp", "add", "agentinfra", "--", "agentinfra", "serve")
-		runTool(t, ws.Root, env, claude, "mcp", "add", "--transport", "http", "agentinfra-http", url)
+		runTool(t, ws.Root, env, claude, "mcp", "add", "--transport", "http", "agentinfra-http", url, "--header", "Authorization: Bearer "+tok)
 		out := runTool(t, ws.Root, env, claude, "mcp", "list")
 		for _, name := range []string{"agentinfra:", "agentinfra-http:"} {
 			line := lineWith(out, name)
@@ -64,7 +67,7 @@ func TestClientRegistration(t *testing.T) {
 			"general":  map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
 			"mcpServers": map[string]any{
 				"agentinfra":      map[string]any{"command": "agentinfra", "args": []string{"serve"}},
-				"agentinfra-http": map[string]any{"httpUrl": url},
+				"agentinfra-http": map[string]any{"httpUrl": url, "headers": map[string]string{"Authorization": "Bearer " + tok}},
 			},
 		}
 		b, _ := json.Marshal(settings)
@@ -81,6 +84,16 @@ func TestClientRegistration(t *testing.T) {
 			}
 		}
 	})
+}
+
+// tokenIn is the token a first `serve --http` printed.
+func tokenIn(t *testing.T, stderr string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^([0-9a-f]{64})$`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("serve --http printed no token:\n%s", stderr)
+	}
+	return m[1]
 }
 
 func lineWith(out, s string) string {

@@ -120,12 +120,12 @@ func TestTaskCreateRefusesControlCharactersAndHugeDescriptions(t *testing.T) {
 	before := treeHash(t, ws.Root)
 	for _, desc := range []string{"nul\x00byte", "escape \x1b[2J", strings.Repeat("y", 64<<10+1)} {
 		res := call(t, cs, "task", map[string]any{"action": "create", "description": desc, "mode": "coder"})
-		if !res.IsError || !strings.HasPrefix(text(res), "description") {
+		if !res.IsError || !strings.HasPrefix(errMessage(t, res), "description") {
 			t.Errorf("create %.30q: %.200s; want a refusal naming description", desc, text(res))
 		}
 		id := loadTasks(t, ws)[0].ID
 		res = call(t, cs, "task", map[string]any{"action": "update", "id": id, "description": desc})
-		if !res.IsError || !strings.HasPrefix(text(res), "description") {
+		if !res.IsError || !strings.HasPrefix(errMessage(t, res), "description") {
 			t.Errorf("update %.30q: %.200s; want a refusal naming description", desc, text(res))
 		}
 	}

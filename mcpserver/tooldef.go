@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -62,16 +63,10 @@ func splitList(s string) []string {
 	return out
 }
 
-// fieldError is bad tool input: it names the field and says how to fix it.
-type fieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *fieldError) Error() string { return e.Field + ": " + e.Msg }
-
+// fieldErrorf is bad tool input (agenterr.Invalid): it names the
+// parameter and says how to fix it.
 func fieldErrorf(field, format string, a ...any) error {
-	return &fieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
+	return agenterr.Invalidf(field, format, a...)
 }
 
 // prop describes one input property: enum values, default, description. A
@@ -193,11 +188,11 @@ func addTool[In, Out any](s *mcp.Server, spec toolSpec, fn toolFunc[In, Out]) er
 		var v In
 		raw, err := decodeArgs(req.Params.Arguments, &v, names, required)
 		if err != nil {
-			return errorResult(err), nil
+			return errorResult(err, names), nil
 		}
 		o, text, err := fn(ctx, req, v, raw)
 		if err != nil {
-			return errorResult(err), nil
+			return errorResult(err, names), nil
 		}
 		b, err := json.Marshal(o)
 		if err != nil {
@@ -211,19 +206,13 @@ func addTool[In, Out any](s *mcp.Server, spec toolSpec, fn toolFunc[In, Out]) er
 	return nil
 }
 
-func errorResult(err error) *mcp.CallToolResult {
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: mcpMessage(err)}}}
-	r.SetError(err)
-	return r
-}
-
 // decodeArgs decodes the arguments object into v, refusing unknown fields and
 // wrong types with messages that name the field, and checking required ones.
 func decodeArgs(args json.RawMessage, v any, names, required []string) (map[string]json.RawMessage, error) {
 	raw := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(args)) > 0 && !bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
 		if err := json.Unmarshal(args, &raw); err != nil {
-			return nil, errors.New("arguments: must be a JSON object")
+			return nil, agenterr.Invalidf("arguments", "must be a JSON object")
 		}
 	}
 	for k := range raw {
@@ -232,7 +221,7 @@ func decodeArgs(args json.RawMessage, v any, names, required []string) (map[stri
 			if s := closest(k, names); s != "" {
 				msg = fmt.Sprintf("unknown field; did you mean %q? valid fields are %s", s, strings.Join(names, ", "))
 			}
-			return nil, &fieldError{Field: k, Msg: msg}
+			return nil, agenterr.Invalidf(k, "%s", msg)
 		}
 	}
 	for _, k := range required {
@@ -261,7 +250,7 @@ func decodeArgs(args json.RawMessage, v any, names, required []string) (map[stri
 				return nil, fieldErrorf(k, "%v", unwrapJSONErr(err))
 			}
 		}
-		return nil, fmt.Errorf("arguments: %w", err)
+		return nil, agenterr.Invalidf("arguments", "%v", err)
 	}
 	return raw, nil
 }

@@ -156,7 +156,7 @@ func (s *Server) addSkillTool() error {
 			for i, slug := range in.Skills {
 				sk, err := lib.Load(ctx, slug)
 				if err != nil {
-					return SkillOutput{}, "", fieldErrorf(fmt.Sprintf("skills[%d]", i), "%v", err)
+					return SkillOutput{}, "", asField(fmt.Sprintf("skills[%d]", i), err)
 				}
 				content, err := skills.Render(sk, f)
 				if err != nil {
@@ -247,7 +247,7 @@ func (s *Server) addPromptTool() error {
 		})
 		if err != nil {
 			if errors.Is(err, skills.ErrNotFound) && in.Mode != "" && !slices.Contains(skills.ModeNames(s.ws), strings.TrimSpace(in.Mode)) {
-				return PromptOutput{}, "", fieldErrorf("mode", "%v", err)
+				return PromptOutput{}, "", asField("mode", err)
 			}
 			return PromptOutput{}, "", err
 		}
@@ -285,7 +285,7 @@ func (s *Server) task(ctx context.Context, id string) (matrix.Task, *matrix.Doc,
 	}
 	t, err := d.Lookup(id)
 	if err != nil {
-		return matrix.Task{}, nil, err // a *matrix.NotFoundError: errorResult names the id field
+		return matrix.Task{}, nil, err // a NotFound agenterr.Error: errorResult names the id field
 	}
 	return t, d, nil
 }

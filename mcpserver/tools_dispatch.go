@@ -140,7 +140,7 @@ func (s *Server) dispatchOptions(ctx context.Context, in DispatchInput) (dispatc
 	}
 	if o.Mode != "" {
 		if _, err := skills.LoadMode(ctx, s.ws, o.Mode); err != nil {
-			return o, fieldErrorf("mode", "%v", err)
+			return o, asField("mode", err)
 		}
 	}
 	return o, nil

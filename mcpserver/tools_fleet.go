@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/backends"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
@@ -71,10 +71,12 @@ type fleetArgs struct {
 	CLI             string `json:"cli"`
 	Force           bool   `json:"force"`
 	Next            bool   `json:"next"`
+	ApprovalMode    string `json:"approval_mode"`
 }
 
 var (
-	pAgent = fleetParam{"agent_name", "string", "agent name"}
+	pAgent    = fleetParam{"agent_name", "string", "agent name"}
+	pApproval = fleetParam{"approval_mode", "string", "default | auto_edit | yolo | ask (ask: every permission request the workspace policy does not allow waits for a person's `agentinfra approve`); default: the fleet config's"}
 )
 
 func fleetTools() []fleetTool {
@@ -83,10 +85,10 @@ func fleetTools() []fleetTool {
 		desc: "Create a named agent with its own git worktree and branch (agent/NAME); it starts working on its spec at once. Name: 1-20 letters, digits, single hyphens (1-32 on Coder).",
 		params: []fleetParam{{"name", "string", "unique agent name"}, {"project", "string", "from list_agent_projects"},
 			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"},
-			{"cli", "string", "gemini, claude or codex; default from config"}},
+			{"cli", "string", "gemini, claude or codex; default from config"}, pApproval},
 		required: []string{"name", "project", "spec"},
 		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
-			a, err := f.Create(ctx, fleet.CreateInput{Name: in.Name, Project: in.Project, Role: in.Role, Spec: in.Spec, CLI: in.CLI, Source: fleet.SourceAIController})
+			a, err := f.Create(ctx, fleet.CreateInput{Name: in.Name, Project: in.Project, Role: in.Role, Spec: in.Spec, CLI: in.CLI, Source: fleet.SourceAIController, ApprovalMode: in.ApprovalMode})
 			if err != nil {
 				return nil, err
 			}
@@ -166,10 +168,10 @@ func fleetTools() []fleetTool {
 		name: "start_agent_task", title: "Start agent task",
 		desc: "Give an idle agent a task: a description, a matrix task_id (claimed; a BLOCKED one reopened) or next (the top ready task). Answers once it runs; the run goes on detached and ends the task in REVIEW or BLOCKED. Busy agent: 409.",
 		params: []fleetParam{pAgent, {"task_description", "string", "what to do; with task_id or next, a note"},
-			{"task_id", "string", "matrix task ID"}, {"next", "boolean", "take the top ready task"}},
+			{"task_id", "string", "matrix task ID"}, {"next", "boolean", "take the top ready task"}, pApproval},
 		required: []string{"agent_name"},
 		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
-			si := fleet.StartInput{Name: in.AgentName, Text: in.TaskDescription, Source: fleet.SourceAIController}
+			si := fleet.StartInput{Name: in.AgentName, Text: in.TaskDescription, Source: fleet.SourceAIController, ApprovalMode: in.ApprovalMode}
 			switch {
 			case strings.TrimSpace(in.TaskID) != "":
 				si.Text, si.TaskID, si.Note, si.Next = "", in.TaskID, in.TaskDescription, in.Next
@@ -237,18 +239,18 @@ func (s *Server) registerFleetTools() {
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				in, err := decodeFleetArgs(req.Params.Arguments, names, ft.required)
 				if err != nil {
-					return fleetError(err), nil
+					return errorResult(err, names), nil
 				}
 				fl, err := backends.Open(s.ws, backends.Options{Fleet: s.fleetOptions(), Getenv: s.opts.Getenv})
 				if err != nil {
-					return fleetError(err), nil
+					return errorResult(err, names), nil
 				}
 				// What the call did about a killed command's leftovers (and
 				// records it could not read) goes into the result's warnings.
 				ctx, notes := fleet.WithNotices(ctx)
 				out, err := ft.run(ctx, fl, in)
 				if err != nil {
-					return fleetError(err, notes.Texts()...), nil
+					return withResultWarnings(errorResult(err, names), notes.Texts()), nil
 				}
 				out = fleet.WithWarnings(out, notes.Texts())
 				b, err := json.Marshal(out)
@@ -275,7 +277,7 @@ func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs,
 	raw := map[string]json.RawMessage{}
 	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		if err := json.Unmarshal(t, &raw); err != nil {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: "arguments", Msg: "arguments must be a JSON object"}
+			return in, agenterr.Invalidf("arguments", "arguments must be a JSON object")
 		}
 	}
 	for k, v := range raw {
@@ -284,16 +286,16 @@ func decodeFleetArgs(args json.RawMessage, names, required []string) (fleetArgs,
 			if len(names) > 0 {
 				msg += "; the parameters are " + strings.Join(names, ", ")
 			}
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: msg}
+			return in, agenterr.Invalidf(k, "%s", msg)
 		}
 		one, _ := json.Marshal(map[string]json.RawMessage{k: v})
 		if err := json.Unmarshal(one, &in); err != nil {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: fmt.Sprintf("%s must be %s", k, jsonKind(k))}
+			return in, agenterr.Invalidf(k, "%s must be %s", k, jsonKind(k))
 		}
 	}
 	for _, k := range required {
 		if v, ok := raw[k]; !ok || bytes.Equal(v, []byte(`""`)) || bytes.Equal(v, []byte("null")) {
-			return in, &fleet.Error{Code: fleet.CodeBadInput, Field: k, Msg: k + " is required"}
+			return in, agenterr.Invalidf(k, "%s is required", k)
 		}
 	}
 	return in, nil
@@ -307,29 +309,4 @@ func jsonKind(k string) string {
 		return "a boolean"
 	}
 	return "a string"
-}
-
-// fleetError is a tool error carrying the fleet's code: the text starts
-// with it ("409: ...") and the structured content is {error:{code, field,
-// message}}, with the call's warnings when it has some.
-func fleetError(err error, warnings ...string) *mcp.CallToolResult {
-	code := fleet.CodeOf(err)
-	field := ""
-	var fe *fleet.Error
-	if errors.As(err, &fe) {
-		field = fe.Field
-	}
-	if code == 500 && errors.Is(err, context.Canceled) {
-		code = fleet.CodeUnavailable
-	}
-	body := map[string]any{"error": map[string]any{"code": code, "field": field, "message": err.Error()}}
-	text := fmt.Sprintf("%d: %s", code, err.Error())
-	if len(warnings) > 0 {
-		body["warnings"] = warnings
-		text += "\nwarning: " + strings.Join(warnings, "\nwarning: ")
-	}
-	b, _ := json.Marshal(body)
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(b)}
-	r.IsError = true
-	return r
 }

@@ -34,7 +34,7 @@ func connectCoder(t *testing.T) (*mcp.ClientSession, *codertest.Server) {
 		}
 		return testGetenv(k)
 	}
-	s, err := New(Options{Workspace: ws, Getenv: getenv})
+	s, err := New(Options{Workspace: serverWS(t, ws), Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}

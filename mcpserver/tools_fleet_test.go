@@ -44,12 +44,12 @@ func fleetWorkspace(t testing.TB, n int) *workspace.Workspace {
 func connectFleet(t testing.TB, ws *workspace.Workspace, toolsets []string, env ...string) *mcp.ClientSession {
 	t.Helper()
 	stub := filepath.Join(t.TempDir(), "gemini")
-	cmd := exec.Command("go", "build", "-o", stub, "./internal/agentstub/stub")
+	cmd := exec.Command("go", "build", "-o", stub, "./internal/testing/agentstub/stub")
 	cmd.Dir = repoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build stub: %v\n%s", err, out)
 	}
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Toolsets: toolsets, Fleet: fleet.Options{
+	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: toolsets, Fleet: fleet.Options{
 		SupervisorArgv: []string{agentinfraBin(t), "agent", "supervise"},
 		Binary:         stub, Env: env, KillGrace: 300 * time.Millisecond, StopGrace: 300 * time.Millisecond,
 	}})
@@ -153,7 +153,7 @@ func waitAgent(t testing.TB, cs *mcp.ClientSession, name string, want fleet.Stat
 
 func TestFleetToolsFitIn6KB(t *testing.T) {
 	ws := newWorkspace(t, 0)
-	srv, err := New(Options{Workspace: ws, Getenv: testGetenv, Toolsets: []string{ToolsetFleet}})
+	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: []string{ToolsetFleet}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestFleetToolsFitIn6KB(t *testing.T) {
 		has  string
 		not  string
 	}{{[]string{ToolsetMatrix}, "task", "create_agent"}, {nil, "create_agent", ""}} {
-		s2, _ := New(Options{Workspace: ws, Getenv: testGetenv, Toolsets: c.sets})
+		s2, _ := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: c.sets})
 		st, ct := mcp.NewInMemoryTransports()
 		ss, _ := s2.MCP().Connect(context.Background(), st, nil)
 		cs, _ := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v0"}, nil).Connect(context.Background(), ct, nil)
@@ -202,7 +202,7 @@ func TestFleetToolsFitIn6KB(t *testing.T) {
 		cs.Close()
 		ss.Close()
 	}
-	if _, err := New(Options{Workspace: ws, Toolsets: []string{"agents"}}); err == nil {
+	if _, err := New(Options{Workspace: serverWS(t, ws), Toolsets: []string{"agents"}}); err == nil {
 		t.Fatal("an unknown toolset was accepted")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/prompt"
 )
@@ -46,12 +47,10 @@ func (s *Server) addModelTool() error {
 			return t, err
 		}
 		out, err := prompt.ModelFor(ctx, s.ws, q, lookup, s.opts.Getenv)
-		var fe *fieldError
 		if err != nil && in.Difficulty != "" && errors.Is(err, matrix.ErrInvalid) {
 			err = fieldErrorf("difficulty", "%v", err)
-		}
-		if err != nil && !errors.As(err, &fe) && out.Mode != "" && !errors.Is(err, matrix.ErrInvalid) {
-			err = fieldErrorf("mode", "%v", err)
+		} else if err != nil && out.Mode != "" && !errors.Is(err, matrix.ErrInvalid) && agenterr.As(err) == nil {
+			err = asField("mode", err)
 		}
 		if err != nil {
 			return out, "", err

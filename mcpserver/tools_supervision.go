@@ -25,16 +25,16 @@ func (s *Server) registerSupervisionTools() {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			conf, err := supervision.LoadConfig(s.ws)
 			if err != nil {
-				return errorResult(err), nil
+				return errorResult(err, nil), nil
 			}
-			st, err := store.OpenWorkspace(ctx, s.ws, conf.StoreOptions())
+			st, err := store.OpenWorkspace(ctx, s.ws, supervision.StoreOptions(conf))
 			if err != nil {
-				return errorResult(err), nil
+				return errorResult(err, nil), nil
 			}
 			defer st.Close()
 			pending, err := st.Pending(ctx)
 			if err != nil {
-				return errorResult(err), nil
+				return errorResult(err, nil), nil
 			}
 			if pending == nil {
 				pending = []store.PendingView{}

@@ -3,13 +3,13 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
@@ -315,8 +315,8 @@ func (s *Server) taskClaim(ctx context.Context, in TaskInput, out TaskOutput) (T
 // viaSetFields names set_fields on an error about a column the client set
 // there rather than with its own parameter.
 func viaSetFields(err error, set map[string]string) error {
-	var inv *matrix.InvalidError
-	if !errors.As(err, &inv) {
+	inv := agenterr.As(err)
+	if inv == nil || inv.Kind != agenterr.Invalid {
 		return err
 	}
 	field := inv.Field
@@ -325,7 +325,7 @@ func viaSetFields(err error, set map[string]string) error {
 	}
 	for k := range set {
 		if c := matrix.CanonicalColumn(k); c != "" && c == matrix.CanonicalColumn(field) {
-			return &fieldError{Field: "set_fields", Msg: k + ": " + strings.TrimPrefix(mcpInvalid(inv), mcpField(inv.Field)+": ")}
+			return &setFieldsError{key: k, err: inv}
 		}
 	}
 	return err

@@ -90,7 +90,7 @@ func TestTaskShowMatchesCLI(t *testing.T) {
 		{map[string]any{"action": "show", "id": id, "status": "DONE"}, "status: not used by action show"},
 	} {
 		res := call(t, cs, "task", c.args)
-		if !res.IsError || !strings.HasPrefix(text(res), c.want) {
+		if !res.IsError || !strings.HasPrefix(errMessage(t, res), c.want) {
 			t.Errorf("%v: got %q, want an error starting %q", c.args, text(res), c.want)
 		}
 	}
@@ -169,7 +169,7 @@ func TestTaskValidateMatchesCLI(t *testing.T) {
 		t.Errorf("clean matrix: %s, want \"diagnostics\":[]", b)
 	}
 	res = call(t, cs2, "task", map[string]any{"action": "validate", "id": "x"})
-	if !res.IsError || !strings.HasPrefix(text(res), "id: not used by action validate") {
+	if !res.IsError || !strings.HasPrefix(errMessage(t, res), "id: not used by action validate") {
 		t.Errorf("validate with an id: %s", text(res))
 	}
 }

@@ -82,7 +82,7 @@ func TestToolsListContract(t *testing.T) {
 		{"skill", "format", []any{"full", "summary", "instructions_only"}, nil},
 		{"select_model", "difficulty", []any{"easy", "med", "hard"}, nil},
 		{"dispatch_task", "cli", []any{"gemini", "claude", "codex"}, "gemini"},
-		{"dispatch_task", "approval_mode", []any{"default", "auto_edit", "yolo"}, "default"},
+		{"dispatch_task", "approval_mode", []any{"default", "auto_edit", "yolo", "ask"}, "default"},
 		{"dispatch_task", "timeout", nil, "30m"},
 	}
 	for _, c := range checks {
@@ -278,6 +278,7 @@ func TestToolErrors(t *testing.T) {
 			t.Errorf("%s %v: no error; result %s", c.tool, c.args, msg)
 			continue
 		}
+		msg = errMessage(t, res)
 		if !strings.HasPrefix(msg, c.field+": ") {
 			t.Errorf("%s %v: message does not start with the field %q: %s", c.tool, c.args, c.field, msg)
 		}

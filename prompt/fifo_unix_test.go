@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Issue 18, item 10: a FIFO given as a context file hung the request forever
@@ -18,7 +20,7 @@ func TestContextFileFIFOIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Assemble(context.Background(), ws, Input{Task: mustTask(t, doc, "a1b2c3"), ContextFiles: []string{"src/pipe"}, Getenv: noEnv})
-	if err == nil || !strings.Contains(err.Error(), "context file src/pipe is not a regular file") {
+	if agenterr.KindOf(err) != agenterr.Invalid || !strings.Contains(err.Error(), `context_files "src/pipe": it is not a regular file`) {
 		t.Fatalf("err = %v, want the FIFO refused", err)
 	}
 }

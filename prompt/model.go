@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
@@ -36,7 +33,7 @@ var DeepModes = []string{"architect", "deep-researcher", "designer", "oracle", "
 var FastModes = []string{"explorer", "flash", "librarian", "recon", "summarize"}
 
 // ModelConfig is the "models" section of the workspace config file
-// .agent/config.yaml:
+// .agent/config.yaml (config.Models):
 //
 //	models:
 //	  fast: gemini-2.5-flash   # model of the fast tier (the environment wins)
@@ -44,35 +41,29 @@ var FastModes = []string{"explorer", "flash", "librarian", "recon", "summarize"}
 //	  modes:                   # per-mode override of the difficulty rule
 //	    coder: deep            # a tier (fast|deep) or a model name
 type ModelConfig struct {
-	Fast  string            `yaml:"fast" json:"fast"`
-	Deep  string            `yaml:"deep" json:"deep"`
-	Modes map[string]string `yaml:"modes" json:"modes"`
+	Fast  string            `json:"fast"`
+	Deep  string            `json:"deep"`
+	Modes map[string]string `json:"modes"`
 	// Path is the file it was read from ("" when there is none).
-	Path string `yaml:"-" json:"path"`
+	Path string `json:"path"`
 }
 
-// ConfigPath is the workspace config file.
-func ConfigPath(ws *workspace.Workspace) string { return ws.ConfigPath() }
-
-// LoadModelConfig reads the models section of .agent/config.yaml. A missing
-// file is an empty config; other keys of the file are ignored.
-func LoadModelConfig(ws *workspace.Workspace) (ModelConfig, error) {
-	path := ws.ConfigPath()
-	src, err := ws.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return ModelConfig{}, nil
-	}
+// ModelConfigOf is the workspace's models section (from ws.Config: the file
+// is read once per workspace). A missing file is an empty config.
+func ModelConfigOf(ws *workspace.Workspace) (ModelConfig, error) {
+	c, err := ws.Config()
 	if err != nil {
-		return ModelConfig{}, fmt.Errorf("read workspace config: %w", err)
+		return ModelConfig{}, err
 	}
-	var file struct {
-		Models ModelConfig `yaml:"models"`
+	m, err := c.Models()
+	if err != nil {
+		return ModelConfig{}, err
 	}
-	if err := yaml.Unmarshal(src, &file); err != nil {
-		return ModelConfig{}, fmt.Errorf("%s: %w; the models section looks like `models: {fast: NAME, deep: NAME, modes: {MODE: fast|deep|NAME}}`", path, err)
+	out := ModelConfig{Fast: m.Fast, Deep: m.Deep, Modes: m.Modes}
+	if c.Exists {
+		out.Path = c.Path
 	}
-	file.Models.Path = path
-	return file.Models, nil
+	return out, nil
 }
 
 // ModelInput is what the model choice depends on.
@@ -209,7 +200,7 @@ func ChooseModel(ctx context.Context, ws *workspace.Workspace, mode, difficulty 
 			return ModelChoice{}, err
 		}
 	}
-	cfg, err := LoadModelConfig(ws)
+	cfg, err := ModelConfigOf(ws)
 	if err != nil {
 		return ModelChoice{}, err
 	}

@@ -79,10 +79,10 @@ func TestSelectModelRule(t *testing.T) {
 	}
 }
 
-func TestLoadModelConfig(t *testing.T) {
+func TestModelConfigOf(t *testing.T) {
 	dir := t.TempDir()
 	ws, _ := workspace.New(dir)
-	cfg, err := LoadModelConfig(ws)
+	cfg, err := ModelConfigOf(ws)
 	if err != nil || cfg.Path != "" || cfg.Modes != nil {
 		t.Fatalf("missing config = %+v, %v", cfg, err)
 	}
@@ -91,12 +91,14 @@ func TestLoadModelConfig(t *testing.T) {
 	}
 	path := filepath.Join(ws.AgentDir(), "config.yaml")
 	os.WriteFile(path, []byte("other: 1\nmodels:\n  deep: big\n  modes:\n    coder: deep\n"), 0o644)
-	cfg, err = LoadModelConfig(ws)
+	ws, _ = workspace.New(dir) // a workspace reads its config once: a new one reads the new file
+	cfg, err = ModelConfigOf(ws)
 	if err != nil || cfg.Deep != "big" || cfg.Modes["coder"] != "deep" || cfg.Path != path {
 		t.Fatalf("config = %+v, %v", cfg, err)
 	}
 	os.WriteFile(path, []byte("models: [\n"), 0o644)
-	if _, err := LoadModelConfig(ws); err == nil || !strings.Contains(err.Error(), "config.yaml") {
+	ws, _ = workspace.New(dir)
+	if _, err := ModelConfigOf(ws); err == nil || !strings.Contains(err.Error(), "config.yaml") {
 		t.Errorf("broken config error = %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/internal/regularfile"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -298,6 +299,12 @@ func taskSection(ws *workspace.Workspace, t matrix.Task, taskDir, override strin
 	return b.String(), nil
 }
 
+// contextFileErr refuses a context file: invalid input, on the
+// context_files field.
+func contextFileErr(name, reason string) error {
+	return &agenterr.Error{Kind: agenterr.Invalid, Field: "context_files", Value: name, Reason: reason}
+}
+
 func contextFileSection(ws *workspace.Workspace, p string) (name, text string, err error) {
 	real, err := ws.Resolve(p)
 	if err != nil {
@@ -309,20 +316,20 @@ func contextFileSection(ws *workspace.Workspace, p string) (name, text string, e
 	}
 	name = ws.RelPath(filepath.Clean(abs))
 	if fi, err := os.Stat(real); err == nil && fi.IsDir() {
-		return "", "", fmt.Errorf("context file %s is a folder; pass the files inside it", name)
+		return "", "", contextFileErr(name, "it is a folder; pass the files inside it")
 	}
 	// A regular file only: a FIFO would hang the request forever.
 	src, err := regularfile.Read(real, MaxContextFileBytes)
 	switch {
 	case errors.Is(err, regularfile.ErrNotRegular):
-		return "", "", fmt.Errorf("context file %s is not a regular file; pass a file", name)
+		return "", "", contextFileErr(name, "it is not a regular file (a FIFO, a device); pass a file")
 	case errors.Is(err, regularfile.ErrTooLarge):
-		return "", "", fmt.Errorf("context file %s is over the %d-byte limit; pass a smaller file or an excerpt", name, MaxContextFileBytes)
+		return "", "", contextFileErr(name, fmt.Sprintf("it is over the %d-byte limit; pass a smaller file or an excerpt", MaxContextFileBytes))
 	case err != nil:
 		return "", "", fmt.Errorf("context file %s: %w", name, err)
 	}
 	if bytes.IndexByte(src[:min(len(src), 8000)], 0) >= 0 {
-		return "", "", fmt.Errorf("context file %s looks binary; pass text files only", name)
+		return "", "", contextFileErr(name, "it looks binary; pass text files only")
 	}
 	content := strings.ReplaceAll(string(src), "\r\n", "\n")
 	return name, fmt.Sprintf("# Context file: %s\n\n%s", name, mdtext.Fence(content, fenceLang(name))), nil

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/golden"
-	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/golden"
+	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -135,9 +136,9 @@ func TestAssemblePromptErrors(t *testing.T) {
 		{"traversal", Input{Task: task, ContextFiles: []string{"../../etc/passwd"}}, []string{"context file ../../etc/passwd"}},
 		{"absolute outside", Input{Task: task, ContextFiles: []string{outside}}, []string{outside, "outside the workspace"}},
 		{"symlink outside", Input{Task: task, ContextFiles: []string{"src/link.txt"}}, []string{"src/link.txt", "outside the workspace"}},
-		{"folder", Input{Task: task, ContextFiles: []string{"src"}}, []string{"context file src is a folder"}},
-		{"binary", Input{Task: task, ContextFiles: []string{"src/bin.dat"}}, []string{"src/bin.dat looks binary"}},
-		{"over the limit", Input{Task: task, ContextFiles: []string{"src/big.txt"}}, []string{"context file src/big.txt is over the 1048576-byte limit"}},
+		{"folder", Input{Task: task, ContextFiles: []string{"src"}}, []string{`context_files "src": it is a folder`}},
+		{"binary", Input{Task: task, ContextFiles: []string{"src/bin.dat"}}, []string{`context_files "src/bin.dat": it looks binary`}},
+		{"over the limit", Input{Task: task, ContextFiles: []string{"src/big.txt"}}, []string{`context_files "src/big.txt": it is over the 1048576-byte limit`}},
 		{"missing mode", Input{Task: task, Mode: "wizard"}, []string{`mode "wizard"`, "existing modes: coder, oracle"}},
 		{"traversal mode", Input{Task: task, Mode: "../coder"}, []string{"invalid name"}},
 		{"no mode", Input{Task: mustTask(t, doc, "0a0b0c")}, []string{"task 0a0b0c has no mode", "--mode", "coder, oracle"}},
@@ -157,6 +158,13 @@ func TestAssemblePromptErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A context file refused for what it is, is invalid input on context_files.
+	for _, f := range []string{"src", "src/bin.dat", "src/big.txt"} {
+		_, err := Assemble(ctx, ws, Input{Task: task, ContextFiles: []string{f}, Getenv: noEnv})
+		if e := agenterr.As(err); e == nil || e.Kind != agenterr.Invalid || e.Field != "context_files" || e.Value != f {
+			t.Errorf("context file %s: %#v; want invalid context_files %q", f, e, f)
+		}
 	}
 	_, err := Assemble(ctx, ws, Input{Task: task, Mode: "wizard", Getenv: noEnv})
 	if !errors.Is(err, skills.ErrNotFound) {

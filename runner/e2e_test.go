@@ -20,7 +20,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 )
 
 // request turns a CLI prepared by fakemodel into a runner request.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 )
 
 func stubRequest(bin string, env ...string) Request {

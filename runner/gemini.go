@@ -59,7 +59,7 @@ func (GeminiRunner) Command(req Request) (Command, error) {
 		c.Argv = append(c.Argv, "--prompt="+req.Prompt)
 	}
 	mode := req.ApprovalMode
-	if mode == "" {
+	if mode == "" || mode == ApprovalAsk {
 		mode = ApprovalDefault
 	}
 	c.Argv = append(c.Argv, "-m", req.Model, "-o", "stream-json", "--skip-trust", "--approval-mode", mode)

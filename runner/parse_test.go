@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Outputs recorded from the pinned CLIs (gemini-cli 0.61.0, claude-code
@@ -340,8 +342,8 @@ func TestCommandRefusesModelOrSessionThatLooksLikeAnOption(t *testing.T) {
 			{Prompt: "p", Model: "-m"},
 			{Prompt: "p", Model: "m", Session: "a b"},
 		} {
-			if c, err := r.Command(req); err == nil || !strings.Contains(err.Error(), "invalid") {
-				t.Errorf("%s %+v: argv %q, err %v; want it refused", cli, req, c.Argv, err)
+			if c, err := r.Command(req); err == nil || agenterr.KindOf(err) != agenterr.Invalid || agenterr.As(err).Field == "" {
+				t.Errorf("%s %+v: argv %q, err %v; want it refused as an invalid model or session", cli, req, c.Argv, err)
 			}
 		}
 		if _, err := r.Command(Request{Prompt: "p", Model: "gemini-2.5-flash", Session: "0199a-b2"}); err != nil {

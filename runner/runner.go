@@ -11,11 +11,11 @@
 package runner
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
@@ -34,10 +34,15 @@ const (
 	ApprovalDefault  = "default"
 	ApprovalAutoEdit = "auto_edit"
 	ApprovalYolo     = "yolo"
+	// ApprovalAsk is a supervised run: the CLI runs through its bridge
+	// (package bridge) and every permission request the workspace policy
+	// does not allow waits for a person. Its headless command (what a dry
+	// run shows) is the default mode's.
+	ApprovalAsk = "ask"
 )
 
 // ApprovalModes lists the accepted --approval-mode values.
-var ApprovalModes = []string{ApprovalDefault, ApprovalAutoEdit, ApprovalYolo}
+var ApprovalModes = []string{ApprovalDefault, ApprovalAutoEdit, ApprovalYolo, ApprovalAsk}
 
 // argPromptLimit is the largest prompt passed as an argv element. Linux refuses
 // a single argument longer than 128 KiB (MAX_ARG_STRLEN) with E2BIG, so longer
@@ -172,7 +177,7 @@ func For(cli string) (Runner, error) {
 	case CLICodex:
 		return CodexRunner{}, nil
 	}
-	return nil, fmt.Errorf("unknown agent CLI %q: use one of %s", cli, strings.Join(CLIs, ", "))
+	return nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "cli", Value: cli, Valid: CLIs, Reason: "unknown agent CLI"}
 }
 
 // Parse runs a whole captured output through a runner's parser (for tests and
@@ -196,9 +201,9 @@ func CheckArgs(model, session string) error {
 	for _, a := range []struct{ name, v string }{{"model", model}, {"session", session}} {
 		switch {
 		case strings.HasPrefix(a.v, "-"):
-			return fmt.Errorf("invalid %s %q: it cannot start with \"-\", which the agent CLI would read as an option", a.name, a.v)
+			return &agenterr.Error{Kind: agenterr.Invalid, Field: a.name, Value: a.v, Reason: `it cannot start with "-", which the agent CLI would read as an option`}
 		case strings.IndexFunc(a.v, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
-			return fmt.Errorf("invalid %s %q: it cannot hold white space or control characters", a.name, a.v)
+			return &agenterr.Error{Kind: agenterr.Invalid, Field: a.name, Value: a.v, Reason: "it cannot hold white space or control characters"}
 		}
 	}
 	return nil
@@ -209,5 +214,5 @@ func CheckApproval(mode string) error {
 	if mode == "" || slices.Contains(ApprovalModes, mode) {
 		return nil
 	}
-	return fmt.Errorf("unknown approval mode %q: use one of %s", mode, strings.Join(ApprovalModes, ", "))
+	return &agenterr.Error{Kind: agenterr.Invalid, Field: "approval_mode", Value: mode, Valid: ApprovalModes, Reason: "unknown approval mode"}
 }

@@ -5,7 +5,7 @@
 #   MCP list_agents p50 over 50 agents (Go benchmark)         (reported)
 #
 # The 50 agents are real: `agentinfra agent create` makes each one's git
-# worktree and runs its spec with the stub agent (internal/agentstub) installed
+# worktree and runs its spec with the stub agent (internal/testing/agentstub) installed
 # as gemini, until all 50 are idle. Every figure is measured ROUNDS times
 # (default 5) and reported as min and median over the rounds, with the load
 # average: on a shared machine the min is the closest to a quiet run.
@@ -29,7 +29,7 @@ for t in go git jq hyperfine; do command -v "$t" >/dev/null || { echo "needs $t"
 tags="${BENCH_TAGS-netgo,osusergo}"
 (cd "$repo" && go build -tags "$tags" -o "$bin" ./cmd/agentinfra)
 mkdir -p "$work/tools/node_modules/.bin"
-(cd "$repo" && go build -o "$work/tools/node_modules/.bin/gemini" ./internal/agentstub/stub)
+(cd "$repo" && go build -o "$work/tools/node_modules/.bin/gemini" ./internal/testing/agentstub/stub)
 
 mkdir -p "$ws"
 cd "$ws"

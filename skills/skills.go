@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -30,10 +31,10 @@ const (
 )
 
 // ErrNotFound is wrapped by errors for unknown skills and modes.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = agenterr.New(agenterr.NotFound, "not found")
 
 // ErrInvalidSlug is wrapped when a slug cannot name a folder (/, .., leading dot).
-var ErrInvalidSlug = errors.New("invalid name")
+var ErrInvalidSlug = agenterr.New(agenterr.Invalid, "invalid name")
 
 // Skill is one loaded SKILL.md.
 type Skill struct {

@@ -11,6 +11,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Request statuses: pending → approved | rejected | expired | interrupted | withdrawn.
@@ -97,6 +99,9 @@ type NewRequest struct {
 	Title     string
 	Risk      string
 	Timeout   time.Duration
+	// FileHash is the SHA-256 of File when asked (an agent-side edit:
+	// accept_diff applies the diff only to that content).
+	FileHash string
 }
 
 const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always`
@@ -128,18 +133,18 @@ func (s *Store) RaiseRequest(ctx context.Context, n NewRequest) (Request, error)
 			return err
 		}
 		if ses.Ended() {
-			return fmt.Errorf("%w: session %d is %s", ErrBadTransition, ses.ID, ses.Status)
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("session %d is %s: it cannot raise a request", ses.ID, ses.Status), Err: ErrBadTransition}
 		}
 		now := s.now()
 		var expires any
 		if n.Timeout > 0 {
 			expires = ms(now.Add(n.Timeout))
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-			n.SessionID, n.NativeID, n.Kind, n.Tool, n.ToolInput, n.Command, n.File, n.Diff, n.URL, n.Title, n.Risk, ms(now), expires)
+		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, file_hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+			n.SessionID, n.NativeID, n.Kind, n.Tool, n.ToolInput, n.Command, n.File, n.Diff, n.URL, n.Title, n.Risk, ms(now), expires, n.FileHash)
 		if isUnique(err) {
-			return fmt.Errorf("%w: session %d", ErrPendingExists, n.SessionID)
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("session %d already has a pending request", n.SessionID), Err: ErrPendingExists}
 		}
 		if err != nil {
 			return fmt.Errorf("raise a request: %w", err)
@@ -171,7 +176,7 @@ func (s *Store) Request(ctx context.Context, id int64) (Request, error) {
 func requestTx(ctx context.Context, q queryer, id int64) (Request, error) {
 	r, err := scanRequest(q.QueryRowContext(ctx, `SELECT `+requestCols+` FROM approvals WHERE id = ?`, id))
 	if isNoRows(err) {
-		return Request{}, fmt.Errorf("request %d: %w", id, ErrNotFound)
+		return Request{}, notFound("request", id)
 	}
 	return r, err
 }
@@ -195,10 +200,10 @@ type Decision struct {
 // Options.Operators may decide (ErrNotAllowed).
 func (s *Store) Decide(ctx context.Context, d Decision) (Request, error) {
 	if !slices.Contains(PeopleSurfaces, d.Surface) {
-		return Request{}, fmt.Errorf("unknown surface %q: use one of %s", d.Surface, strings.Join(PeopleSurfaces, ", "))
+		return Request{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "surface", Value: d.Surface, Valid: PeopleSurfaces, Reason: "unknown surface"}
 	}
 	if d.By == "" {
-		return Request{}, fmt.Errorf("a decision needs the name of the person who takes it")
+		return Request{}, agenterr.Invalidf("by", "a decision needs the name of the person who takes it")
 	}
 	status := StatusRejected
 	if d.Approve {
@@ -216,8 +221,9 @@ func (s *Store) Decide(ctx context.Context, d Decision) (Request, error) {
 			return err
 		}
 		if !s.mayDecide(d.By, ses) {
-			return fmt.Errorf("%w: %s may not decide request %d: only the session's owner %s or an operator (supervision.operators in .agent/config.yaml) may",
-				ErrNotAllowed, Handle(d.By), r.ID, Handle(ses.Owner))
+			return &agenterr.Error{Kind: agenterr.Forbidden, Holder: ses.Owner, Err: ErrNotAllowed, Reason: fmt.Sprintf(
+				"%s may not decide request %d: only the session's owner %s or an operator (supervision.operators in .agent/config.yaml) may",
+				Handle(d.By), r.ID, Handle(ses.Owner))}
 		}
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?

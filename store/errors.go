@@ -1,26 +1,40 @@
 package store
 
 import (
-	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
-// Errors of the store (test with errors.Is / errors.As).
+// Errors of the store (test with errors.Is / errors.As). Each has its
+// agenterr kind, which decides the exit code, HTTP status and MCP code: an
+// unknown ID is not found; a request already decided or expired, a second
+// pending request, a status change the session cannot make and a session
+// beyond the limit are conflicts; a person who may not decide is
+// forbidden.
 var (
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = agenterr.New(agenterr.NotFound, "not found")
 	// ErrExpired: the request's deadline passed before the decision came.
-	ErrExpired = errors.New("the request expired")
+	ErrExpired = agenterr.New(agenterr.Conflict, "the request expired")
 	// ErrPendingExists: the session already has a pending request.
-	ErrPendingExists = errors.New("the session already has a pending request")
+	ErrPendingExists = agenterr.New(agenterr.Conflict, "the session already has a pending request")
 	// ErrNotAllowed: the person may not decide this session's requests.
-	ErrNotAllowed = errors.New("not allowed")
+	ErrNotAllowed = agenterr.New(agenterr.Forbidden, "not allowed")
 	// ErrBadTransition: the session cannot go from its status to the asked one.
-	ErrBadTransition = errors.New("bad session status change")
+	ErrBadTransition = agenterr.New(agenterr.Conflict, "bad session status change")
 	// ErrLimit is wrapped by *LimitError.
-	ErrLimit = errors.New("too many supervised sessions")
+	ErrLimit = agenterr.New(agenterr.Conflict, "too many supervised sessions")
 )
+
+// notFound is the error of an unknown request or session ID (what:
+// "request", "session"); it wraps ErrNotFound.
+func notFound(what string, id int64) error {
+	return &agenterr.Error{Kind: agenterr.NotFound, Field: "id", What: what, Value: strconv.FormatInt(id, 10), Err: ErrNotFound}
+}
 
 // DecidedError is the answer to a decision that lost: the request had
 // already been decided (or had expired, been withdrawn or interrupted).
@@ -47,6 +61,9 @@ func (e *DecidedError) Error() string {
 func (e *DecidedError) Is(target error) bool {
 	return target == ErrExpired && e.Request.Status == StatusExpired
 }
+
+// Unwrap makes a lost decision a conflict (agenterr.KindOf).
+func (e *DecidedError) Unwrap() error { return agenterr.ErrConflict }
 
 // LimitError refuses a session beyond max_concurrent_sessions.
 type LimitError struct {
@@ -80,5 +97,28 @@ func Handle(name string) string {
 	if strings.HasPrefix(name, "@") || strings.Contains(name, ":") {
 		return name
 	}
+	switch name {
+	case ActorAgentinfra, ActorPolicy, ActorWatchdog: // system actors, not people
+		return name
+	}
 	return "@" + name
+}
+
+// checkPerson refuses a decision without a person or from a surface that
+// is not a person's.
+func checkPerson(by, surface string) error {
+	if !slices.Contains(PeopleSurfaces, surface) {
+		return fmt.Errorf("unknown surface %q: use one of %s", surface, strings.Join(PeopleSurfaces, ", "))
+	}
+	if by == "" {
+		return fmt.Errorf("a decision needs the name of the person who takes it")
+	}
+	return nil
+}
+
+// notAllowed is ErrNotAllowed for a person who is neither the session's
+// owner nor an operator.
+func notAllowed(by string, ses Session, what string) error {
+	return fmt.Errorf("%w: %s may not act on %s: only the session's owner %s or an operator (supervision.operators in .agent/config.yaml) may",
+		ErrNotAllowed, Handle(by), what, Handle(ses.Owner))
 }

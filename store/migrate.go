@@ -138,6 +138,78 @@ CREATE TABLE checkpoints (
 	created_at  INTEGER NOT NULL
 );
 `,
+	// v3: the run records of dispatch and the fleet (one row per run,
+	// keyed by the run ID that sessions.run_id holds; the record itself is
+	// the caller's JSON), the imports of the JSON records written before
+	// (each source once), and the supervisor's start time (a reused pid is
+	// not taken for a live supervisor).
+	`
+ALTER TABLE sessions ADD COLUMN supervisor_start TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE runs (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id       TEXT NOT NULL,
+	caller       TEXT NOT NULL CHECK (caller IN ('dispatch','fleet')),
+	agent        TEXT NOT NULL DEFAULT '',
+	task_id      TEXT NOT NULL DEFAULT '',
+	status       TEXT NOT NULL DEFAULT '',
+	outcome      TEXT NOT NULL DEFAULT '',
+	created_at   INTEGER,
+	started_at   INTEGER,
+	ended_at     INTEGER,
+	finished_seq INTEGER,
+	archived     TEXT NOT NULL DEFAULT '',
+	record       TEXT NOT NULL,
+	summary      TEXT NOT NULL DEFAULT '',
+	updated_at   INTEGER NOT NULL
+);
+-- A run ID names one current run; a deleted agent's runs are archived
+-- under its archive's name, and its name (and run IDs) may be used again.
+CREATE UNIQUE INDEX runs_current ON runs(run_id) WHERE archived = '';
+CREATE INDEX runs_agent ON runs(caller, agent, archived, finished_seq);
+CREATE INDEX runs_task ON runs(task_id);
+
+CREATE TABLE imports (
+	source      TEXT PRIMARY KEY,
+	at          INTEGER NOT NULL,
+	rows        INTEGER NOT NULL
+);
+`,
+	// v4: keeping supervised agents moving (issue 22). Alters only what
+	// v1-v3 created.
+	//   - sessions.watchdog_paused: a person paused the stall watchdog;
+	//   - approvals.file_hash / consumed_at: an agent-side ask_approval of an
+	//     edit keeps the file's SHA-256 when asked, and accept_diff applies
+	//     the approved diff once;
+	//   - prompts.reason: why a prompt timed out or was withdrawn;
+	//   - checkpoints.dir / commit_sha / created_by: the tree recorded, the
+	//     git commit under the private ref, who took it;
+	//   - an index on session_id for every table that belongs to a session
+	//     (a purge deletes sessions: ON DELETE CASCADE scans without one),
+	//     and on sessions.ended_at (retention picks by it);
+	//   - the audit log stays append-only, except for the rows of a session
+	//     that no longer exists (retention purges them with their session).
+	`
+ALTER TABLE sessions ADD COLUMN watchdog_paused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE approvals ADD COLUMN file_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN consumed_at INTEGER;
+ALTER TABLE prompts ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE checkpoints ADD COLUMN dir TEXT NOT NULL DEFAULT '';
+ALTER TABLE checkpoints ADD COLUMN commit_sha TEXT NOT NULL DEFAULT '';
+ALTER TABLE checkpoints ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
+
+CREATE INDEX approvals_session ON approvals(session_id);
+CREATE INDEX alerts_session ON alerts(session_id);
+CREATE INDEX prompts_session ON prompts(session_id);
+CREATE INDEX steering_session ON steering(session_id);
+CREATE INDEX checkpoints_session ON checkpoints(session_id);
+CREATE INDEX sessions_ended ON sessions(ended_at) WHERE ended_at IS NOT NULL;
+
+DROP TRIGGER audit_no_delete;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+	WHEN OLD.session_id IS NULL OR EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
+	BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`,
 }
 
 // SchemaVersion is the version this agentinfra writes.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,7 +54,7 @@ func TestMigrateFromEmptyFile(t *testing.T) {
 	if v, _ := userVersion(ctx, s.db); v != SchemaVersion() {
 		t.Fatalf("version %d, want %d", v, SchemaVersion())
 	}
-	for _, tb := range []string{"sessions", "approvals", "audit", "steering", "alerts", "prompts", "checkpoints"} {
+	for _, tb := range []string{"sessions", "approvals", "audit", "steering", "alerts", "prompts", "checkpoints", "runs", "imports"} {
 		if len(schemaOf(t, s)[tb]) == 0 {
 			t.Errorf("table %s missing", tb)
 		}
@@ -149,5 +150,112 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A file written at schema version 2 (testdata/v2.db) migrates to the
+// current schema keeping its rows; the runs table and the supervisor's
+// start time come in empty.
+func TestMigrateFromV2Fixture(t *testing.T) {
+	ctx := context.Background()
+	src, err := os.ReadFile("testdata/v2.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), FileName)
+	os.WriteFile(path, src, 0o600)
+	if v := fileVersion(t, path); v != 2 {
+		t.Fatalf("the fixture has schema version %d, want 2", v)
+	}
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("the v2 file does not open: %v", err)
+	}
+	defer s.Close()
+	if got, want := schemaOf(t, s), schemaOf(t, newStore(t, Options{})); !sameSchema(got, want) {
+		t.Errorf("migrated schema differs from a new file's:\n got %v\nwant %v", got, want)
+	}
+	ses, err := s.Session(ctx, 1)
+	if err != nil || ses.Owner != "ana" || ses.RunID != "papi-3" || ses.Status != SessionActive {
+		t.Fatalf("session 1 after migration: %+v %v", ses, err)
+	}
+	sups, err := s.LiveSupervisors(ctx)
+	if err != nil || sups[1].PID != 4242 || sups[1].Start != "" {
+		t.Fatalf("supervisor of session 1 after migration: %+v %v", sups, err)
+	}
+	pend, err := s.Pending(ctx)
+	if err != nil || len(pend) != 1 || pend[0].Command != "curl https://example.com" {
+		t.Fatalf("pending after migration: %+v %v", pend, err)
+	}
+	var steering int
+	s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM steering`).Scan(&steering)
+	if steering != 1 {
+		t.Errorf("steering rows after migration: %d", steering)
+	}
+	if runs, err := s.Runs(ctx, RunFilter{}); err != nil || len(runs) != 0 {
+		t.Fatalf("runs after migration: %v %v", runs, err)
+	}
+	if err := s.SaveRun(ctx, RunRow{RunID: "papi-3", Caller: CallerFleet, Agent: "papi", Record: []byte(`{"run_id":"papi-3"}`)}); err != nil {
+		t.Fatalf("the runs table is not usable after migration: %v", err)
+	}
+}
+
+// fileVersion reads a database file's schema version without migrating it.
+func fileVersion(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 64 {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	// The SQLite header keeps user_version at offset 60, big-endian.
+	return int(b[60])<<24 | int(b[61])<<16 | int(b[62])<<8 | int(b[63])
+}
+
+// A file written at schema version 3 (testdata/v3.db) migrates to v4
+// keeping its rows: its active alert and pending prompt stay the session's
+// (one of each, still enforced), the new columns take their defaults, and
+// the audit log stays append-only for a session that exists.
+func TestMigrateFromV3Fixture(t *testing.T) {
+	ctx := context.Background()
+	src, err := os.ReadFile("testdata/v3.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), FileName)
+	os.WriteFile(path, src, 0o600)
+	if v := fileVersion(t, path); v != 3 {
+		t.Fatalf("the fixture has schema version %d, want 3", v)
+	}
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("the v3 file does not open: %v", err)
+	}
+	defer s.Close()
+	if got, want := schemaOf(t, s), schemaOf(t, newStore(t, Options{})); !sameSchema(got, want) {
+		t.Errorf("migrated schema differs from a new file's:\n got %v\nwant %v", got, want)
+	}
+	if paused, err := s.WatchdogPaused(ctx, 1); err != nil || paused {
+		t.Fatalf("watchdog of session 1 after migration: %v %v", paused, err)
+	}
+	a, ok, err := s.ActiveAlert(ctx, 1)
+	if err != nil || !ok || a.Status != AlertPending {
+		t.Fatalf("alert after migration: %+v %v %v", a, ok, err)
+	}
+	if _, err := s.RaiseAlert(ctx, 1, "again"); !errors.Is(err, ErrPendingExists) {
+		t.Fatalf("a second active alert after migration: %v", err)
+	}
+	p, ok, err := s.PendingPrompt(ctx, 1)
+	if err != nil || !ok || p.Text != "Which DB?" || p.Reason != "" {
+		t.Fatalf("prompt after migration: %+v %v %v", p, ok, err)
+	}
+	cps, err := s.Checkpoints(ctx, 1)
+	if err != nil || len(cps) != 1 || cps[0].Label != "before" || cps[0].Commit != "" || cps[0].Dir != "" {
+		t.Fatalf("checkpoints after migration: %+v %v", cps, err)
+	}
+	if runs, err := s.Runs(ctx, RunFilter{}); err != nil || len(runs) != 1 || runs[0].RunID != "papi-7" {
+		t.Fatalf("runs after migration: %+v %v", runs, err)
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM audit WHERE session_id = 1`); err == nil {
+		t.Fatal("a live session's audit rows were deleted after migration")
 	}
 }

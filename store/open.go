@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -46,6 +47,13 @@ type Store struct {
 	db   *sql.DB
 	path string
 	opts Options
+	// writeMu lets one goroutine of this process write at a time. SQLite
+	// has one writer anyway; without the mutex, goroutines compete through
+	// the busy handler's sleeps, which is not fair: a goroutine that
+	// writes in a loop can starve another past the busy timeout (a purge
+	// beside a live session's decisions). Go's mutex hands over in order
+	// once a waiter has waited 1 ms.
+	writeMu sync.Mutex
 }
 
 // StateDir is the workspace folder that holds the database.
@@ -139,6 +147,8 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 // tx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it when fn
 // returns nil.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	t, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin a transaction on %s: %w", s.path, err)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Session statuses: created → active ⇄ paused → terminated | interrupted.
@@ -88,10 +90,10 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 		n.Mode = ModeLocal
 	}
 	if !slices.Contains(Modes, n.Mode) {
-		return Session{}, fmt.Errorf("unknown session mode %q: use one of %s", n.Mode, strings.Join(Modes, ", "))
+		return Session{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "mode", Value: n.Mode, Valid: Modes, Reason: "unknown session mode"}
 	}
 	if n.Owner == "" {
-		return Session{}, fmt.Errorf("a session needs an owner")
+		return Session{}, agenterr.Invalidf("owner", "a session needs an owner")
 	}
 	var out Session
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -119,7 +121,7 @@ func (s *Store) Session(ctx context.Context, id int64) (Session, error) {
 func sessionTx(ctx context.Context, q queryer, id int64) (Session, error) {
 	ses, err := scanSession(q.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
 	if isNoRows(err) {
-		return Session{}, fmt.Errorf("session %d: %w", id, ErrNotFound)
+		return Session{}, notFound("session", id)
 	}
 	return ses, err
 }
@@ -175,7 +177,9 @@ type Transition struct {
 	Reason  string
 }
 
-// SetSessionStatus moves a session to t.To when its status allows it.
+// SetSessionStatus moves a session to t.To when its status allows it. A
+// person (a surface of PeopleSurfaces) may move only their own sessions,
+// or any as an operator (ErrNotAllowed).
 // Going from created to active checks max_concurrent_sessions in the same
 // transaction (*LimitError). Ending a session interrupts its pending
 // request. Moving to the status it has changes nothing.
@@ -186,12 +190,17 @@ func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (S
 		if err != nil {
 			return err
 		}
+		if slices.Contains(PeopleSurfaces, t.Surface) && !s.mayDecide(t.By, cur) {
+			return &agenterr.Error{Kind: agenterr.Forbidden, Holder: cur.Owner, Err: ErrNotAllowed, Reason: fmt.Sprintf(
+				"%s may not change session %d: only its owner %s or an operator (supervision.operators in .agent/config.yaml) may",
+				Handle(t.By), id, Handle(cur.Owner))}
+		}
 		if cur.Status == t.To {
 			out = cur
 			return nil
 		}
 		if !slices.Contains(transitions[cur.Status], t.To) {
-			return fmt.Errorf("%w: session %d is %s and cannot become %s", ErrBadTransition, id, cur.Status, t.To)
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("session %d is %s and cannot become %s", id, cur.Status, t.To), Err: ErrBadTransition}
 		}
 		if cur.Status == SessionCreated && t.To == SessionActive && s.opts.MaxSessions > 0 {
 			live, err := liveSessions(ctx, tx)
@@ -208,6 +217,9 @@ func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (S
 			ended = now
 			if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'interrupted', decided_at = ?, decided_by = ?, surface = ?, reason = ?
 				WHERE session_id = ? AND status = 'pending'`, now, t.By, orSurface(t.Surface), "the session ended: "+t.Reason, id); err != nil {
+				return err
+			}
+			if err := closeWaitingTx(ctx, tx, id, now, t); err != nil {
 				return err
 			}
 		}

@@ -4,46 +4,36 @@
 package supervision
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"os/user"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/agentinfra/agentinfra/config"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// Config is the supervision section of .agent/config.yaml:
+// Config is the supervision section of .agent/config.yaml
+// (config.Supervision, decoded with every other section, once per
+// workspace):
 //
 //	supervision:
 //	  max_concurrent_sessions: 3   # active or paused at once
 //	  operators: ["@ana", "bo"]    # may decide any session's requests
 //	  mode: local                  # local | remote | hybrid (new sessions)
-type Config struct {
-	MaxConcurrentSessions int      `yaml:"max_concurrent_sessions"`
-	Operators             []string `yaml:"operators"`
-	Mode                  string   `yaml:"mode"`
-}
+type Config = config.Supervision
 
-// LoadConfig reads the supervision section (defaults when missing).
+// LoadConfig is the workspace's supervision section (ws.Config), with the
+// defaults filled in. A wrong section is an Invalid error naming the file,
+// the line and the key.
 func LoadConfig(ws *workspace.Workspace) (Config, error) {
-	var f struct {
-		Supervision Config `yaml:"supervision"`
-	}
-	b, err := os.ReadFile(ws.ConfigPath())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	wc, err := ws.Config()
+	if err != nil {
 		return Config{}, err
 	}
-	if len(b) > 0 {
-		if err := yaml.Unmarshal(b, &f); err != nil {
-			return Config{}, fmt.Errorf("%s: supervision: %v", ws.ConfigPath(), err)
-		}
+	c, err := wc.Supervision()
+	if err != nil {
+		return Config{}, err
 	}
-	c := f.Supervision
 	if c.MaxConcurrentSessions == 0 {
 		c.MaxConcurrentSessions = store.DefaultMaxSessions
 	}
@@ -53,8 +43,8 @@ func LoadConfig(ws *workspace.Workspace) (Config, error) {
 	return c, nil
 }
 
-// StoreOptions are the store's options under this config.
-func (c Config) StoreOptions() store.Options {
+// StoreOptions are the store's options under the config c.
+func StoreOptions(c Config) store.Options {
 	return store.Options{MaxSessions: c.MaxConcurrentSessions, Operators: c.Operators}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -19,9 +20,9 @@ type Archived struct {
 
 // Archive moves a DONE task's folder(s) .agent/tasks/{id}_* to
 // .agent/archive/. The matrix row stays as the permanent record. It fails
-// with a *matrix.NotFoundError (suggesting close IDs), or a
-// *matrix.RefusedError matching ErrNotDone (naming the status),
-// ErrAlreadyArchived, ErrNoTaskDir or ErrExists, changing nothing.
+// with a NotFound *agenterr.Error (suggesting close IDs), or a Conflict one
+// matching ErrNotDone (naming the status), ErrAlreadyArchived, ErrNoTaskDir
+// or ErrExists, changing nothing.
 func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archived, error) {
 	var moved []Archived
 	op := newOp(ws)
@@ -37,15 +38,15 @@ func Archive(ctx context.Context, ws *workspace.Workspace, id string) ([]Archive
 			return d.NotFound(id)
 		}
 		if !isStatus(d.Vocabulary(), t.Status, StatusDone) {
-			return &matrix.RefusedError{Field: "id", Err: ErrNotDone,
+			return &agenterr.Error{Kind: agenterr.Conflict, Field: "id", Err: ErrNotDone,
 				Reason: fmt.Sprintf("task %s is %s; only DONE tasks are archived: set its status to DONE first", id, t.Status)}
 		}
 		dirs := Folders(ws, d, id, false)
 		if len(dirs) == 0 {
 			if a := Folders(ws, d, id, true); len(a) > 0 {
-				return &matrix.RefusedError{Field: "id", Err: ErrAlreadyArchived, Reason: fmt.Sprintf("task %s is already archived, in %s", id, ws.RelPath(a[0]))}
+				return &agenterr.Error{Kind: agenterr.Conflict, Field: "id", Err: ErrAlreadyArchived, Reason: fmt.Sprintf("task %s is already archived, in %s", id, ws.RelPath(a[0]))}
 			}
-			return &matrix.RefusedError{Field: "id", Err: ErrNoTaskDir, Reason: fmt.Sprintf("task %s has no folder .agent/tasks/%s_*; there is nothing to archive", id, id)}
+			return &agenterr.Error{Kind: agenterr.Conflict, Field: "id", Err: ErrNoTaskDir, Reason: fmt.Sprintf("task %s has no folder .agent/tasks/%s_*; there is nothing to archive", id, id)}
 		}
 		var err error
 		moved, err = op.moveAll(ctx, map[string][]string{id: dirs}, []string{id})
@@ -111,7 +112,7 @@ func (op *op) moveAll(ctx context.Context, byID map[string][]string, order []str
 		for _, from := range byID[id] {
 			dst := filepath.Join(arch, filepath.Base(from))
 			if exists(dst) {
-				return []Archived{}, &matrix.RefusedError{Err: ErrExists, Reason: fmt.Sprintf("%s already exists; move or remove it, then archive again", ws.RelPath(dst))}
+				return []Archived{}, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrExists, Reason: fmt.Sprintf("%s already exists; move or remove it, then archive again", ws.RelPath(dst))}
 			}
 			c.Moves = append(c.Moves, folderMove{From: relSlash(ws, from), To: relSlash(ws, dst)})
 		}

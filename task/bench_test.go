@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )

@@ -11,7 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -46,8 +47,8 @@ func TestClaim(t *testing.T) {
 	// Another agent, even one named in Agents before the holder: refused, naming the holder.
 	for _, other := range []string{"@coder", "@planner"} {
 		_, err = Claim(ctx, ws, tk.ID, other, now)
-		var ref *matrix.RefusedError
-		if !errors.As(err, &ref) || ref.Holder != "@papi" || !errors.Is(err, ErrClaimed) ||
+		var ref *agenterr.Error
+		if !errors.As(err, &ref) || ref.Kind != agenterr.Conflict || ref.Holder != "@papi" || !errors.Is(err, ErrClaimed) ||
 			!strings.Contains(err.Error(), "task "+tk.ID+" is IN_PROGRESS, held by @papi") {
 			t.Errorf("claim by %s of a held task: %v", other, err)
 		}
@@ -60,16 +61,16 @@ func TestClaim(t *testing.T) {
 	}
 	check := treehash.Guard(t, ws.Root)
 	_, err = Claim(ctx, ws, tk.ID, "@papi", now)
-	var ref *matrix.RefusedError
-	if !errors.As(err, &ref) || ref.Holder != "" || !strings.Contains(err.Error(), "is REVIEW; only a TODO task can be claimed") {
+	var ref *agenterr.Error
+	if !errors.As(err, &ref) || ref.Kind != agenterr.Conflict || ref.Holder != "" || !strings.Contains(err.Error(), "is REVIEW; only a TODO task can be claimed") {
 		t.Errorf("claim of a REVIEW task: %v", err)
 	}
 	// Unknown ID and a bad mention are typed too.
 	if _, err := Claim(ctx, ws, "zzzzzz", "@papi", now); !errors.Is(err, matrix.ErrNotFound) {
 		t.Errorf("claim of an unknown task: %v", err)
 	}
-	var inv *matrix.InvalidError
-	if _, err := Claim(ctx, ws, tk.ID, "not one", now); !errors.As(err, &inv) || inv.Field != "agent" {
+	var inv *agenterr.Error
+	if _, err := Claim(ctx, ws, tk.ID, "not one", now); !errors.As(err, &inv) || inv.Kind != agenterr.Invalid || inv.Field != "agent" {
 		t.Errorf("claim by a bad mention: %v", err)
 	}
 	check()
@@ -117,7 +118,7 @@ func TestClaimConcurrentOneWinner(t *testing.T) {
 			_, err := Claim(ctx, ws, tk.ID, agent, now)
 			mu.Lock()
 			defer mu.Unlock()
-			var ref *matrix.RefusedError
+			var ref *agenterr.Error
 			switch {
 			case err == nil:
 				winners = append(winners, agent)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/config"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -80,7 +81,8 @@ func TestOpenStoreUsesTheConfig(t *testing.T) {
 	if err := os.WriteFile(ws.ConfigPath(), []byte("matrix:\n  statuses: oops\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenStore(ws); !errors.Is(err, matrix.ErrConfig) || !strings.Contains(err.Error(), ".agent/config.yaml:2: matrix.statuses") {
+	ws, _ = workspace.New(ws.Root) // the next process: a workspace reads its config once
+	if _, err := OpenStore(ws); !errors.Is(err, config.ErrConfig) || !strings.Contains(err.Error(), ".agent/config.yaml:2: matrix.statuses") {
 		t.Errorf("OpenStore with a broken config: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -56,7 +57,7 @@ type Created struct {
 func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, now time.Time) (Created, error) {
 	desc := strings.TrimSpace(o.Description)
 	if desc == "" {
-		return Created{}, &matrix.InvalidError{Field: "description", Reason: "a task needs a description"}
+		return Created{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "description", Reason: "a task needs a description"}
 	}
 	slug := o.Slug
 	if slug == "" {
@@ -131,7 +132,7 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 }
 
 func folderExists(final string) error {
-	return &matrix.RefusedError{Reason: fmt.Sprintf("%s already exists; pick another slug or remove it", final), Field: "slug", Err: ErrExists}
+	return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("%s already exists; pick another slug or remove it", final), Field: "slug", Err: ErrExists}
 }
 
 // tmpPrefix names task folders under construction (hidden, never a task ID).

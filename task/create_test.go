@@ -11,7 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -218,8 +219,8 @@ func TestUnknownModeAndSkillOneRule(t *testing.T) {
 		{Description: "second", Mode: "coder", Skills: []string{"go-tsting"}},
 	} {
 		_, err := CreateTask(ctx, ws, o, now)
-		var ref *matrix.RefusedError
-		if !errors.As(err, &ref) || ref.Override != "force" || !strings.Contains(err.Error(), "create .agent/") || strings.Contains(err.Error(), "--") {
+		var ref *agenterr.Error
+		if !errors.As(err, &ref) || ref.Kind != agenterr.Refused || ref.Override != "force" || !strings.Contains(err.Error(), "create .agent/") || strings.Contains(err.Error(), "--") {
 			t.Errorf("create %+v: %#v", o, err)
 		}
 		if ref != nil && ref.Field != map[bool]string{true: "mode", false: "skills"}[o.Mode == "codr"] {

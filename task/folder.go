@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -21,11 +22,11 @@ type ScaffoldOptions struct {
 // row (README.md from the template, tracking/, artifacts/), for rows added by
 // hand or by another tool. It changes no row. It refuses, writing nothing, an
 // unknown ID (matrix.ErrNotFound) and a task that already has a folder in
-// tasks/ or archive/ (a *matrix.RefusedError matching ErrExists, naming it). Like CreateTask it works under
+// tasks/ or archive/ (a *agenterr.Error matching ErrExists, naming it). Like CreateTask it works under
 // the matrix lock and builds the folder under a temporary name.
 func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o ScaffoldOptions, now time.Time) (matrix.Task, string, error) {
 	if err := workspace.ValidSlug(id); err != nil {
-		return matrix.Task{}, "", &matrix.InvalidError{Field: "id", Value: id, Reason: err.Error()}
+		return matrix.Task{}, "", &agenterr.Error{Kind: agenterr.Invalid, Field: "id", Value: id, Reason: err.Error()}
 	}
 	if o.Slug != "" {
 		if err := ValidateSlug(o.Slug); err != nil {
@@ -57,9 +58,9 @@ func ScaffoldTask(ctx context.Context, ws *workspace.Workspace, id string, o Sca
 		}
 		if existing, archived := Folder(ws, d, id); existing != "" {
 			if archived {
-				return &matrix.RefusedError{Field: "id", Err: ErrExists, Reason: fmt.Sprintf("task %s is archived in %s; nothing was written", id, ws.RelPath(existing))}
+				return &agenterr.Error{Kind: agenterr.Conflict, Field: "id", Err: ErrExists, Reason: fmt.Sprintf("task %s is archived in %s; nothing was written", id, ws.RelPath(existing))}
 			}
-			return &matrix.RefusedError{Field: "id", Err: ErrExists, Reason: fmt.Sprintf("task %s already has a folder, %s; nothing was written", id, ws.RelPath(existing))}
+			return &agenterr.Error{Kind: agenterr.Conflict, Field: "id", Err: ErrExists, Reason: fmt.Sprintf("task %s already has a folder, %s; nothing was written", id, ws.RelPath(existing))}
 		}
 		if err := ctx.Err(); err != nil {
 			return err

@@ -22,13 +22,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // ErrNotBlocked is a reopen of a task that is not BLOCKED.
-var ErrNotBlocked = errors.New("task is not blocked")
+var ErrNotBlocked = agenterr.New(agenterr.Conflict, "task is not blocked")
 
 // stamp is when a change is made, by whom and why: the status log line
 // and the change's event say it.
@@ -83,7 +84,7 @@ func oneLine(s string) string {
 // naming agent. It is a compare-and-set under the matrix lock, so of many
 // agents claiming one task at once exactly one wins. It succeeds for a TODO
 // task, and for an IN_PROGRESS task already held by agent (changing
-// nothing). Otherwise it is refused with a *matrix.RefusedError matching
+// nothing). Otherwise it is refused with a Conflict *agenterr.Error matching
 // ErrClaimed: Holder names the agent holding an IN_PROGRESS task (the last
 // @mention of its Agents; "" when it names none), Reason says the status.
 func Claim(ctx context.Context, ws *workspace.Workspace, id, agent string, now time.Time) (UpdateResult, error) {
@@ -202,10 +203,10 @@ func claimUpdate(v *matrix.Vocabulary, before matrix.Task, holder, mention strin
 	case ours:
 		return nil, nil
 	case before.Status == claimed && holder != "":
-		return nil, &matrix.RefusedError{Err: ErrClaimed, Holder: holder,
+		return nil, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrClaimed, Holder: holder,
 			Reason: fmt.Sprintf("task %s is %s, held by %s", id, claimed, holder)}
 	default:
-		return nil, &matrix.RefusedError{Err: ErrClaimed,
+		return nil, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrClaimed,
 			Reason: fmt.Sprintf("task %s is %s; only a %s task can be claimed", id, before.Status, todo)}
 	}
 	u := matrix.Update{Status: matrix.Str(claimed)}
@@ -224,13 +225,13 @@ func claimUpdate(v *matrix.Vocabulary, before matrix.Task, holder, mention strin
 func refuseAgain(t matrix.Task, claimed, done string) error {
 	switch t.Status {
 	case done:
-		return &matrix.RefusedError{Err: ErrClaimed, Field: "id", Override: "force", Reason: fmt.Sprintf("task %s is %s", t.ID, t.Status)}
+		return &agenterr.Error{Kind: agenterr.Refused, Err: ErrClaimed, Field: "id", Override: "force", Reason: fmt.Sprintf("task %s is %s", t.ID, t.Status)}
 	case claimed:
 		who := strings.Join(t.Agents, " ")
 		if who == "" {
 			who = "someone"
 		}
-		return &matrix.RefusedError{Err: ErrClaimed, Field: "id", Override: "force", Holder: holderOf(t),
+		return &agenterr.Error{Kind: agenterr.Refused, Err: ErrClaimed, Field: "id", Override: "force", Holder: holderOf(t),
 			Reason: fmt.Sprintf("task %s is already %s (%s)", t.ID, t.Status, who)}
 	}
 	return nil
@@ -337,7 +338,7 @@ func Block(ctx context.Context, ws *workspace.Workspace, id, reason string, by A
 		case before.Status == blocked:
 			return before, nil
 		case isStatus(v, before.Status, StatusDone):
-			return matrix.Task{}, &matrix.RefusedError{Field: "id", Reason: fmt.Sprintf("task %s is %s: only an open task can be blocked", id, before.Status)}
+			return matrix.Task{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "id", Reason: fmt.Sprintf("task %s is %s: only an open task can be blocked", id, before.Status)}
 		}
 		return d.UpdateTask(id, matrix.Update{Status: &blocked}, now)
 	})
@@ -349,7 +350,7 @@ func Reopen(ctx context.Context, ws *workspace.Workspace, id, reason string, by 
 	return modifyTask(ctx, ws, id, stamp{now: now, by: by.or(ctx), reason: reason}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
 		v := d.Vocabulary()
 		if !isStatus(v, before.Status, StatusBlocked) {
-			return matrix.Task{}, &matrix.RefusedError{Err: ErrNotBlocked, Field: "id",
+			return matrix.Task{}, &agenterr.Error{Kind: agenterr.Conflict, Err: ErrNotBlocked, Field: "id",
 				Reason: fmt.Sprintf("task %s is %s; only a BLOCKED task can be reopened", id, before.Status)}
 		}
 		todo, err := WorkflowStatus(v, StatusTodo)

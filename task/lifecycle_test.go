@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/events"
-	"github.com/agentinfra/agentinfra/internal/treehash"
-	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 )
 
 // The whole lifecycle, each move logged with its actor and reason and
@@ -110,7 +110,7 @@ func TestLifecycleRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := treehash.Guard(t, ws.Root)
-	if _, err := Reopen(ctx, ws, tk.ID, "", "alice", now); !errors.Is(err, ErrNotBlocked) || !errors.Is(err, matrix.ErrRefused) {
+	if _, err := Reopen(ctx, ws, tk.ID, "", "alice", now); !errors.Is(err, ErrNotBlocked) || agenterr.KindOf(err) != agenterr.Conflict {
 		t.Errorf("reopen of a TODO task: %v", err)
 	}
 	// A release by an agent that does not hold it, a finish of a task that
@@ -141,8 +141,7 @@ func TestLifecycleRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	check = treehash.Guard(t, ws.Root)
-	var ref *matrix.RefusedError
-	if _, err := Block(ctx, ws, tk.ID, "why", "alice", now); !errors.As(err, &ref) || !strings.Contains(err.Error(), "is DONE") {
+	if _, err := Block(ctx, ws, tk.ID, "why", "alice", now); agenterr.KindOf(err) != agenterr.Conflict || !strings.Contains(err.Error(), "is DONE") {
 		t.Errorf("block of a DONE task: %v", err)
 	}
 	check()
@@ -169,10 +168,10 @@ func TestClaimAgainAndForce(t *testing.T) {
 	if !strings.Contains(readFile(t, filepath.Join(dir, "README.md")), "status BLOCKED → IN_PROGRESS by alice\n") {
 		t.Error("the claim's log line does not name who claimed")
 	}
-	var ref *matrix.RefusedError
+	var ref *agenterr.Error
 	for _, who := range []string{"@coder", "@other"} {
 		_, err := ClaimWith(ctx, ws, tk.ID, who, now, again)
-		if !errors.As(err, &ref) || !errors.Is(err, ErrClaimed) || ref.Override != "force" || ref.Holder != "@coder" ||
+		if !errors.As(err, &ref) || ref.Kind != agenterr.Refused || !errors.Is(err, ErrClaimed) || ref.Override != "force" || ref.Holder != "@coder" ||
 			!strings.Contains(err.Error(), "is already IN_PROGRESS (@coder)") {
 			t.Errorf("claim again of an IN_PROGRESS task by %s: %v", who, err)
 		}

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 func TestLockTimeoutFromEnv(t *testing.T) {
@@ -20,7 +21,10 @@ func TestLockTimeoutFromEnv(t *testing.T) {
 		got := st.LockTimeout
 		t.Errorf("default lock timeout %v", got)
 	}
-	t.Setenv(EnvLockTimeout, "250ms")
+	// The environment is the caller's, the workspace's Getenv: not the process's.
+	t.Setenv(EnvLockTimeout, "1ms")
+	ws, _ = workspace.New(ws.Root)
+	ws.Getenv = func(k string) string { return map[string]string{EnvLockTimeout: "250ms"}[k] }
 	if st, _ := OpenStore(ws); st.LockTimeout != 250*time.Millisecond {
 		got := st.LockTimeout
 		t.Errorf("lock timeout from env = %v", got)

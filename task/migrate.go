@@ -12,9 +12,9 @@ import (
 // matrix.Doc.Migrate). It holds the matrix lock and replaces the file atomically;
 // nothing is written when it fails.
 func Migrate(ctx context.Context, ws *workspace.Workspace, now time.Time) (matrix.Migration, error) {
-	// The converted table is written in the default words: no vocabulary.
-	s := writerStore(matrix.NewStore(ws.MatrixPath()))
-	s.Root = ws.Root
+	// The converted table is written in the default words: no vocabulary,
+	// and a config migrate cannot use is no reason to refuse it.
+	s := writerStore(ws, matrix.NewStore(ws.MatrixPath()))
 	// Refuse before locking: the lock file appears with the first write, and
 	// a refused migrate must leave the folder as it was.
 	d, err := s.Load(ctx)

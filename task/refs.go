@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -18,7 +19,7 @@ import (
 // the matrix already use it (real matrices name modes `code` or `agent` that
 // have no file: the workspace's own words, which validate warns about) with
 // a warning; any other name is refused unless force, as a typo would be: a
-// *matrix.RefusedError with Field "mode" or "skills" and Override "force",
+// Refused *agenterr.Error with Field "mode" or "skills" and Override "force",
 // with close names. Empty mode and skills are fine.
 func CheckRefs(ws *workspace.Workspace, getenv func(string) string, mode string, skillList []string, force bool) (warnings []string, err error) {
 	var used *usedNames // read from the matrix only for a name with no file
@@ -100,7 +101,7 @@ func unknownName(kind, v string, valid []string, file string) error {
 	if kind == "skill" {
 		field = "skills"
 	}
-	return &matrix.RefusedError{Reason: msg, Field: field, Override: "force"}
+	return &agenterr.Error{Kind: agenterr.Refused, Reason: msg, Field: field, Override: "force"}
 }
 
 func cleanList(in []string) []string {

@@ -3,6 +3,7 @@ package task
 import (
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -65,13 +66,13 @@ func Slugify(desc string) string {
 // no "..", no leading dot, made of letters, digits, '-', '_' and '.'.
 func ValidateSlug(s string) error {
 	if err := workspace.ValidSlug(s); err != nil {
-		return &matrix.InvalidError{Field: "slug", Value: s, Reason: err.Error() + "; use letters, digits, '-', '_' (or give none to derive one from the description)"}
+		return &agenterr.Error{Kind: agenterr.Invalid, Field: "slug", Value: s, Reason: err.Error() + "; use letters, digits, '-', '_' (or give none to derive one from the description)"}
 	}
 	if !matrix.ValidName(s) {
-		return &matrix.InvalidError{Field: "slug", Value: s, Reason: "may hold only letters, digits, '-', '_' and '.', starting with a letter or digit"}
+		return &agenterr.Error{Kind: agenterr.Invalid, Field: "slug", Value: s, Reason: "may hold only letters, digits, '-', '_' and '.', starting with a letter or digit"}
 	}
 	if len(s) > 100 {
-		return &matrix.InvalidError{Field: "slug", Value: s, Reason: "longer than 100 characters"}
+		return &agenterr.Error{Kind: agenterr.Invalid, Field: "slug", Value: s, Reason: "longer than 100 characters"}
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/workspace"

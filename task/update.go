@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -177,7 +178,7 @@ func (op *op) logStatus(d *matrix.Doc, id, from, to, note string, w stamp, res *
 		if note == "" {
 			return nil
 		}
-		return &matrix.RefusedError{Field: "agent", Reason: fmt.Sprintf("the matrix has no Agents column and task %s has no README to record %q in; run `agentinfra task scaffold %s` first, or add the column with `agentinfra migrate --add-columns`", id, note, id)}
+		return &agenterr.Error{Kind: agenterr.Refused, Field: "agent", Reason: fmt.Sprintf("the matrix has no Agents column and task %s has no README to record %q in; run `agentinfra task scaffold %s` first, or add the column with `agentinfra migrate --add-columns`", id, note, id)}
 	}
 	dir, _ := Folder(op.ws, d, id)
 	if dir == "" {

@@ -143,6 +143,7 @@ func TestValidateWarnsAboutAMissingWorkflowWord(t *testing.T) {
 	// With the aliases, nothing to say.
 	writeFile(t, filepath.Join(ws.AgentDir(), "config.yaml"),
 		"matrix:\n  statuses: [TODO, DOING, DONE, BLOCKED, Waiting for review]\n  aliases:\n    status: { IN_PROGRESS: DOING, REVIEW: Waiting for review }\n")
+	ws, _ = workspace.New(ws.Root) // the next process: a workspace reads its config once
 	if st, err = OpenStore(ws); err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func WatchMatrix(ctx context.Context, ws *workspace.Workspace, bus *events.Bus, 
 // Follow watches task id's folder too: a change of its README is a
 // TaskChanged with the field "readme". Following a task twice is once.
 func (w *MatrixWatcher) Follow(ctx context.Context, id string) {
-	dir, st := w.folderStamp(ctx, id)
+	dir, st, _ := w.folderStamp(ctx, id)
 	if dir != "" {
 		w.fw.Add(dir)
 	}
@@ -118,7 +118,15 @@ func (w *MatrixWatcher) check(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for _, id := range ids {
-		dir, st := w.folderStamp(ctx, id)
+		dir, st, ok := w.folderStamp(ctx, id)
+		if !ok {
+			// The matrix could not be read (a writer in the middle of an
+			// in-place save): without it the folder cannot be told apart
+			// from an archived one, so keep what was seen and let the
+			// writer's next event try again instead of publishing a change
+			// that did not happen.
+			continue
+		}
 		if dir != "" {
 			w.fw.Add(dir)
 		}
@@ -154,18 +162,20 @@ func fingerprint(t matrix.Task) string {
 	return fmt.Sprintf("%q", fmt.Sprint(t.Status, t.Priority, t.Difficulty, t.Mode, t.Skills, t.Agents, t.Description, t.Created, t.Updated, t.Extra))
 }
 
-// folderStamp is task id's folder and its README's stamp.
-func (w *MatrixWatcher) folderStamp(ctx context.Context, id string) (dir, st string) {
+// folderStamp is task id's folder and its README's stamp; ok is false when
+// the matrix could not be read.
+func (w *MatrixWatcher) folderStamp(ctx context.Context, id string) (dir, st string, ok bool) {
 	var d *matrix.Doc
 	if s, err := OpenStore(w.ws); err == nil {
-		d, _ = s.Load(ctx)
+		d, err = s.Load(ctx)
+		ok = err == nil
 	}
 	dir, archived := Folder(w.ws, d, id)
 	st = fmt.Sprintf("%s|%v", dir, archived)
 	if dir != "" {
 		st += "|" + stampOf(filepath.Join(dir, "README.md"))
 	}
-	return dir, st
+	return dir, st, ok
 }
 
 // stampOf says when a file changed: size, modification time, inode ("" when

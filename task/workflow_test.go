@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -42,7 +43,7 @@ func TestWorkflowInTheWorkspacesOwnWords(t *testing.T) {
 		t.Fatalf("the holder claiming again: %v", err)
 	}
 	_, err = Claim(ctx, ws, a.ID, "sony", now)
-	var re *matrix.RefusedError
+	var re *agenterr.Error
 	if !errors.As(err, &re) || re.Holder != "@papi" || !strings.Contains(err.Error(), "Doing, held by @papi") {
 		t.Fatalf("a second agent's claim: %v", err)
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/golden"
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/golden"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -163,9 +164,9 @@ func TestTaskContextUnknownID(t *testing.T) {
 		t.Errorf("error does not suggest the close ID: %v", err)
 	}
 	_, err = Build(context.Background(), ws, "zzzzzzzz", Options{Getenv: noEnv})
-	var nf *matrix.NotFoundError
-	if !errors.As(err, &nf) || nf.Name != "zzzzzzzz" || len(nf.Suggestions) != 0 {
-		t.Errorf("err = %v, want a *matrix.NotFoundError without suggestions", err)
+	var nf *agenterr.Error
+	if !errors.As(err, &nf) || nf.Kind != agenterr.NotFound || nf.Value != "zzzzzzzz" || len(nf.Suggestions) != 0 {
+		t.Errorf("err = %v, want a NotFound agenterr.Error without suggestions", err)
 	}
 }
 

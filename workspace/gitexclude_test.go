@@ -87,12 +87,16 @@ func TestHideFromGit(t *testing.T) {
 // A --root that does not exist is said so, without advising an init that
 // would fail there too (issue 19).
 func TestFindRootThatDoesNotExist(t *testing.T) {
-	_, err := Find(filepath.Join(t.TempDir(), "nope"), ".")
+	_, err := Find(filepath.Join(t.TempDir(), "nope"), "--root", ".")
 	if err == nil || !strings.Contains(err.Error(), "is not a folder") || strings.Contains(err.Error(), "init") {
 		t.Errorf("Find: %v", err)
 	}
+	// The message names where the root came from, as the caller says.
+	if _, err := Find(filepath.Join(t.TempDir(), "nope"), "$AGENTINFRA_ROOT", "."); err == nil || !strings.Contains(err.Error(), "(from $AGENTINFRA_ROOT)") {
+		t.Errorf("Find from the environment: %v", err)
+	}
 	dir := t.TempDir()
-	if _, err := Find(dir, "."); err == nil || !strings.Contains(err.Error(), "agentinfra init --root "+dir) {
+	if _, err := Find(dir, "--root", "."); err == nil || !strings.Contains(err.Error(), "agentinfra init --root "+dir) {
 		t.Errorf("Find of a folder without .agent/: %v", err)
 	}
 }

@@ -1,6 +1,11 @@
 // Package workspace locates an agentinfra workspace (a folder holding .agent/)
 // and names the paths inside it. Every other package takes a *Workspace so that
 // the layout is spelled out in exactly one place.
+//
+// A Workspace also carries what every service of the process shares about
+// it: the caller's environment (Getenv) and its config file, decoded once
+// (Config). Build one per process (the CLI's factory, the MCP server's
+// caller) and hand the same one to every service.
 package workspace
 
 import (
@@ -10,7 +15,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/config"
 	"github.com/agentinfra/agentinfra/internal/regularfile"
 )
 
@@ -18,14 +26,27 @@ import (
 const EnvRoot = "AGENTINFRA_ROOT"
 
 // ErrOutside is a path that resolves outside the workspace.
-var ErrOutside = errors.New("path outside the workspace")
+var ErrOutside = agenterr.New(agenterr.Invalid, "path outside the workspace")
 
 // ErrNoWorkspace is returned when no .agent/ folder can be found.
-var ErrNoWorkspace = errors.New("no agentinfra workspace found")
+var ErrNoWorkspace = agenterr.New(agenterr.NotFound, "no agentinfra workspace found")
 
 // Workspace is a repository root that holds an .agent/ folder.
 type Workspace struct {
 	Root string // absolute, cleaned
+	// Getenv is the environment of the services that work on the
+	// workspace, the caller's (nil: an empty environment). Services read it
+	// here, never os.Getenv.
+	Getenv func(string) string
+
+	cfg *configOnce // nil in a Workspace not made by New or Find: Config reads the file on every call
+}
+
+// configOnce holds the decoded config file.
+type configOnce struct {
+	once sync.Once
+	cfg  *config.Config
+	err  error
 }
 
 // New returns the workspace rooted at dir without checking that .agent/ exists.
@@ -34,15 +55,27 @@ func New(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve workspace root %q: %w", dir, err)
 	}
-	return &Workspace{Root: abs}, nil
+	return &Workspace{Root: abs, cfg: &configOnce{}}, nil
 }
 
-// Find resolves the workspace: the explicit root if given, else $AGENTINFRA_ROOT,
-// else the nearest ancestor of start that holds .agent/.
-func Find(explicit, start string) (*Workspace, error) {
-	if explicit == "" {
-		explicit = os.Getenv(EnvRoot)
+// Config returns the workspace's config file, .agent/config.yaml, with
+// every section decoded: read (through ReadFile) on the first call, the
+// same value after. A missing file is the defaults; a file that is not YAML
+// is an error on every call.
+func (w *Workspace) Config() (*config.Config, error) {
+	read := func(p string) ([]byte, error) { return w.ReadFile(p) }
+	if w.cfg == nil {
+		return config.Load(w.Root, w.Getenv, read)
 	}
+	w.cfg.once.Do(func() { w.cfg.cfg, w.cfg.err = config.Load(w.Root, w.Getenv, read) })
+	return w.cfg.cfg, w.cfg.err
+}
+
+// Find resolves the workspace: the explicit root if given, else the nearest
+// ancestor of start that holds .agent/. The caller reads $AGENTINFRA_ROOT
+// (EnvRoot) and passes it as explicit; from says where explicit came from
+// ("--root", "$AGENTINFRA_ROOT"), for the error that it is no folder.
+func Find(explicit, from, start string) (*Workspace, error) {
 	if explicit != "" {
 		ws, err := New(explicit)
 		if err != nil {
@@ -50,9 +83,8 @@ func Find(explicit, start string) (*Workspace, error) {
 		}
 		if !isDir(ws.Root) {
 			// init would fail there too: do not advise it.
-			from := "--root"
-			if os.Getenv(EnvRoot) == explicit {
-				from = "$" + EnvRoot
+			if from == "" {
+				from = "--root"
 			}
 			return nil, fmt.Errorf("%w: %s (from %s) is not a folder; pass the folder of your repository", ErrNoWorkspace, ws.Root, from)
 		}
@@ -67,7 +99,7 @@ func Find(explicit, start string) (*Workspace, error) {
 	}
 	for {
 		if isDir(filepath.Join(dir, ".agent")) {
-			return &Workspace{Root: dir}, nil
+			return &Workspace{Root: dir, cfg: &configOnce{}}, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -94,7 +126,7 @@ func (w *Workspace) TemplatesDir() string { return filepath.Join(w.Root, ".agent
 func (w *Workspace) HandoffsDir() string  { return filepath.Join(w.Root, ".agent", "handoffs") }
 
 // ConfigPath is the workspace config file, .agent/config.yaml.
-func (w *Workspace) ConfigPath() string { return filepath.Join(w.Root, ".agent", "config.yaml") }
+func (w *Workspace) ConfigPath() string { return filepath.Join(w.Root, filepath.FromSlash(config.Rel)) }
 
 // ModePath is the system-prompt file of an agent mode.
 func (w *Workspace) ModePath(mode string) string { return filepath.Join(w.AgentsDir(), mode+".md") }

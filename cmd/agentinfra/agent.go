@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -18,8 +16,7 @@ func (f *Factory) fleetOf() (fleet.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := backends.Open(ws, backends.Options{Name: f.Backend, Fleet: fleet.Options{Now: f.Now}, Getenv: f.Getenv})
-	return b, fleetErr(err)
+	return backends.Open(ws, backends.Options{Name: f.Backend, Fleet: fleet.Options{Now: f.Now}, Getenv: f.Getenv})
 }
 
 // addBackendFlag gives a fleet command group the --backend flag.
@@ -37,25 +34,6 @@ func (f *Factory) fleetSource() string {
 	return fleet.SourceHuman
 }
 
-// fleetErr renders a fleet error in the CLI's words: bad input is a usage
-// error (exit 2); a refusal that --force overrides says so.
-func fleetErr(err error) error {
-	var fe *fleet.Error
-	if err == nil || !errors.As(err, &fe) {
-		return err
-	}
-	switch {
-	case fe.Code == fleet.CodeBadInput:
-		if flag := fleetFlags[fe.Field]; flag != "" {
-			return &usageError{fmt.Errorf("%s: %w", flag, err)}
-		}
-		return &usageError{err}
-	case fe.Field == "force":
-		return fmt.Errorf("%w; or pass --force to delete them with the worktree", err)
-	}
-	return err
-}
-
 // withFleetNotices returns a context whose fleet calls collect what they
 // did about a killed command's leftovers (a creation rolled back, a claim
 // given back, a torn history line set aside) and the records they could
@@ -65,17 +43,11 @@ func withFleetNotices(ctx context.Context) (context.Context, *fleet.Notices) {
 	return fleet.WithNotices(ctx)
 }
 
-// fleetFailed prints the notices of a fleet call that failed, then
-// returns its error as the CLI shows it.
-func fleetFailed(ios *IOStreams, n *fleet.Notices, err error) error {
-	printWarnings(ios, n.Texts())
-	return fleetErr(err)
-}
-
-// fleetFlags names the flag (or argument) of each fleet input field.
-var fleetFlags = map[string]string{
-	"name": "NAME", "agent_name": "NAME", "spec": "--spec", "role": "--role", "project": "--project", "cli": "--cli",
-	"task_id": "--task", "task_description": "TEXT", "run": "--run", "tail": "--tail", "page": "--page", "page_size": "--page-size", "status_filter": "--status", "backend": "--backend",
+// fleetFailed is the error of a fleet call that failed, carrying the
+// call's notices: the CLI prints them as warnings before the error, or,
+// with --json, puts them in the JSON error's "warnings".
+func fleetFailed(_ *IOStreams, n *fleet.Notices, err error) error {
+	return withWarnings(err, n.Texts())
 }
 
 func NewCmdAgent(f *Factory) *cobra.Command {

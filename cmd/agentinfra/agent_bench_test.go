@@ -37,7 +37,7 @@ func BenchmarkAgentList50Process(b *testing.B) {
 		}
 	}
 	stub := filepath.Join(b.TempDir(), "gemini")
-	if out, err := exec.Command("go", "build", "-o", stub, "../../internal/agentstub/stub").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", stub, "../../internal/testing/agentstub/stub").CombinedOutput(); err != nil {
 		b.Fatalf("build stub: %v\n%s", err, out)
 	}
 	ws, err := workspace.New(repo)

@@ -98,7 +98,7 @@ func TestCLICoderWorkspaceMadeInCoder(t *testing.T) {
 }
 
 // A second delete while the first is under way sends nothing: it says the
-// agent is already being deleted, and fails (exit 1).
+// agent is already being deleted, and fails (a conflict: exit 4).
 func TestCLICoderSecondDelete(t *testing.T) {
 	root, srv, env := coderCLI(t)
 	if code, out, errOut := runCLI(t, root, env, "agent", "create", "papi", "--spec", "s", "--backend", "coder"); code != 0 {
@@ -110,7 +110,7 @@ func TestCLICoderSecondDelete(t *testing.T) {
 	}
 	builds := srv.Requests(codertest.RouteCreateBuild)
 	code, _, errOut := runCLI(t, root, env, "agent", "delete", "papi", "--backend", "coder", "--json")
-	if code != 1 || !strings.Contains(errOut, "already being deleted") || srv.Requests(codertest.RouteCreateBuild) != builds {
+	if code != 4 || !strings.Contains(errOut, "already being deleted") || srv.Requests(codertest.RouteCreateBuild) != builds {
 		t.Fatalf("second delete: exit %d %s (%d builds sent)", code, errOut, srv.Requests(codertest.RouteCreateBuild)-builds)
 	}
 }

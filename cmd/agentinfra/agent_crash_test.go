@@ -387,6 +387,18 @@ func TestCLIAgentListWithAnUnreadableRecord(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || len(res.Agents) != 1 || len(res.Warnings) != 1 {
 		t.Errorf("agent list --json: exit %d, %+v, %v\n%s", code, res, err, errOut)
 	}
+	// With --json, stderr is one JSON error, the warning in it.
+	var je struct {
+		Error struct {
+			ExitCode int      `json:"exit_code"`
+			Message  string   `json:"message"`
+			Warnings []string `json:"warnings"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(errOut), &je); err != nil || je.Error.ExitCode != 1 || len(je.Error.Warnings) != 1 ||
+		!strings.Contains(je.Error.Message, "1 agent record could not be read") || !strings.Contains(je.Error.Warnings[0], "bravo") {
+		t.Errorf("agent list --json stderr: %q (%v); want one JSON error naming bravo in its warnings", errOut, err)
+	}
 	// delete --force archives it; the list is whole again.
 	r.must("agent", "delete", "bravo", "--force")
 	if code, _, errOut := r.run("agent", "list", "--no-metadata"); code != 0 || errOut != "" {

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
 // AgentCreateOptions is what `agent create` runs with.
@@ -33,7 +35,8 @@ codex add it after their own system prompt, gemini uses it instead of its own
 (docs/fleet.md says why).`,
 		Example: `  agentinfra agent create papi --spec "Keep the API tests green"
   agentinfra agent create sony --role reviewer --cli claude --spec "Review every REVIEW task"
-  agentinfra agent create web-1 --project web --spec "Own the storefront" --json`,
+  agentinfra agent create web-1 --project web --spec "Own the storefront" --json
+  agentinfra agent create papi --spec "Fix the flaky tests" --approval-mode ask   # supervised runs`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,6 +51,9 @@ codex add it after their own system prompt, gemini uses it instead of its own
 	cmd.Flags().StringVar(&o.Create.Role, "role", "", "its role, an agent mode (default: fleet.role in config, else coder)")
 	cmd.Flags().StringVar(&o.Create.Project, "project", "", "the project (default: this repository; see agentinfra project list)")
 	cmd.Flags().StringVar(&o.Create.CLI, "cli", "", "agent CLI: gemini, claude or codex (default: fleet.cli in config, else gemini)")
+	cmd.Flags().StringVar(&o.Create.ApprovalMode, "approval-mode", "", "tool approval of the agent's runs: "+strings.Join(runner.ApprovalModes, ", ")+
+		" (default: fleet.approval_mode in config, else yolo); ask waits for `agentinfra approve` on what the policy does not allow")
+	registerFlagCompletion(cmd, "approval-mode", cobra.FixedCompletions(runner.ApprovalModes, noFiles))
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {agent, message} as JSON")
 	registerFlagCompletion(cmd, "role", completeModes(f))
 	return cmd

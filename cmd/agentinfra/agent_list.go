@@ -105,15 +105,21 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 		// Never less data with exit code 0: an agent whose record cannot
 		// be read is left out, named on stderr, and the list exits 1.
 		var partial error
-		if len(notes.Unreadable()) > 0 {
+		if n := len(notes.Unreadable()); n > 0 {
 			partial = &exitError{code: 1}
 		}
 		if o.JSON {
-			printWarnings(o.IO, res.Warnings)
 			if err := writeJSON(o.IO.Out, res); err != nil {
 				return err
 			}
-			return partial
+			if partial != nil {
+				// With --json, stderr is one JSON error, the warnings in it.
+				n := len(notes.Unreadable())
+				return withWarnings(&exitError{code: 1, msg: fmt.Sprintf("%d %s could not be read; the agents listed are the others",
+					n, plural(n, "agent record", "agent records"))}, res.Warnings)
+			}
+			printWarnings(o.IO, res.Warnings)
+			return nil
 		}
 		if o.Watch {
 			fmt.Fprint(o.IO.Out, "\x1b[H\x1b[2J")

@@ -70,7 +70,7 @@ func agentLogsRun(ctx context.Context, o *AgentLogsOptions) error {
 	}
 	lr, ok := b.(fleet.LogReader)
 	if !ok {
-		return fleetErr(fleet.NoLogs("coder"))
+		return fleet.NoLogs("coder")
 	}
 	ctx, notes := withFleetNotices(ctx)
 	if !o.Follow {
@@ -104,7 +104,7 @@ func agentLogsRun(ctx context.Context, o *AgentLogsOptions) error {
 	if ctx.Err() != nil {
 		return nil // Ctrl-C ends the follow, not the run
 	}
-	return fleetErr(err)
+	return err
 }
 
 func printRunHeader(w io.Writer, r fleet.TaskRun, live bool) {

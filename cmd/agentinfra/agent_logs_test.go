@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/events"
-	"github.com/agentinfra/agentinfra/internal/e2etools"
-	"github.com/agentinfra/agentinfra/internal/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 )
 
@@ -129,7 +129,7 @@ func TestCLIAgentLogsOfARealGemini(t *testing.T) {
 		!strings.Contains(k, "tool_use,tool_result,") || !strings.HasSuffix(k, "result,run_ended") {
 		t.Fatalf("agent logs --json: %+v (kinds %s)", res, k)
 	}
-	if code, _, errOut := c.run("agent", "logs", "papi", "--run", "papi-9"); code != 1 || !strings.Contains(errOut, `no run "papi-9"`) {
+	if code, _, errOut := c.run("agent", "logs", "papi", "--run", "papi-9"); code != 3 || !strings.Contains(errOut, `no run "papi-9"`) { // not found
 		t.Errorf("an unknown run: exit %d, %s", code, errOut)
 	}
 }

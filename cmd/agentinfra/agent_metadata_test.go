@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 func TestCLIAgentMetadataInShowAndList(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
 // AgentStartOptions is what `agent start` runs with.
@@ -35,7 +36,8 @@ task (TODO, every Deps task DONE). The run is detached: this command returns onc
 the run is running (at most 10s; the message says when it is still starting).`,
 		Example: `  agentinfra agent start papi "Add a retry to the fetcher"
   agentinfra agent start papi --task 3f9a2c
-  agentinfra agent start sony --next --json`,
+  agentinfra agent start sony --next --json
+  agentinfra agent start papi --task 3f9a2c --approval-mode ask   # supervised: see agentinfra inbox`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeAgents(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,6 +50,9 @@ the run is running (at most 10s; the message says when it is still starting).`,
 	}
 	cmd.Flags().StringVar(&o.Start.TaskID, "task", "", "a matrix task ID to claim and work on")
 	cmd.Flags().BoolVar(&o.Start.Next, "next", false, "claim the highest-priority ready task")
+	cmd.Flags().StringVar(&o.Start.ApprovalMode, "approval-mode", "", "tool approval of this run: "+strings.Join(runner.ApprovalModes, ", ")+
+		" (default: the agent's, else fleet.approval_mode); ask waits for `agentinfra approve` on what the policy does not allow")
+	registerFlagCompletion(cmd, "approval-mode", cobra.FixedCompletions(runner.ApprovalModes, noFiles))
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, agent_status, message} as JSON")
 	registerFlagCompletion(cmd, "task", completeTaskIDs(f, "TODO"))
 	return cmd

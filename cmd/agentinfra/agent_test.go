@@ -32,7 +32,7 @@ func newFleetCLI(t *testing.T) *fleetCLI {
 	bin := taskBinary(t)
 	tools := t.TempDir()
 	stub := filepath.Join(tools, "node_modules", ".bin", "gemini")
-	if out, err := exec.Command("go", "build", "-o", stub, "../../internal/agentstub/stub").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", stub, "../../internal/testing/agentstub/stub").CombinedOutput(); err != nil {
 		t.Fatalf("build stub: %v\n%s", err, out)
 	}
 	repo := filepath.Join(t.TempDir(), "repo")
@@ -118,7 +118,9 @@ func (c *fleetCLI) waitStatus(name, want string) agentJSON {
 
 func TestCLIAgentLifecycle(t *testing.T) {
 	c := newFleetCLI(t)
-	c.env = append(c.env, "STUB_SLEEP_MS=700")
+	// Long enough that a loaded machine still starts the second command while
+	// the first run works.
+	c.env = append(c.env, "STUB_SLEEP_MS=3000")
 	var created agentJSON
 	c.json(&created, "agent", "create", "papi", "--spec", "keep the tests green")
 	if s := created.Agent.Status; s != "starting" && s != "busy" || created.Agent.Workspace.Branch != "agent/papi" {
@@ -127,7 +129,7 @@ func TestCLIAgentLifecycle(t *testing.T) {
 	// The run outlives the create command: busy is seen from another process.
 	c.waitStatus("papi", "busy")
 	code, _, errOut := c.run("agent", "start", "papi", "another", "task")
-	if code != 1 || !strings.Contains(errOut, "busy") {
+	if code != 4 || !strings.Contains(errOut, "busy") { // conflict
 		t.Fatalf("start while busy: exit %d, %s", code, errOut)
 	}
 	c.waitStatus("papi", "idle")
@@ -185,7 +187,7 @@ func TestCLIAgentLifecycle(t *testing.T) {
 		t.Fatalf("delete: %+v", deleted)
 	}
 	code, _, _ = c.run("agent", "show", "papi")
-	if code != 1 {
+	if code != 3 { // not found
 		t.Fatalf("show of a deleted agent: exit %d", code)
 	}
 }
@@ -207,7 +209,7 @@ func TestCLIAgentUsageErrors(t *testing.T) {
 		}
 	}
 	code, _, errOut := runCLI(t, root, cliOpts{}, "agent", "show", "nobody")
-	if code != 1 || !strings.Contains(errOut, `no agent "nobody"`) {
+	if code != 3 || !strings.Contains(errOut, `no agent "nobody"`) { // not found
 		t.Fatalf("show unknown: %d %s", code, errOut)
 	}
 	var roles struct {
@@ -320,7 +322,7 @@ func TestCLIAgentStartRefusalSaidOnce(t *testing.T) {
 	for _, args := range [][]string{{"agent", "start", "papi", "--task", id}, {"agent", "start", "papi", "--next"}} {
 		code, _, errOut := c.run(args...)
 		want := map[bool]string{true: "held by @alice", false: "no task is ready"}[len(args) == 5]
-		if code != 1 || strings.Count(errOut, want) != 1 {
+		if code != 4 || strings.Count(errOut, want) != 1 { // conflict
 			t.Errorf("%v: exit %d, stderr %q; want %q said once", args, code, errOut, want)
 		}
 	}

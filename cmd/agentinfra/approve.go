@@ -3,12 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
@@ -105,12 +105,12 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 	if o.Always {
 		r, err := env.st.Request(ctx, id)
 		if err != nil {
-			return storeErr(err)
+			return err
 		}
 		if r.Status != store.StatusPending {
 			return (&store.DecidedError{Request: r})
 		}
-		paths = policy.DefaultPaths(env.ws.Root)
+		paths = policy.DefaultPaths(env.ws.Root, env.ws.Getenv)
 		rule, err := policy.RuleFor(env.ws.Root, policyAction(r))
 		if err != nil {
 			return err
@@ -122,7 +122,7 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 		if diff != "" {
 			fmt.Fprint(o.IO.ErrOut, diff)
 			if !o.Yes && !confirm(o.IO, "Add this rule to .agent/policy.yaml and approve?") {
-				return errors.New("nothing changed: the rule was not confirmed (--yes confirms without asking)")
+				return &agenterr.Error{Kind: agenterr.Refused, Override: "yes", Reason: "nothing changed: the rule was not confirmed"}
 			}
 			ruleSrc = src
 		}
@@ -134,7 +134,7 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 	}
 	r, err := env.st.Decide(ctx, store.Decision{RequestID: id, Approve: o.Approve, By: env.user, Surface: store.SurfaceTerminal, Reason: o.Reason, Always: o.Always})
 	if err != nil {
-		return storeErr(err)
+		return err
 	}
 	if ruleSrc != nil {
 		if err := policy.WriteRule(paths.Workspace, ruleSrc); err != nil {

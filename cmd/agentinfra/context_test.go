@@ -90,7 +90,7 @@ func TestCLITaskContextJSON(t *testing.T) {
 func TestCLITaskContextErrors(t *testing.T) {
 	root := ctxCLIWorkspace(t)
 	code, _, errOut := runCLI(t, root, cliOpts{}, "task", "context", "ab12ce")
-	if code != 1 || !strings.Contains(errOut, "did you mean ab12cd") {
+	if code != 3 || !strings.Contains(errOut, "did you mean ab12cd") {
 		t.Errorf("unknown ID: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = runCLI(t, root, cliOpts{}, "task", "context")

@@ -16,6 +16,7 @@ import (
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -134,6 +135,17 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 	var onEvent func(runner.Event)
 	if o.IO.IsTTY && !d.DryRun {
 		onEvent = progressPrinter(o.IO)
+	}
+	// A supervised run asks the person at this terminal inline (its
+	// requests can be answered from any terminal too).
+	if d.ApprovalMode == runner.ApprovalAsk && o.IO.InTTY && d.TaskOverride != "-" {
+		d.OnSupervised = func(sup *supervised.Run) func() {
+			lines := lineReader(o.IO.In)
+			inlineCtx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, sup, lines) }()
+			return func() { stop(); <-done }
+		}
 	}
 	out, runErr := dispatch.Run(ctx, ws, d, onEvent)
 	if runErr != nil && out.Outcome == "" {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 )
 
 // dispatchCLISetup makes a workspace and an $AGENTINFRA_TOOLS folder whose
@@ -98,8 +98,17 @@ func TestCLIDispatchJSONAndFailure(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, errb)
 	}
-	if !strings.Contains(errb, "error: gemini exited with code 3") || !strings.Contains(errb, "stub: fatal: something broke") {
-		t.Errorf("stderr should give the reason and the stderr tail:\n%s", errb)
+	// With --json the error is a JSON object on stderr too.
+	var e struct {
+		Error struct {
+			Kind     string `json:"kind"`
+			ExitCode int    `json:"exit_code"`
+			Message  string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(errb), &e); err != nil || e.Error.ExitCode != 1 ||
+		!strings.Contains(e.Error.Message, "gemini exited with code 3") || !strings.Contains(e.Error.Message, "stub: fatal: something broke") {
+		t.Errorf("stderr should be a JSON error giving the reason and the stderr tail (%v):\n%s", err, errb)
 	}
 	if strings.Contains(errb, "·") {
 		t.Errorf("progress lines without a terminal:\n%s", errb)
@@ -136,11 +145,11 @@ func TestCLIDispatchRefusalsAndUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"d4e5f6"}, 1, "task d4e5f6 is DONE; pass --force"},
+		{[]string{"d4e5f6"}, 5, "task d4e5f6 is DONE; pass --force"}, // refused
 		{[]string{"a1b2c3", "--cli", "cursor"}, 2, "use one of gemini, claude, codex"},
 		{[]string{"a1b2c3", "--approval-mode", "always"}, 2, "use one of default, auto_edit, yolo"},
 		{[]string{"a1b2c3", "--timeout", "0s"}, 2, "--timeout must be positive"},
-		{[]string{"zzzzzz"}, 1, "no task"},
+		{[]string{"zzzzzz"}, 3, "no task"}, // not found
 		{[]string{}, 2, "accepts 1 arg"},
 	} {
 		code, _, errb := runCLI(t, dir, cliOpts{tty: false, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, append([]string{"dispatch"}, tc.args...)...)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 // renameat2 by architecture, and RENAME_EXCHANGE.

@@ -60,7 +60,7 @@ func TestCLIHandoffOut(t *testing.T) {
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
 	outside := filepath.Join(t.TempDir(), "h.md")
 	code, _, errOut := runCLI(t, root, cliOpts{}, "handoff", "--out", outside)
-	if code != 1 || !strings.Contains(errOut, "outside the workspace") {
+	if code != 2 || !strings.Contains(errOut, "outside the workspace") { // invalid
 		t.Errorf("--out outside: exit %d, stderr %q", code, errOut)
 	}
 	if _, err := os.Stat(outside); err == nil {

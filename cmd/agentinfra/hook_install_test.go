@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 // installOver writes hook as the repository's pre-commit hook, runs `hook

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -28,11 +29,14 @@ func NewCmdInbox(f *Factory, runF func(context.Context, *InboxOptions) error) *c
 	o := &InboxOptions{IO: f.IO, Env: f.supervision, Now: f.Now}
 	cmd := &cobra.Command{
 		Use:   "inbox",
-		Short: "Pending approval requests of every supervised session",
+		Short: "What supervised sessions wait for: approval requests, continuation prompts, stall alerts",
 		Long: `Lists the approval requests that wait for a person, across the workspace's
 supervised sessions, oldest first: what the agent asked (command, file, URL),
 its risk, the session and agent, and when it expires. Decide with
-'agentinfra approve ID' or 'agentinfra reject ID --reason TEXT'.
+'agentinfra approve ID' or 'agentinfra reject ID --reason TEXT'. Below them:
+the continuation prompts (p4: a turn ended short, with a question or on an
+error) and the stall alerts (s2: an agent went silent), answered with
+'agentinfra answer'.
 
 --watch keeps the list on screen and updates it as requests come and go (from
 any process); with --json it prints one JSON array per change.`,
@@ -71,12 +75,21 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 		if err != nil {
 			return err
 		}
+		prompts, err := env.st.PendingPrompts(ctx)
+		if err != nil {
+			return err
+		}
+		alerts, err := env.st.ActiveAlerts(ctx)
+		if err != nil {
+			return err
+		}
 		switch {
 		case o.JSON:
-			if pending == nil {
-				pending = []store.PendingView{}
+			items, err := inboxItems(pending, prompts, alerts)
+			if err != nil {
+				return err
 			}
-			if err := writeJSON(o.IO.Out, pending); err != nil {
+			if err := writeJSON(o.IO.Out, items); err != nil {
 				return err
 			}
 		default:
@@ -87,6 +100,7 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 				fmt.Fprintf(o.IO.Out, "%s — %d pending (Ctrl-C to stop)\n", o.Now().Format("15:04:05"), len(pending))
 			}
 			writeInbox(o.IO.Out, pending, o.Now(), o.IO.Width)
+			writeWaiting(o.IO.Out, prompts, alerts, o.Now())
 		}
 		if !o.Watch {
 			return nil
@@ -125,6 +139,78 @@ func writeInbox(w io.Writer, pending []store.PendingView, now time.Time, width i
 			since(now, p.CreatedAt), expiry(now, p.ExpiresAt), mdtext.Shorten(oneLine(p.Title), limit))
 	}
 	tw.Flush()
+}
+
+// inboxItems is the JSON of the inbox: the approval requests as before
+// (each now with "type": "approval"), then the continuation prompts
+// ("type": "prompt", "ref": "p4") and the active stall alerts ("type":
+// "alert", "ref": "s2").
+func inboxItems(pending []store.PendingView, prompts []store.PromptView, alerts []store.AlertView) ([]map[string]any, error) {
+	items := []map[string]any{}
+	add := func(v any, typ, ref string) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		m["type"] = typ
+		if ref != "" {
+			m["ref"] = ref
+		}
+		items = append(items, m)
+		return nil
+	}
+	for _, p := range pending {
+		if err := add(p, "approval", ""); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range prompts {
+		if err := add(p, "prompt", fmt.Sprintf("p%d", p.ID)); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range alerts {
+		if err := add(a, "alert", fmt.Sprintf("s%d", a.ID)); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// writeWaiting lists the continuation prompts and stall alerts.
+func writeWaiting(w io.Writer, prompts []store.PromptView, alerts []store.AlertView, now time.Time) {
+	if len(prompts) > 0 {
+		fmt.Fprintln(w, "\nContinuation prompts (agentinfra answer pID continue|refine TEXT|stop):")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tKIND\tSESSION\tAGENT\tOWNER\tAGE\tEXPIRES\tTEXT")
+		for _, p := range prompts {
+			agent := p.CLI
+			if p.Agent != "" {
+				agent = p.Agent + " (" + p.CLI + ")"
+			}
+			fmt.Fprintf(tw, "p%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Kind, p.SessionID, agent, store.Handle(p.Owner),
+				since(now, p.CreatedAt), expiry(now, p.ExpiresAt), mdtext.Shorten(oneLine(p.Text), 60))
+		}
+		tw.Flush()
+	}
+	if len(alerts) > 0 {
+		fmt.Fprintln(w, "\nStall alerts (agentinfra answer sID nudge [TEXT]|dismiss|stop):")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tNUDGES\tSESSION\tAGENT\tOWNER\tSINCE\tLAST TOOL")
+		for _, a := range alerts {
+			agent := a.CLI
+			if a.Agent != "" {
+				agent = a.Agent + " (" + a.CLI + ")"
+			}
+			fmt.Fprintf(tw, "s%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Nudges, a.SessionID, agent, store.Handle(a.Owner),
+				since(now, a.RaisedAt), orDash(a.LastTool))
+		}
+		tw.Flush()
+	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -183,7 +269,7 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 	defer env.Close()
 	r, err := env.st.Request(ctx, id)
 	if err != nil {
-		return storeErr(err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, r)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -28,7 +27,8 @@ func main() {
 	os.Exit(code)
 }
 
-// run executes the CLI and maps errors to exit codes: 0 ok, 1 failure, 2 usage.
+// run executes the CLI and maps errors to exit codes: 0 ok, 2 usage, else
+// the error kind's (reportError).
 func run(ctx context.Context, args []string, f *Factory) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -52,16 +52,5 @@ func run(ctx context.Context, args []string, f *Factory) (code int) {
 	if err == nil {
 		return 0
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintln(f.IO.ErrOut, "error:", ee.msg)
-		}
-		return ee.code
-	}
-	fmt.Fprintln(f.IO.ErrOut, "error:", cliMessage(cmd, err))
-	if isUsageError(err) {
-		return 2
-	}
-	return 1
+	return reportError(f.IO.ErrOut, cmd, err, wantsJSON(cmd, args))
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -14,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/fleet/metadata"
-	"github.com/agentinfra/agentinfra/mcpserver"
+	"github.com/agentinfra/agentinfra/internal/httpguard"
 )
 
 // DefaultMetadataAddr is where `metadata serve` listens by default: the
@@ -121,19 +119,7 @@ requests, branches) are the workspace's and anyone who reaches it reads them.`,
 
 // checkMetadataAddr refuses a non-loopback address unless allowed.
 func checkMetadataAddr(addr string, allowRemote bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--addr %q: want HOST:PORT, e.g. %s: %w", addr, DefaultMetadataAddr, err)
-	}
-	if mcpserver.IsLoopbackHost(host) || allowRemote {
-		return nil
-	}
-	shown := host
-	if shown == "" {
-		shown = "every interface"
-	}
-	return fmt.Errorf("--addr %s listens on %s, not loopback: anyone who can reach it could read this workspace's metadata; "+
-		"use 127.0.0.1:PORT (the Coder agent proxies to loopback), or pass --allow-remote", addr, shown)
+	return httpguard.CheckAddr("--addr", addr, allowRemote, "could read this workspace's metadata (the Coder agent proxies to loopback)")
 }
 
 func metadataServeRun(ctx context.Context, o *MetadataServeOptions) error {
@@ -145,19 +131,9 @@ func metadataServeRun(ctx context.Context, o *MetadataServeOptions) error {
 	// One collector for the process: its cache spares a workspace polled by
 	// a whole fleet from running every task on every request.
 	collector := metadata.NewCollector(metadata.Options{Timeout: o.Timeout})
-	srv := &http.Server{Handler: metadata.Handler(collector, o.Dir), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(o.IO.ErrOut, "agentinfra: serving the metadata of %s at http://%s/\n", o.Dir, ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), o.Timeout+time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		return nil
-	}
+	// No token and any Host: the Coder app proxy in front of it forwards
+	// the dashboard's Host and does the authentication; the Origin check
+	// and the time limits hold.
+	return httpguard.Serve(ctx, ln, metadata.Handler(collector, o.Dir), httpguard.Options{AnyHost: true}, o.Timeout+time.Second)
 }

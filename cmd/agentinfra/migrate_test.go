@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 )
 
 // oldFormatWS is an initialized workspace whose matrix is the older Item
@@ -56,14 +56,18 @@ func wantNoTaskTable(t *testing.T, what, msg string) {
 func TestCLIOldFormatSaysNoTaskTable(t *testing.T) {
 	root := oldFormatWS(t)
 	check := treehash.Guard(t, root)
-	for _, args := range [][]string{
-		{"task", "list"}, {"task", "list", "--status", "TODO"}, {"task", "list", "--json"},
-		{"task", "create", "--description", "New thing", "--mode", "coder"},
-		{"task", "show", "a1b2c3"}, {"task", "update", "a1b2c3", "--status", "DONE"},
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"task", "list"}, 5}, {[]string{"task", "list", "--status", "TODO"}, 5}, {[]string{"task", "list", "--json"}, 5}, // refused
+		{[]string{"task", "create", "--description", "New thing", "--mode", "coder"}, 5},
+		{[]string{"task", "show", "a1b2c3"}, 3}, {[]string{"task", "update", "a1b2c3", "--status", "DONE"}, 3}, // not found
 	} {
+		args := tc.args
 		code, out, errOut := runCLI(t, root, cliOpts{}, args...)
-		if code != 1 || out != "" {
-			t.Errorf("%v on an older-format matrix: exit %d, stdout %q; want 1 and nothing on stdout", args, code, out)
+		if code != tc.code || out != "" {
+			t.Errorf("%v on an older-format matrix: exit %d, stdout %q; want %d and nothing on stdout", args, code, out, tc.code)
 		}
 		wantNoTaskTable(t, strings.Join(args, " "), errOut)
 	}
@@ -96,7 +100,7 @@ func TestCLIOldFormatSaysNoTaskTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut = runCLI(t, root, cliOpts{}, "task", "list")
-	if code != 1 || !strings.Contains(errOut, "has no task table") || !strings.Contains(errOut, "| ID | Status | Pri |") || strings.Contains(errOut, "migrate") {
+	if code != 5 || !strings.Contains(errOut, "has no task table") || !strings.Contains(errOut, "| ID | Status | Pri |") || strings.Contains(errOut, "migrate") {
 		t.Errorf("task list on a matrix without tables: exit %d %q", code, errOut)
 	}
 }
@@ -200,7 +204,7 @@ func TestCLIMigrateNothingToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	check = treehash.Guard(t, root)
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate", "--json"); code != 1 || !strings.Contains(errOut, "migrate cannot convert this file") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate", "--json"); code != 5 || !strings.Contains(errOut, `"kind":"refused"`) || !strings.Contains(errOut, "migrate cannot convert this file") {
 		t.Errorf("migrate with no Item table: %d %q", code, errOut)
 	}
 	check()

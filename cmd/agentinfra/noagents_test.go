@@ -47,11 +47,11 @@ func TestClaimWithoutAgentsColumn(t *testing.T) {
 	if code, out, _ := runCLI(t, root, cliOpts{}, "task", "claim", "260121185711", "--agent", "alice"); code != 0 || out != "260121185711: already IN_PROGRESS, held by @alice\n" {
 		t.Errorf("claim again by the holder: %d %q", code, out)
 	}
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "claim", "260121185711", "--agent", "@bob"); code != 1 || errOut != "error: task 260121185711 is IN_PROGRESS, held by @alice\n" {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "claim", "260121185711", "--agent", "@bob"); code != 4 || errOut != "error: task 260121185711 is IN_PROGRESS, held by @alice\n" {
 		t.Errorf("claim by another: %d %q", code, errOut)
 	}
 	// A refused claim (DONE) makes no folder.
-	if code, _, _ := runCLI(t, root, cliOpts{}, "task", "claim", "260121185713", "--agent", "@bob"); code != 1 {
+	if code, _, _ := runCLI(t, root, cliOpts{}, "task", "claim", "260121185713", "--agent", "@bob"); code != 4 { // conflict
 		t.Errorf("claim of a DONE task: exit %d", code)
 	}
 	if m, _ := filepath.Glob(filepath.Join(root, ".agent", "tasks", "260121185713_*")); len(m) != 0 {
@@ -95,7 +95,7 @@ func TestClaimWithoutAgentsColumn(t *testing.T) {
 	if tk, _ := d.Task("260121185711"); strings.Join(tk.Agents, " ") != "@alice" {
 		t.Errorf("after --add-columns: %+v", tk)
 	}
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "claim", "260121185711", "--agent", "@bob"); code != 1 || !strings.Contains(errOut, "held by @alice") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "claim", "260121185711", "--agent", "@bob"); code != 4 || !strings.Contains(errOut, "held by @alice") {
 		t.Errorf("claim after the column was added: %d %q", code, errOut)
 	}
 	if code, _, errOut := runCLI(t, root, cliOpts{}, "migrate", "--add-columns"); code != 0 || !strings.Contains(errOut, "nothing to add") {
@@ -140,7 +140,7 @@ func TestCLIConcurrentClaimWithoutAgentsColumn(t *testing.T) {
 		switch r.code {
 		case 0:
 			winners = append(winners, r.agent)
-		case 1:
+		case 4: // conflict: another agent holds it
 			refused = append(refused, r)
 		default:
 			t.Errorf("%s: exit %d, stderr %q", r.agent, r.code, r.stderr)

@@ -56,7 +56,7 @@ func projectListRun(ctx context.Context, o *ProjectListOptions) error {
 	}
 	ps, err := fl.Projects(ctx)
 	if err != nil {
-		return fleetErr(err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, fleet.ProjectsResult{Projects: ps})

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/testmatrix"
+	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 )
 
 // BenchmarkPromptProcess times the whole process `agentinfra prompt ID` on a

@@ -130,8 +130,8 @@ func TestCLISkillLoad(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"skill", "load", "go-testin"}, 1, `did you mean "go-testing"`},
-		{[]string{"skill", "load", "../go-testing"}, 1, "must not contain"},
+		{[]string{"skill", "load", "go-testin"}, 3, `did you mean "go-testing"`}, // not found
+		{[]string{"skill", "load", "../go-testing"}, 2, "must not contain"},      // invalid
 		{[]string{"skill", "load", "broken"}, 1, "broken/SKILL.md:3:"},
 		{[]string{"skill", "load", "go-testing", "--format", "tiny"}, 2, "full, summary, instructions_only"},
 		{[]string{"skill", "load"}, 2, "requires at least 1 arg"},
@@ -218,7 +218,7 @@ func TestCLIModel(t *testing.T) {
 		want string
 	}{
 		{[]string{"model"}, 2, "pass a task ID"},
-		{[]string{"model", "ffffff"}, 1, `"ffffff"`},
+		{[]string{"model", "ffffff"}, 3, `"ffffff"`},
 		{[]string{"model", "--mode", "x", "--difficulty", "extreme"}, 2, "easy, med or hard"},
 	} {
 		code, _, errs := runCLI(t, dir, cliOpts{}, tc.args...)
@@ -284,10 +284,10 @@ func TestCLIPrompt(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"prompt", "d4e5f6"}, 1, `names skill "nope"`},
-		{[]string{"prompt", "a1b2c3", "--mode", "wizard"}, 1, "existing modes: coder, oracle"},
-		{[]string{"prompt", "a1b2c3", "--context-file", "/etc/passwd"}, 1, "/etc/passwd"},
-		{[]string{"prompt", "a1b2c3", "--context-file", "../../../../../../../../etc/passwd"}, 1, "outside the workspace"},
+		{[]string{"prompt", "d4e5f6"}, 3, `names skill "nope"`},
+		{[]string{"prompt", "a1b2c3", "--mode", "wizard"}, 3, "existing modes: coder, oracle"},
+		{[]string{"prompt", "a1b2c3", "--context-file", "/etc/passwd"}, 2, "/etc/passwd"},
+		{[]string{"prompt", "a1b2c3", "--context-file", "../../../../../../../../etc/passwd"}, 2, "outside the workspace"},
 		{[]string{"prompt", "a1b2c3", "--skill-format", "tiny"}, 2, "--skill-format"},
 		{[]string{"prompt"}, 2, "accepts 1 arg"},
 	} {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,8 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/agentinfra/agentinfra/internal/gfmtable"
+	"github.com/agentinfra/agentinfra/internal/testing/gfmtable"
+	"github.com/agentinfra/agentinfra/internal/testing/golden"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -23,19 +23,6 @@ import (
 // README. Each case is a workspace; ids.txt next to its .agent/ lists the IDs
 // a correct reader returns, in file order, and is not copied.
 var realworldDir = filepath.Join("..", "..", "testdata", "realworld")
-
-// The -update flag may be declared by another test file of this package, so
-// declare it only if missing (package-level vars initialize before init).
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-func realworldUpdating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // realworldCases are the folders of the corpus (gen/ is its generator).
 func realworldCases(t *testing.T) []string {
@@ -445,28 +432,11 @@ func rwCommandLine(args []string) string {
 	return strings.Join(q, " ")
 }
 
-// checkRealworldGolden compares got with testdata/realworld/<c>/<name>.txt,
-// or rewrites it with -update.
+// checkRealworldGolden compares got with testdata/realworld/<c>/<name>.txt
+// (the golden harness), or rewrites it with -update.
 func checkRealworldGolden(t *testing.T, c, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "realworld", c, name+".txt")
-	if realworldUpdating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run `go test ./cmd/agentinfra -run TestRealworldGoldens -update` to create it): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (rerun with -update if the change is intended, then review the diff):\n%s",
-			path, rwUnifiedDiff(path, string(want), got, 3))
-	}
+	golden.Check(t, filepath.Join("testdata", "realworld", c, name+".txt"), got)
 }
 
 // TestRealworldGoldens records what the CLI does on each real-world case.
@@ -484,7 +454,7 @@ func TestRealworldGoldens(t *testing.T) {
 
 // An unused golden is a command that was renamed or dropped: remove it.
 func TestRealworldNoStaleGoldens(t *testing.T) {
-	if realworldUpdating() {
+	if golden.Updating() {
 		t.Skip("-update rewrites the goldens; stale ones are reported on the next run")
 	}
 	for _, c := range realworldCases(t) {

@@ -78,7 +78,7 @@ func restoreRun(ctx context.Context, o *RestoreOptions) error {
 		r, err = task.RestorePrevious(ctx, ws)
 	}
 	if err != nil {
-		return taskErr(err)
+		return err
 	}
 	store, err := task.OpenStore(ws)
 	if err != nil {

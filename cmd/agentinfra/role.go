@@ -58,7 +58,7 @@ func roleListRun(ctx context.Context, o *RoleListOptions) error {
 	}
 	roles, err := fl.Roles(ctx, o.Project)
 	if err != nil {
-		return fleetErr(err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, fleet.RolesResult{Roles: roles})

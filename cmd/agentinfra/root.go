@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -21,6 +23,8 @@ type IOStreams struct {
 	IsTTY bool
 	// Width is the terminal width when IsTTY, else 0.
 	Width int
+	// InTTY reports whether In is a terminal (a person who can answer).
+	InTTY bool
 }
 
 // Factory carries what every command needs, so tests can run commands in-process.
@@ -36,29 +40,42 @@ type Factory struct {
 	Getenv func(string) string
 	// Backend is the fleet commands' --backend flag ("" = configured).
 	Backend string
+
+	// ws is the workspace found by Workspace: one per run, so that the
+	// config file is read once (workspace.Workspace.Config).
+	ws    *workspace.Workspace
+	wsFor string // the root asked for when ws was found
 }
 
 func defaultFactory() *Factory {
 	cwd, _ := os.Getwd()
 	tty, width := terminalInfo(os.Stdout, os.Getenv)
 	return &Factory{
-		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, IsTTY: tty, Width: width},
+		IO:     &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, IsTTY: tty, Width: width, InTTY: term.IsTerminal(int(os.Stdin.Fd()))},
 		Cwd:    cwd,
 		Now:    time.Now,
 		Getenv: os.Getenv,
 	}
 }
 
-// Workspace resolves the workspace from --root, $AGENTINFRA_ROOT or the cwd.
+// Workspace resolves the workspace from --root, $AGENTINFRA_ROOT or the
+// cwd, once: every later call returns the same one, with the factory's
+// environment, so that its config is decoded once.
 func (f *Factory) Workspace() (*workspace.Workspace, error) {
-	root := f.Root
+	root, from := f.Root, "--root"
 	if root == "" && f.Getenv != nil {
-		root = f.Getenv(workspace.EnvRoot)
+		root, from = f.Getenv(workspace.EnvRoot), "$"+workspace.EnvRoot
 	}
-	if root == "" {
-		return workspace.Find("", f.Cwd)
+	if f.ws != nil && f.wsFor == root {
+		return f.ws, nil
 	}
-	return workspace.Find(root, f.Cwd)
+	ws, err := workspace.Find(root, from, f.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	ws.Getenv = f.Getenv
+	f.ws, f.wsFor = ws, root
+	return ws, nil
 }
 
 func newRootCmd(f *Factory) *cobra.Command {
@@ -103,6 +120,9 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdApprove(f, nil),
 		NewCmdReject(f, nil),
 		NewCmdSession(f),
+		NewCmdAnswer(f, nil),
+		NewCmdSteer(f, nil),
+		NewCmdCheckpoint(f),
 	)
 	usageArgs(root)
 	return root
@@ -143,6 +163,9 @@ func flagError(c *cobra.Command, err error) error {
 type exitError struct {
 	code int
 	msg  string
+	// diagnostics, when set, are the problems behind it (with --json they
+	// go into the error object; without, the command printed them).
+	diagnostics []matrix.Diagnostic
 }
 
 func (e *exitError) Error() string { return e.msg }

@@ -74,7 +74,8 @@ func TestServeUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "--http", "0.0.0.0:8765"}, "--allow-remote"},
-		{[]string{"serve", "--http", ":8765", "--allow-remote"}, "--token-file"},
+		{[]string{"serve", "--http", ":8765", "--allow-remote", "--no-token"}, "needs a token"},
+		{[]string{"serve", "--no-token"}, "--http only"},
 		{[]string{"serve", "--allow-remote"}, "--http only"},
 		{[]string{"serve", "--http", "nonsense"}, "HOST:PORT"},
 		{[]string{"serve", "--log-level", "loud"}, "--log-level"},

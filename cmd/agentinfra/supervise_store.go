@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -30,9 +30,29 @@ func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenWorkspace(ctx, ws, conf.StoreOptions())
+	st, err := store.OpenWorkspace(ctx, ws, supervision.StoreOptions(conf))
 	if err != nil {
 		return nil, err
+	}
+	// Sessions whose supervisor died are ended first: what is listed and
+	// decided is what really waits.
+	reaped, err := supervised.Reap(ctx, ws, st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, r := range reaped {
+		fmt.Fprintf(f.IO.ErrOut, "agentinfra: session %d is interrupted: %s", r.Session.ID, r.Session.EndReason)
+		if r.Task != "" {
+			fmt.Fprintf(f.IO.ErrOut, "; task %s is BLOCKED", r.Task)
+		}
+		if r.Killed > 0 {
+			fmt.Fprintf(f.IO.ErrOut, "; %d process(es) of its run were killed", r.Killed)
+		}
+		fmt.Fprintln(f.IO.ErrOut)
+		for _, w := range r.Warnings {
+			fmt.Fprintf(f.IO.ErrOut, "agentinfra: warning: %s\n", w)
+		}
 	}
 	return &supervisionEnv{ws: ws, conf: conf, st: st, user: supervision.CurrentUser(f.Getenv)}, nil
 }
@@ -49,16 +69,4 @@ func parseID(kind, s string) (int64, error) {
 		return 0, usageErrorf("%s ID %q is not a number; `agentinfra inbox` and `agentinfra session list` show them", kind, s)
 	}
 	return id, nil
-}
-
-// storeErr says what to do about the store's errors.
-func storeErr(err error) error {
-	var le *store.LimitError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w; `agentinfra inbox` lists the pending requests, `agentinfra session list` the sessions", err)
-	case errors.As(err, &le):
-		return err
-	}
-	return err
 }

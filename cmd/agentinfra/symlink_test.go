@@ -69,8 +69,8 @@ func TestReadersRefuseSymlinksOutOfTheWorkspace(t *testing.T) {
 		{[]string{"skill", "load", "notes"}, ".agent/skills/notes/SKILL.md resolves to"},
 	} {
 		code, out, errOut := runCLI(t, root, cliOpts{env: map[string]string{"PATH": ""}}, c.args...)
-		if code != 1 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "outside the workspace") {
-			t.Errorf("%v: exit %d, stderr %q; want exit 1 naming %q", c.args, code, errOut, c.want)
+		if code != 2 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "outside the workspace") { // invalid
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", c.args, code, errOut, c.want)
 		}
 		if strings.Contains(out+errOut, "TOP-SECRET") {
 			t.Errorf("%v printed the secret:\n%s%s", c.args, out, errOut)

@@ -43,14 +43,6 @@ Exit codes: 0 success, 1 failure, 2 usage error (unknown flag or refused value).
 	return cmd
 }
 
-// taskErr turns refused values into usage errors (exit 2); the rest exit 1.
-func taskErr(err error) error {
-	if err != nil && isDomainUsageError(err) {
-		return &usageError{err}
-	}
-	return err
-}
-
 // printWarnings puts the service's warnings on stderr; they do not change the exit code.
 func printWarnings(ios *IOStreams, warnings []string) {
 	for _, w := range warnings {

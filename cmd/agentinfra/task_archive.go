@@ -64,7 +64,7 @@ func taskArchiveRun(ctx context.Context, o *TaskArchiveOptions) error {
 		moved, err = task.Archive(ctx, ws, o.ID)
 	}
 	if err != nil {
-		return taskErr(err)
+		return err
 	}
 	out := make([]task.Archived, len(moved))
 	for i, m := range moved {

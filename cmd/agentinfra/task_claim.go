@@ -69,7 +69,7 @@ func taskClaimRun(ctx context.Context, o *TaskClaimOptions) error {
 	}
 	res, err := task.Claim(ctx, ws, o.ID, o.Agent, o.Now())
 	if err != nil {
-		return taskErr(err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 )
 
 func TestCLITaskClaim(t *testing.T) {
@@ -37,10 +37,10 @@ func TestCLITaskClaim(t *testing.T) {
 		stderr string
 	}{
 		{[]string{"a1b2c3", "--agent", "@papi"}, 0, "a1b2c3: already IN_PROGRESS, held by @papi\n", ""},
-		{[]string{"a1b2c3", "--agent", "@coder"}, 1, "", "error: task a1b2c3 is IN_PROGRESS, held by @papi\n"},
-		{[]string{"b2c3d4", "--agent", "@coder"}, 1, "", "error: task b2c3d4 is IN_PROGRESS, held by @reviewer\n"},
-		{[]string{"d4e5f6", "--agent", "@coder"}, 1, "", "error: task d4e5f6 is REVIEW; only a TODO task can be claimed\n"},
-		{[]string{"a1b2c4", "--agent", "@coder"}, 1, "", "error: no task \"a1b2c4\"; did you mean a1b2c3?\n"},
+		{[]string{"a1b2c3", "--agent", "@coder"}, 4, "", "error: task a1b2c3 is IN_PROGRESS, held by @papi\n"}, // conflict
+		{[]string{"b2c3d4", "--agent", "@coder"}, 4, "", "error: task b2c3d4 is IN_PROGRESS, held by @reviewer\n"},
+		{[]string{"d4e5f6", "--agent", "@coder"}, 4, "", "error: task d4e5f6 is REVIEW; only a TODO task can be claimed\n"},
+		{[]string{"a1b2c4", "--agent", "@coder"}, 3, "", "error: no task \"a1b2c4\"; did you mean a1b2c3?\n"}, // not found
 		{[]string{"a1b2c3", "--agent", "two words"}, 2, "", "error: invalid --agent \"two words\": not an @mention (letters, digits, '-', '_', '.')\n"},
 		{[]string{"a1b2c3"}, 2, "", "error: --agent is required"},
 	} {

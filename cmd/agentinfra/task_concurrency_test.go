@@ -227,7 +227,7 @@ func TestCLIConcurrentClaimOneWinner(t *testing.T) {
 			if want := fmt.Sprintf("claimed %s for %s: status TODO → IN_PROGRESS\n", c.Task.ID, r.agent); r.out != want {
 				t.Errorf("winner printed %q, want %q", r.out, want)
 			}
-		case 1:
+		case 4: // conflict: another agent holds it
 			refused = append(refused, r)
 		default:
 			t.Errorf("%s: exit %d, stderr %q", r.agent, r.code, r.stderr)

@@ -95,7 +95,7 @@ func taskCreateRun(ctx context.Context, o *TaskCreateOptions) error {
 	in.Getenv = o.Getenv
 	c, err := task.CreateTask(ctx, ws, in, o.Now())
 	if err != nil {
-		return taskErr(err)
+		return err
 	}
 	printWarnings(o.IO, c.Warnings)
 	if o.JSON {

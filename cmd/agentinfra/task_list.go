@@ -92,14 +92,16 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 	}
 	tasks, problems, err := task.ListTasksReadingWith(ctx, ws, o.Query, readFileMapped) // mapped, not read: list prints and exits
 	if err != nil {
-		return taskErr(err)
+		return err
 	}
 	// Both rows of a duplicated ID are listed, and said to be (issue 19).
 	if dups := matrix.DuplicateIDs(tasks); len(dups) > 0 {
 		problems = append(problems, dups...)
 		sort.SliceStable(problems, func(i, j int) bool { return problems[i].Line < problems[j].Line })
 	}
-	printReadProblems(o.IO, ws, problems)
+	if !o.JSON {
+		printReadProblems(o.IO, ws, problems)
+	}
 	w := bufio.NewWriterSize(o.IO.Out, 64<<10)
 	switch {
 	case o.JSON:
@@ -123,8 +125,14 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 	}
 	if len(problems) > 0 {
 		// Never less data with exit code 0: a script must see that
-		// rows are missing from what it read.
-		return &exitError{code: 1}
+		// rows are missing from what it read. With --json the problems
+		// are the error object's diagnostics.
+		name := rel(ws, ws.MatrixPath())
+		for i := range problems {
+			problems[i].File = name
+		}
+		return &exitError{code: 1, diagnostics: problems,
+			msg: fmt.Sprintf("%s could not be read whole (%d %s); the tasks listed are the rows that could be read", name, len(problems), plural(len(problems), "problem", "problems"))}
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 )
 
 func TestCLITaskList(t *testing.T) {

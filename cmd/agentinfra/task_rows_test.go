@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -58,8 +58,23 @@ func TestCLITaskListReadProblems(t *testing.T) {
 	wantErr := ".agent/DEVELOPMENT_MATRIX.md:32:1: error: row of task 260121101503 has 9 cells but the table header has 10, so it is not read; escape a | inside a cell as \\|, or give the row exactly one cell per column\n" +
 		".agent/DEVELOPMENT_MATRIX.md:33:1: error: row of task 260121101504 has 11 cells but the table header has 10, so it is not read; escape a | inside a cell as \\|, or give the row exactly one cell per column\n" +
 		".agent/DEVELOPMENT_MATRIX.md:40:1: warning: lines 40-41 look like table rows but belong to no table (no header and |---| row above them)\n"
-	if errOut != wantErr {
-		t.Errorf("stderr:\n%s\nwant\n%s", errOut, wantErr)
+	// With --json the problems are the diagnostics of one JSON error on stderr.
+	var je struct {
+		Error struct {
+			Kind        string              `json:"kind"`
+			ExitCode    int                 `json:"exit_code"`
+			Diagnostics []matrix.Diagnostic `json:"diagnostics"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(errOut), &je); err != nil || je.Error.ExitCode != 1 {
+		t.Fatalf("stderr is not one JSON error (%v):\n%s", err, errOut)
+	}
+	var lines strings.Builder
+	for _, d := range je.Error.Diagnostics {
+		lines.WriteString(d.String() + "\n")
+	}
+	if lines.String() != wantErr {
+		t.Errorf("diagnostics:\n%s\nwant\n%s", lines.String(), wantErr)
 	}
 
 	// A filter that drops rows before parsing reports the same problems.
@@ -104,7 +119,7 @@ func TestCLITaskCreateAfterRowThatNeverEnds(t *testing.T) {
 	root := rowsWS(t, []byte("| ID | Status | Mode | Description | Created | Updated |\n|---|---|---|---|---|---|\n| 260120204151 | TODO | coder | Starts\n\nand never ends\n"))
 	check := treehash.Guard(t, root)
 	code, _, errOut := runCLI(t, root, cliOpts{}, "task", "create", "--description", "new", "--mode", "coder")
-	if code != 1 || !strings.Contains(errOut, "last row (line 3) never ends") || !strings.Contains(errOut, "agentinfra validate --fix") {
+	if code != 5 || !strings.Contains(errOut, "last row (line 3) never ends") || !strings.Contains(errOut, "agentinfra validate --fix") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	check()

@@ -63,7 +63,7 @@ func taskScaffoldRun(ctx context.Context, o *TaskScaffoldOptions) error {
 	}
 	t, dir, err := task.ScaffoldTask(ctx, ws, o.ID, o.Scaffold, o.Now())
 	if err != nil {
-		return taskErr(err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(o.IO.Out, struct {

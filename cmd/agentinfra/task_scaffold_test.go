@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 )
 
 // A row added by hand gets its folder from `task scaffold`, with the
@@ -44,15 +44,16 @@ func TestCLITaskScaffold(t *testing.T) {
 	check := treehash.Guard(t, root)
 	for _, c := range []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"c3d4e5"}, "task c3d4e5 already has a folder, .agent/tasks/c3d4e5_map_the_parser"},
-		{[]string{"a1b2c3"}, ".agent/tasks/a1b2c3_add_retry_to_the_fetcher"},
-		{[]string{"ffffff"}, `no task "ffffff"; run ` + "`agentinfra task list`"},
+		{[]string{"c3d4e5"}, 4, "task c3d4e5 already has a folder, .agent/tasks/c3d4e5_map_the_parser"}, // conflict
+		{[]string{"a1b2c3"}, 4, ".agent/tasks/a1b2c3_add_retry_to_the_fetcher"},
+		{[]string{"ffffff"}, 3, `no task "ffffff"; run ` + "`agentinfra task list`"}, // not found
 	} {
 		code, out, errOut := runCLI(t, root, cliOpts{}, append([]string{"task", "scaffold"}, c.args...)...)
-		if code != 1 || out != "" || !strings.Contains(errOut, c.want) {
-			t.Errorf("scaffold %v: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.args, code, out, errOut, c.want)
+		if code != c.code || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("scaffold %v: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, code, out, errOut, c.code, c.want)
 		}
 	}
 	if code, _, _ := runCLI(t, root, cliOpts{}, "task", "scaffold"); code != 2 {

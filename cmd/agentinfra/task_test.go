@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
@@ -128,8 +128,8 @@ func TestCLINoWorkspace(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{"task", "list"}, {"task", "create", "-d", "x", "-m", "coder"}, {"task", "show", "a1b2c3"}} {
 		code, _, errOut := runCLI(t, dir, cliOpts{}, args...)
-		if code != 1 || !strings.Contains(errOut, "agentinfra init") {
-			t.Errorf("%v without a workspace: %d %q; want 1 suggesting agentinfra init", args, code, errOut)
+		if code != 3 || !strings.Contains(errOut, "agentinfra init") { // not found
+			t.Errorf("%v without a workspace: %d %q; want 3 suggesting agentinfra init", args, code, errOut)
 		}
 	}
 	// Discovery walks up from a subfolder; --root and $AGENTINFRA_ROOT override.
@@ -218,13 +218,13 @@ func TestCLITaskErrorsChangeNothing(t *testing.T) {
 	}{
 		{[]string{"task", "create", "-m", "coder"}, 2, "--description is required"},
 		{[]string{"task", "create", "-d", "x"}, 2, "--mode is required"},
-		{[]string{"task", "create", "-d", "x", "-m", "coder", "--skills", "go-testin"}, 2, "valid skills: go-testing; create .agent/skills/go-testin/SKILL.md first; pass --force to do it anyway"},
+		{[]string{"task", "create", "-d", "x", "-m", "coder", "--skills", "go-testin"}, 5, "valid skills: go-testing; create .agent/skills/go-testin/SKILL.md first; pass --force to do it anyway"},
 		{[]string{"task", "create", "-d", "x", "-m", "coder", "--slug", "../x"}, 2, "slug"},
 		{[]string{"task", "create", "-d", "x", "-m", "coder", "--slug", ".x"}, 2, "must not start with '.'"},
 		{[]string{"task", "create", "-d", "x", "-m", "coder", "-p", "P7"}, 2, "P1, P2, P3, P4"},
 		{[]string{"task", "create", "-d", "x", "-m", "coder", "--difficulty", "meh"}, 2, "easy"},
 		{[]string{"task", "create", "-d", "x", "-m", "coder", "--bogus"}, 2, "unknown flag"},
-		{[]string{"task", "update", "a1b2c4", "--status", "DONE"}, 1, "did you mean a1b2c3?"},
+		{[]string{"task", "update", "a1b2c4", "--status", "DONE"}, 3, "did you mean a1b2c3?"},
 		{[]string{"task", "update", "a1b2c3", "--status", "PAUSED"}, 2, "TODO, IN_PROGRESS, BLOCKED, REVIEW, DONE"},
 		{[]string{"task", "update", "a1b2c3"}, 2, "nothing to change"},
 		{[]string{"task", "update", "a1b2c3", "--set", "novalue"}, 2, "COLUMN=VALUE"},
@@ -236,11 +236,11 @@ func TestCLITaskErrorsChangeNothing(t *testing.T) {
 		{[]string{"task", "list", "--status", "PAUSED"}, 2, "valid: TODO"},
 		{[]string{"task", "list", "--sort", "size"}, 2, "file, priority, created, updated"},
 		{[]string{"task", "list", "--limit", "-1"}, 2, "limit"},
-		{[]string{"task", "show", "zzzzzz"}, 1, "agentinfra task list"},
-		{[]string{"task", "show", "a1b2"}, 1, "did you mean a1b2c3?"},
-		{[]string{"task", "archive", "a1b2c3"}, 1, "task a1b2c3 is TODO"},
-		{[]string{"task", "archive", "c3d4e5"}, 1, "task c3d4e5 is BLOCKED"},
-		{[]string{"task", "archive", "e5f6a8"}, 1, "did you mean e5f6a7?"},
+		{[]string{"task", "show", "zzzzzz"}, 3, "agentinfra task list"},
+		{[]string{"task", "show", "a1b2"}, 3, "did you mean a1b2c3?"},
+		{[]string{"task", "archive", "a1b2c3"}, 4, "task a1b2c3 is TODO"},
+		{[]string{"task", "archive", "c3d4e5"}, 4, "task c3d4e5 is BLOCKED"},
+		{[]string{"task", "archive", "e5f6a8"}, 3, "did you mean e5f6a7?"},
 		{[]string{"task", "archive"}, 2, "either a task ID or --all-done"},
 		{[]string{"task", "archive", "e5f6a7", "--all-done"}, 2, "either a task ID or --all-done"},
 	} {
@@ -308,7 +308,7 @@ func TestCLITaskUpdate(t *testing.T) {
 	// An unknown mode is refused as an unknown skill is (issue 19), naming
 	// close modes and --force; with --force it is written, with a warning.
 	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr")
-	if code != 2 || out != "" || errOut != "error: unknown mode \"codr\"; did you mean coder?; valid modes: coder, explorer, oracle, reviewer; create .agent/agents/codr.md first; pass --force to do it anyway\n" {
+	if code != 5 || out != "" || errOut != "error: unknown mode \"codr\"; did you mean coder?; valid modes: coder, explorer, oracle, reviewer; create .agent/agents/codr.md first; pass --force to do it anyway\n" {
 		t.Errorf("unknown mode: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, root, cliOpts{}, "task", "update", "d4e5f6", "--mode", "codr", "--force")
@@ -377,7 +377,7 @@ func TestCLITaskArchive(t *testing.T) {
 		t.Errorf("show after archive:\n%s", out)
 	}
 	check := treehash.Guard(t, root)
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "archive", "e5f6a7"); code != 1 || !strings.Contains(errOut, "already archived") {
+	if code, _, errOut := runCLI(t, root, cliOpts{}, "task", "archive", "e5f6a7"); code != 4 || !strings.Contains(errOut, "already archived") {
 		t.Errorf("archive twice: %d %s", code, errOut)
 	}
 	check()
@@ -429,7 +429,7 @@ func TestDuplicateIDsAreNamed(t *testing.T) {
 	}
 	for _, args := range [][]string{{"task", "show", "T-1"}, {"prompt", "T-1"}, {"task", "update", "T-1", "--status", "BLOCKED"}, {"task", "context", "T-1"}} {
 		code, out, errOut := runCLI(t, root, cliOpts{}, args...)
-		if code != 1 || out != "" || !strings.Contains(errOut, "ID T-1 is on 2 rows (lines 5, 7)") {
+		if code != 5 || out != "" || !strings.Contains(errOut, "ID T-1 is on 2 rows (lines 5, 7)") { // refused
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}

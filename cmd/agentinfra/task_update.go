@@ -130,7 +130,7 @@ func taskUpdateRun(ctx context.Context, o *TaskUpdateOptions) error {
 	}
 	res, err := task.UpdateTask(ctx, ws, o.ID, o.Update, o.Now(), task.UpdateOptions{Force: o.Force, Getenv: o.Getenv})
 	if err != nil {
-		return taskErr(err)
+		return err
 	}
 	printWarnings(o.IO, res.Warnings)
 	if o.JSON {

@@ -112,8 +112,8 @@ func TestValidateUsageAndMissingFile(t *testing.T) {
 		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
 	}
 	empty := t.TempDir()
-	if code, _, errOut := runCLI(t, empty, cliOpts{}, "validate"); code != 1 || !strings.Contains(errOut, "agentinfra init") {
-		t.Errorf("no workspace: exit %d, stderr %q; want 1 and a hint to run init", code, errOut)
+	if code, _, errOut := runCLI(t, empty, cliOpts{}, "validate"); code != 3 || !strings.Contains(errOut, "agentinfra init") {
+		t.Errorf("no workspace: exit %d, stderr %q; want 3 (not found) and a hint to run init", code, errOut)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -35,7 +36,7 @@ var Names = []string{fleet.BackendLocal, fleet.BackendCoder}
 func Open(ws *workspace.Workspace, o Options) (fleet.Backend, error) {
 	name := strings.ToLower(strings.TrimSpace(o.Name))
 	if name == "" {
-		cfg, err := fleet.LoadConfig(ws)
+		cfg, err := fleet.ConfigOf(ws)
 		if err != nil {
 			return nil, err
 		}
@@ -45,7 +46,7 @@ func Open(ws *workspace.Workspace, o Options) (fleet.Backend, error) {
 	case fleet.BackendLocal:
 		return fleet.New(ws, o.Fleet), nil
 	case fleet.BackendCoder:
-		cfg, err := coder.LoadBackendConfig(ws, o.Getenv)
+		cfg, err := coder.BackendConfigOf(ws)
 		if err != nil {
 			return nil, err
 		}
@@ -60,7 +61,7 @@ func Open(ws *workspace.Workspace, o Options) (fleet.Backend, error) {
 		}
 		return b, nil
 	default:
-		return nil, &fleet.Error{Code: fleet.CodeBadInput, Field: "backend",
-			Msg: fmt.Sprintf("unknown fleet backend %q: use %s", name, strings.Join(Names, " or "))}
+		return nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "backend",
+			Reason: fmt.Sprintf("unknown fleet backend %q: use %s", name, strings.Join(Names, " or "))}
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/backends"
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 func TestOpenChoosesTheBackend(t *testing.T) {
@@ -30,8 +32,8 @@ func TestOpenChoosesTheBackend(t *testing.T) {
 	}
 	// Without CODER_URL: 503 naming what to set, and no typed nil backend.
 	b, err = backends.Open(ws, backends.Options{Name: "coder"})
-	var fe *fleet.Error
-	if b != nil || !errors.As(err, &fe) || fe.Code != fleet.CodeUnavailable || !strings.Contains(err.Error(), "CODER_URL") {
+	var fe *agenterr.Error
+	if b != nil || !errors.As(err, &fe) || fleet.CodeOf(fe) != fleet.CodeUnavailable || !strings.Contains(err.Error(), "CODER_URL") {
 		t.Fatalf("coder without a URL: %v, %v", b, err)
 	}
 	// From the configuration: fleet.backend and the coder section.
@@ -39,6 +41,7 @@ func TestOpenChoosesTheBackend(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("fleet:\n  backend: coder\ncoder:\n  url: "+srv.URL+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ws = reopen(t, ws) // a workspace reads its config once: the next process sees the new file
 	b, err = backends.Open(ws, backends.Options{Getenv: func(k string) string {
 		if k == coder.EnvToken {
 			return srv.Token
@@ -51,8 +54,19 @@ func TestOpenChoosesTheBackend(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("fleet:\n  backend: coder\ncoder: [\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ws = reopen(t, ws)
 	_, err = backends.Open(ws, backends.Options{Getenv: getenv})
-	if !errors.As(err, &fe) || fe.Code != fleet.CodeBadInput || fe.Field != "config" {
+	if !errors.As(err, &fe) || fleet.CodeOf(fe) != fleet.CodeBadInput || fe.Field != "config" {
 		t.Fatalf("a config that is not YAML: %v", err)
 	}
+}
+
+// reopen is ws as a new process finds it, its config not read yet.
+func reopen(t *testing.T, ws *workspace.Workspace) *workspace.Workspace {
+	t.Helper()
+	fresh, err := workspace.New(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fresh
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -38,7 +39,7 @@ var _ fleet.Backend = (*Backend)(nil)
 
 // BackendOptions say how to reach Coder.
 type BackendOptions struct {
-	// Config is the coder section of .agent/config.yaml (LoadBackendConfig).
+	// Config is the coder section of .agent/config.yaml (BackendConfigOf).
 	Config BackendConfig
 	// Getenv reads CODER_URL and CODER_SESSION_TOKEN, which win over
 	// Config (nil = no environment).
@@ -96,11 +97,11 @@ func configError(err error) error {
 	if ce.Kind == KindUnauthorized {
 		field = EnvToken
 	}
-	return &fleet.Error{Code: fleet.CodeUnavailable, Field: field, Msg: "the coder fleet backend is not configured: " + ce.Msg}
+	return &agenterr.Error{Kind: agenterr.Unavailable, Field: field, Reason: "the coder fleet backend is not configured: " + ce.Msg}
 }
 
 // fleetError turns a client error into a fleet error with the same code
-// (coder.Kind.FleetCode) and the fleet's name of the field at fault.
+// (coder.Kind.Domain) and the fleet's name of the field at fault.
 func fleetError(err error) error {
 	var ce *Error
 	if err == nil || !errors.As(err, &ce) {
@@ -115,7 +116,7 @@ func fleetError(err error) error {
 	}
 	// ce.Msg already says what happened and what to check; the cause below
 	// it (a dial error, a timeout) is kept, ce itself would repeat ce.Msg.
-	return &fleet.Error{Code: ce.Kind.FleetCode(), Field: field, Msg: ce.Msg, Err: ce.Err}
+	return &agenterr.Error{Kind: ce.Kind.Domain(), Field: field, Reason: ce.Msg, Err: ce.Err}
 }
 
 // Projects lists the templates as projects: name is the display name (the
@@ -177,14 +178,14 @@ func (b *Backend) template(ctx context.Context, project, field string) (Template
 		names = append(names, p.Name)
 	}
 	if len(tmpls) == 0 {
-		return Template{}, &fleet.Error{Code: fleet.CodeNotFound, Field: field, Msg: fmt.Sprintf(
+		return Template{}, &agenterr.Error{Kind: agenterr.NotFound, Field: field, Reason: fmt.Sprintf(
 			"Coder at %s has no template this user can use%s: a project is a template", b.client.URL(), b.orgNote())}
 	}
 	if project == "" {
-		return Template{}, &fleet.Error{Code: fleet.CodeBadInput, Field: field, Msg: fmt.Sprintf(
+		return Template{}, &agenterr.Error{Kind: agenterr.Invalid, Field: field, Reason: fmt.Sprintf(
 			"name a project: Coder at %s has %d templates (%s)", b.client.URL(), len(tmpls), strings.Join(names, ", "))}
 	}
-	return Template{}, &fleet.Error{Code: fleet.CodeNotFound, Field: field, Msg: fmt.Sprintf(
+	return Template{}, &agenterr.Error{Kind: agenterr.NotFound, Field: field, Reason: fmt.Sprintf(
 		"no project %q: the projects (Coder templates) are %s", project, strings.Join(names, ", "))}
 }
 
@@ -285,7 +286,7 @@ func checkName(name, field string) error {
 	if err := ValidateWorkspaceName(name); err != nil {
 		var ce *Error
 		errors.As(err, &ce)
-		return &fleet.Error{Code: fleet.CodeBadInput, Field: field, Msg: ce.Msg}
+		return &agenterr.Error{Kind: agenterr.Invalid, Field: field, Reason: ce.Msg}
 	}
 	return nil
 }

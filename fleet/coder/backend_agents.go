@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 )
 
@@ -19,14 +20,17 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 	if err := checkName(in.Name, "name"); err != nil {
 		return fleet.Agent{}, err
 	}
+	if in.ApprovalMode != "" {
+		return fleet.Agent{}, errSupervisedLocalOnly
+	}
 	if strings.TrimSpace(in.Spec) == "" {
-		return fleet.Agent{}, &fleet.Error{Code: fleet.CodeBadInput, Field: "spec",
-			Msg: "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\""}
+		return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "spec",
+			Reason: "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\""}
 	}
 	switch in.CLI {
 	case "", "gemini", "claude", "codex":
 	default:
-		return fleet.Agent{}, &fleet.Error{Code: fleet.CodeBadInput, Field: "cli", Msg: fmt.Sprintf("unknown agent CLI %q: use gemini, claude or codex", in.CLI)}
+		return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "cli", Reason: fmt.Sprintf("unknown agent CLI %q: use gemini, claude or codex", in.CLI)}
 	}
 	source, err := fleet.CheckSource(in.Source)
 	if err != nil {
@@ -45,7 +49,7 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 		return fleet.Agent{}, fleetError(err)
 	}
 	if !hasParameter(params, b.cfg.PromptParameter) {
-		return fleet.Agent{}, &fleet.Error{Code: fleet.CodeBadInput, Field: "project", Msg: fmt.Sprintf(
+		return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "project", Reason: fmt.Sprintf(
 			"template %s has no parameter %q to take the agent's spec: give the template one (Coder's Claude Code module's %q), or set coder.prompt_parameter in .agent/config.yaml to the parameter it has",
 			t.Name, b.cfg.PromptParameter, DefaultPromptParameter)}
 	}
@@ -55,8 +59,8 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 	if err != nil {
 		var ce *Error
 		if errors.As(err, &ce) && ce.Kind == KindConflict {
-			return fleet.Agent{}, &fleet.Error{Code: fleet.CodeConflict, Field: "name", Err: ce,
-				Msg: fmt.Sprintf("agent %q already exists: you have a Coder workspace called so (names are unique regardless of case): pick another name", in.Name)}
+			return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Err: ce,
+				Reason: fmt.Sprintf("agent %q already exists: you have a Coder workspace called so (names are unique regardless of case): pick another name", in.Name)}
 		}
 		return fleet.Agent{}, fleetError(err)
 	}
@@ -122,10 +126,10 @@ func (b *Backend) preset(ctx context.Context, t Template, role string) (Preset, 
 	case role == "":
 		return Preset{}, nil
 	case len(presets) == 0:
-		return Preset{}, &fleet.Error{Code: fleet.CodeBadInput, Field: "role", Msg: fmt.Sprintf(
+		return Preset{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf(
 			"unknown role %q: template %s has no presets, so its agents take no role (leave the role out)", role, t.Name)}
 	}
-	return Preset{}, &fleet.Error{Code: fleet.CodeBadInput, Field: "role", Msg: fmt.Sprintf(
+	return Preset{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf(
 		"unknown role %q: the roles (presets of template %s) are %s", role, t.Name, strings.Join(names, ", "))}
 }
 
@@ -186,8 +190,8 @@ func (b *Backend) observe(ctx context.Context, name string, askApp, locked bool)
 	ws, err := b.client.WorkspaceByOwnerAndName(ctx, name)
 	if err != nil {
 		if KindOf(err) == KindNotFound {
-			return observation{}, nil, "", nil, &fleet.Error{Code: fleet.CodeNotFound, Field: "agent_name", Err: err,
-				Msg: fmt.Sprintf("no agent %q: you have no Coder workspace called so at %s", name, b.client.URL())}
+			return observation{}, nil, "", nil, &agenterr.Error{Kind: agenterr.NotFound, Field: "agent_name", Err: err,
+				Reason: fmt.Sprintf("no agent %q: you have no Coder workspace called so at %s", name, b.client.URL())}
 		}
 		return observation{}, nil, "", nil, fleetError(err)
 	}
@@ -369,13 +373,13 @@ func (b *Backend) Delete(ctx context.Context, name string, _ bool) (fleet.Delete
 	if lb := o.ws.LatestBuild; deleteInFlight(lb) {
 		// A second delete build would only be refused (or, once the
 		// first ended, find nothing): the one under way is the answer.
-		return res, &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf(
+		return res, &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf(
 			"agent %s is already being deleted: Coder's delete build #%d, started %s by %s, is %s; nothing more was sent: the agent is gone once Coder has destroyed its workspace",
 			o.ws.Name, lb.BuildNumber, lb.CreatedAt.UTC().Format(time.RFC3339), lb.InitiatorName, lb.Status)}
 	}
 	if _, err := b.client.CreateBuild(ctx, o.ws.ID, TransitionDelete); err != nil {
 		if KindOf(err) == KindConflict {
-			return res, &fleet.Error{Code: fleet.CodeConflict, Err: err, Msg: fmt.Sprintf(
+			return res, &agenterr.Error{Kind: agenterr.Conflict, Err: err, Reason: fmt.Sprintf(
 				"agent %s's workspace has a build in progress (%s): wait until it ends and delete again", o.ws.Name, o.ws.LatestBuild.Status)}
 		}
 		return res, fleetError(err)

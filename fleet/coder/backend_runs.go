@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 )
 
@@ -18,6 +19,9 @@ import (
 func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartResult, error) {
 	if err := fleet.CheckStartInput(in); err != nil {
 		return fleet.StartResult{}, err
+	}
+	if in.ApprovalMode != "" {
+		return fleet.StartResult{}, errSupervisedLocalOnly
 	}
 	source, err := fleet.CheckSource(in.Source)
 	if err != nil {
@@ -36,14 +40,14 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 		name := o.ws.Name
 		if st != fleet.StatusIdle {
 			if cur != nil {
-				return &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf(
+				return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf(
 					"agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", name, st, cur.ID, cur.Summary)}
 			}
-			return &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf("agent %s is %s, not idle: it cannot take a task now", name, st)}
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s is %s, not idle: it cannot take a task now", name, st)}
 		}
 		app, _, ok := FindApp(o.ws, b.cfg.AppSlug)
 		if !ok {
-			return &fleet.Error{Code: fleet.CodeUnavailable, Msg: fmt.Sprintf(
+			return &agenterr.Error{Kind: agenterr.Unavailable, Reason: fmt.Sprintf(
 				"workspace %s has no app %q to give tasks to: the template needs an AgentAPI app (Coder's Claude Code module), or set coder.app_slug in .agent/config.yaml", name, b.cfg.AppSlug)}
 		}
 		now := b.now()
@@ -84,7 +88,7 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 		}
 		if err := b.client.SendMessage(ctx, app, AgentMessage{Type: MessageUser, Content: text}); err != nil {
 			if s, serr := b.client.AgentStatus(ctx, app); serr == nil && s.Status == AgentAPIRunning {
-				return release(&fleet.Error{Code: fleet.CodeConflict, Err: err, Msg: fmt.Sprintf("agent %s started working on something else meanwhile: it cannot take a task now", name)})
+				return release(&agenterr.Error{Kind: agenterr.Conflict, Err: err, Reason: fmt.Sprintf("agent %s started working on something else meanwhile: it cannot take a task now", name)})
 			}
 			return release(fleetError(err))
 		}
@@ -128,11 +132,11 @@ func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) 
 		}
 		name := o.ws.Name
 		if cur == nil && st != fleet.StatusBusy {
-			return &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf("agent %s is %s: it has no run to stop", name, st)}
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s is %s: it has no run to stop", name, st)}
 		}
 		app, _, ok := FindApp(o.ws, b.cfg.AppSlug)
 		if !ok || !o.agentReady() || o.ws.LatestBuild.Status != BuildRunning {
-			return &fleet.Error{Code: fleet.CodeConflict, Msg: fmt.Sprintf(
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf(
 				"agent %s is %s: its run can be interrupted once the workspace is up (or stop the workspace with `coder stop %s`)", name, st, name)}
 		}
 		if err := b.client.SendMessage(ctx, app, AgentMessage{Type: MessageRaw, Content: Interrupt}); err != nil {
@@ -312,3 +316,9 @@ func stretchSummary(statuses []WorkspaceAppStatus, first, end int) string {
 	}
 	return ""
 }
+
+// errSupervisedLocalOnly refuses an approval mode on Coder: the agent CLI
+// runs in the workspace with the approval mode of its template, and
+// supervised runs (ask) need the CLI's process on this machine.
+var errSupervisedLocalOnly = &agenterr.Error{Kind: agenterr.Invalid, Field: "approval_mode",
+	Reason: "the Coder backend runs each agent with its template's approval mode: --approval-mode (and ask, supervised runs) works with the local fleet only"}

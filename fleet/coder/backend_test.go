@@ -13,7 +13,8 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
-	"github.com/agentinfra/agentinfra/internal/treehash"
+	"github.com/agentinfra/agentinfra/internal/testing/treehash"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 func wantMention(t *testing.T, err error, words ...string) {
@@ -343,7 +344,7 @@ func TestConfigFileAndTokenFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "config.yaml"), []byte(cfgYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := coder.LoadBackendConfig(ws, nil)
+	cfg, err := coder.BackendConfigOf(ws)
 	if err != nil || cfg.URL != srv.URL || cfg.PromptParameter != coder.DefaultPromptParameter {
 		t.Fatalf("config %+v, %v", cfg, err)
 	}
@@ -361,7 +362,8 @@ func TestConfigFileAndTokenFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws.AgentDir(), "config.yaml"), []byte("coder: [url\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = coder.LoadBackendConfig(ws, nil)
+	ws, _ = workspace.New(ws.Root) // a workspace reads its config once: a new one reads the new file
+	_, err = coder.BackendConfigOf(ws)
 	fleettest.WantCode(t, err, fleet.CodeBadInput, "config")
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
 )
@@ -114,8 +115,8 @@ func TestBadTokenIsUnauthorized(t *testing.T) {
 	}
 	_, err = c.ListTemplates(context.Background())
 	ce := wantKind(t, err, coder.KindUnauthorized, "missing or expired", "CODER_SESSION_TOKEN")
-	if ce.Status != 401 || !errors.Is(err, coder.ErrUnauthorized) || ce.Kind.FleetCode() != 503 {
-		t.Errorf("status %d, Is(ErrUnauthorized) %v, fleet code %d", ce.Status, errors.Is(err, coder.ErrUnauthorized), ce.Kind.FleetCode())
+	if ce.Status != 401 || !errors.Is(err, coder.ErrUnauthorized) || ce.Kind.Domain() != agenterr.Unavailable {
+		t.Errorf("status %d, Is(ErrUnauthorized) %v, kind %s", ce.Status, errors.Is(err, coder.ErrUnauthorized), ce.Kind.Domain())
 	}
 }
 
@@ -506,7 +507,7 @@ func TestUnreachable(t *testing.T) {
 	}
 	_, err = c.ListTemplates(context.Background())
 	ce := wantKind(t, err, coder.KindUnavailable, "cannot reach Coder at "+url, "CODER_URL")
-	if ce.Kind.FleetCode() != 503 || !errors.Is(err, coder.ErrUnavailable) {
-		t.Errorf("fleet code %d", ce.Kind.FleetCode())
+	if ce.Kind.Domain() != agenterr.Unavailable || !errors.Is(err, coder.ErrUnavailable) {
+		t.Errorf("kind %s", ce.Kind.Domain())
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Kind says what went wrong talking to Coder; adapters decide on it, never
@@ -39,19 +41,19 @@ var kindNames = map[Kind]string{
 
 func (k Kind) String() string { return kindNames[k] }
 
-// FleetCode is the fleet error code (400, 404, 409, 503) a Kind maps to:
-// anything that keeps the backend from working (unreachable, bad token,
-// an answer we cannot read) is 503.
-func (k Kind) FleetCode() int {
+// Domain is the domain error kind a Kind maps to (agenterr's; the fleet
+// codes 400, 404, 409, 503): anything that keeps the backend from working
+// (unreachable, bad token, an answer we cannot read) is Unavailable.
+func (k Kind) Domain() agenterr.Kind {
 	switch k {
 	case KindInvalid:
-		return 400
+		return agenterr.Invalid
 	case KindNotFound:
-		return 404
+		return agenterr.NotFound
 	case KindConflict:
-		return 409
+		return agenterr.Conflict
 	default:
-		return 503
+		return agenterr.Unavailable
 	}
 }
 
@@ -88,6 +90,10 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// DomainKind is the error's domain kind (agenterr.Kinded), for an error
+// that reaches an adapter without the backend's translation (fleetError).
+func (e *Error) DomainKind() agenterr.Kind { return e.Kind.Domain() }
 
 // Is matches the sentinels by kind.
 func (e *Error) Is(target error) bool {

@@ -14,7 +14,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
-	"github.com/agentinfra/agentinfra/internal/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 func readyWorkspace(t *testing.T, srv *codertest.Server, c *coder.Client, name string) coder.Workspace {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -112,14 +113,14 @@ func WaitStatus(t testing.TB, w World, name string, want ...fleet.Status) fleet.
 
 // WantCode fails unless err is a fleet error with code and (when given)
 // field.
-func WantCode(t testing.TB, err error, code int, field string) *fleet.Error {
+func WantCode(t testing.TB, err error, code int, field string) *agenterr.Error {
 	t.Helper()
-	var fe *fleet.Error
+	var fe *agenterr.Error
 	if !errors.As(err, &fe) {
 		t.Fatalf("want a fleet error %d (%s), got %v", code, field, err)
 	}
-	if fe.Code != code || (field != "" && fe.Field != field) {
-		t.Fatalf("want code %d field %q, got %d %q: %v", code, field, fe.Code, fe.Field, err)
+	if got := agenterr.HTTPStatus(fe); got != code || (field != "" && fe.Field != field) {
+		t.Fatalf("want code %d field %q, got %d (%s) %q: %v", code, field, got, fe.Kind, fe.Field, err)
 	}
 	return fe
 }

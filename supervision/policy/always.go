@@ -2,7 +2,6 @@ package policy
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
 	"github.com/agentinfra/agentinfra/internal/textdiff"
 )
@@ -28,13 +28,13 @@ func RuleFor(root string, a Action) (Rule, error) {
 	switch a.Kind {
 	case KindCommand:
 		if strings.TrimSpace(a.Command) == "" {
-			return Rule{}, errors.New("the request has no command")
+			return Rule{}, agenterr.Invalidf("command", "the request has no command")
 		}
 		return Rule{"commands", strings.TrimSpace(a.Command)}, nil
 	case KindEdit, KindRead:
 		rel := Rel(root, a.File)
 		if rel == "" {
-			return Rule{}, fmt.Errorf("%s is outside the workspace: the policy approves only files inside it", a.File)
+			return Rule{}, agenterr.Refusedf("%s is outside the workspace: the policy approves only files inside it", a.File)
 		}
 		key := "write"
 		if a.Kind == KindRead {
@@ -43,7 +43,7 @@ func RuleFor(root string, a Action) (Rule, error) {
 		return Rule{key, rel}, nil
 	}
 	if a.Tool == "" {
-		return Rule{}, errors.New("the request names no tool")
+		return Rule{}, agenterr.Invalidf("tool", "the request names no tool")
 	}
 	return Rule{"tools", a.Tool}, nil
 }
@@ -59,7 +59,7 @@ func AddRule(path string, r Rule) (newSrc []byte, diff string, err error) {
 	if len(old) > 0 {
 		f, perr := Parse(path, old)
 		if perr != nil {
-			return nil, "", fmt.Errorf("fix the policy file first: %w", perr)
+			return nil, "", &agenterr.Error{Kind: agenterr.Invalid, Field: "policy", Reason: "fix the policy file first", Err: perr}
 		}
 		if slices.Contains(listOf(f.AutoApprove, r.Key), r.Value) {
 			return old, "", nil
@@ -89,11 +89,11 @@ func AddRule(path string, r Rule) (newSrc []byte, diff string, err error) {
 		}
 		lines = append(lines, "auto_approve:\n  "+r.Key+":\n    - "+item+"\n")
 	default:
-		return nil, "", fmt.Errorf("%s: auto_approve.%s is written in a form agentinfra does not edit (a flow list or mapping); add %s to it by hand", path, r.Key, item)
+		return nil, "", agenterr.Refusedf("%s: auto_approve.%s is written in a form agentinfra does not edit (a flow list or mapping); add %s to it by hand", path, r.Key, item)
 	}
 	out := strings.Join(lines, "")
 	if _, err := Parse(path, []byte(out)); err != nil {
-		return nil, "", fmt.Errorf("the edited policy would not parse (%v); add %s under auto_approve.%s by hand", err, item, r.Key)
+		return nil, "", agenterr.Refusedf("the edited policy would not parse (%v); add %s under auto_approve.%s by hand", err, item, r.Key)
 	}
 	diff, err = textdiff.Diff(".agent/"+FileName, src, out)
 	return []byte(out), diff, err

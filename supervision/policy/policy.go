@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // FileName is the workspace policy's name inside .agent/.
@@ -102,15 +104,22 @@ type Paths struct {
 	Allowlist string // <user config>/agentinfra/allowlist.yaml ("" = none)
 }
 
-// DefaultPaths are the files of the workspace at root: $AGENTINFRA_CONFIG_DIR
-// overrides the user's config folder.
-func DefaultPaths(root string) Paths {
+// DefaultPaths are the files of the workspace at root: the allowlist is in
+// $AGENTINFRA_CONFIG_DIR, else $XDG_CONFIG_HOME/agentinfra, else
+// ~/.config/agentinfra. getenv is the caller's environment (nil: none, so
+// no allowlist).
+func DefaultPaths(root string, getenv func(string) string) Paths {
 	p := Paths{Workspace: filepath.Join(root, ".agent", FileName)}
-	dir := os.Getenv("AGENTINFRA_CONFIG_DIR")
-	if dir == "" {
-		if ucd, err := os.UserConfigDir(); err == nil {
-			dir = filepath.Join(ucd, "agentinfra")
-		}
+	if getenv == nil {
+		return p
+	}
+	dir := getenv("AGENTINFRA_CONFIG_DIR")
+	switch {
+	case dir != "":
+	case filepath.IsAbs(getenv("XDG_CONFIG_HOME")):
+		dir = filepath.Join(getenv("XDG_CONFIG_HOME"), "agentinfra")
+	case getenv("HOME") != "":
+		dir = filepath.Join(getenv("HOME"), ".config", "agentinfra")
 	}
 	if dir != "" {
 		p.Allowlist = filepath.Join(dir, AllowlistName)
@@ -162,13 +171,14 @@ func Load(root string, paths Paths) *Policy {
 func Parse(name string, src []byte) (File, error) {
 	var f File
 	if err := decodeStrict(src, &f); err != nil {
-		return File{}, fmt.Errorf("%s: %v", name, err)
+		return File{}, &agenterr.Error{Kind: agenterr.Invalid, File: name, Field: "config", Reason: err.Error()}
 	}
 	if f.AutoApprove.MaxRisk == "" {
 		f.AutoApprove.MaxRisk = RiskLow
 	}
 	if !slices.Contains(riskOrder, f.AutoApprove.MaxRisk) {
-		return File{}, fmt.Errorf("%s:%d: auto_approve.max_risk %q: use low, high or critical", name, lineOf(src, "max_risk"), f.AutoApprove.MaxRisk)
+		return File{}, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: lineOf(src, "max_risk"), Field: "auto_approve.max_risk",
+			Value: f.AutoApprove.MaxRisk, Valid: riskOrder, Reason: fmt.Sprintf("%q: use low, high or critical", f.AutoApprove.MaxRisk)}
 	}
 	return f, nil
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // Package is the import path of the stub program.
-const Package = "github.com/agentinfra/agentinfra/internal/agentstub/stub"
+const Package = "github.com/agentinfra/agentinfra/internal/testing/agentstub/stub"
 
 var (
 	once sync.Once

@@ -3,7 +3,7 @@
 // list --backend coder` and the MCP tools can be tried and measured
 // without a Coder deployment:
 //
-//	go run ./internal/fakecoder --token T --workspaces 50
+//	go run ./internal/testing/fakecoder --token T --workspaces 50
 //
 // It prints CODER_URL=... and CODER_SESSION_TOKEN=... lines (ready for
 // `eval` or `export`) on stdout and serves until interrupted. Its clock
@@ -26,7 +26,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
-	"github.com/agentinfra/agentinfra/mcpserver"
+	"github.com/agentinfra/agentinfra/internal/httpguard"
 )
 
 func main() {
@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
 	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || !mcpserver.IsLoopbackHost(host) {
+	if err != nil || !httpguard.IsLoopbackHost(host) {
 		return fmt.Errorf("%w: --addr %q: give a loopback HOST:PORT such as 127.0.0.1:0 (the fake accepts any client that has the token)", errUsage, *addr)
 	}
 	if *templates < 1 || *workspaces < 0 || *foreign < 0 || *step <= 0 {

@@ -82,7 +82,7 @@ func TestParseSkipsCodeAndMarksNestedTables(t *testing.T) {
 // The legacy corpus file is what GitHub shows as it is: two legends and one
 // table per priority section.
 func TestParseLegacyCorpus(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "realworld", "legacy", ".agent", "DEVELOPMENT_MATRIX.md"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "realworld", "legacy", ".agent", "DEVELOPMENT_MATRIX.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-// Package golden compares test output with files under testdata/ and
-// rewrites them when the test binary runs with -update
-// (`go test ./PKG -update`). For tests only.
+// Package golden is the repository's one golden-file harness: it compares
+// test output with files under testdata/ and rewrites them when the test
+// binary runs with -update (`go test ./PKG -update`), showing a difference
+// as a unified diff. For tests only.
 package golden
 
 import (
@@ -8,8 +9,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/agentinfra/agentinfra/internal/textdiff"
 )
 
 // The -update flag may be declared by another test file of the package that
@@ -46,18 +48,11 @@ func Check(t testing.TB, path, got string) {
 	if got == string(want) {
 		return
 	}
-	g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-	i := 0
-	for i < len(g) && i < len(w) && g[i] == w[i] {
-		i++
+	diff, err := textdiff.Diff(filepath.ToSlash(path), string(want), got)
+	if err != nil {
+		diff = "--- got ---\n" + got
 	}
-	line := func(l []string) string {
-		if i < len(l) {
-			return l[i]
-		}
-		return "(end of file)"
-	}
-	t.Errorf("%s differs from the golden file at line %d (rerun with -update if intended)\n got: %s\nwant: %s\n--- got ---\n%s", path, i+1, line(g), line(w), got)
+	t.Errorf("%s differs from the golden file (rerun with -update if the change is intended, then review the diff; - golden, + got):\n%s", path, diff)
 }
 
 // JSON renders v as the indented JSON golden files hold.

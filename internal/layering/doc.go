@@ -1,0 +1,3 @@
+// Package layering holds the tests of the repository's import rules (see
+// layering_test.go); it has no code of its own.
+package layering

@@ -1,0 +1,226 @@
+// Package supervised is a run in approval mode `ask` (dispatch's and the
+// fleet's): the session of the store that the run is (its owner, mode,
+// CLI, agent, task and run ID, the process that supervises it), the live
+// workspace policy, and the Executor that runs the CLI through its bridge
+// (package bridge) instead of headless, so that every permission request
+// the policy does not allow waits for a person.
+//
+// A session is the run, not a second record of it: sessions.run_id is the
+// run's ID in the runs table. Begin takes a place among the
+// max_concurrent_sessions (refused with the limit and the sessions holding
+// it), End gives it back. A supervisor that dies (SIGKILL, a crash, a
+// reboot) cannot end its session: Reap, which every command that opens
+// the store for supervision runs first, finds the sessions whose
+// supervising process is gone and interrupts them (their pending request
+// too), kills what is left of the run's processes, and moves a dispatch's
+// task to BLOCKED with the reason (the fleet's own reap blocks its tasks).
+package supervised
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentinfra/agentinfra/agentrun"
+	"github.com/agentinfra/agentinfra/bridge"
+	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/supervision/policy"
+	tasksvc "github.com/agentinfra/agentinfra/task"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// Params describe the run a session is.
+type Params struct {
+	// Owner is the person who started the run (who may decide its
+	// requests, with the config's operators).
+	Owner string
+	// Mode is where its requests may be answered ("" = the config's).
+	Mode   string
+	CLI    string
+	Agent  string // the fleet agent's name, or dispatch's @mode
+	TaskID string
+	RunID  string // "" when not known yet (AttachRun)
+	Title  string
+	// PolicyPaths are the policy's files (zero = policy.DefaultPaths of
+	// Getenv, the supervisor's environment, which says where the user's
+	// allowlist is).
+	PolicyPaths policy.Paths
+	Getenv      func(string) string
+}
+
+// Run is one supervised run's session.
+type Run struct {
+	ws      *workspace.Workspace
+	st      *store.Store
+	ses     store.Session
+	live    *policy.Live
+	stopPol context.CancelFunc
+}
+
+// Begin opens the workspace's store, reaps the sessions of dead
+// supervisors, records the session with this process as its supervisor
+// and makes it active: a *store.LimitError when max_concurrent_sessions
+// are active or paused already (the session is then ended, refused).
+func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error) {
+	conf, err := supervision.LoadConfig(ws)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.OpenWorkspace(ctx, ws, supervision.StoreOptions(conf))
+	if err != nil {
+		return nil, fmt.Errorf("a supervised run needs the workspace's store: %w", err)
+	}
+	if _, err := Reap(ctx, ws, st); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if p.Mode == "" {
+		p.Mode = conf.Mode
+	}
+	ses, err := st.CreateSession(ctx, store.NewSession{Owner: p.Owner, Workspace: ws.Root, Mode: p.Mode, CLI: p.CLI, RunID: p.RunID,
+		Agent: p.Agent, TaskID: p.TaskID, Title: p.Title})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	me := os.Getpid()
+	if err := st.SetSupervisor(ctx, ses.ID, store.Supervisor{PID: me, Start: contain.ProcStart(me)}); err != nil {
+		st.Close()
+		return nil, err
+	}
+	active, err := st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionActive, By: p.Owner})
+	if err != nil {
+		st.SetSessionStatus(context.WithoutCancel(ctx), ses.ID, store.Transition{To: store.SessionTerminated, By: p.Owner, Reason: "refused: " + err.Error()})
+		st.Close()
+		return nil, err
+	}
+	paths := p.PolicyPaths
+	if paths == (policy.Paths{}) {
+		paths = policy.DefaultPaths(ws.Root, p.Getenv)
+	}
+	pctx, stop := context.WithCancel(context.Background())
+	live, _ := policy.Watch(pctx, ws.Root, paths, nil) // without a watcher the policy is still loaded once
+	return &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop}, nil
+}
+
+// Session is the run's session as it began.
+func (r *Run) Session() store.Session { return r.ses }
+
+// Store is the open store (closed by End).
+func (r *Run) Store() *store.Store { return r.st }
+
+// Policy is the policy in force now.
+func (r *Run) Policy() *policy.Policy { return r.live.Current() }
+
+// AttachRun records the run's ID (dispatch knows it once it claimed the
+// task, after the session took its place).
+func (r *Run) AttachRun(ctx context.Context, runID string) error {
+	r.ses.RunID = runID
+	return r.st.AttachRun(ctx, r.ses.ID, runID)
+}
+
+// Exec runs the CLI through its bridge (agentrun.Executor): its own
+// permission protocol, each request through the policy and, when the
+// policy does not allow it, a person. req.Env carries the run's marker.
+// A CLI session to resume (req.Session) is not supported by the bridges:
+// the run starts a new conversation.
+func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cmd runner.Command, onEvent func(runner.Event)) (runner.Result, error) {
+	return bridge.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
+		Env: req.Env, CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
+		bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: onEvent, KillGrace: req.KillGrace})
+}
+
+// End ends the session (terminated, with how the run ended) and closes the
+// store. A session a person stopped stays as they left it.
+func (r *Run) End(ctx context.Context, reason string) error {
+	defer r.st.Close()
+	defer r.stopPol()
+	_, err := r.st.SetSessionStatus(context.WithoutCancel(ctx), r.ses.ID, store.Transition{To: store.SessionTerminated, By: r.ses.Owner, Reason: reason})
+	if errors.Is(err, store.ErrBadTransition) {
+		return nil // already ended (stopped by a person, or reaped)
+	}
+	return err
+}
+
+// Reaped is a session whose supervisor had died.
+type Reaped struct {
+	Session store.Session
+	// Killed counts the run's processes that were still alive.
+	Killed int
+	// Task is the dispatch's task moved to BLOCKED ("" when none).
+	Task string
+	// Warnings say what could not be done.
+	Warnings []string
+}
+
+// Reap interrupts the sessions whose supervising process is gone: the
+// session and its pending request become interrupted, the run's processes
+// left are killed, and a dispatch's run is recorded as failed with its task
+// moved to BLOCKED with the reason. A session whose supervisor is not
+// recorded yet (the instant between its creation and SetSupervisor) is left.
+func Reap(ctx context.Context, ws *workspace.Workspace, st *store.Store) ([]Reaped, error) {
+	sups, err := st.LiveSupervisors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Reaped
+	for id, sup := range sups {
+		if sup.PID == 0 || contain.Alive(sup.PID, sup.Start) {
+			continue
+		}
+		reason := fmt.Sprintf("its supervisor (pid %d) died while the run went on", sup.PID)
+		ses, err := st.SetSessionStatus(ctx, id, store.Transition{To: store.SessionInterrupted, By: "agentinfra", Surface: store.SurfaceSupervisor, Reason: reason})
+		if errors.Is(err, store.ErrBadTransition) {
+			continue // ended meanwhile by another process
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, reapRun(ctx, ws, st, ses, "interrupted: "+reason))
+	}
+	return out, nil
+}
+
+// reapRun ends what is left of an interrupted session's run.
+func reapRun(ctx context.Context, ws *workspace.Workspace, st *store.Store, ses store.Session, reason string) Reaped {
+	rp := Reaped{Session: ses}
+	if ses.RunID == "" {
+		return rp
+	}
+	row, err := st.Run(ctx, ses.RunID)
+	if err != nil {
+		rp.Warnings = append(rp.Warnings, fmt.Sprintf("the record of run %s: %v", ses.RunID, err))
+		return rp
+	}
+	rec, err := agentrun.RecordOf(row)
+	if err != nil {
+		rp.Warnings = append(rp.Warnings, err.Error())
+		return rp
+	}
+	if !rec.Scope.Zero() {
+		rp.Killed = rec.Scope.Kill()
+	}
+	if row.Caller != store.CallerDispatch || row.Finished || rec.EndedAt != nil {
+		return rp // the fleet's reap records its runs and blocks their tasks
+	}
+	now := time.Now().UTC()
+	rec.Interrupted(reason, now)
+	if rec.TaskID != "" {
+		if err := agentrun.FinishTask(ctx, ws, rec, tasksvc.ActorAgentinfra, now); err != nil {
+			rp.Warnings = append(rp.Warnings, err.Error())
+		} else {
+			rp.Task = rec.TaskID
+		}
+	}
+	// The row keeps the dispatch's whole record (its Outcome): only the
+	// end changes.
+	if err := agentrun.UpdateStored(ctx, st, row, rec); err != nil {
+		rp.Warnings = append(rp.Warnings, err.Error())
+	}
+	return rp
+}
