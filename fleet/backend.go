@@ -55,6 +55,65 @@ func StopAgent(ctx context.Context, b Backend, name string) (TaskResult, error) 
 	return NewStopResult(name, tr, st), nil
 }
 
+// StartWait bounds how long StartAgent waits for the run to be seen
+// running.
+const StartWait = 10 * time.Second
+
+// StartAgent gives an agent a task and answers once the run is running
+// (the agent busy), has already ended, or wait (StartWait when 0) has
+// passed: start_agent_task's result in both adapters. The fleet design
+// answers running / busy; a run still starting after the wait says so in
+// the message (its status pending, the agent starting).
+func StartAgent(ctx context.Context, b Backend, in StartInput, wait time.Duration) (TaskResult, error) {
+	r, err := b.Start(ctx, in)
+	if err != nil {
+		return TaskResult{}, err
+	}
+	if wait <= 0 {
+		wait = StartWait
+	}
+	name := r.Task.AgentName
+	if name == "" {
+		name = in.Name
+	}
+	deadline := time.Now().Add(wait)
+	for r.AgentStatus != StatusBusy || r.Task.Status != RunRunning {
+		a, err := b.Show(ctx, name)
+		if err != nil {
+			break // the start is done; what happens next, show tells
+		}
+		if a.CurrentRun != nil && a.CurrentRun.ID == r.Task.ID {
+			r.Task, r.AgentStatus = *a.CurrentRun, a.Status
+		} else if ended := endedRun(ctx, b, name, r.Task.ID); ended != nil {
+			r.Task, r.AgentStatus = *ended, a.Status // a short run: over already
+			break
+		}
+		if (r.AgentStatus == StatusBusy && r.Task.Status == RunRunning) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return NewStartResult(name, r), nil
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return NewStartResult(name, r), nil
+}
+
+// endedRun finds run id in the newest page of the agent's history, ended.
+func endedRun(ctx context.Context, b Backend, name, id string) *TaskRun {
+	h, err := b.History(ctx, name, 1, 5)
+	if err != nil {
+		return nil
+	}
+	for _, t := range h.Tasks {
+		if t.ID == id && t.CompletedAt != nil {
+			return &t
+		}
+	}
+	return nil
+}
+
 // StopEveryRun stops every agent of b that has a run and waits until none
 // is starting, busy or stopping, or ctx ends (an agent still being created
 // is the creator's to finish). A run is a detached process: whoever

@@ -101,11 +101,25 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	}
 	wt := cfg.worktreePath(proj, in.Name)
 	branch := cfg.BranchPrefix + key(in.Name)
+	// The spec is the first run's prompt: one the CLI cannot take is
+	// refused before anything is made.
+	if err := runner.CheckPromptSize(cli, textPrompt(&agentRecord{Name: in.Name, Spec: in.Spec, Workspace: Workspace{Path: wt, Branch: branch}}, in.Spec)); err != nil {
+		return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "spec", Reason: "the spec is too long for " + cli + ", whose first run it is", Err: err}
+	}
 	if _, err := os.Stat(wt); err == nil {
 		return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
 	}
 	if _, err := git(ctx, proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("branch %s already exists (an earlier agent %s kept it): pick another name, or delete the branch", branch, in.Name)}
+		if !f.deletedBefore(in.Name) {
+			return Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("branch %s already exists and no deleted agent %s left it: pick another name, or rename the branch", branch, in.Name)}
+		}
+		// A deleted agent's branch that a version before the archive
+		// names kept: kept the same way now, and the name is free.
+		kept, err := archiveBranch(ctx, proj.Path, branch, f.now())
+		if err != nil {
+			return Agent{}, unavailable(err, "could not keep the branch %s of the deleted agent %s under an archive name", branch, in.Name)
+		}
+		notify(ctx, Notice{Agent: in.Name, Text: fmt.Sprintf("the branch %s of the deleted agent %s is kept as %s; the new agent starts afresh from %s", branch, in.Name, kept, base)})
 	}
 
 	// Take the name: the agent's folder appears whole, with its record
@@ -204,9 +218,9 @@ func (f *Fleet) nameTaken(name string) error {
 	}
 	var other agentRecord
 	if _, err := readJSON(f.p.file(name, agentFile), &other); err != nil || other.Name == "" {
-		return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("the name %q is taken by the folder %s, whose record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
+		return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("agent %q already exists: the folder %s holds the name, but its record cannot be read: repair its agent.json or move the folder out of the fleet", name, f.p.agentDir(name))}
 	}
-	return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("the name %q is taken (agent %s): names are unique regardless of case", name, other.Name)}
+	return &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("agent %q already exists (as %s; names are unique regardless of case): pick another name", name, other.Name)}
 }
 
 func checkSource(s string) (string, error) {
@@ -233,10 +247,14 @@ type DeleteResult struct {
 	WorkspaceID string `json:"workspace_id"`
 	Branch      string `json:"branch"`
 	ArchivedTo  string `json:"archived_to"`
+	// ArchivedBranch is the name Branch is kept under ("" when there was
+	// none to keep, and on Coder): the agent's name is free again.
+	ArchivedBranch string `json:"archived_branch"`
 }
 
 // Delete stops the agent's run, removes its worktree (refusing one with
-// uncommitted changes unless force), keeps its branch, and moves its folder
+// uncommitted changes unless force), keeps its branch under an archive name
+// (archiveBranch: the name is free for a new agent), and moves its folder
 // (the history) to .agent/fleet/archive/.
 func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResult, error) {
 	a, r, err := f.current(ctx, name)
@@ -306,6 +324,15 @@ func (f *Fleet) Delete(ctx context.Context, name string, force bool) (DeleteResu
 		}
 	}
 	git(ctx, repo, "worktree", "prune")
+	if a.Workspace.Branch != "" {
+		// The work stays, under a name no agent will want: the agent's
+		// name is free again, branch and all.
+		kept, err := archiveBranch(ctx, repo, a.Workspace.Branch, f.now())
+		if err != nil {
+			return res, unavailable(err, "could not keep the branch %s under an archive name (run agent delete %s again)", a.Workspace.Branch, name)
+		}
+		res.ArchivedBranch = kept
+	}
 	err = withLock(ctx, f.p.fleetLock(), func() error {
 		return withLock(ctx, f.p.agentLock(name), func() error { // the records are written under it
 			a.State = "deleted"
@@ -355,6 +382,11 @@ func (f *Fleet) deleteUnreadable(ctx context.Context, name string) (DeleteResult
 					return unavailable(err, "could not remove the worktree %s", wt)
 				}
 				res.WorkspaceID, res.Branch = wt, branch
+				kept, err := archiveBranch(ctx, repo, branch, f.now())
+				if err != nil {
+					return unavailable(err, "could not keep the branch %s under an archive name", branch)
+				}
+				res.ArchivedBranch = kept
 			}
 			dst, err := f.archiveFolder(name, "unreadable")
 			res.ArchivedTo = dst
@@ -366,7 +398,7 @@ func (f *Fleet) deleteUnreadable(ctx context.Context, name string) (DeleteResult
 	}
 	what := "no worktree of an agent " + name + " was found where the configuration puts one: if it had one elsewhere, see git worktree list"
 	if res.WorkspaceID != "" {
-		what = "its worktree " + res.WorkspaceID + " (branch " + res.Branch + ", kept) was found where the configuration puts it, and removed"
+		what = "its worktree " + res.WorkspaceID + " (branch " + res.Branch + ", kept as " + res.ArchivedBranch + ") was found where the configuration puts it, and removed"
 	}
 	notify(ctx, Notice{Agent: name, Text: fmt.Sprintf("agent %s's record could not be read: %s", name, what)})
 	f.bus().Publish(events.Event{Kind: events.AgentDeleted, Root: f.ws.Root, Agent: key(name)})
@@ -397,4 +429,18 @@ func (f *Fleet) findWorktree(ctx context.Context, name string) (repo, path, bran
 		}
 	}
 	return "", "", ""
+}
+
+// deletedBefore says an agent of this name was deleted (its folder is in
+// the archive).
+func (f *Fleet) deletedBefore(name string) bool {
+	matches, _ := filepath.Glob(filepath.Join(f.p.archiveDir(), key(name)+"-*"))
+	for _, m := range matches {
+		// {name}-{20060102T150405...}: not agent papi-2's folder for papi.
+		stamp := strings.TrimPrefix(filepath.Base(m), key(name)+"-")
+		if len(stamp) > 8 && stamp[8] == 'T' && strings.Trim(stamp[:8], "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }

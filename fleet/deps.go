@@ -7,6 +7,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -69,6 +70,9 @@ func claimFor(ctx context.Context, ws *workspace.Workspace, in StartInput, role 
 			err = intend(id, holds(ctx, ws, id, mention))
 		}
 		if err == nil {
+			err = reopenBlocked(ctx, ws, id, in, now)
+		}
+		if err == nil {
 			var res tasksvc.UpdateResult
 			res, err = tasksvc.Claim(ctx, ws, id, mention, now)
 			t = res.After
@@ -85,6 +89,45 @@ func claimFor(ctx context.Context, ws *workspace.Workspace, in StartInput, role 
 		return ClaimedTask{}, errors.Join(err, ReleaseTask(context.WithoutCancel(ctx), ws, t.ID, in.Name, now))
 	}
 	return ClaimedTask{Task: t, Summary: mdtext.Shorten(t.ID+": "+t.Description, 120), Prompt: p}, nil
+}
+
+// reopenBlocked reopens task id when it is BLOCKED, so that the agent a
+// person (or a manager agent) starts on it explicitly can claim it: BLOCKED
+// → TODO through the task lifecycle, by whoever asked (the request's actor,
+// else the run's source), the reason in the task README's status log, and
+// a notice in the start's warnings. --next never picks a BLOCKED task (it
+// is not ready), so only a start naming the task reopens it. A task that
+// is not BLOCKED, or that changed meanwhile, is left to the claim.
+func reopenBlocked(ctx context.Context, ws *workspace.Workspace, id string, in StartInput, now time.Time) error {
+	store, err := tasksvc.OpenStore(ws)
+	if err != nil {
+		return nil // the claim says why
+	}
+	d, err := store.Load(ctx)
+	if err != nil {
+		return nil
+	}
+	t, ok := d.Task(id)
+	if !ok || !tasksvc.IsStatus(d.Vocabulary(), t, tasksvc.StatusBlocked) {
+		return nil
+	}
+	by := tasksvc.ActorFrom(ctx)
+	if by == "" {
+		src := in.Source
+		if src == "" {
+			src = SourceHuman
+		}
+		by = tasksvc.Actor(src)
+	}
+	reason := "reopened to start agent @" + in.Name + " on it"
+	if _, err := tasksvc.Reopen(ctx, ws, id, reason, by, now); err != nil {
+		if errors.Is(err, tasksvc.ErrNotBlocked) {
+			return nil // moved meanwhile: the claim decides
+		}
+		return err
+	}
+	notify(ctx, Notice{Agent: in.Name, Text: fmt.Sprintf("task %s was %s: reopened (TODO) by %s to start agent %s on it", id, t.Status, by, in.Name)})
+	return nil
 }
 
 // holds says agent (@name) holds task id already: IN_PROGRESS, first in

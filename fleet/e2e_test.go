@@ -96,8 +96,8 @@ func checkRealCLI(t *testing.T, cli string, fake *fakemodel.Server, c fakemodel.
 	if !seen[StatusBusy] {
 		t.Errorf("the agent was never seen busy while the real %s ran (saw %v)", cli, seen)
 	}
-	if idle.CurrentTask != nil {
-		t.Fatalf("idle agent has a current task %+v", idle.CurrentTask)
+	if idle.CurrentRun != nil {
+		t.Fatalf("idle agent has a current task %+v", idle.CurrentRun)
 	}
 	h, err := f.History(ctx, "papi", 1, DefaultPageSize)
 	if err != nil {

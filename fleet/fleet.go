@@ -90,7 +90,7 @@ func New(ws *workspace.Workspace, opts Options) *Fleet {
 	return &Fleet{ws: ws, p: newPaths(ws), opts: opts}
 }
 
-func (f *Fleet) now() time.Time { return f.opts.Now().UTC() }
+func (f *Fleet) now() time.Time { return Timestamp(f.opts.Now()) }
 
 // loadAgent reads an agent's record and current run (nil when none).
 func (f *Fleet) loadAgent(name string) (*agentRecord, *runRecord, error) {
@@ -287,7 +287,7 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 		}
 		a.Sessions[r.CLI] = tr.SessionID
 	}
-	a.UpdatedAt = now
+	a.UpdatedAt, a.LastTask = now, tr.Summary
 	if err := writeJSON(f.p.file(a.Name, agentFile), a); err != nil {
 		errs = append(errs, err)
 	}
@@ -305,7 +305,7 @@ func (f *Fleet) Show(ctx context.Context, name string) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	return view(a, r), nil
+	return f.view(ctx, a, r), nil
 }
 
 // ListFilter narrows List; empty fields match everything.
@@ -349,7 +349,7 @@ func (f *Fleet) List(ctx context.Context, filter ListFilter) ([]Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		v := view(a, r)
+		v := f.view(ctx, a, r)
 		if filter.Status != "" && string(v.Status) != filter.Status {
 			continue
 		}

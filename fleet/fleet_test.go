@@ -28,16 +28,16 @@ func TestCreateGoesBusyThenIdleWithTheSpecRunCompleted(t *testing.T) {
 	if a.Status != StatusStarting && a.Status != StatusBusy {
 		t.Fatalf("right after create the agent is %s, want starting or busy", a.Status)
 	}
-	if a.CurrentTask == nil || a.CurrentTask.Summary != "keep the tests green" {
-		t.Fatalf("current task = %+v", a.CurrentTask)
+	if a.CurrentRun == nil || a.CurrentRun.Summary != "keep the tests green" {
+		t.Fatalf("current task = %+v", a.CurrentRun)
 	}
 	busy := waitStatus(t, f, "papi", StatusBusy)
-	if busy.CurrentTask == nil || busy.CurrentTask.Status != RunRunning {
-		t.Fatalf("busy agent's current task = %+v", busy.CurrentTask)
+	if busy.CurrentRun == nil || busy.CurrentRun.Status != RunRunning {
+		t.Fatalf("busy agent's current task = %+v", busy.CurrentRun)
 	}
 	idle := waitStatus(t, f, "papi", StatusIdle)
-	if idle.CurrentTask != nil {
-		t.Fatalf("idle agent has a current task %+v", idle.CurrentTask)
+	if idle.CurrentRun != nil {
+		t.Fatalf("idle agent has a current task %+v", idle.CurrentRun)
 	}
 	h, err := f.History(ctx, "papi", 1, DefaultPageSize)
 	if err != nil {
@@ -184,7 +184,7 @@ func TestStopOfAHangingRunLeavesNoProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Status != RunStopped || tr.ID != busy.CurrentTask.ID {
+	if tr.Status != RunStopped || tr.ID != busy.CurrentRun.ID {
 		t.Fatalf("stopped run = %+v", tr)
 	}
 	a, _ := f.Show(ctx, "hang")
@@ -219,8 +219,8 @@ func TestKilledSupervisorLeavesTheRunFailedAndTheAgentIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := waitStatus(t, f, "k9", StatusIdle)
-	if a.CurrentTask != nil {
-		t.Fatalf("current task = %+v", a.CurrentTask)
+	if a.CurrentRun != nil {
+		t.Fatalf("current task = %+v", a.CurrentRun)
 	}
 	h, _ := f.History(ctx, "k9", 1, 20)
 	if h.Tasks[0].Status != RunFailed || !strings.HasPrefix(h.Tasks[0].ExitReason, "interrupted") {
@@ -289,8 +289,8 @@ func TestTwoAgentsClaimingOneTaskHaveOneWinner(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := f.Show(ctx, names[loser])
-	if a.CurrentTask == nil || a.CurrentTask.TaskID != "c3c3c3" {
-		t.Fatalf("--next took %+v, want c3c3c3", a.CurrentTask)
+	if a.CurrentRun == nil || a.CurrentRun.TaskID != "c3c3c3" {
+		t.Fatalf("--next took %+v, want c3c3c3", a.CurrentRun)
 	}
 	waitStatus(t, f, names[loser], StatusIdle)
 }
@@ -334,8 +334,8 @@ func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
 	if _, err := os.Stat(a.Workspace.Path); !os.IsNotExist(err) {
 		t.Fatalf("worktree still there: %v", err)
 	}
-	if out := run(t, ws.Root, "git", "branch", "--list", "agent/del"); !strings.Contains(out, "agent/del") {
-		t.Fatal("the branch was deleted")
+	if out := run(t, ws.Root, "git", "branch", "--list", res.ArchivedBranch); res.ArchivedBranch == "" || !strings.Contains(out, res.ArchivedBranch) {
+		t.Fatalf("the branch was not kept (archived as %q)", res.ArchivedBranch)
 	}
 	var archived []store.RunRow
 	f.withRuns(ctx, func(st *store.Store) error {
@@ -347,9 +347,7 @@ func TestDeleteRefusesUncommittedChangesUnlessForced(t *testing.T) {
 	}
 	_, err = f.Show(ctx, "del")
 	wantCode(t, err, CodeNotFound, "agent_name")
-	// The name is free again, on a new branch name only: the old branch is kept.
-	_, err = f.Create(ctx, CreateInput{Name: "del", Spec: "s"})
-	wantCode(t, err, CodeConflict, "")
+	// The name is free again (TestDeletedAgentsNameIsFreeAndItsWorkKept).
 }
 
 func TestNamesFromInputNeverLeaveTheFleetFolder(t *testing.T) {
@@ -616,8 +614,8 @@ func TestNextOnAMatrixWithoutAgentsOrPriorities(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := f.Show(ctx, "papi")
-	if a.CurrentTask == nil || a.CurrentTask.TaskID != "260121185713" {
-		t.Fatalf("--next took %+v, want the P1 task 260121185713", a.CurrentTask)
+	if a.CurrentRun == nil || a.CurrentRun.TaskID != "260121185713" {
+		t.Fatalf("--next took %+v, want the P1 task 260121185713", a.CurrentRun)
 	}
 	waitStatus(t, f, "papi", StatusIdle)
 	readmes, _ := filepath.Glob(filepath.Join(ws.Root, ".agent", "tasks", "260121185713_*", "README.md"))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // git runs git in dir and returns its trimmed stdout; the error carries
@@ -51,4 +52,28 @@ func uncommitted(ctx context.Context, path string) ([]string, error) {
 		return nil, err
 	}
 	return strings.Split(out, "\n"), nil
+}
+
+// archiveBranch renames a deleted agent's branch to an archive name, so
+// that its commits stay and the agent's name (its branch agent/NAME) is
+// free for a new agent: {branch}-archived-{UTC stamp}, with -2, -3... when
+// taken. The name is longer than any agent's branch (the stamp alone
+// outruns MaxNameLen), so it never blocks a future agent. It returns the
+// new name ("" when the branch does not exist: nothing to keep).
+func archiveBranch(ctx context.Context, repo, branch string, now time.Time) (string, error) {
+	if _, err := git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err != nil {
+		return "", nil
+	}
+	base := branch + "-archived-" + now.UTC().Format("20060102-150405")
+	name := base
+	for i := 2; ; i++ {
+		if _, err := git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+name); err != nil {
+			break
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	if _, err := git(ctx, repo, "branch", "-m", branch, name); err != nil {
+		return "", err
+	}
+	return name, nil
 }

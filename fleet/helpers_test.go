@@ -159,7 +159,7 @@ func waitStatus(t testing.TB, f *Fleet, name string, want ...Status) Agent {
 	}
 	runs, _ := f.finishedRuns(context.Background(), name)
 	h, _ := json.MarshalIndent(runs, "", "  ")
-	t.Fatalf("agent %s never became %v; last %s (%+v)\nhistory:\n%s\nlogs:\n%s", name, want, last.Status, last.CurrentTask, h, b.String())
+	t.Fatalf("agent %s never became %v; last %s (%+v)\nhistory:\n%s\nlogs:\n%s", name, want, last.Status, last.CurrentRun, h, b.String())
 	return last
 }
 

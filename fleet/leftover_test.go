@@ -234,7 +234,7 @@ func TestKilledStartGivesTheClaimBack(t *testing.T) {
 			}
 			nctx, notes := WithNotices(ctx)
 			list, err := f.List(nctx, ListFilter{})
-			if err != nil || len(list) != 1 || list[0].Status != StatusIdle || list[0].CurrentTask != nil {
+			if err != nil || len(list) != 1 || list[0].Status != StatusIdle || list[0].CurrentRun != nil {
 				t.Fatalf("list after the kill = %+v, %v", list, err)
 			}
 			oneNotice(t, notes, "gave task c3c3c3 back (TODO again, no agent)")
@@ -423,8 +423,11 @@ func TestUnreadableRecordIsLeftOutAndNamed(t *testing.T) {
 	if _, err := os.Stat(d.WorkspaceID); !os.IsNotExist(err) {
 		t.Errorf("the worktree %s is still there: %v", d.WorkspaceID, err)
 	}
-	// The name is free, as after any delete (whose branch is kept).
-	run(t, ws.Root, "git", "branch", "-D", "agent/bravo")
+	// The name is free, as after any delete: the branch is kept under an
+	// archive name (issue 20).
+	if !strings.HasPrefix(d.ArchivedBranch, "agent/bravo-archived-") || run(t, ws.Root, "git", "branch", "--list", d.ArchivedBranch) == "" {
+		t.Errorf("the branch was not kept under an archive name: %+v", d)
+	}
 	if _, err := f.Create(ctx, CreateInput{Name: "bravo", Spec: "s"}); err != nil {
 		t.Errorf("the name is still taken after delete --force: %v", err)
 	}

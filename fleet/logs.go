@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/events"
@@ -50,7 +51,7 @@ func (f *Fleet) findRun(ctx context.Context, name, runID string) (TaskRun, bool,
 	if err != nil {
 		return TaskRun{}, false, err
 	}
-	if r != nil && (runID == "" || runID == r.ID) {
+	if r != nil && (runID == "" || strings.EqualFold(runID, r.ID)) {
 		return r.TaskRun, r.Supervisor.alive(), nil
 	}
 	runs, err := f.finishedRuns(ctx, a.Name)
@@ -58,7 +59,7 @@ func (f *Fleet) findRun(ctx context.Context, name, runID string) (TaskRun, bool,
 		return TaskRun{}, false, err
 	}
 	for i := len(runs) - 1; i >= 0; i-- {
-		if runID == "" || runs[i].ID == runID {
+		if runID == "" || strings.EqualFold(runs[i].ID, runID) {
 			return runs[i], false, nil
 		}
 	}
@@ -81,7 +82,7 @@ func (f *Fleet) Logs(ctx context.Context, name, runID string, tail int) (LogsRes
 	if err != nil {
 		return LogsResult{}, err
 	}
-	out := LogsResult{Run: tr, Items: []events.RunItem{}, TotalCount: len(items), Live: live}
+	out := LogsResult{Run: tr.Normalized(), Items: []events.RunItem{}, TotalCount: len(items), Live: live}
 	if tail > 0 && len(items) > tail {
 		items = items[len(items)-tail:]
 	}

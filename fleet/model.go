@@ -53,15 +53,23 @@ var Sources = []string{SourceAgent, SourceHuman, SourceAIController}
 
 // Agent is one named agent as the CLI and MCP show it.
 type Agent struct {
-	Name        string         `json:"name"`
-	Status      Status         `json:"status"`
-	CurrentTask *TaskRun       `json:"current_task"`
-	Role        string         `json:"role"`
-	Project     string         `json:"project"`
-	Spec        string         `json:"spec"`
-	CLI         string         `json:"cli"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	// CurrentTask is the current run's summary (null when idle): the fleet
+	// design's string. CurrentRun is the run itself.
+	CurrentTask *string  `json:"current_task"`
+	CurrentRun  *TaskRun `json:"current_run"`
+	// LastTask is the summary of the latest run that ended (null when none
+	// has): the design's last_task.
+	LastTask  *string   `json:"last_task"`
+	Role      string    `json:"role"`
+	Project   string    `json:"project"`
+	Spec      string    `json:"spec"`
+	CLI       string    `json:"cli"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// WorkspaceID is Workspace.ID, flat as the fleet design has it.
+	WorkspaceID string         `json:"workspace_id"`
 	Workspace   Workspace      `json:"workspace"`
 	Metadata    MetadataFields `json:"metadata"`
 	// Error says why a failed agent failed ("" otherwise).
@@ -83,8 +91,10 @@ type Agent struct {
 	metadataCollected bool
 }
 
-// MetadataFields are an agent's workspace metadata fields by name.
-type MetadataFields = map[string]metadata.Field
+// MetadataFields are an agent's workspace metadata fields by name. In JSON
+// a value that is a JSON number, boolean or null is given as one (see
+// TypedValue).
+type MetadataFields map[string]metadata.Field
 
 // Workspace is where an agent works: a git worktree on its own branch.
 type Workspace struct {
@@ -98,25 +108,29 @@ type Workspace struct {
 type AgentSummary struct {
 	Name        string    `json:"name"`
 	Status      Status    `json:"status"`
-	CurrentTask *TaskRun  `json:"current_task"`
+	CurrentTask *string   `json:"current_task"`
+	CurrentRun  *TaskRun  `json:"current_run"`
+	LastTask    *string   `json:"last_task"`
 	Role        string    `json:"role"`
 	Project     string    `json:"project"`
 	CreatedAt   time.Time `json:"created_at"`
+	WorkspaceID string    `json:"workspace_id"`
 
 	// MetadataCount (all fields) and Metadata (the include_in_list fields'
 	// values) are left out when list_agents skips the metadata.
-	MetadataCount *int               `json:"metadata_count,omitempty"`
-	Metadata      map[string]*string `json:"metadata,omitzero"`
-	MetadataError string             `json:"metadata_error,omitempty"`
+	MetadataCount *int         `json:"metadata_count,omitempty"`
+	Metadata      ListMetadata `json:"metadata,omitzero"`
+	MetadataError string       `json:"metadata_error,omitempty"`
 }
 
 // Summary returns the list_agents row of a.
 func (a Agent) Summary() AgentSummary {
-	s := AgentSummary{Name: a.Name, Status: a.Status, CurrentTask: a.CurrentTask, Role: a.Role, Project: a.Project, CreatedAt: a.CreatedAt}
+	s := AgentSummary{Name: a.Name, Status: a.Status, CurrentTask: a.CurrentTask, CurrentRun: a.CurrentRun, LastTask: a.LastTask,
+		Role: a.Role, Project: a.Project, CreatedAt: a.CreatedAt, WorkspaceID: a.WorkspaceID}
 	if a.metadataCollected {
 		n := a.MetadataCount
 		s.MetadataCount, s.MetadataError = &n, a.MetadataError
-		s.Metadata = metadata.Metadata{Fields: a.Metadata}.ListValues()
+		s.Metadata = ListMetadata(metadata.Metadata{Fields: a.Metadata}.ListValues())
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentrun"
@@ -45,6 +46,9 @@ type agentRecord struct {
 	Sessions map[string]string `json:"sessions,omitempty"`
 	// Runs counts the runs ever started (run IDs are {name}-{n}).
 	Runs int `json:"runs"`
+	// LastTask is the summary of the latest run that ended (last_task);
+	// records written before it was kept have "" and read the history.
+	LastTask string `json:"last_task,omitempty"`
 	// ApprovalMode is the agent's runs' ("" = the fleet config's): ask
 	// makes them supervised.
 	ApprovalMode string `json:"approval_mode,omitempty"`
@@ -153,9 +157,27 @@ func view(a *agentRecord, run *runRecord) Agent {
 	case st == StatusDeleting && a.Owner != nil && !a.Owner.alive():
 		out.Error = "the process deleting the agent ended before it was done; run agent delete " + a.Name + " again to finish"
 	}
+	var cur *TaskRun
 	if run != nil && (run.Supervisor.alive() || run.starting()) {
-		tr := run.TaskRun
-		out.CurrentTask = &tr
+		cur = &run.TaskRun
+	}
+	out.Finish(cur, nil)
+	return out
+}
+
+// view is the package view with what only the files tell: the latest
+// ended run's summary (last_task).
+func (f *Fleet) view(ctx context.Context, a *agentRecord, run *runRecord) Agent {
+	out := view(a, run)
+	if a.LastTask != "" {
+		s := a.LastTask
+		out.LastTask = &s
+	} else if a.Runs > 1 || a.Runs == 1 && run == nil {
+		// A record from before last_task was kept: its history says.
+		if runs, err := f.finishedRuns(ctx, a.Name); err == nil && len(runs) > 0 {
+			s := runs[len(runs)-1].Summary
+			out.LastTask = &s
+		}
 	}
 	return out
 }

@@ -37,6 +37,9 @@ type DeletedAgent struct {
 	WorkspaceID string `json:"workspace_id"`
 	Branch      string `json:"branch"`
 	ArchivedTo  string `json:"archived_to"`
+	// ArchivedBranch is the name the agent's branch is kept under (""
+	// when it had none: Coder).
+	ArchivedBranch string `json:"archived_branch"`
 }
 
 // DeleteAgentResult is the result of delete_agent.
@@ -79,20 +82,27 @@ func NewCreateResult(a Agent) AgentResult {
 // NewShowResult builds show_agent's result.
 func NewShowResult(a Agent) AgentResult {
 	msg := fmt.Sprintf("agent %s is %s", a.Name, a.Status)
-	if a.CurrentTask != nil {
-		msg += " with run " + a.CurrentTask.ID + ": " + a.CurrentTask.Summary
+	if a.CurrentRun != nil {
+		msg += " with run " + a.CurrentRun.ID + ": " + a.CurrentRun.Summary
 	}
 	return AgentResult{Agent: a, Message: msg, Warnings: a.Warnings}
 }
 
 // NewStartResult builds start_agent_task's result.
 func NewStartResult(name string, r StartResult) TaskResult {
-	return TaskResult{Task: r.Task, AgentStatus: r.AgentStatus, Message: fmt.Sprintf("agent %s started run %s: %s", name, r.Task.ID, r.Task.Summary)}
+	msg := fmt.Sprintf("agent %s started run %s: %s", name, r.Task.ID, r.Task.Summary)
+	switch {
+	case r.Task.CompletedAt != nil:
+		msg += fmt.Sprintf("; the run is %s already (%s)", r.Task.Status, r.Task.ExitReason)
+	case r.AgentStatus != StatusBusy || r.Task.Status != RunRunning:
+		msg += fmt.Sprintf("; it is still starting (run %s, agent %s): show_agent / agent show %s tells when it runs", r.Task.Status, r.AgentStatus, name)
+	}
+	return TaskResult{Task: r.Task.Normalized(), AgentStatus: r.AgentStatus, Message: msg}
 }
 
 // NewStopResult builds stop_agent_task's result.
 func NewStopResult(name string, tr TaskRun, st Status) TaskResult {
-	return TaskResult{Task: tr, AgentStatus: st, Message: fmt.Sprintf("run %s of agent %s is %s; the agent is %s", tr.ID, name, tr.Status, st)}
+	return TaskResult{Task: tr.Normalized(), AgentStatus: st, Message: fmt.Sprintf("run %s of agent %s is %s; the agent is %s", tr.ID, name, tr.Status, st)}
 }
 
 // NewDeleteResult builds delete_agent's result.
@@ -108,8 +118,13 @@ func NewDeleteResult(d DeleteResult) DeleteAgentResult {
 		}
 		return DeleteAgentResult{Message: msg, DeletedAgent: DeletedAgent(d)}
 	}
+	kept := "branch " + d.Branch + " kept as " + d.ArchivedBranch
+	if d.ArchivedBranch == "" {
+		kept = "its branch " + d.Branch + " was gone already"
+	}
 	return DeleteAgentResult{
-		Message:      fmt.Sprintf("agent %s deleted: worktree %s removed, branch %s kept, history archived in %s", d.Name, d.WorkspaceID, d.Branch, d.ArchivedTo),
+		Message: fmt.Sprintf("agent %s deleted: worktree %s removed, %s, history archived in %s; the name %s is free again",
+			d.Name, d.WorkspaceID, kept, d.ArchivedTo, d.Name),
 		DeletedAgent: DeletedAgent(d),
 	}
 }

@@ -110,7 +110,7 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			return notFound("role", "the role %s of agent %s is gone (.agent/agents/%s.md): %v", a.Role, a.Name, a.Role, err)
 		}
 		now := f.now()
-		tr := TaskRun{ID: fmt.Sprintf("%s-%d", key(a.Name), a.Runs+1), AgentName: a.Name, Status: RunPending, Source: source, CreatedAt: now}
+		tr := TaskRun{ID: fmt.Sprintf("%s-%d", a.Name, a.Runs+1), AgentName: a.Name, Status: RunPending, Source: source, CreatedAt: now}
 		starter := refOf(os.Getpid())
 		run := &runRecord{TaskRun: tr, CLI: a.CLI, Dir: a.Workspace.Path, Scope: contain.New(tr.ID), Starter: &starter}
 		// The run is written first, before the claim and the run's files,
@@ -151,9 +151,16 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			hook("start:claimed")
 			run.TaskID, tr.TaskID, tr.Summary, difficulty = c.Task.ID, c.Task.ID, c.Summary, c.Task.Difficulty
 			prompt = withNote(c.Prompt+"\n\n"+agentSection(a), in.Note)
+			if err := runner.CheckPromptSize(a.CLI, prompt); err != nil {
+				// Given back: the agent never ran on it.
+				return rollback(&agenterr.Error{Kind: agenterr.Invalid, Field: "task_id", Reason: fmt.Sprintf("task %s's prompt is too long for %s; the task is given back", c.Task.ID, a.CLI), Err: err})
+			}
 		} else {
 			tr.Summary = mdtext.Shorten(in.Text, 120)
 			prompt = textPrompt(a, in.Text)
+			if err := runner.CheckPromptSize(a.CLI, prompt); err != nil {
+				return rollback(&agenterr.Error{Kind: agenterr.Invalid, Field: "task_description", Reason: "the task is too long for " + a.CLI, Err: err})
+			}
 		}
 		// The role is the agent's system prompt, for a matrix task too (whose
 		// prompt leaves the mode out): the runner gives it to the CLI as such.

@@ -54,6 +54,7 @@ func PageRuns(name string, runs []TaskRun, page, pageSize int) (HistoryPage, err
 		return HistoryPage{}, badInput("page_size", "page_size %d is out of range: use 1 to %d (default %d)", pageSize, MaxPageSize, DefaultPageSize)
 	}
 	out := HistoryPage{Tasks: []TaskRun{}, TotalCount: len(runs), Page: page, PageSize: pageSize}
+	runs = NormalizeRuns(runs)
 	out.TotalPages = (len(runs) + pageSize - 1) / pageSize
 	if page > 1 && page > out.TotalPages {
 		return HistoryPage{}, badInput("page", "page %d is out of range: agent %s has %d run(s), %d page(s) of %d", page, name, len(runs), out.TotalPages, pageSize)

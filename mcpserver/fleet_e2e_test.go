@@ -88,7 +88,7 @@ func waitFleetWithin(t *testing.T, ws *workspace.Workspace, name string, want fl
 			return a
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("agent %s never became %s (last %s, %+v)", name, want, a.Status, a.CurrentTask)
+			t.Fatalf("agent %s never became %s (last %s, %+v)", name, want, a.Status, a.CurrentRun)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -165,12 +165,13 @@ func TestInspectorFleetTools(t *testing.T) {
 	// The spec's run outlived the server process that started it.
 	waitFleet(t, ws, "papi", fleet.StatusBusy)
 	list := call(long, "list_agents", "status_filter=busy")
-	if list["total_count"] != float64(1) || !strings.Contains(stringify(list["agents"]), `"current_task":{`) {
+	if list["total_count"] != float64(1) || !strings.Contains(stringify(list["agents"]), `"current_run":{`) {
 		t.Fatalf("list_agents busy = %v", list)
 	}
-	// The fleet contract's six fields, plus issue 10's workspace metadata.
-	if a := list["agents"].([]any)[0].(map[string]any); len(a) != 8 || a["metadata_count"] == nil || a["metadata"] == nil {
-		t.Errorf("a list_agents row has %d fields, want name,status,current_task,role,project,created_at,metadata_count,metadata: %v", len(a), a)
+	// The fleet contract's six fields, issue 10's workspace metadata, and
+	// issue 20's current_run, last_task and workspace_id.
+	if a := list["agents"].([]any)[0].(map[string]any); len(a) != 11 || a["metadata_count"] == nil || a["metadata"] == nil || a["current_task"] != "keep it green" {
+		t.Errorf("a list_agents row has %d fields, want name,status,current_task,current_run,last_task,role,project,created_at,workspace_id,metadata_count,metadata: %v", len(a), a)
 	}
 	wantErr(400, "status_filter", "list_agents", "status_filter=napping")
 	wantErr(404, "project_filter", "list_agents", "project_filter=nowhere")

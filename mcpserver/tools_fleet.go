@@ -68,6 +68,9 @@ type fleetArgs struct {
 	IncludeMetadata *bool  `json:"include_metadata"`
 	RunID           string `json:"run_id"`
 	Tail            *int   `json:"tail"`
+	CLI             string `json:"cli"`
+	Force           bool   `json:"force"`
+	Next            bool   `json:"next"`
 	ApprovalMode    string `json:"approval_mode"`
 }
 
@@ -81,10 +84,11 @@ func fleetTools() []fleetTool {
 		name: "create_agent", title: "Create agent",
 		desc: "Create a named agent with its own git worktree and branch (agent/NAME); it starts working on its spec at once. Name: 1-20 letters, digits, single hyphens (1-32 on Coder).",
 		params: []fleetParam{{"name", "string", "unique agent name"}, {"project", "string", "from list_agent_projects"},
-			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"}, pApproval},
+			{"role", "string", "from list_agent_roles; default coder"}, {"spec", "string", "standing objective"},
+			{"cli", "string", "gemini, claude or codex; default from config"}, pApproval},
 		required: []string{"name", "project", "spec"},
 		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
-			a, err := f.Create(ctx, fleet.CreateInput{Name: in.Name, Project: in.Project, Role: in.Role, Spec: in.Spec, Source: fleet.SourceAIController, ApprovalMode: in.ApprovalMode})
+			a, err := f.Create(ctx, fleet.CreateInput{Name: in.Name, Project: in.Project, Role: in.Role, Spec: in.Spec, CLI: in.CLI, Source: fleet.SourceAIController, ApprovalMode: in.ApprovalMode})
 			if err != nil {
 				return nil, err
 			}
@@ -151,10 +155,10 @@ func fleetTools() []fleetTool {
 		},
 	}, {
 		name: "delete_agent", title: "Delete agent", destructive: true,
-		desc:   "Stop an agent and remove its worktree; its branch and history are kept. Refused if the worktree has uncommitted changes.",
-		params: []fleetParam{pAgent}, required: []string{"agent_name"},
+		desc:   "Stop an agent and remove its worktree; its branch is kept under an archive name (the name is free again), its history archived. Uncommitted changes: refused unless force.",
+		params: []fleetParam{pAgent, {"force", "boolean", "discard uncommitted changes"}}, required: []string{"agent_name"},
 		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
-			d, err := f.Delete(ctx, in.AgentName, false)
+			d, err := f.Delete(ctx, in.AgentName, in.Force)
 			if err != nil {
 				return nil, err
 			}
@@ -162,20 +166,19 @@ func fleetTools() []fleetTool {
 		},
 	}, {
 		name: "start_agent_task", title: "Start agent task",
-		desc: "Give an idle agent a task; returns at once, the run goes on detached. With task_id the matrix task is claimed (IN_PROGRESS) and ends in REVIEW or BLOCKED. Busy agent: error 409.",
-		params: []fleetParam{pAgent, {"task_description", "string", "what to do; with task_id, a note"},
-			{"task_id", "string", "matrix task ID"}, pApproval},
-		required: []string{"agent_name", "task_description"},
+		desc: "Give an idle agent a task: a description, a matrix task_id (claimed; a BLOCKED one reopened) or next (the top ready task). Answers once it runs; the run goes on detached and ends the task in REVIEW or BLOCKED. Busy agent: 409.",
+		params: []fleetParam{pAgent, {"task_description", "string", "what to do; with task_id or next, a note"},
+			{"task_id", "string", "matrix task ID"}, {"next", "boolean", "take the top ready task"}, pApproval},
+		required: []string{"agent_name"},
 		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {
 			si := fleet.StartInput{Name: in.AgentName, Text: in.TaskDescription, Source: fleet.SourceAIController, ApprovalMode: in.ApprovalMode}
-			if strings.TrimSpace(in.TaskID) != "" {
-				si.Text, si.TaskID, si.Note = "", in.TaskID, in.TaskDescription
+			switch {
+			case strings.TrimSpace(in.TaskID) != "":
+				si.Text, si.TaskID, si.Note, si.Next = "", in.TaskID, in.TaskDescription, in.Next
+			case in.Next:
+				si.Text, si.Next, si.Note = "", true, in.TaskDescription
 			}
-			r, err := f.Start(ctx, si)
-			if err != nil {
-				return nil, err
-			}
-			return fleet.NewStartResult(in.AgentName, r), nil
+			return fleet.StartAgent(ctx, f, si, 0)
 		},
 	}, {
 		name: "stop_agent_task", title: "Stop agent task", destructive: true,
@@ -302,7 +305,7 @@ func jsonKind(k string) string {
 	switch k {
 	case "page", "page_size", "tail":
 		return "an integer"
-	case "include_metadata":
+	case "include_metadata", "force", "next":
 		return "a boolean"
 	}
 	return "a string"

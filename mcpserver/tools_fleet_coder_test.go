@@ -59,7 +59,7 @@ func TestMCPFleetToolsOnCoder(t *testing.T) {
 	}
 	var shown fleet.AgentResult
 	if code, _ := fleetCall(t, cs, "show_agent", map[string]any{"agent_name": "papi"}, &shown); code != 0 || shown.Agent.Status != fleet.StatusBusy ||
-		shown.Agent.CurrentTask == nil || shown.Agent.CurrentTask.Summary != "keep the API tests green" {
+		shown.Agent.CurrentRun == nil || shown.Agent.CurrentRun.Summary != "keep the API tests green" {
 		t.Fatalf("show_agent: %d %+v", code, shown)
 	}
 	wantFleetError(t, cs, "start_agent_task", map[string]any{"agent_name": "papi", "task_description": "fix it"}, fleet.CodeConflict, "")

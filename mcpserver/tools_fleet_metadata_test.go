@@ -175,6 +175,30 @@ func TestFleetMetadataShowAndList(t *testing.T) {
 		if f := md["pull_request_number"]; str(f.Value) != "42" || !f.Schema.IncludeInList {
 			t.Errorf("pull_request_number: %s", str(f.Value))
 		}
+		// A value that is a JSON number is one, in show and list alike.
+		var shown struct {
+			Agent struct {
+				Metadata map[string]struct{ Value any } `json:"metadata"`
+			} `json:"agent"`
+		}
+		var listed struct {
+			Agents []struct {
+				Name     string         `json:"name"`
+				Metadata map[string]any `json:"metadata"`
+			} `json:"agents"`
+		}
+		b, _ := json.Marshal(call(t, cs, "show_agent", map[string]any{"agent_name": "full"}).StructuredContent)
+		json.Unmarshal(b, &shown)
+		lb, _ := json.Marshal(call(t, cs, "list_agents", map[string]any{}).StructuredContent)
+		json.Unmarshal(lb, &listed)
+		if md := shown.Agent.Metadata; md["pull_request_number"].Value != float64(42) || md["branch"].Value != "agent/full" {
+			t.Errorf("show: the value 42 is not the number 42 (or a text is not text): %s", b)
+		}
+		for _, a := range listed.Agents {
+			if v := a.Metadata["pull_request_number"]; a.Name == "full" && v != float64(42) && v != nil { // nil: timed out on a loaded machine
+				t.Errorf("list: the value 42 is %#v: %s", v, lb)
+			}
+		}
 		if f := md["needs_rebase"]; str(f.Value) != "no" || f.Schema.IncludeInList || f.Schema.Description != "No description" {
 			t.Errorf("needs_rebase: %+v", f)
 		}

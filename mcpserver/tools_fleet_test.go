@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -101,6 +102,11 @@ func fleetCall(t testing.TB, cs *mcp.ClientSession, name string, args map[string
 			t.Fatalf("%s: error text does not start with its code: %s", name, text(res))
 		}
 		return e.Error.Code, e.Error.Field
+	}
+	// Every result of the design's nine tools, in every test, local and
+	// Coder alike, has the design's shape (issue 20).
+	if slices.Contains(fleettest.DesignTools, name) {
+		fleettest.ValidateResult(t, name, b)
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -251,7 +257,7 @@ func TestFleetToolsEveryToolAndItsErrors(t *testing.T) {
 	wantFleetError(t, cs, "start_agent_task", map[string]any{"agent_name": "papi", "task_description": "more"}, 409, "")
 	var list fleet.ListResult
 	fleetCall(t, cs, "list_agents", map[string]any{"status_filter": "busy"}, &list)
-	if list.TotalCount != 1 || list.Agents[0].CurrentTask == nil {
+	if list.TotalCount != 1 || list.Agents[0].CurrentRun == nil {
 		t.Fatalf("list_agents busy = %+v", list)
 	}
 	wantFleetError(t, cs, "list_agents", map[string]any{"status_filter": "napping"}, 400, "status_filter")

@@ -48,6 +48,9 @@ func (GeminiRunner) Command(req Request) (Command, error) {
 	if req.Model == "" {
 		return Command{}, errors.New("gemini needs an explicit model (-m)")
 	}
+	if err := CheckPromptSize(CLIGemini, req.Prompt); err != nil {
+		return Command{}, err
+	}
 	c := Command{Argv: []string{CLIGemini}, PromptArg: -1}
 	if len(req.Prompt) > argPromptLimit {
 		c.Stdin = req.Prompt // gemini reads the prompt from a piped stdin

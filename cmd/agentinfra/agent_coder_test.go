@@ -35,12 +35,12 @@ func TestCLIAgentsOnCoder(t *testing.T) {
 	var list struct {
 		Agents []struct {
 			Name, Status, Role string
-			CurrentTask        *struct{ Summary string } `json:"current_task"`
+			CurrentRun         *struct{ Summary string } `json:"current_run"`
 		} `json:"agents"`
 		TotalCount int `json:"total_count"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list.TotalCount != 1 || list.Agents[0].Status != "busy" ||
-		list.Agents[0].CurrentTask == nil || list.Agents[0].CurrentTask.Summary != "keep the API tests green" {
+		list.Agents[0].CurrentRun == nil || list.Agents[0].CurrentRun.Summary != "keep the API tests green" {
 		t.Fatalf("list: exit %d %s %s", code, out, errOut)
 	}
 	if n := srv.Requests(codertest.RouteWorkspaces) - lists; n != 1 {

@@ -101,12 +101,12 @@ func (r *agentCrashRig) kill(typical, after time.Duration, appears string, args 
 }
 
 type listedAgent struct {
-	Name        string `json:"name"`
-	Status      string `json:"status"`
-	CurrentTask *struct {
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	CurrentRun *struct {
 		ID     string `json:"id"`
 		TaskID string `json:"task_id"`
-	} `json:"current_task"`
+	} `json:"current_run"`
 }
 
 // list is the next command: `agent list --json`; it returns the agents by
@@ -284,7 +284,7 @@ func TestCrashDuringAgentStartLeavesNoClaimWithoutARun(t *testing.T) {
 			t.Fatal(err)
 		}
 		row, _ := d.Task(id)
-		cur := agents["papi"].CurrentTask
+		cur := agents["papi"].CurrentRun
 		switch {
 		case row.Status == "IN_PROGRESS":
 			if task.Holder(row) != "@papi" || cur == nil || cur.TaskID != id {

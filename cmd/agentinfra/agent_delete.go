@@ -23,9 +23,10 @@ func NewCmdAgentDelete(f *Factory, runF func(context.Context, *AgentDeleteOption
 	o := &AgentDeleteOptions{IO: f.IO, Fleet: f.fleetOf}
 	cmd := &cobra.Command{
 		Use:   "delete NAME",
-		Short: "Stop the agent and remove its worktree; the branch and the history are kept",
+		Short: "Stop the agent and remove its worktree; its branch and history are kept, its name freed",
 		Long: `Stop the agent's run, remove its worktree and archive its history under
-.agent/fleet/archive/. Its branch (agent/NAME) is kept. A worktree with
+.agent/fleet/archive/. Its branch (agent/NAME) is kept under an archive name
+(agent/NAME-archived-STAMP, printed), so the name is free for a new agent. A worktree with
 uncommitted changes is refused unless --force.`,
 		Example: `  agentinfra agent delete papi
   agentinfra agent delete papi --force --json`,

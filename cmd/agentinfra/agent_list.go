@@ -148,12 +148,12 @@ func agentListRun(ctx context.Context, o *AgentListOptions) error {
 // currentTask is an agent's CURRENT TASK cell: the run's summary and how
 // long it has run, "-" when idle.
 func currentTask(a fleet.Agent, now time.Time) string {
-	if a.CurrentTask == nil {
+	if a.CurrentRun == nil {
 		return "-"
 	}
-	cur := a.CurrentTask.Summary
-	if a.CurrentTask.StartedAt != nil {
-		cur += " (" + now.Sub(*a.CurrentTask.StartedAt).Round(time.Second).String() + ")"
+	cur := a.CurrentRun.Summary
+	if a.CurrentRun.StartedAt != nil {
+		cur += " (" + now.Sub(*a.CurrentRun.StartedAt).Round(time.Second).String() + ")"
 	}
 	return cur
 }

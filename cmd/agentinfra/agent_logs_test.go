@@ -95,7 +95,7 @@ func TestCLIAgentLogsOfARealGemini(t *testing.T) {
 	}
 	// The model has not answered yet: the run is live, and --follow showed
 	// the tool's result already.
-	if a := c.waitStatus("papi", "busy"); a.Agent.CurrentTask == nil {
+	if a := c.waitStatus("papi", "busy"); a.Agent.CurrentRun == nil {
 		t.Fatal("no current run while the model thinks")
 	}
 	close(release)

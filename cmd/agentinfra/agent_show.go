@@ -60,8 +60,8 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 		return writeJSON(o.IO.Out, fleet.NewShowResult(a))
 	}
 	cur := "-"
-	if a.CurrentTask != nil {
-		cur = a.CurrentTask.ID + ": " + a.CurrentTask.Summary
+	if a.CurrentRun != nil {
+		cur = a.CurrentRun.ID + ": " + a.CurrentRun.Summary
 	}
 	rows := [][2]string{{"Name", a.Name}, {"Status", string(a.Status)}, {"Current task", cur}, {"Role", a.Role},
 		{"Project", a.Project}, {"CLI", a.CLI}, {"Spec", a.Spec}}

@@ -30,8 +30,10 @@ func NewCmdAgentStart(f *Factory, runF func(context.Context, *AgentStartOptions)
 		Long: `Give an idle agent a task. With --task ID the matrix task is claimed for the agent
 (IN_PROGRESS, @NAME added to Agents; refused when another agent holds it) and the
 agent gets the standard prompt; when the run ends the task goes to REVIEW, or to
-BLOCKED when it failed. --next claims the highest-priority ready task (TODO, every
-Deps task DONE). The run is detached: this command returns once it started.`,
+BLOCKED when it failed; a BLOCKED task named with --task is reopened first (TODO,
+logged in its README) and then claimed. --next claims the highest-priority ready
+task (TODO, every Deps task DONE). The run is detached: this command returns once
+the run is running (at most 10s; the message says when it is still starting).`,
 		Example: `  agentinfra agent start papi "Add a retry to the fetcher"
   agentinfra agent start papi --task 3f9a2c
   agentinfra agent start sony --next --json
@@ -62,11 +64,11 @@ func agentStartRun(ctx context.Context, o *AgentStartOptions) error {
 		return err
 	}
 	ctx, notes := withFleetNotices(ctx)
-	r, err := fl.Start(ctx, o.Start)
+	r, err := fleet.StartAgent(ctx, fl, o.Start, 0)
 	if err != nil {
 		return fleetFailed(o.IO, notes, err)
 	}
-	res := fleet.WithWarnings(fleet.NewStartResult(o.Start.Name, r), notes.Texts()).(fleet.TaskResult)
+	res := fleet.WithWarnings(r, notes.Texts()).(fleet.TaskResult)
 	printWarnings(o.IO, res.Warnings)
 	if o.JSON {
 		return writeJSON(o.IO.Out, res)

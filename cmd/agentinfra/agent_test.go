@@ -93,10 +93,10 @@ func (c *fleetCLI) json(v any, args ...string) {
 
 type agentJSON struct {
 	Agent struct {
-		Name        string          `json:"name"`
-		Status      string          `json:"status"`
-		CurrentTask json.RawMessage `json:"current_task"`
-		Workspace   struct{ Path, Branch string }
+		Name       string          `json:"name"`
+		Status     string          `json:"status"`
+		CurrentRun json.RawMessage `json:"current_run"`
+		Workspace  struct{ Path, Branch string }
 	} `json:"agent"`
 	Message string `json:"message"`
 }
@@ -152,12 +152,12 @@ func TestCLIAgentLifecycle(t *testing.T) {
 	var list struct {
 		Agents []struct {
 			Name, Status string
-			CurrentTask  json.RawMessage `json:"current_task"`
+			CurrentRun   json.RawMessage `json:"current_run"`
 		} `json:"agents"`
 		TotalCount int `json:"total_count"`
 	}
 	c.json(&list, "agent", "list", "--status", "idle")
-	if list.TotalCount != 1 || list.Agents[0].Name != "papi" || string(list.Agents[0].CurrentTask) != "null" {
+	if list.TotalCount != 1 || list.Agents[0].Name != "papi" || string(list.Agents[0].CurrentRun) != "null" {
 		t.Fatalf("list: %+v", list)
 	}
 	var hist struct {

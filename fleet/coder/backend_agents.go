@@ -60,7 +60,7 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 		var ce *Error
 		if errors.As(err, &ce) && ce.Kind == KindConflict {
 			return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Err: ce,
-				Reason: fmt.Sprintf("the name %q is taken: you have a Coder workspace called so (names are unique regardless of case)", in.Name)}
+				Reason: fmt.Sprintf("agent %q already exists: you have a Coder workspace called so (names are unique regardless of case): pick another name", in.Name)}
 		}
 		return fleet.Agent{}, fleetError(err)
 	}
@@ -94,7 +94,7 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 	return b.view(o, rec, preset.Name, st, &spec), nil
 }
 
-func runID(name string, n int) string { return fmt.Sprintf("%s-%d", strings.ToLower(name), n) }
+func runID(name string, n int) string { return fmt.Sprintf("%s-%d", name, n) }
 
 func hasParameter(params []TemplateVersionParameter, name string) bool {
 	for _, p := range params {

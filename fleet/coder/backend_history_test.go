@@ -59,16 +59,16 @@ func TestHistorySummaryIsTheFirstMessageOfTheStretch(t *testing.T) {
 		t.Fatal(err)
 	}
 	shown, err := w.b.Show(ctx, "henk")
-	if err != nil || shown.CurrentTask == nil || shown.CurrentTask.Summary != "working on: typed in the dashboard" {
-		t.Fatalf("show while busy: %+v, %v", shown.CurrentTask, err)
+	if err != nil || shown.CurrentRun == nil || shown.CurrentRun.Summary != "working on: typed in the dashboard" {
+		t.Fatalf("show while busy: %+v, %v", shown.CurrentRun, err)
 	}
 	list, err := w.b.List(ctx, fleet.ListFilter{})
-	if err != nil || list[0].CurrentTask == nil || list[0].CurrentTask.ID != shown.CurrentTask.ID || list[0].CurrentTask.Summary != shown.CurrentTask.Summary {
-		t.Fatalf("list while busy: %+v, %v; show said %+v", list[0].CurrentTask, err, shown.CurrentTask)
+	if err != nil || list[0].CurrentRun == nil || list[0].CurrentRun.ID != shown.CurrentRun.ID || list[0].CurrentRun.Summary != shown.CurrentRun.Summary {
+		t.Fatalf("list while busy: %+v, %v; show said %+v", list[0].CurrentRun, err, shown.CurrentRun)
 	}
 	w.srv.Advance()
 	h, err = w.b.History(ctx, "henk", 1, 20)
-	if err != nil || h.Tasks[0].ID != shown.CurrentTask.ID || h.Tasks[0].Summary != shown.CurrentTask.Summary || h.Tasks[0].Status != fleet.RunCompleted {
-		t.Fatalf("the run show showed, in the history: %+v, %v; show said %+v", h.Tasks[0], err, shown.CurrentTask)
+	if err != nil || h.Tasks[0].ID != shown.CurrentRun.ID || h.Tasks[0].Summary != shown.CurrentRun.Summary || h.Tasks[0].Status != fleet.RunCompleted {
+		t.Fatalf("the run show showed, in the history: %+v, %v; show said %+v", h.Tasks[0], err, shown.CurrentRun)
 	}
 }

@@ -146,7 +146,7 @@ func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) 
 		if cur == nil { // work agentinfra did not give: nothing of ours to record
 			now := b.now()
 			a := b.view(o, nil, "", st, nil)
-			out = *a.CurrentTask
+			out = *a.CurrentRun
 			out.Status, out.ExitReason, out.CompletedAt = fleet.RunStopped, "stopped", &now
 			return nil
 		}

@@ -133,7 +133,7 @@ func (b *Backend) view(o observation, rec *agentRecord, role string, st fleet.St
 		if st == fleet.StatusBusy && tr.Status == fleet.RunPending {
 			tr.Status = fleet.RunRunning
 		}
-		a.CurrentTask = &tr
+		a.CurrentRun = &tr
 	case st == fleet.StatusBusy && ws.LatestAppStatus != nil:
 		// Work agentinfra did not give (typed in Coder, say): shown as the
 		// app reports it, as the run the history will show (the ID and
@@ -149,10 +149,28 @@ func (b *Backend) view(o observation, rec *agentRecord, role string, st fleet.St
 			}
 		}
 		started := first.CreatedAt
-		a.CurrentTask = &fleet.TaskRun{ID: appRunID(first), AgentName: ws.Name, Summary: summary, Status: fleet.RunRunning,
+		a.CurrentRun = &fleet.TaskRun{ID: appRunID(first), AgentName: ws.Name, Summary: summary, Status: fleet.RunRunning,
 			Source: fleet.SourceHuman, CreatedAt: first.CreatedAt, StartedAt: &started}
 	}
+	a.Finish(a.CurrentRun, b.lastEnded(o, rec))
 	return a
+}
+
+// lastEnded returns the latest run of the agent that ended, as its history
+// shows it (agentinfra's runs merged with the work the app reported), or
+// nil when none has.
+func (b *Backend) lastEnded(o observation, rec *agentRecord) *fleet.TaskRun {
+	var runs []runLine
+	if rec != nil {
+		runs, _ = b.files.runs(o.ws.Name) // unreadable: the app's runs still tell
+	}
+	all := mergeRuns(o.ws.Name, runs, appStatuses(o.ws, o.slug))
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].CompletedAt != nil {
+			return &all[i]
+		}
+	}
+	return nil
 }
 
 func appRunID(s WorkspaceAppStatus) string {

@@ -123,8 +123,8 @@ func TestListIsOneCallForAllAgents(t *testing.T) {
 		t.Fatalf("list has %d agents, want the user's 5 (not bob's)", len(list))
 	}
 	for _, a := range list {
-		if a.Status != fleet.StatusBusy || a.Role != "Coder" || a.Project != "Agents" || a.CurrentTask == nil || a.CurrentTask.Summary != "work "+a.Name {
-			t.Errorf("listed %s: %s role %q project %q task %+v", a.Name, a.Status, a.Role, a.Project, a.CurrentTask)
+		if a.Status != fleet.StatusBusy || a.Role != "Coder" || a.Project != "Agents" || a.CurrentRun == nil || a.CurrentRun.Summary != "work "+a.Name {
+			t.Errorf("listed %s: %s role %q project %q task %+v", a.Name, a.Status, a.Role, a.Project, a.CurrentRun)
 		}
 	}
 	busy, err := w.b.List(ctx, fleet.ListFilter{Status: "idle"})
@@ -157,7 +157,7 @@ func TestWorkspaceMadeElsewhereIsAnAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	shown, err := w.b.Show(ctx, "handmade")
-	if err != nil || shown.Status != fleet.StatusBusy || shown.CurrentTask == nil || !strings.Contains(shown.CurrentTask.Summary, "typed in the dashboard") {
+	if err != nil || shown.Status != fleet.StatusBusy || shown.CurrentRun == nil || !strings.Contains(shown.CurrentRun.Summary, "typed in the dashboard") {
 		t.Fatalf("shown %+v, %v", shown, err)
 	}
 	w.srv.Advance()
@@ -220,7 +220,7 @@ func TestStatusFollowsTheBuildThenTheAgentThenTheApp(t *testing.T) {
 	}
 	w.srv.Settle()
 	a, err = w.b.Show(ctx, "papi")
-	if err != nil || a.Status != fleet.StatusStopped || a.CurrentTask != nil {
+	if err != nil || a.Status != fleet.StatusStopped || a.CurrentRun != nil {
 		t.Fatalf("after a stop build: %+v, %v", a, err)
 	}
 	h, _ := w.b.History(ctx, "papi", 1, 20)

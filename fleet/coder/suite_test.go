@@ -3,6 +3,7 @@ package coder_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/coder"
@@ -58,8 +59,13 @@ func newCoderWorld(t *testing.T, opts ...codertest.Option) *coderWorld {
 	return &coderWorld{ws: ws, srv: srv, b: b}
 }
 
+// The fake answers in +01:00 with nanoseconds, as real deployments may:
+// every result must still give UTC to the millisecond (the schema of
+// ResultsMatchTheDesignSchemas).
 func TestBackendSuiteCoder(t *testing.T) {
-	fleettest.Run(t, func(t *testing.T) fleettest.World { return newCoderWorld(t) })
+	fleettest.Run(t, func(t *testing.T) fleettest.World {
+		return newCoderWorld(t, codertest.WithClockIn(time.FixedZone("CET", 3600)))
+	})
 }
 
 func TestBackendSuiteCoderSubdomainApps(t *testing.T) {

@@ -54,19 +54,19 @@ var Cases = []Case{
 		if a.Status != fleet.StatusPending && a.Status != fleet.StatusStarting && a.Status != fleet.StatusBusy {
 			t.Fatalf("right after create the agent is %s, want pending, starting or busy", a.Status)
 		}
-		if a.CurrentTask == nil || a.CurrentTask.Summary != "keep the tests green" {
-			t.Fatalf("current task = %+v", a.CurrentTask)
+		if a.CurrentRun == nil || a.CurrentRun.Summary != "keep the tests green" {
+			t.Fatalf("current task = %+v", a.CurrentRun)
 		}
 		busy := WaitStatus(t, w, "papi", fleet.StatusBusy)
-		if busy.CurrentTask == nil || busy.CurrentTask.Status != fleet.RunRunning || busy.CurrentTask.ID != a.CurrentTask.ID {
-			t.Fatalf("busy agent's current task = %+v", busy.CurrentTask)
+		if busy.CurrentRun == nil || busy.CurrentRun.Status != fleet.RunRunning || busy.CurrentRun.ID != a.CurrentRun.ID {
+			t.Fatalf("busy agent's current task = %+v", busy.CurrentRun)
 		}
 		idle := WaitStatus(t, w, "papi", fleet.StatusIdle)
-		if idle.CurrentTask != nil {
-			t.Fatalf("idle agent has a current task %+v", idle.CurrentTask)
+		if idle.CurrentRun != nil {
+			t.Fatalf("idle agent has a current task %+v", idle.CurrentRun)
 		}
 		h := history(t, w, "papi", 1, fleet.DefaultPageSize)
-		if h.TotalCount != 1 || h.Tasks[0].ID != a.CurrentTask.ID || h.Tasks[0].Status != fleet.RunCompleted || h.Tasks[0].CompletedAt == nil {
+		if h.TotalCount != 1 || h.Tasks[0].ID != a.CurrentRun.ID || h.Tasks[0].Status != fleet.RunCompleted || h.Tasks[0].CompletedAt == nil {
 			t.Fatalf("history = %+v", h)
 		}
 		list, err := w.Backend().List(ctx, fleet.ListFilter{})

@@ -107,7 +107,7 @@ func WaitStatus(t testing.TB, w World, name string, want ...fleet.Status) fleet.
 		last = a
 		w.Step(t)
 	}
-	t.Fatalf("agent %s never became %v; it is %s (current task %+v)", name, want, last.Status, last.CurrentTask)
+	t.Fatalf("agent %s never became %v; it is %s (current task %+v)", name, want, last.Status, last.CurrentRun)
 	return last
 }
 

@@ -203,6 +203,13 @@ func WithToken(token string) Option { return func(s *Server) { s.Token = token }
 // WithStartTime sets the fake's clock (default 2026-01-05 09:00 UTC).
 func WithStartTime(t time.Time) Option { return func(s *Server) { s.now = t.UTC() } }
 
+// WithClockIn answers every time in loc, with nanoseconds, as a Coder
+// whose server runs in that zone does (real responses carry +01:00 and
+// the like): clients must convert them.
+func WithClockIn(loc *time.Location) Option {
+	return func(s *Server) { s.now = s.now.Add(123456789 * time.Nanosecond).In(loc) }
+}
+
 // RunClock calls Advance every step until Close, so that builds, agents
 // and AgentAPI runs move on in real time (internal/testing/fakecoder); tests use
 // Advance and Settle instead.
