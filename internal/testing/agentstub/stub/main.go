@@ -66,9 +66,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, "start grandchild:", err)
 			os.Exit(1)
 		}
-		os.WriteFile(os.Getenv("STUB_PIDFILE"), []byte(strconv.Itoa(gc.Process.Pid)), 0o644)
+		// The session first: a test that sees the pid file knows the
+		// session was announced.
 		fmt.Fprintln(w, `{"type":"init","session_id":"hang-1","model":"stub"}`)
 		w.Flush()
+		os.WriteFile(os.Getenv("STUB_PIDFILE"), []byte(strconv.Itoa(gc.Process.Pid)), 0o644)
 		fmt.Fprintln(os.Stderr, "stub: hanging")
 		for {
 			time.Sleep(time.Hour)
