@@ -229,10 +229,10 @@ func TestInspectorFleetTools(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, "scratch.txt"), []byte("wip\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A conflict the CLI's --force lifts: delete_agent takes no force, so
-	// none is offered and no field is at fault.
+	// A conflict force lifts: delete_agent takes force (issue 20), so the
+	// error offers it.
 	if e, code := inspectTool(t, ins, long, target, "delete_agent", "agent_name=papi"); code != 409 || e["kind"] != "conflict" ||
-		e["field"] != "" || e["override"] != nil || !strings.Contains(stringify(e["message"]), "uncommitted change") {
+		e["field"] != "" || e["override"] != "force" || !strings.Contains(stringify(e["message"]), "pass force: true") {
 		t.Fatalf("delete_agent with uncommitted changes: %d %v", code, e)
 	}
 	os.Remove(filepath.Join(wt, "scratch.txt"))

@@ -71,7 +71,10 @@ func TestInspectorFleetParity(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, "scratch.txt"), []byte("wip\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wantInspectError(t, ins, env, target, 409, "force", "delete_agent", "agent_name=papi", "force=false")
+	if e, code := inspectTool(t, ins, env, target, "delete_agent", "agent_name=papi", "force=false"); code != 409 || e["override"] != "force" ||
+		!strings.Contains(stringify(e["message"]), "pass force: true") {
+		t.Fatalf("delete_agent force=false with uncommitted changes: %d %v", code, e)
+	}
 	del := call("delete_agent", "agent_name=papi", "force=true")
 	d := del["deleted_agent"].(map[string]any)
 	kept, _ := d["archived_branch"].(string)
