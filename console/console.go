@@ -158,6 +158,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /inbox/list", s.inboxList)
 	m.HandleFunc("POST /inbox/{id}/approve", s.approve)
 	m.HandleFunc("POST /inbox/{id}/reject", s.reject)
+	m.HandleFunc("POST /prompts/{id}/{action}", s.answerPrompt)
+	m.HandleFunc("POST /alerts/{id}/{action}", s.answerAlert)
 
 	m.HandleFunc("GET /sessions", s.sessionsPage)
 	m.HandleFunc("GET /sessions/list", s.sessionsList)

@@ -73,32 +73,22 @@ func (s *Server) inboxCards(ctx context.Context, keep []int64) ([]card, error) {
 	return out, nil
 }
 
-func parseKeep(q string) []int64 {
-	var out []int64
-	for _, f := range strings.Split(q, ",") {
-		if id, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64); err == nil && id > 0 && len(out) < 500 {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request) {
-	cards, err := s.inboxCards(r.Context(), nil)
+	v, err := s.inboxOf(r.Context(), keepIDs{})
 	if err != nil {
 		s.fail(w, r, "/inbox", err)
 		return
 	}
-	s.page(w, r, "inbox", "Inbox", cards)
+	s.page(w, r, "inbox", "Inbox", v)
 }
 
 func (s *Server) inboxList(w http.ResponseWriter, r *http.Request) {
-	cards, err := s.inboxCards(r.Context(), parseKeep(r.URL.Query().Get("keep")))
+	v, err := s.inboxOf(r.Context(), parseKeep(r.URL.Query().Get("keep")))
 	if err != nil {
 		http.Error(w, err.Error(), statusOf(err))
 		return
 	}
-	s.render(w, "inbox", "inbox-list", cards)
+	s.render(w, "inbox", "inbox-list", v)
 }
 
 func requestID(r *http.Request) (int64, error) {

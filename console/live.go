@@ -23,7 +23,7 @@ const (
 // topicsOf says which regions an event makes stale.
 func topicsOf(k events.Kind) []string {
 	switch k {
-	case events.SupervisionChanged:
+	case events.SupervisionChanged, events.PromptChanged, events.AlertChanged:
 		return []string{topicInbox, topicSessions}
 	case events.TaskChanged, events.MatrixChanged:
 		return []string{topicBoard}
@@ -35,7 +35,7 @@ func topicsOf(k events.Kind) []string {
 	return nil
 }
 
-var liveKinds = []events.Kind{events.SupervisionChanged, events.TaskChanged, events.MatrixChanged, events.AgentCreated,
+var liveKinds = []events.Kind{events.SupervisionChanged, events.PromptChanged, events.AlertChanged, events.TaskChanged, events.MatrixChanged, events.AgentCreated,
 	events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded}
 
 // heartbeat keeps proxies and phones from closing a quiet stream.
@@ -123,8 +123,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 				data := "{}"
 				if t == topicInbox {
-					if p, err := s.o.Store.Pending(ctx); err == nil {
-						b, _ := json.Marshal(map[string]int{"pending": len(p)})
+					if n, err := s.pendingCount(ctx); err == nil {
+						b, _ := json.Marshal(map[string]int{"pending": n})
 						data = string(b)
 					}
 				}

@@ -60,10 +60,7 @@ type view struct {
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request, name, title string, data any) {
-	n := 0
-	if p, err := s.o.Store.Pending(r.Context()); err == nil {
-		n = len(p)
-	}
+	n, _ := s.pendingCount(r.Context())
 	s.render(w, name, "layout", view{Title: title, Nav: name, User: s.o.User, Workspace: s.o.Workspace.Root, Pending: n, Data: data})
 }
 

@@ -42,7 +42,7 @@
     busy.set(region, true);
     var url = region.dataset.src;
     if (region.dataset.keep) {
-      var ids = $$(":scope > [data-key]", region).map(function (el) { return el.dataset.key; }).filter(function (k) { return /^\d+$/.test(k); });
+      var ids = $$(":scope > [data-key]", region).map(function (el) { return el.dataset.key; }).filter(function (k) { return /^[ps]?\d+$/.test(k); });
       if (ids.length) url += (url.indexOf("?") < 0 ? "?" : "&") + "keep=" + ids.join(",");
     }
     fetch(url, { credentials: "same-origin" }).then(function (r) {
