@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/testing/treehash"
@@ -180,6 +181,17 @@ func TestStopOfAHangingRunLeavesNoProcess(t *testing.T) {
 	grandchild := readPid(t, pidFile)
 	var rec runRecord
 	readJSON(f.p.file("hang", runFile), &rec)
+	// The supervisor has read the CLI's session line before the stop (on a
+	// loaded machine it may still be on its way through the pipe).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(f.p.runsDir("hang"), rec.ID+".log.jsonl")); strings.Contains(string(b), "hang-1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Log("the session line was not seen within 30 s; stopping anyway")
+			break
+		}
+	}
 	tr, err := f.Stop(ctx, "hang")
 	if err != nil {
 		t.Fatal(err)
