@@ -29,6 +29,7 @@ import (
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/supervision/keepmoving"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -60,6 +61,7 @@ type Run struct {
 	ses     store.Session
 	live    *policy.Live
 	stopPol context.CancelFunc
+	keep    keepmoving.Config
 }
 
 // Begin opens the workspace's store, reaps the sessions of dead
@@ -68,6 +70,10 @@ type Run struct {
 // are active or paused already (the session is then ended, refused).
 func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error) {
 	conf, err := supervision.LoadConfig(ws)
+	if err != nil {
+		return nil, err
+	}
+	keep, err := keepmoving.LoadConfig(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +111,7 @@ func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error)
 	}
 	pctx, stop := context.WithCancel(context.Background())
 	live, _ := policy.Watch(pctx, ws.Root, paths, nil) // without a watcher the policy is still loaded once
-	return &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop}, nil
+	return &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop, keep: keep}, nil
 }
 
 // Session is the run's session as it began.
@@ -126,13 +132,43 @@ func (r *Run) AttachRun(ctx context.Context, runID string) error {
 
 // Exec runs the CLI through its bridge (agentrun.Executor): its own
 // permission protocol, each request through the policy and, when the
-// policy does not allow it, a person. req.Env carries the run's marker.
-// A CLI session to resume (req.Session) is not supported by the bridges:
-// the run starts a new conversation.
+// policy does not allow it, a person. The run is kept moving (package
+// keepmoving, the workspace's supervision config): the stall watchdog
+// nudges a silent agent, a turn that ends with a question or on an error
+// asks the operator (`agentinfra answer`), steering messages
+// (`agentinfra steer`) are delivered as the next user message.
+// req.Env carries the run's marker. A CLI session to resume (req.Session)
+// is not supported by the bridges: the run starts a new conversation.
+//
+// No checkpoint is taken before an approved edit: the session knows the
+// workspace's root, not the worktree the agent edits (a fleet agent's),
+// and a checkpoint of the wrong tree would restore the wrong files.
+//
+// A run that keepmoving ends with its task to be blocked (an operator's
+// stop with stop_status blocked, an error turn nobody answered, a prompt
+// that expired) while the CLI itself succeeded is returned as failed with
+// keepmoving's reason, so that dispatch and the fleet block the task and
+// say why.
 func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cmd runner.Command, onEvent func(runner.Event)) (runner.Result, error) {
-	return bridge.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
+	res, out, err := keepmoving.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
 		Env: req.Env, CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
-		bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: onEvent, KillGrace: req.KillGrace})
+		bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: onEvent, KillGrace: req.KillGrace},
+		keepmoving.Options{Config: r.keep, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID})
+	return blockedResult(res, out), err
+}
+
+// blockedResult makes a result that looks successful say why keepmoving
+// wants its task blocked.
+func blockedResult(res runner.Result, out keepmoving.Outcome) runner.Result {
+	if out.TaskStatus != "blocked" || !res.OK() {
+		return res
+	}
+	reason := out.Reason
+	if reason == "" {
+		reason = "the supervised run ended " + out.Ended
+	}
+	res.Error = "supervision: " + reason // the CLI's exit code stays its own
+	return res
 }
 
 // End ends the session (terminated, with how the run ended) and closes the
