@@ -24,6 +24,9 @@ var browser struct {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(superviseEnv) == "1" {
+		os.Exit(superviseMain(os.Args[1:]))
+	}
 	code := m.Run()
 	if browser.cancel != nil {
 		browser.cancel()

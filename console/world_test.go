@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,6 +43,9 @@ type worldOpts struct {
 	// defaultPoll keeps the store's default poll interval (the tests poll
 	// faster).
 	defaultPoll bool
+	// git makes the workspace a git repository with the fixture committed
+	// on main (the local fleet needs one).
+	git bool
 }
 
 func newWorld(t *testing.T, wo ...worldOpts) *world {
@@ -59,6 +63,11 @@ func newWorld(t *testing.T, wo ...worldOpts) *world {
 	head := string(src[:strings.Index(string(src), "| ID |")])
 	if err := os.WriteFile(mp, []byte(head+matrixRows), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	for _, w := range wo {
+		if w.git {
+			commitAll(t, root)
+		}
 	}
 	ws, err := workspace.New(root)
 	if err != nil {
@@ -136,3 +145,17 @@ func (w *world) activeSession(t *testing.T, cli, agent, taskID string) store.Ses
 }
 
 func (w *world) matrixPath() string { return w.ws.MatrixPath() }
+
+// commitAll makes dir a git repository with everything in it committed on
+// main.
+func commitAll(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.email", "ana@example.com"},
+		{"config", "user.name", "Ana"}, {"add", "-A"}, {"commit", "-q", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
