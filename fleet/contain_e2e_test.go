@@ -99,7 +99,10 @@ func checkContained(t *testing.T, c containedCLI, end func(*testing.T, *Fleet, s
 	fake := c.fake(t, func(a fakemodel.Ask) fakemodel.Answer {
 		switch {
 		case !a.ToolCall && strings.Contains(a.User, "MARK-CONTAIN"):
-			return fakemodel.Answer{Shell: "setsid -f sleep " + secs + " >/dev/null 2>&1 </dev/null"}
+			// The tool call stays open after the detach, so the detached sleep
+			// is seen even where the CLI's sandbox ends its children with the
+			// call (codex).
+			return fakemodel.Answer{Shell: "setsid -f sleep " + secs + " >/dev/null 2>&1 </dev/null; sleep 30"}
 		case a.ToolCall:
 			<-release // the model thinks until the test is over: the run stays busy
 		}
