@@ -138,7 +138,9 @@ func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Act
 
 func textOf(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	return value(t, ctx, "the text of "+sel, chromedp.Text(chromedp.CSS(sel)))
+	// In one evaluation: a live refresh may replace the node between a
+	// query and a read by node ID ("No node with given id found").
+	return evalJS[string](t, ctx, fmt.Sprintf(`(document.querySelector(%q) || {innerText: ""}).innerText`, sel))
 }
 
 func evalJS[T any](t *testing.T, ctx context.Context, expr string) T {
