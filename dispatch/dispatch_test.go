@@ -141,9 +141,11 @@ func TestRunTimeoutAndCancelAreRecorded(t *testing.T) {
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		var once sync.Once
 		out, err := Run(ctx, ws, stubOptions(bin, "a1a1a1", "STUB_MODE=hang", "STUB_PIDFILE="+pidFile), func(e runner.Event) {
 			if e.Kind == "init" {
-				cancel() // like Ctrl-C or an MCP cancellation once the agent runs
+				// like Ctrl-C or an MCP cancellation once the agent runs
+				once.Do(func() { agentstub.CancelOncePidWritten(pidFile, cancel) })
 			}
 		})
 		if !errors.Is(err, runner.ErrCanceled) || out.Outcome != OutcomeCanceled {

@@ -113,7 +113,10 @@ func TestExecCancelKillsWholeProcessGroup(t *testing.T) {
 	var once sync.Once
 	res, err := Exec(ctx, GeminiRunner{}, req, func(e Event) {
 		if e.Kind == "init" {
-			once.Do(cancel) // cancel as soon as the agent is visibly running
+			// Cancel once the agent is visibly running and its grandchild's
+			// pid is on disk (the stub writes it just after announcing its
+			// session), so the test can check the grandchild dies too.
+			once.Do(func() { agentstub.CancelOncePidWritten(pidFile, cancel) })
 		}
 	})
 	if !errors.Is(err, ErrCanceled) || !res.Canceled || res.TimedOut {

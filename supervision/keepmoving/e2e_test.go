@@ -281,9 +281,20 @@ func TestSilentRunIsNudged(t *testing.T) {
 		if !strings.Contains(w.bodies(), nudge) {
 			t.Fatal("the nudge never reached the model")
 		}
+		// On a loaded machine the CLI's own start-up can outlast the
+		// threshold: an alert raised then is closed as self-recovered when
+		// the CLI's first line arrives. The one that matters is the first
+		// alert that was nudged.
 		alerts, _ := w.st.Alerts(context.Background(), w.ses.ID)
-		if len(alerts) == 0 || alerts[0].Nudges < 1 {
-			t.Fatalf("alerts: %+v", alerts)
+		var nudged *store.Alert
+		for i := range alerts {
+			if alerts[i].Nudges >= 1 {
+				nudged = &alerts[i]
+				break
+			}
+		}
+		if nudged == nil {
+			t.Fatalf("no alert was nudged: %+v", alerts)
 		}
 		for _, a := range alerts {
 			if a.Active() {
@@ -292,12 +303,12 @@ func TestSilentRunIsNudged(t *testing.T) {
 		}
 		var seen []string
 		for _, e := range w.published() {
-			if e.Kind == events.AlertChanged {
+			if e.Kind == events.AlertChanged && e.ItemID == nudged.ID {
 				seen = append(seen, e.Status)
 			}
 		}
 		if len(seen) < 2 || seen[0] != store.AlertPending || seen[1] != store.AlertNudged {
-			t.Errorf("published alert events: %v", seen)
+			t.Errorf("published events of alert %d: %v", nudged.ID, seen)
 		}
 	})
 }

@@ -97,6 +97,22 @@ func WaitGone(t testing.TB, pid int) {
 }
 
 // ReadPid waits for the stub to write its grandchild's pid to path.
+// CancelOncePidWritten calls cancel, in the background, once the hanging
+// stub has written its grandchild's pid to path (or after 20 s). The stub
+// announces its session just before it writes the pid, so a test that cancels
+// on the session event uses this to still find the grandchild it must see
+// die.
+func CancelOncePidWritten(path string, cancel func()) {
+	go func() {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+				break
+			}
+		}
+		cancel()
+	}()
+}
+
 func ReadPid(t testing.TB, path string) int {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
