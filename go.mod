@@ -27,6 +27,7 @@ require (
 )
 
 require (
+	github.com/bluekeyes/go-gitdiff v0.9.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
 	github.com/danieljoos/wincred v1.2.3 // indirect

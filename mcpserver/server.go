@@ -11,6 +11,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/supervision/agentside"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -43,8 +45,13 @@ type Options struct {
 	// Version is announced in serverInfo.
 	Version string
 	// Toolsets chooses the tools exposed: matrix (task, skill, dispatch...
-	// and the resources) and fleet (the agents); nil means all.
+	// and the resources), fleet (the agents), supervision (read-only) and
+	// agent (opt-in: the agent-side supervision tools); nil means all but
+	// agent.
 	Toolsets []string
+	// AgentProgressEvery is how often the agent toolset's blocking calls
+	// send progress notifications (0: agentside.DefaultProgressEvery).
+	AgentProgressEvery time.Duration
 	// Fleet tunes the fleet tools (tests point it at stub agents).
 	Fleet fleet.Options
 	// Debounce is how long the watcher gathers a burst of file events before
@@ -73,6 +80,8 @@ type Server struct {
 	watchOnce sync.Once
 	watchErr  error
 	watch     *watcher
+
+	agent *agentside.Service // the agent toolset (nil when off)
 }
 
 // New builds the server and registers its tools and resources.
@@ -141,6 +150,11 @@ func New(opts Options) (*Server, error) {
 	if hasToolset(opts.Toolsets, ToolsetSupervision) {
 		s.registerSupervisionTools()
 	}
+	if hasToolset(opts.Toolsets, ToolsetAgent) {
+		if err := s.registerAgentTools(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -164,10 +178,14 @@ func (s *Server) MatrixLoads() int { return s.cache.Loads() }
 // doc returns the cached matrix.
 func (s *Server) doc(ctx context.Context) (*matrix.Doc, error) { return s.cache.Get(ctx) }
 
-// Close stops the watcher.
+// Close stops the watcher and ends the agent-side clients' sessions.
 func (s *Server) Close() error {
-	if s.watch != nil {
-		return s.watch.Close()
+	var errs []error
+	if s.agent != nil {
+		errs = append(errs, s.agent.Close())
 	}
-	return nil
+	if s.watch != nil {
+		errs = append(errs, s.watch.Close())
+	}
+	return errors.Join(errs...)
 }

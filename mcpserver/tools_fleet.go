@@ -22,8 +22,11 @@ const (
 	ToolsetFleet  = "fleet"
 )
 
-// Toolsets lists the toolsets; all are on by default.
-var Toolsets = []string{ToolsetMatrix, ToolsetFleet, ToolsetSupervision}
+// Toolsets lists the toolsets; all but the opt-in ones are on by default.
+var Toolsets = []string{ToolsetMatrix, ToolsetFleet, ToolsetSupervision, ToolsetAgent}
+
+// optInToolsets are off unless named.
+var optInToolsets = []string{ToolsetAgent}
 
 // CheckToolsets refuses an unknown toolset name.
 func CheckToolsets(sets []string) error {
@@ -36,7 +39,10 @@ func CheckToolsets(sets []string) error {
 }
 
 func hasToolset(sets []string, name string) bool {
-	return len(sets) == 0 || slices.Contains(sets, name)
+	if len(sets) == 0 {
+		return !slices.Contains(optInToolsets, name)
+	}
+	return slices.Contains(sets, name)
 }
 
 // fleetTool is one fleet tool: its flat parameters (name → JSON schema

@@ -272,3 +272,36 @@ func (s *Store) SetProgress(ctx context.Context, id int64, lastTool, progress st
 		lastTool, lastTool, progress, progress, ms(s.now()), id)
 	return err
 }
+
+// SetSessionMode changes where a live session's requests may be answered
+// (local, remote, hybrid), recorded in the audit log as made by who
+// through surface.
+func (s *Store) SetSessionMode(ctx context.Context, id int64, mode, by, surface string) (Session, error) {
+	if !slices.Contains(Modes, mode) {
+		return Session{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "mode", Value: mode, Valid: Modes, Reason: "unknown session mode"}
+	}
+	var out Session
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		cur, err := sessionTx(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur.Ended() {
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("session %d is %s: its mode no longer matters", id, cur.Status), Err: ErrBadTransition}
+		}
+		if cur.Mode == mode {
+			out = cur
+			return nil
+		}
+		now := ms(s.now())
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET mode = ?, updated_at = ? WHERE id = ?`, mode, now, id); err != nil {
+			return err
+		}
+		if err := audit(ctx, tx, now, id, 0, by, orSurface(surface), "session_mode", map[string]any{"from": cur.Mode, "to": mode}); err != nil {
+			return err
+		}
+		out, err = sessionTx(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
