@@ -150,13 +150,26 @@ func (s *Store) DropSteering(ctx context.Context, id int64, reason string) error
 	})
 }
 
-// ReassignSteering moves the queued messages of one session to another
-// (an agent-side client that came back as a new session after a restart).
+// ReassignSteering moves the messages of one session that never reached
+// its agent — queued, or dropped when the session ended — to another, as
+// queued (an agent-side client that came back as a new session after a
+// restart: what a person told it is not lost). The move is in the audit log
+// of both sessions.
 func (s *Store) ReassignSteering(ctx context.Context, from, to int64) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE steering SET session_id = ? WHERE session_id = ? AND status = 'queued'`, to, from)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE steering SET session_id = ?, status = 'queued' WHERE session_id = ? AND status IN ('queued', 'dropped') AND delivered_at IS NULL`, to, from)
+		if err != nil {
+			return err
+		}
+		if n, _ = res.RowsAffected(); n == 0 {
+			return nil
+		}
+		now := ms(s.now())
+		if err := audit(ctx, tx, now, from, 0, ActorAgentinfra, SurfaceSupervisor, "steering_moved", map[string]any{"to": to, "messages": n}); err != nil {
+			return err
+		}
+		return audit(ctx, tx, now, to, 0, ActorAgentinfra, SurfaceSupervisor, "steering_moved", map[string]any{"from": from, "messages": n})
+	})
+	return int(n), err
 }
