@@ -61,7 +61,11 @@ func Run(ctx context.Context, req bridge.Request, bo bridge.Options, o Options) 
 	}
 	if o.Config.CheckpointBeforeEdit && o.Checkpoint != nil {
 		bo.BeforeApprovedEdit = func(r store.Request) {
-			if err := o.Checkpoint(context.Background(), fmt.Sprintf("before request %d: %s", r.ID, r.Title)); err != nil {
+			label := fmt.Sprintf("before request %d: %s", r.ID, r.Title)
+			if r.ID == 0 { // the policy approved it: no request
+				label = fmt.Sprintf("before an edit the policy approved: %s", r.Title)
+			}
+			if err := o.Checkpoint(context.Background(), label); err != nil {
 				k.st.Record(context.Background(), store.Event{SessionID: k.ses.ID, RequestID: r.ID, Actor: store.ActorAgentinfra, Surface: store.SurfaceSupervisor,
 					Action: "checkpoint_failed", Detail: mustJSON(map[string]any{"error": err.Error()})})
 			}

@@ -29,6 +29,7 @@ import (
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/supervision/checkpoint"
 	"github.com/agentinfra/agentinfra/supervision/keepmoving"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -140,9 +141,11 @@ func (r *Run) AttachRun(ctx context.Context, runID string) error {
 // req.Env carries the run's marker. A CLI session to resume (req.Session)
 // is not supported by the bridges: the run starts a new conversation.
 //
-// No checkpoint is taken before an approved edit: the session knows the
-// workspace's root, not the worktree the agent edits (a fleet agent's),
-// and a checkpoint of the wrong tree would restore the wrong files.
+// With supervision.checkpoint_before_edit, a checkpoint of the folder the
+// CLI runs in (req.Dir: the workspace for dispatch, the agent's worktree
+// for the fleet — not the session's workspace root, which a fleet agent
+// does not edit) is taken after each edit is approved and before the CLI
+// writes it; `agentinfra checkpoint list SESSION` lists it.
 //
 // A run that keepmoving ends with its task to be blocked (an operator's
 // stop with stop_status blocked, an error turn nobody answered, a prompt
@@ -153,8 +156,21 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 	res, out, err := keepmoving.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
 		Env: req.Env, CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
 		bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: onEvent, KillGrace: req.KillGrace},
-		keepmoving.Options{Config: r.keep, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID})
+		keepmoving.Options{Config: r.keep, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
+			Checkpoint: r.checkpointOf(req.Dir)})
 	return blockedResult(res, out), err
+}
+
+// checkpointOf takes the checkpoints of the session's edits in dir, the
+// folder its CLI runs in ("" = the workspace root).
+func (r *Run) checkpointOf(dir string) func(ctx context.Context, label string) error {
+	if dir == "" {
+		dir = r.ws.Root
+	}
+	return func(ctx context.Context, label string) error {
+		_, err := checkpoint.Create(ctx, r.st, r.ses.ID, dir, label, store.ActorAgentinfra)
+		return err
+	}
 }
 
 // blockedResult makes a result that looks successful say why keepmoving

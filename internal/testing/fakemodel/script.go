@@ -37,9 +37,18 @@ type Ask struct {
 // (through its own shell tool), or else Text.
 type Answer struct {
 	Shell string
+	// Write makes the CLI write a file through its own file tool (claude
+	// Write, gemini write_file): an edit, which asks for approval.
+	Write *FileWrite
 	Text  string
 	// Delay holds the answer back (a model that thinks for a while).
 	Delay time.Duration
+}
+
+// FileWrite is a file a scripted fake has the CLI write.
+type FileWrite struct {
+	Path    string // absolute (claude and gemini want one)
+	Content string
 }
 
 // Script decides the answer to each request.
@@ -129,9 +138,15 @@ func NewGeminiScript(t testing.TB, script Script) *Server {
 		ans := script(ask)
 		delay(ans)
 		w.Header().Set("Content-Type", "text/event-stream")
-		if ans.Shell != "" && ask.HasTool("run_shell_command") {
-			args := map[string]string{"command": ans.Shell, "description": "run " + ans.Shell}
-			sse(w, "", fmt.Sprintf(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"run_shell_command","args":%s}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":3,"totalTokenCount":13}}`, quoteJSON(args)))
+		fn, args := "", map[string]string(nil)
+		switch {
+		case ans.Write != nil && ask.HasTool("write_file"):
+			fn, args = "write_file", map[string]string{"file_path": ans.Write.Path, "content": ans.Write.Content}
+		case ans.Shell != "" && ask.HasTool("run_shell_command"):
+			fn, args = "run_shell_command", map[string]string{"command": ans.Shell, "description": "run " + ans.Shell}
+		}
+		if fn != "" {
+			sse(w, "", fmt.Sprintf(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":%q,"args":%s}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":3,"totalTokenCount":13}}`, fn, quoteJSON(args)))
 			return
 		}
 		sse(w, "", fmt.Sprintf(`{"candidates":[{"content":{"role":"model","parts":[{"text":%s}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":3,"totalTokenCount":13}}`, quoteJSON(ans.Text)))
@@ -202,10 +217,16 @@ func NewClaudeScript(t testing.TB, script Script) *Server {
 		delay(ans)
 		w.Header().Set("Content-Type", "text/event-stream")
 		sse(w, "message_start", `{"type":"message_start","message":{"id":"msg_fake1","type":"message","role":"assistant","model":"claude-fake","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":77,"output_tokens":1}}}`)
-		if ans.Shell != "" && ask.HasTool("Bash") {
+		tool, input := "", ""
+		switch {
+		case ans.Write != nil && ask.HasTool("Write"):
+			tool, input = "Write", quoteJSON(map[string]string{"file_path": ans.Write.Path, "content": ans.Write.Content})
+		case ans.Shell != "" && ask.HasTool("Bash"):
+			tool, input = "Bash", quoteJSON(map[string]string{"command": ans.Shell, "description": "run " + ans.Shell})
+		}
+		if tool != "" {
 			id := fmt.Sprintf("toolu_fake%d_%d", start, s.callID())
-			input := quoteJSON(map[string]string{"command": ans.Shell, "description": "run " + ans.Shell})
-			sse(w, "content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":%q,"name":"Bash","input":{}}}`, id))
+			sse(w, "content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":%q,"name":%q,"input":{}}}`, id, tool))
 			sse(w, "content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":%s}}`, quoteJSON(input)))
 			sse(w, "content_block_stop", `{"type":"content_block_stop","index":0}`)
 			sse(w, "message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":12}}`)
