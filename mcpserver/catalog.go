@@ -74,10 +74,42 @@ func Summary(desc string) string {
 	return strings.TrimSuffix(strings.TrimSpace(desc[:end]), ".")
 }
 
+// AgentCatalog is the opt-in agent toolset (serve --toolsets agent).
+func AgentCatalog(ctx context.Context) ([]CatalogEntry, error) {
+	s := &Server{subs: map[string]int{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Version: "catalog"}, nil)
+	if err := s.registerAgentTools(); err != nil {
+		return nil, err
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.mcp.Connect(ctx, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "catalog", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	var tools []CatalogEntry
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, CatalogEntry{t.Name, Summary(t.Description)})
+	}
+	return tools, nil
+}
+
 // CatalogText lists the tools and resources one per line, for `agentinfra
-// serve --help`.
+// serve --help`, then the opt-in agent toolset's.
 func CatalogText(ctx context.Context) (string, error) {
 	tools, resources, err := Catalog(ctx)
+	if err != nil {
+		return "", err
+	}
+	agent, err := AgentCatalog(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -95,5 +127,7 @@ func CatalogText(ctx context.Context) (string, error) {
 	section("Tools", tools)
 	b.WriteString("\n")
 	section("Resources", resources)
+	b.WriteString("\n")
+	section("Agent-side tools (--toolsets agent, opt-in)", agent)
 	return strings.TrimRight(b.String(), "\n"), nil
 }

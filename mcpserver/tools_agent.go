@@ -90,7 +90,7 @@ type askApprovalIn struct {
 func (s *Server) addAskApproval() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "ask_approval", Title: "Ask a person to approve",
-			Description: "Blocks until a person approves or rejects (`agentinfra approve|reject ID`, the console, Slack) or it times out: returns status approved, rejected (with the reason) or timeout, and request_id. For an edit give file and a unified diff of it (checked now against the file); once approved, apply it with accept_diff. You never approve yourself."},
+			Description: "Ask a person to approve an edit or an action, and wait. Blocks until someone approves or rejects (`agentinfra approve|reject ID`, the console, Slack) or it times out: status approved, rejected (with the reason) or timeout, and request_id. For an edit give file and a unified diff of it (checked now against the file); once approved, apply it with accept_diff. You never approve yourself."},
 		Props: map[string]prop{
 			"title":       {Desc: "One line: what is to be approved."},
 			"description": {Desc: "Why, and what happens if approved."},
@@ -129,7 +129,7 @@ type acceptDiffIn struct {
 
 func (s *Server) addAcceptDiff() error {
 	t := &mcp.Tool{Name: "accept_diff", Title: "Apply an approved diff",
-		Description: "Applies the diff of an approved ask_approval request: status applied; already_consumed (applied before); patch_conflict (the file changed since you asked: nothing is written, ask again). Only inside the workspace."}
+		Description: "Apply the diff of an approved ask_approval request. Status applied; already_consumed (applied before); patch_conflict (the file changed since you asked: nothing is written, ask again). Only inside the workspace."}
 	in, err := inputSchema[acceptDiffIn](map[string]prop{"request_id": {Desc: "From ask_approval."}}, []string{"request_id"})
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ type checkAutoApproveIn struct {
 func (s *Server) addCheckAutoApprove() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "check_auto_approve", Title: "Does the policy allow it",
-			Description: "Read-only: whether the workspace policy (.agent/policy.yaml, bounded by the user's allowlist) lets an action run without a person, its risk and the rule. When auto is false, ask_approval.",
+			Description: "Whether the workspace policy lets an action run without a person (read-only). Answers auto, the risk and the rule (.agent/policy.yaml, bounded by the user's allowlist); when auto is false, ask_approval.",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		Props: map[string]prop{
 			"kind":    {Enum: agentside.ActionKinds, Desc: "What the action is."},
@@ -201,7 +201,7 @@ type forwardPromptIn struct {
 func (s *Server) addForwardPrompt() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "forward_prompt", Title: "Ask the operator how to go on",
-			Description: "Blocks until the operator answers (`agentinfra answer ID continue|stop|refine TEXT`): status continued, refined (follow instruction), stopped (stop working), expired (an error_recovery prompt nobody answered: do not go on). Use at the end of a turn, with a question, or after an error."},
+			Description: "Ask the operator how to go on, and wait. Use at the end of a turn, with a question, or after an error; blocks until the operator answers (`agentinfra answer ID continue|stop|refine TEXT`): status continued, refined (follow instruction), stopped (stop working), expired (an error_recovery prompt nobody answered: do not go on)."},
 		Props: map[string]prop{
 			"kind":    {Enum: store.PromptKinds, Desc: "continuation (default), clarification (a question), error_recovery, resource_warning."},
 			"text":    {Desc: "What the operator reads: your question, the error, where you stand."},
@@ -232,7 +232,7 @@ type waitIn struct {
 func (s *Server) addWaitForInstruction() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "wait_for_instruction", Title: "Wait for the operator's next message",
-			Description: "Blocks until the operator sends a message (`agentinfra steer SESSION TEXT`) and returns it (status message), or status timeout (default 10m)."},
+			Description: "Wait for the operator's next message (`agentinfra steer SESSION TEXT`). Returns it (status message), or status timeout (default 10m)."},
 		Props: map[string]prop{"timeout": {Desc: "Go duration (90s, 10m); default 10m."}},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in waitIn, _ map[string]json.RawMessage) (agentside.Instruction, string, error) {
 		d, err := waitArg("timeout", in.Timeout)
@@ -258,7 +258,7 @@ type heartbeatIn struct {
 func (s *Server) addHeartbeat() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "heartbeat", Title: "Report progress, get messages",
-			Description: "Stores your progress as the session's (people see it in `agentinfra session list`, the console) and returns the operator's messages queued for you: follow them."},
+			Description: "Report your progress and get the operator's queued messages. The progress is the session's (people see it in `agentinfra session show ID`, the console); follow the messages."},
 		Props: map[string]prop{
 			"progress": {Desc: "One line: where you stand."},
 			"tool":     {Desc: "What you are running now."},
@@ -285,7 +285,7 @@ type remoteLogIn struct {
 func (s *Server) addRemoteLog() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "remote_log", Title: "Log to the session",
-			Description: "Appends a line to your session's audit log (`agentinfra audit`, the console)."},
+			Description: "Append a line to your session's audit log (`agentinfra session show ID`, the console)."},
 		Props: map[string]prop{
 			"level":   {Enum: agentside.LogLevels, Desc: "Default info."},
 			"message": {},
@@ -307,7 +307,7 @@ type recoverStateIn struct {
 func (s *Server) addRecoverState() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "recover_state", Title: "Recover after a restart",
-			Description: "After a restart: your previous session's open requests (pending, or approved and not applied: accept_diff them), pending prompt, last checkpoint and progress; its queued messages move to your new session."},
+			Description: "What is still open from your session before a restart. Its requests (pending, or approved and not applied: accept_diff them), pending prompt, last checkpoint and progress; its undelivered messages move to your new session."},
 		Props: map[string]prop{"previous_session": {Desc: "Your session before the restart; default: the newest of this client's."}},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in recoverStateIn, _ map[string]json.RawMessage) (agentside.State, string, error) {
 		st, err := s.agentClient(req).RecoverState(ctx, in.PreviousSession)
@@ -329,7 +329,7 @@ type modeIn struct {
 func (s *Server) addSetOperationalMode() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "set_operational_mode", Title: "Where requests are answered",
-			Description: "Sets your session's mode: local (terminal and console), remote (Slack too), hybrid."},
+			Description: "Set where your session's requests are answered. local (terminal and console), remote (Slack too), hybrid."},
 		Props:    map[string]prop{"mode": {Enum: store.Modes}},
 		Required: []string{"mode"},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in modeIn, _ map[string]json.RawMessage) (store.Session, string, error) {

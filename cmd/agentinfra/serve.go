@@ -64,15 +64,19 @@ sessions are open at once, and a session idle for 30 minutes is closed.
 
 Resources support resources/subscribe: changes to .agent/ (by this server, the
 CLI or an editor) are notified within 500 ms. --toolsets matrix,fleet,supervision chooses
-which tools are exposed (default: all; the fleet's are in docs/fleet.md;
+which tools are exposed (default: all but agent; the fleet's are in docs/fleet.md;
 supervision is list_pending_approvals, read-only: an agent must not approve
-agents).
+agents). --toolsets ...,agent adds the agent-side tools, opt-in: for an agent
+agentinfra did not launch (your own Claude Code or Gemini) to ask a person to
+approve its edits (ask_approval, accept_diff), forward continuation prompts and
+take steering messages; each MCP client is a session of its own, owned by you.
 See docs/mcp.md.`,
 		Example: `  agentinfra serve
   agentinfra serve --http 127.0.0.1:8765
   claude mcp add --transport http agentinfra http://127.0.0.1:8765/mcp \
     --header "Authorization: Bearer $(cat ~/.config/agentinfra/mcp-token)"
   agentinfra serve --toolsets fleet
+  claude mcp add agentinfra-approver -- agentinfra serve --toolsets agent
   agentinfra serve --http 0.0.0.0:8765 --allow-remote --token-file ~/.config/agentinfra/token
   claude mcp add agentinfra -- agentinfra serve`,
 		Args: cobra.NoArgs,
@@ -116,7 +120,7 @@ See docs/mcp.md.`,
 	cmd.Flags().BoolVar(&o.AllowRemote, "allow-remote", false, "allow a non-loopback --http address (never with --no-token)")
 	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "--http's token file, created 0600 when missing (default ~/.config/agentinfra/mcp-token)")
 	cmd.Flags().BoolVar(&o.NoToken, "no-token", false, "serve --http on loopback without a token: any local user can call every tool")
-	cmd.Flags().StringSliceVar(&o.Toolsets, "toolsets", nil, "tools to expose: matrix, fleet, supervision (default: all)")
+	cmd.Flags().StringSliceVar(&o.Toolsets, "toolsets", nil, "tools to expose: matrix, fleet, supervision, agent (default: all but agent)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "stderr log level: debug, info, warn or error")
 	return cmd
 }
