@@ -324,7 +324,10 @@ func (b *codexBridge) notification(m codexMsg) {
 		if p.Turn.Status == "interrupted" {
 			b.withdrawAll()
 		}
-		ev := runner.Event{Kind: "result", Text: p.Turn.Status, SessionID: b.res.SessionID}
+		b.mu.Lock()
+		tokens := b.in + b.out // thread/tokenUsage/updated: the thread's total
+		b.mu.Unlock()
+		ev := runner.Event{Kind: "result", Text: p.Turn.Status, SessionID: b.res.SessionID, Tokens: tokens}
 		b.g.event(ev)
 		select {
 		case b.turns <- ev:

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -35,6 +36,7 @@ type geminiBridge struct {
 	queue    []string
 	text     strings.Builder
 	lastText string
+	tokens   int64 // the prompts' usage so far
 	turnErr  string
 	asked    map[string]bool
 	tools    map[string]ask
@@ -136,9 +138,11 @@ func (b *geminiBridge) turn(text string) {
 		if err != nil {
 			b.turnErr = "gemini: " + err.Error()
 		}
-		if resp.Usage != nil {
-			b.res.InputTokens, b.res.OutputTokens = int64(resp.Usage.InputTokens), int64(resp.Usage.OutputTokens)
+		if in, out, ok := promptUsage(resp); ok {
+			b.res.InputTokens, b.res.OutputTokens = in, out
+			b.tokens += in + out // each prompt's own
 		}
+		tokens := b.tokens
 		next := ""
 		if len(b.queue) > 0 && err == nil && !b.stopped {
 			next, b.queue = b.queue[0], b.queue[1:]
@@ -146,7 +150,7 @@ func (b *geminiBridge) turn(text string) {
 			b.inTurn = false
 		}
 		b.mu.Unlock()
-		ev := runner.Event{Kind: "result", Text: string(resp.StopReason), SessionID: b.res.SessionID}
+		ev := runner.Event{Kind: "result", Text: string(resp.StopReason), SessionID: b.res.SessionID, Tokens: tokens}
 		if err != nil {
 			ev = runner.Event{Kind: "error", Text: err.Error()}
 		}
@@ -355,4 +359,27 @@ func (c *geminiClient) ReleaseTerminal(context.Context, acp.ReleaseTerminalReque
 }
 func (c *geminiClient) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
 	return acp.WaitForTerminalExitResponse{}, fmt.Errorf("no terminal")
+}
+
+// promptUsage is a prompt's token counts: ACP's usage field, else what
+// gemini puts in the response's _meta (quota.token_count), the totals of
+// that prompt's model calls.
+func promptUsage(resp acp.PromptResponse) (in, out int64, ok bool) {
+	if resp.Usage != nil {
+		return int64(resp.Usage.InputTokens), int64(resp.Usage.OutputTokens), true
+	}
+	raw, err := json.Marshal(resp.Meta["quota"])
+	if err != nil {
+		return 0, 0, false
+	}
+	var q struct {
+		TokenCount *struct {
+			Input  int64 `json:"input_tokens"`
+			Output int64 `json:"output_tokens"`
+		} `json:"token_count"`
+	}
+	if json.Unmarshal(raw, &q) != nil || q.TokenCount == nil {
+		return 0, 0, false
+	}
+	return q.TokenCount.Input, q.TokenCount.Output, true
 }

@@ -81,6 +81,7 @@ type claudeParser struct {
 	toolCalls int
 	lastText  string
 	result    *claudeResult
+	tokens    int64 // the results' usage so far
 }
 
 type claudeUsage struct {
@@ -175,7 +176,10 @@ func (p *claudeParser) Line(line []byte) []Event {
 			if r.IsError {
 				st += " (is_error)"
 			}
-			return []Event{{Kind: "result", Text: st, SessionID: r.SessionID}}
+			if r.Usage != nil { // each result counts its own turn
+				p.tokens += r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens + r.Usage.OutputTokens
+			}
+			return []Event{{Kind: "result", Text: st, SessionID: r.SessionID, Tokens: p.tokens}}
 		}
 	}
 	return nil

@@ -110,6 +110,10 @@ type Event struct {
 	Text      string `json:"text,omitempty"`
 	Tool      string `json:"tool,omitempty"`
 	SessionID string `json:"session_id,omitempty"`
+	// Tokens, on a result event, is what the run has used so far (input
+	// and output tokens, as the CLI reports them; 0 when it does not): a
+	// supervised run's token budget reads it.
+	Tokens int64 `json:"tokens,omitempty"`
 }
 
 // String renders the event as one short line for a terminal.

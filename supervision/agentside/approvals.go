@@ -22,7 +22,8 @@ type Ask struct {
 	File        string
 	Diff        string
 	// Risk is the agent's own grading (low, high, critical); the request
-	// carries the higher of it and the policy's.
+	// carries the higher of it and the policy's (an action that is not an
+	// edit is high unless the agent says critical).
 	Risk string
 	// Timeout shortens the policy's approval timeout (0: the policy's).
 	Timeout time.Duration
@@ -94,6 +95,9 @@ func (c *Client) AskApproval(ctx context.Context, a Ask, progress Progress) (Ver
 	}
 	pol := c.policy()
 	n.Risk = policy.Assess(root, act).Risk
+	if act.Kind == policy.KindTool {
+		n.Risk = store.RiskHigh // an action the policy cannot see into
+	}
 	if a.Risk != "" && !policy.RiskAtMost(a.Risk, n.Risk) {
 		n.Risk = a.Risk // the agent may raise the risk, never lower it
 	}

@@ -49,6 +49,7 @@ const (
 //	  budget:                 # resource_warning at 80 % of any of these
 //	    max_turns: 20
 //	    max_duration: 2h
+//	    max_tokens: 2000000   # input + output, as the CLI reports them
 //	  checkpoint_before_edit: false
 //	  retention_days: 30
 type Config struct {
@@ -67,6 +68,9 @@ type Config struct {
 	Budget struct {
 		MaxTurns    int      `yaml:"max_turns"`
 		MaxDuration Duration `yaml:"max_duration"`
+		// MaxTokens counts input and output tokens as the CLI reports
+		// them at the end of each turn.
+		MaxTokens int64 `yaml:"max_tokens"`
 	} `yaml:"budget"`
 	CheckpointBeforeEdit bool `yaml:"checkpoint_before_edit"`
 	RetentionDays        int  `yaml:"retention_days"`
@@ -138,6 +142,9 @@ func (c Config) Check() error {
 	case "", "review", "blocked":
 	default:
 		return fmt.Errorf("supervision.prompts.stop_status is %q: use review or blocked", c.Prompts.StopStatus)
+	}
+	if c.Budget.MaxTurns < 0 || c.Budget.MaxDuration < 0 || c.Budget.MaxTokens < 0 {
+		return fmt.Errorf("supervision.budget: a negative budget means nothing: leave it out for none")
 	}
 	if c.RetentionDays < 0 {
 		return fmt.Errorf("supervision.retention_days is %d: use a number of days (0 = the default, 30)", c.RetentionDays)

@@ -2,6 +2,7 @@ package keepmoving
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -340,6 +341,51 @@ func TestErrorRecoveryTimeoutDoesNotContinue(t *testing.T) {
 		}
 		if strings.Contains(w.bodies(), DefaultContinue) || len(w.fake.Requests(c.path)) != before {
 			t.Fatal("the run continued after an error nobody answered")
+		}
+	})
+}
+
+// A token budget: the tokens each CLI reports at the end of a turn count;
+// at 80 % of budget.max_tokens the operator gets a resource_warning
+// prompt, the count grows turn by turn, and stop ends the run.
+func TestTokenBudgetRaisesResourceWarning(t *testing.T) {
+	forEachCLI(t, func(t *testing.T, c cliCase) {
+		fake := c.script(t, func(a fakemodel.Ask) fakemodel.Answer { return fakemodel.Answer{Text: "Part done."} })
+		w := newWorld(t, c, fake)
+		var cfg Config
+		cfg.Budget.MaxTokens = 10 // every fake reports more per request
+		var first, second store.Prompt
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			first = w.nextPrompt(t, 0)
+			w.decide(t, first.ID, store.ActionContinue, "")
+			second = w.nextPrompt(t, first.ID)
+			w.decide(t, second.ID, store.ActionStop, "")
+		}()
+		_, out, err := w.run(t, cfg, "START the work")
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		tokensOf := func(p store.Prompt) int {
+			var n, max int
+			if _, err := fmt.Sscanf(p.Text, "%d of the %d tokens of the budget are used", &n, &max); err != nil || max != 10 {
+				t.Fatalf("prompt text %q: %v", p.Text, err)
+			}
+			return n
+		}
+		if first.Kind != store.PromptResourceWarning || second.Kind != store.PromptResourceWarning {
+			t.Fatalf("prompts: %+v / %+v", first, second)
+		}
+		n1, n2 := tokensOf(first), tokensOf(second)
+		t.Logf("%s: %d tokens after the first turn, %d after the second", c.name, n1, n2)
+		if n1 < 8 || n2 <= n1 {
+			t.Fatalf("token counts: %d then %d", n1, n2)
+		}
+		if out.Ended != "stopped" || out.Turns != 2 {
+			t.Fatalf("outcome: %+v", out)
 		}
 	})
 }

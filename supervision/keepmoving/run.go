@@ -104,6 +104,7 @@ type keeper struct {
 
 	mu        sync.Mutex
 	turns     int
+	tokens    int64 // the run's tokens so far (result events)
 	nudges    int
 	lastMsg   string
 	turnErr   string
@@ -148,6 +149,7 @@ func (k *keeper) observe(ev runner.Event) {
 			k.apprHold = k.wd.Hold("approval request pending")
 		}
 	case "result":
+		k.tokens = max(k.tokens, ev.Tokens)
 		for key, release := range k.toolHolds {
 			release()
 			delete(k.toolHolds, key)
@@ -189,7 +191,7 @@ func (k *keeper) send(ctx context.Context, text string) error {
 // kindOf says what to ask after a turn ("" = nothing: the run ends).
 func (k *keeper) kindOf(ev runner.Event) (kind, text string) {
 	k.mu.Lock()
-	msg, turnErr, turns := k.lastMsg, k.turnErr, k.turns
+	msg, turnErr, turns, tokens := k.lastMsg, k.turnErr, k.turns, k.tokens
 	k.mu.Unlock()
 	if ev.Kind == "error" && turnErr == "" {
 		turnErr = ev.Text
@@ -203,7 +205,7 @@ func (k *keeper) kindOf(ev runner.Event) (kind, text string) {
 	case asksAQuestion(msg):
 		return store.PromptClarification, msg
 	}
-	if w := k.budgetWarning(turns); w != "" {
+	if w := k.budgetWarning(turns, tokens); w != "" {
 		return store.PromptResourceWarning, w
 	}
 	if c.Prompts.Ask == AskAlways {
@@ -218,10 +220,13 @@ func asksAQuestion(msg string) bool {
 	return strings.HasSuffix(msg, "?")
 }
 
-func (k *keeper) budgetWarning(turns int) string {
+func (k *keeper) budgetWarning(turns int, tokens int64) string {
 	b := k.o.Config.Budget
 	if b.MaxTurns > 0 && float64(turns) >= WarnAt*float64(b.MaxTurns) {
 		return fmt.Sprintf("%d of the %d turns of the budget are used", turns, b.MaxTurns)
+	}
+	if b.MaxTokens > 0 && float64(tokens) >= WarnAt*float64(b.MaxTokens) {
+		return fmt.Sprintf("%d of the %d tokens of the budget are used", tokens, b.MaxTokens)
 	}
 	if d := time.Duration(b.MaxDuration); d > 0 && float64(time.Since(k.start)) >= WarnAt*float64(d) {
 		return fmt.Sprintf("%v of the %v of the budget are used", time.Since(k.start).Round(time.Second), d)
