@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -359,4 +361,59 @@ func TestAcceptDiffRefusals(t *testing.T) {
 	if p, _ := st.Pending(ctx); len(p) != 0 {
 		t.Fatalf("a refused ask raised a request: %+v", p)
 	}
+}
+
+// Over streamable HTTP a long ask_approval keeps reporting progress on its
+// request's stream, comes back with the decision, and the client's session
+// ends when the client closes its HTTP session.
+func TestAskApprovalOverHTTP(t *testing.T) {
+	ws := newWorkspace(t, 0)
+	srv := agentServer(t, ws)
+	hs := httptest.NewServer(srv.HTTPHandler("s3cret"))
+	defer hs.Close()
+	progress := make(chan *mcp.ProgressNotificationParams, 64)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progress <- r.Params:
+			default:
+			}
+		}}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL + MCPPath, HTTPClient: &http.Client{Transport: authTransport{"s3cret"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, ws)
+	params := &mcp.CallToolParams{Name: "ask_approval", Arguments: map[string]any{"title": "Run the migration"}}
+	params.SetProgressToken(7)
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, params)
+		done <- result{res, err}
+	}()
+	for i := 0; i < 3; i++ {
+		select {
+		case p := <-progress:
+			if p.Message == "" {
+				t.Fatalf("progress without a message: %+v", p)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d progress notifications over HTTP", i)
+		}
+	}
+	p := pendingRequest(t, ws)
+	if _, err := st.Decide(context.Background(), store.Decision{RequestID: p.ID, Approve: true, By: "ana", Surface: store.SurfaceSlack}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.res.IsError || !strings.Contains(text(r.res), "approved by @ana via slack") {
+		t.Fatalf("ask_approval over HTTP: %v %s", r.err, textOf(r.res))
+	}
+	cs.Close()
+	waitUntil(t, st, "the HTTP client's session ends", func() bool { s, _ := st.Session(context.Background(), p.SessionID); return s.Ended() })
 }
