@@ -120,4 +120,7 @@ func TestBrowserDraggingACardChangesOneLineOfTheMatrix(t *testing.T) {
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('.col[data-status="TODO"] #task-a1b2c3').length`); n != 0 {
 		t.Fatal("the card is still in TODO")
 	}
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('.col.drop-target').length`); n != 0 {
+		t.Fatalf("%d columns still outlined as the drop target after the drop", n)
+	}
 }

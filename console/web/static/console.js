@@ -138,10 +138,19 @@
     var card = e.target.closest && e.target.closest(".tcard");
     if (card) e.dataTransfer.setData("text/plain", card.dataset.id);
   });
+  // The column under the card is outlined while it is dragged over it.
+  function dropTarget(col) {
+    $$(".col.drop-target").forEach(function (c) { if (c !== col) c.classList.remove("drop-target"); });
+    if (col) col.classList.add("drop-target");
+  }
   document.addEventListener("dragover", function (e) {
-    if (e.target.closest && e.target.closest(".col")) e.preventDefault();
+    var col = e.target.closest && e.target.closest(".col");
+    if (col) e.preventDefault();
+    dropTarget(col);
   });
+  document.addEventListener("dragend", function () { dropTarget(null); });
   document.addEventListener("drop", function (e) {
+    dropTarget(null);
     var col = e.target.closest && e.target.closest(".col");
     var id = e.dataTransfer.getData("text/plain");
     if (!col || !id) return;
