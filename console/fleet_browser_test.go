@@ -127,7 +127,7 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 
 	stop := func(what string) {
 		t.Helper()
-		run(t, ctx, what, click(card+` form[action="/fleet/papi/stop"] button`), visible(card+` .st-idle`))
+		steady(t, ctx, what, click(card+` form[action="/fleet/papi/stop"] button`), visible(card+` .st-idle`))
 		if got := textOf(t, ctx, card+` .current`); !strings.Contains(got, "No current task") {
 			t.Fatalf("after the stop papi's current task reads %q", got)
 		}
@@ -137,7 +137,7 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 	}
 	stop("stop the spec's run")
 
-	run(t, ctx, "start papi on free text",
+	steady(t, ctx, "start papi on free text",
 		chromedp.SendKeys(chromedp.CSS(`#t-papi`), "add a test for the parser"),
 		click(card+` form.start button[type="submit"]`),
 		visible(card+` h3 .st-busy, `+card+` h3 .st-starting`))
@@ -150,7 +150,7 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 	textRun := a.CurrentRun.ID
 	stop("stop the free-text run")
 
-	run(t, ctx, "start papi on matrix task a1b2c3",
+	steady(t, ctx, "start papi on matrix task a1b2c3",
 		click(card+` input[name="kind"][value="task"]`),
 		chromedp.SetValue(chromedp.CSS(`#k-papi`), "a1b2c3"),
 		click(card+` form.start button[type="submit"]`),
