@@ -19,7 +19,7 @@ import (
 //	4 tool calls, 1 turn done · “The tests pass; now the docs.”
 //
 // The store keeps it on the session (sessions.progress) for `agentinfra
-// session list|show`, the console and Slack.
+// session show` and the console.
 type progress struct {
 	mu    sync.Mutex
 	tools int
