@@ -28,12 +28,13 @@ type progress struct {
 	// to it (gemini streams a message in chunks).
 	said     strings.Builder
 	inSaying bool
+	last     string // the line returned last: an unchanged line is not written again
 }
 
 // saidLen is how much of the last message the line keeps.
 const saidLen = 100
 
-// see counts ev and returns the new line ("" when ev changes nothing).
+// see counts ev and returns the new line ("" when the line stays as it was).
 func (p *progress) see(ev runner.Event) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -66,6 +67,10 @@ func (p *progress) see(ev runner.Event) string {
 	if said := strings.Join(strings.Fields(p.said.String()), " "); said != "" {
 		line += " · “" + mdtext.Shorten(said, saidLen) + "”"
 	}
+	if line == p.last {
+		return "" // a long message's later chunks, past what the line shows
+	}
+	p.last = line
 	return line
 }
 

@@ -15,7 +15,7 @@ func TestProgressLineCountsToolCallsTurnsAndKeepsTheLastMessage(t *testing.T) {
 	}{
 		{runner.Event{Kind: "init"}, ""},
 		{runner.Event{Kind: "message", Text: "I'll run\nthe tests"}, "0 tool calls · “I'll run the tests”"},
-		{runner.Event{Kind: "message", Text: " "}, "0 tool calls · “I'll run the tests”"}, // gemini's chunks
+		{runner.Event{Kind: "message", Text: " "}, ""}, // gemini's chunks: the line is as it was
 		{runner.Event{Kind: "message", Text: "first."}, "0 tool calls · “I'll run the tests first.”"},
 		{runner.Event{Kind: "tool_use", Tool: "Bash"}, ""},
 		{runner.Event{Kind: "tool_result", Tool: "Bash"}, "1 tool call · “I'll run the tests first.”"},
@@ -34,5 +34,9 @@ func TestProgressLineCountsToolCallsTurnsAndKeepsTheLastMessage(t *testing.T) {
 	long := p.see(runner.Event{Kind: "message", Text: "Done: " + strings.Repeat("x ", 300)})
 	if !strings.HasPrefix(long, "2 tool calls, 2 turns done · “Done: x") || len([]rune(long)) > 40+saidLen {
 		t.Fatalf("a long message makes %q", long)
+	}
+	// Its next chunks are past what the line shows: nothing to write.
+	if again := p.see(runner.Event{Kind: "message", Text: "more"}); again != "" {
+		t.Fatalf("a chunk past the line's end makes %q", again)
 	}
 }
