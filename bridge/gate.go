@@ -49,8 +49,10 @@ type gate struct {
 	seenMu sync.Mutex
 	seen   map[string]bool
 	evMu   sync.Mutex
-	// prog is the session's progress line (sessions.progress).
-	prog progress
+	// prog is the session's progress line (sessions.progress); progMu
+	// keeps its writes in the order of the events.
+	progMu sync.Mutex
+	prog   progress
 }
 
 func newGate(opts Options) *gate { return &gate{opts: opts, seen: map[string]bool{}} }
@@ -72,9 +74,11 @@ func (g *gate) event(ev runner.Event) {
 	if ev.Kind == "tool_use" || ev.Kind == "tool_result" {
 		tool = ev.Tool
 	}
+	g.progMu.Lock()
 	if line := g.prog.see(ev); line != "" || tool != "" {
 		g.opts.Store.SetProgress(context.Background(), g.opts.Session.ID, tool, line)
 	}
+	g.progMu.Unlock()
 	if g.opts.OnEvent != nil {
 		g.evMu.Lock()
 		defer g.evMu.Unlock()

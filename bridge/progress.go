@@ -3,7 +3,6 @@ package bridge
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/runner"
@@ -20,8 +19,8 @@ import (
 //
 // The store keeps it on the session (sessions.progress) for `agentinfra
 // session show` and the console.
+// It is not safe for concurrent use (the gate holds progMu).
 type progress struct {
-	mu    sync.Mutex
 	tools int
 	turns int
 	// said is the last message; a message event right after another adds
@@ -36,8 +35,6 @@ const saidLen = 100
 
 // see counts ev and returns the new line ("" when the line stays as it was).
 func (p *progress) see(ev runner.Event) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	saying := ev.Kind == "message"
 	defer func() { p.inSaying = saying }()
 	switch ev.Kind {
