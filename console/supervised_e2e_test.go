@@ -160,6 +160,8 @@ func TestBrowserApproveMakesTheCLIProceed(t *testing.T) {
 	if !strings.Contains(logText, "touch ok.txt") {
 		t.Fatalf("the live log does not show the request: %q", logText)
 	}
+	// and its progress line, written from the run's events.
+	waitText(t, sesTab, `[data-key="panel"] .facts`, "1 tool call, 1 turn done · “done”")
 }
 
 func TestBrowserRejectWithAReasonReachesTheModel(t *testing.T) {
