@@ -22,7 +22,7 @@ func isFake(pkg string) bool {
 // isAdapter reports whether a package is an adapter (the CLI, the MCP
 // server): no dev binary imports one.
 func isAdapter(pkg string) bool {
-	return pkg == module+"/cmd/agentinfra" || pkg == module+"/mcpserver"
+	return pkg == module+"/cmd/agentinfra" || strings.HasPrefix(pkg, module+"/cmd/agentinfra/") || pkg == module+"/mcpserver"
 }
 
 // goList runs go list in the module and returns its lines.
