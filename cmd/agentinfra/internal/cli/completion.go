@@ -16,20 +16,20 @@ import (
 // "value\tdescription" form. A workspace that cannot be read completes
 // nothing: completion must never print an error into the shell.
 
-const completionDescWidth = 60
+const CompletionDescWidth = 60
 
-const noFiles = cobra.ShellCompDirectiveNoFileComp
+const NoFiles = cobra.ShellCompDirectiveNoFileComp
 
-// completeTaskIDs completes the first argument with the matrix's task IDs,
+// CompleteTaskIDs completes the first argument with the matrix's task IDs,
 // those in one of statuses when any are given.
-func completeTaskIDs(f *Factory, statuses ...string) cobra.CompletionFunc {
+func CompleteTaskIDs(f *Factory, statuses ...string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
-			return nil, noFiles
+			return nil, NoFiles
 		}
 		ws, err := f.Workspace()
 		if err != nil {
-			return nil, noFiles
+			return nil, NoFiles
 		}
 		tasks, err := task.ListTasks(cmd.Context(), ws, matrix.Query{Status: statuses})
 		if err != nil && len(statuses) > 0 {
@@ -37,36 +37,36 @@ func completeTaskIDs(f *Factory, statuses ...string) cobra.CompletionFunc {
 			tasks, err = task.ListTasks(cmd.Context(), ws, matrix.Query{})
 		}
 		if err != nil {
-			return nil, noFiles
+			return nil, NoFiles
 		}
 		var out []cobra.Completion
 		for _, t := range tasks {
 			if strings.HasPrefix(t.ID, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(t.ID, mdtext.Shorten(t.Description, completionDescWidth)))
+				out = append(out, cobra.CompletionWithDesc(t.ID, mdtext.Shorten(t.Description, CompletionDescWidth)))
 			}
 		}
-		return out, noFiles
+		return out, NoFiles
 	}
 }
 
-// completeModes completes an agent mode (the files in .agent/agents/).
-func completeModes(f *Factory) cobra.CompletionFunc {
+// CompleteModes completes an agent mode (the files in .agent/agents/).
+func CompleteModes(f *Factory) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		ws, err := f.Workspace()
 		if err != nil {
-			return nil, noFiles
+			return nil, NoFiles
 		}
 		modes, _, err := skills.ListModes(cmd.Context(), ws)
 		if err != nil {
-			return nil, noFiles
+			return nil, NoFiles
 		}
 		var out []cobra.Completion
 		for _, m := range modes {
 			if strings.HasPrefix(m.Name, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(m.Name, mdtext.Shorten(m.Description, completionDescWidth)))
+				out = append(out, cobra.CompletionWithDesc(m.Name, mdtext.Shorten(m.Description, CompletionDescWidth)))
 			}
 		}
-		return out, noFiles
+		return out, NoFiles
 	}
 }
 
@@ -77,11 +77,11 @@ func completeSkills(f *Factory, commaList bool) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		ws, err := f.Workspace()
 		if err != nil {
-			return nil, noFiles
+			return nil, NoFiles
 		}
 		list, _, err := skills.NewLibrary(ws, f.Getenv).List(cmd.Context())
 		if err != nil {
-			return nil, noFiles
+			return nil, NoFiles
 		}
 		taken := map[string]bool{}
 		for _, a := range args {
@@ -97,16 +97,16 @@ func completeSkills(f *Factory, commaList bool) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for _, s := range list {
 			if strings.HasPrefix(s.Slug, last) && !taken[s.Slug] {
-				out = append(out, cobra.CompletionWithDesc(prefix+s.Slug, mdtext.Shorten(s.Description, completionDescWidth)))
+				out = append(out, cobra.CompletionWithDesc(prefix+s.Slug, mdtext.Shorten(s.Description, CompletionDescWidth)))
 			}
 		}
-		return out, noFiles
+		return out, NoFiles
 	}
 }
 
-// registerFlagCompletion attaches fn to the command's flag name; the flag
+// RegisterFlagCompletion attaches fn to the command's flag name; the flag
 // is declared by the command, so an error is a programming mistake.
-func registerFlagCompletion(cmd *cobra.Command, name string, fn cobra.CompletionFunc) {
+func RegisterFlagCompletion(cmd *cobra.Command, name string, fn cobra.CompletionFunc) {
 	if err := cmd.RegisterFlagCompletionFunc(name, fn); err != nil {
 		panic(err)
 	}

@@ -13,14 +13,14 @@ import (
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
-// reportError writes err on w the CLI's way and returns the exit code: the
+// ReportError writes err on w the CLI's way and returns the exit code: the
 // kind's (agenterr.Kinds: 2 invalid, 3 not found, 4 conflict, 5 refused, 6
 // unavailable, 7 forbidden, 1 anything else), 2 for a usage error, an exitError's own.
 // With asJSON the error is one JSON object (errorJSON) instead of the
 // "error: ..." line. cmd is the command that ran (nil when none did).
-func reportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
+func ReportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
 	var (
-		ee   *exitError
+		ee   *ExitError
 		ue   *usageError
 		code int
 		kind string
@@ -29,7 +29,7 @@ func reportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
 	)
 	switch {
 	case errors.As(err, &ee):
-		code, msg, kind = ee.code, ee.msg, string(agenterr.Internal)
+		code, msg, kind = ee.Code, ee.Msg, string(agenterr.Internal)
 		if msg == "" || !asJSON && len(ee.diagnostics) > 0 {
 			return code // the command printed what went wrong
 		}
@@ -107,8 +107,8 @@ type warnedError struct {
 func (e *warnedError) Error() string { return e.err.Error() }
 func (e *warnedError) Unwrap() error { return e.err }
 
-// withWarnings attaches warnings to err (err itself when there are none).
-func withWarnings(err error, warnings []string) error {
+// WithWarnings attaches warnings to err (err itself when there are none).
+func WithWarnings(err error, warnings []string) error {
 	if err == nil || len(warnings) == 0 {
 		return err
 	}

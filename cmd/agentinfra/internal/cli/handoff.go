@@ -51,7 +51,7 @@ Prints the path of the file written.`, handoff.Commits),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Handoff.Done < 0 || o.Handoff.Next < 0 {
-				return usageErrorf("--done and --next must be positive")
+				return UsageErrorf("--done and --next must be positive")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)

@@ -30,7 +30,7 @@ func hookBlock(self string) string {
 # empty or has no task table (agentinfra validate --staged). Passes when no
 # matrix is staged or tracked.
 agentinfra_bin=$(command -v agentinfra || true)
-[ -n "$agentinfra_bin" ] || agentinfra_bin=` + shellQuote(self) + `
+[ -n "$agentinfra_bin" ] || agentinfra_bin=` + ShellQuote(self) + `
 if [ ! -x "$agentinfra_bin" ]; then
   {
     echo "agentinfra pre-commit: agentinfra is not on PATH (nor at $agentinfra_bin), so the matrix cannot be checked; the commit is refused."
@@ -48,7 +48,7 @@ fi
 ` + hookEnd + "\n"
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func NewCmdHook(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{

@@ -181,7 +181,7 @@ func (r *hookRepo) gitIn(dir string, args ...string) string {
 // the working tree (committed or not), committed once.
 func sourceRepo(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

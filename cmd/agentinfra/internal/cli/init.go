@@ -98,7 +98,7 @@ func initRun(ctx context.Context, o *InitOptions) error {
 			return err
 		}
 		if notReady != nil {
-			return &exitError{code: 1}
+			return &ExitError{Code: 1}
 		}
 		return nil
 	}
@@ -109,7 +109,7 @@ func initRun(ctx context.Context, o *InitOptions) error {
 		return err
 	}
 	if notReady != nil {
-		return &exitError{code: 1, msg: fmt.Sprintf("the workspace in %s is not ready: .agent/DEVELOPMENT_MATRIX.md exists and init never overwrites it, but %v", ws.Root, notReady)}
+		return &ExitError{Code: 1, Msg: fmt.Sprintf("the workspace in %s is not ready: .agent/DEVELOPMENT_MATRIX.md exists and init never overwrites it, but %v", ws.Root, notReady)}
 	}
 	if len(created) == 0 {
 		fmt.Fprintf(o.IO.Out, "nothing to do: %s/.agent is complete\n", ws.Root)

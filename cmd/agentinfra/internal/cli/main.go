@@ -16,8 +16,9 @@ import (
 )
 
 // Main runs the command line on the process's arguments and returns the exit
-// code.
-func Main() int {
+// code. heavy builds the commands of package full; nil (cmd/agentinfra)
+// hands them over to FullBinary.
+func Main(heavy Commands) int {
 	// Most commands live for milliseconds and allocate a few MiB parsing the
 	// matrix: collecting that garbage costs more than it saves. serve resets it.
 	debug.SetGCPercent(400)
@@ -26,14 +27,21 @@ func Main() int {
 	// not die of the signal (installing it on a goroutine saved ~0.15 ms of
 	// start-up but lost such signals under load).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], defaultFactory())
+	f := defaultFactory()
+	if heavy == nil {
+		f.HandOff = func() error { return execFull(os.Args, os.Environ()) }
+	}
+	code := Run(ctx, os.Args[1:], f, heavy)
 	stop()
 	return code
 }
 
-// run executes the CLI and maps errors to exit codes: 0 ok, 2 usage, else
-// the error kind's (reportError).
-func run(ctx context.Context, args []string, f *Factory) (code int) {
+// run is Run on this package's command tree.
+func run(ctx context.Context, args []string, f *Factory) int { return Run(ctx, args, f, nil) }
+
+// Run executes the CLI (NewRootCmd's tree) and maps errors to exit codes: 0
+// ok, 2 usage, else the error kind's (ReportError).
+func Run(ctx context.Context, args []string, f *Factory, heavy Commands) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			err, ok := mappedFault(r)
@@ -44,7 +52,7 @@ func run(ctx context.Context, args []string, f *Factory) (code int) {
 			code = 1
 		}
 	}()
-	root := newRootCmd(f)
+	root := NewRootCmd(f, heavy)
 	root.SetArgs(args)
 	// Who runs the command: every task write records it (the status log,
 	// the change's event).
@@ -54,7 +62,10 @@ func run(ctx context.Context, args []string, f *Factory) (code int) {
 	ctx = task.WithNotify(ctx, func(msg string) { fmt.Fprintln(f.IO.ErrOut, "warning:", msg) })
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
+		err = f.handOffErr
+	}
+	if err == nil {
 		return 0
 	}
-	return reportError(f.IO.ErrOut, cmd, err, wantsJSON(cmd, args))
+	return ReportError(f.IO.ErrOut, cmd, err, wantsJSON(cmd, args))
 }

@@ -87,10 +87,10 @@ requests, branches) are the workspace's and anyone who reaches it reads them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkMetadataAddr(o.Addr, o.AllowRemote); err != nil {
-				return usageErrorf("%v", err)
+				return UsageErrorf("%v", err)
 			}
 			if o.Timeout <= 0 {
-				return usageErrorf("--timeout %s: give a positive duration, e.g. 5s", o.Timeout)
+				return UsageErrorf("--timeout %s: give a positive duration, e.g. 5s", o.Timeout)
 			}
 			dir := o.Dir
 			if dir == "" {
@@ -101,7 +101,7 @@ requests, branches) are the workspace's and anyone who reaches it reads them.`,
 				abs = filepath.Join(o.Cwd, dir)
 			}
 			if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-				return usageErrorf("--dir %q is not a folder: give the workspace checkout that holds the Taskfile", dir)
+				return UsageErrorf("--dir %q is not a folder: give the workspace checkout that holds the Taskfile", dir)
 			}
 			o.Dir = abs
 			if runF != nil {

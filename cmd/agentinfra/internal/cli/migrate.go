@@ -103,7 +103,7 @@ joined first (agentinfra validate --fix). With nothing to add it changes nothing
 					for _, c := range strings.Split(addCols, ",") {
 						name := matrix.CanonicalColumn(c)
 						if name == "" {
-							return usageErrorf("--add-columns=%s: %q is not a standard column; valid: %s", addCols, strings.TrimSpace(c), strings.Join(matrix.CanonicalColumns, ", "))
+							return UsageErrorf("--add-columns=%s: %q is not a standard column; valid: %s", addCols, strings.TrimSpace(c), strings.Join(matrix.CanonicalColumns, ", "))
 						}
 						o.Columns = append(o.Columns, name)
 					}
@@ -149,7 +149,7 @@ func migrateRun(ctx context.Context, o *MigrateOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, out)
+		return WriteJSON(o.IO.Out, out)
 	}
 	if out.AlreadyMigrated {
 		fmt.Fprintf(o.IO.ErrOut, "nothing to migrate: %s has a task table (line %d) and no older-format Item table\n", out.File, out.TableLine)
@@ -234,7 +234,7 @@ func addColumnsRun(ctx context.Context, o *MigrateOptions, ws *workspace.Workspa
 		}
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, out)
+		return WriteJSON(o.IO.Out, out)
 	}
 	if len(res.Tables) == 0 {
 		fmt.Fprintf(o.IO.ErrOut, "nothing to add: the task tables of %s have the columns asked for\n", out.File)

@@ -57,13 +57,13 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 		Example: `  agentinfra model 3f9a1c
   agentinfra model --mode oracle --difficulty med --json`,
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: completeTaskIDs(f),
+		ValidArgsFunction: CompleteTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.ID = args[0]
 			}
 			if o.ID == "" && o.Mode == "" && o.Difficulty == "" {
-				return usageErrorf("pass a task ID, or --mode and --difficulty")
+				return UsageErrorf("pass a task ID, or --mode and --difficulty")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -74,8 +74,8 @@ With ID, the mode and difficulty come from the task's matrix row (--mode and
 	cmd.Flags().StringVar(&o.Mode, "mode", "", "agent mode (overrides the task's)")
 	cmd.Flags().StringVar(&o.Difficulty, "difficulty", "", "easy, med or hard (overrides the task's)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {task_id, mode, difficulty, model, tier, reason}")
-	registerFlagCompletion(cmd, "mode", completeModes(f))
-	registerFlagCompletion(cmd, "difficulty", cobra.FixedCompletions(matrix.Difficulties, noFiles))
+	RegisterFlagCompletion(cmd, "mode", CompleteModes(f))
+	RegisterFlagCompletion(cmd, "difficulty", cobra.FixedCompletions(matrix.Difficulties, NoFiles))
 	return cmd
 }
 
@@ -87,7 +87,7 @@ func modelRun(ctx context.Context, o *ModelOptions) error {
 	out, err := prompt.ModelFor(ctx, ws, prompt.ModelQuery{ID: o.ID, Mode: o.Mode, Difficulty: o.Difficulty},
 		func(ctx context.Context, id string) (matrix.Task, error) { return prompt.LoadTask(ctx, ws, id) }, o.Getenv)
 	if err != nil && o.Difficulty != "" && errors.Is(err, matrix.ErrInvalid) {
-		return usageErrorf("--difficulty: %v", err)
+		return UsageErrorf("--difficulty: %v", err)
 	}
 	if err != nil {
 		return err

@@ -66,12 +66,12 @@ leaves a note in its place.`,
   agentinfra prompt 3f9a1c --mode reviewer --context-file internal/fetch.go --json
   echo "Only write the design note" | agentinfra prompt 3f9a1c --task-override -`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeTaskIDs(f),
+		ValidArgsFunction: CompleteTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
 			fm, err := skills.ValidFormat(o.SkillFormat)
 			if err != nil {
-				return usageErrorf("--skill-format: %v", err)
+				return UsageErrorf("--skill-format: %v", err)
 			}
 			o.SkillFormat = fm
 			if runF != nil {
@@ -86,8 +86,8 @@ leaves a note in its place.`,
 	cmd.Flags().StringVar(&o.SkillFormat, "skill-format", skills.FormatSummary, "full, summary or instructions_only")
 	cmd.Flags().BoolVar(&o.SkipMissingSkills, "skip-missing-skills", false, "leave a note instead of failing when a skill cannot be loaded")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {task_id, mode, bytes, parts: [{kind, name, bytes}], skills, text, ...}")
-	registerFlagCompletion(cmd, "mode", completeModes(f))
-	registerFlagCompletion(cmd, "skill-format", cobra.FixedCompletions(skillFormats, noFiles))
+	RegisterFlagCompletion(cmd, "mode", CompleteModes(f))
+	RegisterFlagCompletion(cmd, "skill-format", cobra.FixedCompletions(skillFormats, NoFiles))
 	return cmd
 }
 
@@ -125,7 +125,7 @@ func promptRun(ctx context.Context, o *PromptOptions) error {
 	if err != nil {
 		return err
 	}
-	printWarnings(o.IO, p.Warnings)
+	PrintWarnings(o.IO, p.Warnings)
 	for _, m := range p.MissingSkills {
 		fmt.Fprintf(o.IO.ErrOut, "warning: skill %q could not be loaded; the prompt carries a note instead\n", m)
 	}

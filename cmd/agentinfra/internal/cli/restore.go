@@ -90,9 +90,9 @@ func restoreRun(ctx context.Context, o *RestoreOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, out)
+		return WriteJSON(o.IO.Out, out)
 	}
-	printWarnings(o.IO, out.Warnings)
+	PrintWarnings(o.IO, out.Warnings)
 	switch {
 	case !out.Changed:
 		fmt.Fprintf(o.IO.Out, "the previous version (%s) is the same as %s: nothing to restore\n", out.Previous, out.File)

@@ -40,6 +40,13 @@ type Factory struct {
 	Getenv func(string) string
 	// Backend is the fleet commands' --backend flag ("" = configured).
 	Backend string
+	// HandOff replaces the process with FullBinary on the same command
+	// line (a command this binary does not link); nil when the process
+	// cannot be replaced (in-process tests).
+	HandOff func() error
+
+	// handOffErr is why a help that HandOff should have shown was not.
+	handOffErr error
 
 	// ws is the workspace found by Workspace: one per run, so that the
 	// config file is read once (workspace.Workspace.Config).
@@ -78,7 +85,10 @@ func (f *Factory) Workspace() (*workspace.Workspace, error) {
 	return ws, nil
 }
 
-func newRootCmd(f *Factory) *cobra.Command {
+// NewRootCmd builds the command tree: this package's commands, and heavy's
+// (package full's) or, when nil, the stubs that hand them over to
+// FullBinary.
+func NewRootCmd(f *Factory, heavy Commands) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentinfra",
 		Short: "Manage a repository's .agent/ directory: tasks, skills, prompts, dispatch, MCP",
@@ -96,7 +106,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetIn(f.IO.In)
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(FlagError)
 	// The whole command tree, in one place.
 	root.AddCommand(
 		NewCmdInit(f, nil),
@@ -107,34 +117,25 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdTask(f),
 		NewCmdPrompt(f, nil),
 		NewCmdModel(f, nil),
-		NewCmdDispatch(f, nil),
 		NewCmdHandoff(f, nil),
 		NewCmdSkill(f),
 		NewCmdMode(f),
-		NewCmdAgent(f),
-		NewCmdRole(f),
-		NewCmdProject(f),
-		NewCmdServe(f, nil),
 		NewCmdMetadata(f),
-		NewCmdInbox(f, nil),
-		NewCmdApprove(f, nil),
-		NewCmdReject(f, nil),
-		NewCmdSession(f),
-		NewCmdAnswer(f, nil),
-		NewCmdSteer(f, nil),
-		NewCmdCheckpoint(f),
-		NewCmdSlack(f, nil),
-		NewCmdConsole(f, nil),
 	)
-	usageArgs(root)
+	if heavy != nil {
+		root.AddCommand(heavy(f)...)
+	} else {
+		root.AddCommand(heavyStubs(f)...)
+	}
+	UsageArgs(root)
 	return root
 }
 
-// usageArgs makes every argument check in the tree raise a usage error (exit
+// UsageArgs makes every argument check in the tree raise a usage error (exit
 // 2), so the exit code never depends on cobra's wording. A command with
 // subcommands and no check of its own gets cobra.NoArgs: an unknown
 // subcommand is then a usage error too.
-func usageArgs(c *cobra.Command) {
+func UsageArgs(c *cobra.Command) {
 	check := c.Args
 	if check == nil && c.HasSubCommands() {
 		check = cobra.NoArgs
@@ -152,25 +153,25 @@ func usageArgs(c *cobra.Command) {
 		}
 	}
 	for _, sub := range c.Commands() {
-		usageArgs(sub)
+		UsageArgs(sub)
 	}
 }
 
-// flagError makes a flag that cannot be parsed a usage error (exit 2).
-func flagError(c *cobra.Command, err error) error {
+// FlagError makes a flag that cannot be parsed a usage error (exit 2).
+func FlagError(c *cobra.Command, err error) error {
 	return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
 }
 
-// exitError carries an explicit exit code (e.g. validate's 1 with diagnostics already printed).
-type exitError struct {
-	code int
-	msg  string
+// ExitError carries an explicit exit code (e.g. validate's 1 with diagnostics already printed).
+type ExitError struct {
+	Code int
+	Msg  string
 	// diagnostics, when set, are the problems behind it (with --json they
 	// go into the error object; without, the command printed them).
 	diagnostics []matrix.Diagnostic
 }
 
-func (e *exitError) Error() string { return e.msg }
+func (e *ExitError) Error() string { return e.Msg }
 
 // usageError marks a wrong invocation (exit 2).
 type usageError struct{ err error }
@@ -178,9 +179,9 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
-func usageErrorf(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+func UsageErrorf(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
 
-func isUsageError(err error) bool {
+func IsUsageError(err error) bool {
 	var ue *usageError
 	return errors.As(err, &ue)
 }

@@ -150,7 +150,7 @@ Formats:
 			o.Slugs = args
 			fm, err := skills.ValidFormat(o.Format)
 			if err != nil {
-				return usageErrorf("--format: %v", err)
+				return UsageErrorf("--format: %v", err)
 			}
 			o.Format = fm
 			if runF != nil {
@@ -161,7 +161,7 @@ Formats:
 	}
 	cmd.Flags().StringVar(&o.Format, "format", skills.FormatFull, "full, summary or instructions_only")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {skills: [{slug, name, format, text, bytes, meta, ...}]}")
-	registerFlagCompletion(cmd, "format", cobra.FixedCompletions(skillFormats, noFiles))
+	RegisterFlagCompletion(cmd, "format", cobra.FixedCompletions(skillFormats, NoFiles))
 	return cmd
 }
 

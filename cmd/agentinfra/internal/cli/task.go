@@ -43,14 +43,14 @@ Exit codes: 0 success, 1 failure, 2 usage error (unknown flag or refused value).
 	return cmd
 }
 
-// printWarnings puts the service's warnings on stderr; they do not change the exit code.
-func printWarnings(ios *IOStreams, warnings []string) {
+// PrintWarnings puts the service's warnings on stderr; they do not change the exit code.
+func PrintWarnings(ios *IOStreams, warnings []string) {
 	for _, w := range warnings {
 		fmt.Fprintln(ios.ErrOut, "warning:", w)
 	}
 }
 
-func writeJSON(w io.Writer, v any) error { return jsonout.Write(w, v) }
+func WriteJSON(w io.Writer, v any) error { return jsonout.Write(w, v) }
 
 func rel(ws *workspace.Workspace, p string) string {
 	if p == "" {

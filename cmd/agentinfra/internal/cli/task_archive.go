@@ -33,10 +33,10 @@ still has a folder in .agent/tasks/ (all of them move, or none).`,
   agentinfra task archive --all-done
   agentinfra task archive --all-done --json`,
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: completeTaskIDs(f, "DONE"),
+		ValidArgsFunction: CompleteTaskIDs(f, "DONE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.AllDone == (len(args) == 1) {
-				return usageErrorf("give either a task ID or --all-done\nrun 'agentinfra task archive --help' for usage")
+				return UsageErrorf("give either a task ID or --all-done\nrun 'agentinfra task archive --help' for usage")
 			}
 			if len(args) == 1 {
 				o.ID = args[0]
@@ -71,7 +71,7 @@ func taskArchiveRun(ctx context.Context, o *TaskArchiveOptions) error {
 		out[i] = task.Archived{ID: m.ID, From: rel(ws, m.From), To: rel(ws, m.To)}
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, out)
+		return WriteJSON(o.IO.Out, out)
 	}
 	if len(out) == 0 {
 		fmt.Fprintln(o.IO.Out, "nothing to archive: no DONE task has a folder in .agent/tasks/")

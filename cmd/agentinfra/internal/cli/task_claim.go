@@ -45,11 +45,11 @@ with no folder gets one first), and task show prints it; agentinfra migrate
   agentinfra task claim 3f9a2c --agent coder --json
   agentinfra task claim "$(agentinfra task list --status TODO --limit 1 | cut -f1)" --agent @papi || echo "taken"`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeTaskIDs(f, "TODO", "IN_PROGRESS"),
+		ValidArgsFunction: CompleteTaskIDs(f, "TODO", "IN_PROGRESS"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
 			if o.Agent == "" {
-				return usageErrorf("--agent is required: the @mention of the agent taking the task\nrun 'agentinfra task claim --help' for usage")
+				return UsageErrorf("--agent is required: the @mention of the agent taking the task\nrun 'agentinfra task claim --help' for usage")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -72,7 +72,7 @@ func taskClaimRun(ctx context.Context, o *TaskClaimOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, struct {
+		return WriteJSON(o.IO.Out, struct {
 			Task    matrix.Task `json:"task"`
 			Before  matrix.Task `json:"before"`
 			Changed []string    `json:"changed"`

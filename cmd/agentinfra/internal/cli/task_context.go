@@ -42,11 +42,11 @@ the artifacts list at %d entries, and the output says when anything was cut.`,
 		Example: `  agentinfra task context 3f9a2c
   agentinfra task context 3f9a2c --tracking 2 --json | jq '.links[] | select(.status == "missing")'`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeTaskIDs(f),
+		ValidArgsFunction: CompleteTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
 			if o.Context.TrackingFiles < 0 || o.Context.TrackingBytes < 0 {
-				return usageErrorf("--tracking and --tracking-bytes must be positive")
+				return UsageErrorf("--tracking and --tracking-bytes must be positive")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)

@@ -52,10 +52,10 @@ Prints the new ID; --json prints {task, dir}.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := &o.Create
 			if strings.TrimSpace(c.Description) == "" {
-				return usageErrorf("--description is required: say what the task is\nrun 'agentinfra task create --help' for usage")
+				return UsageErrorf("--description is required: say what the task is\nrun 'agentinfra task create --help' for usage")
 			}
 			if strings.TrimSpace(c.Mode) == "" {
-				return usageErrorf("--mode is required: the agent mode that will work on the task (a file in .agent/agents/)\nrun 'agentinfra task create --help' for usage")
+				return UsageErrorf("--mode is required: the agent mode that will work on the task (a file in .agent/agents/)\nrun 'agentinfra task create --help' for usage")
 			}
 			if !cmd.Flags().Changed("priority") {
 				c.Priority = ""
@@ -81,8 +81,8 @@ Prints the new ID; --json prints {task, dir}.`,
 	fl.StringVar(&o.Create.Slug, "slug", "", "folder name after the ID (default: from the description)")
 	fl.BoolVar(&o.Create.Force, "force", false, "accept a mode or skills that have no file and no row uses (yet)")
 	fl.BoolVar(&o.JSON, "json", false, "print {task, dir} as JSON")
-	registerFlagCompletion(cmd, "mode", completeModes(f))
-	registerFlagCompletion(cmd, "skills", completeSkills(f, true))
+	RegisterFlagCompletion(cmd, "mode", CompleteModes(f))
+	RegisterFlagCompletion(cmd, "skills", completeSkills(f, true))
 	return cmd
 }
 
@@ -97,9 +97,9 @@ func taskCreateRun(ctx context.Context, o *TaskCreateOptions) error {
 	if err != nil {
 		return err
 	}
-	printWarnings(o.IO, c.Warnings)
+	PrintWarnings(o.IO, c.Warnings)
 	if o.JSON {
-		return writeJSON(o.IO.Out, struct {
+		return WriteJSON(o.IO.Out, struct {
 			Task     matrix.Task `json:"task"`
 			Dir      string      `json:"dir"`
 			Warnings []string    `json:"warnings,omitempty"`

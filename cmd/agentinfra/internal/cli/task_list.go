@@ -80,8 +80,8 @@ the rows it read, and exits 1.`,
 	fl.StringVar(&q.Sort, "sort", "", "file, priority, created or updated (prefix - to reverse)")
 	fl.IntVarP(&q.Limit, "limit", "n", 0, "print at most N tasks (0: all)")
 	fl.BoolVar(&o.JSON, "json", false, "print a JSON array of tasks")
-	registerFlagCompletion(cmd, "mode", completeModes(f))
-	registerFlagCompletion(cmd, "skill", completeSkills(f, false))
+	RegisterFlagCompletion(cmd, "mode", CompleteModes(f))
+	RegisterFlagCompletion(cmd, "skill", completeSkills(f, false))
 	return cmd
 }
 
@@ -105,7 +105,7 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 	w := bufio.NewWriterSize(o.IO.Out, 64<<10)
 	switch {
 	case o.JSON:
-		if err := writeJSON(w, tasks); err != nil {
+		if err := WriteJSON(w, tasks); err != nil {
 			return err
 		}
 	case o.IO.IsTTY:
@@ -131,8 +131,8 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 		for i := range problems {
 			problems[i].File = name
 		}
-		return &exitError{code: 1, diagnostics: problems,
-			msg: fmt.Sprintf("%s could not be read whole (%d %s); the tasks listed are the rows that could be read", name, len(problems), plural(len(problems), "problem", "problems"))}
+		return &ExitError{Code: 1, diagnostics: problems,
+			Msg: fmt.Sprintf("%s could not be read whole (%d %s); the tasks listed are the rows that could be read", name, len(problems), Plural(len(problems), "problem", "problems"))}
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ Prints the folder; --json prints {task, dir}.`,
 		Example: `  agentinfra task scaffold 260120204151
   agentinfra task scaffold a1b2c3 --slug login_fix`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeTaskIDs(f),
+		ValidArgsFunction: CompleteTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
 			if runF != nil {
@@ -66,7 +66,7 @@ func taskScaffoldRun(ctx context.Context, o *TaskScaffoldOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, struct {
+		return WriteJSON(o.IO.Out, struct {
 			Task matrix.Task `json:"task"`
 			Dir  string      `json:"dir"`
 		}{t, rel(ws, dir)})

@@ -32,7 +32,7 @@ func NewCmdTaskShow(f *Factory, runF func(context.Context, *TaskShowOptions) err
 		Example: `  agentinfra task show 3f9a2c
   agentinfra task show 3f9a2c --json | jq -r .readme`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeTaskIDs(f),
+		ValidArgsFunction: CompleteTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
 			if runF != nil {
@@ -56,7 +56,7 @@ func taskShowRun(ctx context.Context, o *TaskShowOptions) error {
 	}
 	t, dir, archived, readme := info.Task, info.Dir, info.Archived, info.Readme
 	if o.JSON {
-		return writeJSON(o.IO.Out, struct {
+		return WriteJSON(o.IO.Out, struct {
 			Task     matrix.Task `json:"task"`
 			Dir      string      `json:"dir"`
 			Archived bool        `json:"archived"`

@@ -52,7 +52,7 @@ column by header name, including extra columns.`,
   agentinfra task update 3f9a2c --skills go-testing,code-review --set Owner=ana
   agentinfra task update 3f9a2c --status done --json`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeTaskIDs(f),
+		ValidArgsFunction: CompleteTaskIDs(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
 			u, err := fv.update(cmd)
@@ -77,10 +77,10 @@ column by header name, including extra columns.`,
 	fl.StringArrayVar(&fv.sets, "set", nil, "COLUMN=VALUE for any column, e.g. an extra column (repeatable)")
 	fl.BoolVar(&o.Force, "force", false, "accept a mode or skills that have no file and no row uses (yet)")
 	fl.BoolVar(&o.JSON, "json", false, "print {task, before, changed, log_file} as JSON")
-	registerFlagCompletion(cmd, "mode", completeModes(f))
-	registerFlagCompletion(cmd, "skills", completeSkills(f, true))
-	registerFlagCompletion(cmd, "status", cobra.FixedCompletions(matrix.Statuses, noFiles))
-	registerFlagCompletion(cmd, "priority", cobra.FixedCompletions(matrix.Priorities, noFiles))
+	RegisterFlagCompletion(cmd, "mode", CompleteModes(f))
+	RegisterFlagCompletion(cmd, "skills", completeSkills(f, true))
+	RegisterFlagCompletion(cmd, "status", cobra.FixedCompletions(matrix.Statuses, NoFiles))
+	RegisterFlagCompletion(cmd, "priority", cobra.FixedCompletions(matrix.Priorities, NoFiles))
 	return cmd
 }
 
@@ -106,7 +106,7 @@ func (fv *taskUpdateFlags) update(cmd *cobra.Command) (matrix.Update, error) {
 	for _, s := range fv.sets {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return u, usageErrorf("--set %q: want COLUMN=VALUE, e.g. --set Owner=ana", s)
+			return u, UsageErrorf("--set %q: want COLUMN=VALUE, e.g. --set Owner=ana", s)
 		}
 		if u.Set == nil {
 			u.Set = map[string]string{}
@@ -115,10 +115,10 @@ func (fv *taskUpdateFlags) update(cmd *cobra.Command) (matrix.Update, error) {
 	}
 	if u.Status == nil && u.Priority == nil && u.Difficulty == nil && u.Mode == nil && u.Description == nil &&
 		u.Skills == nil && len(u.AddAgents) == 0 && len(u.Set) == 0 {
-		return u, usageErrorf("nothing to change: give at least one of --status, --priority, --difficulty, --mode, --agent, --skills, --description, --set\nrun 'agentinfra task update --help' for usage")
+		return u, UsageErrorf("nothing to change: give at least one of --status, --priority, --difficulty, --mode, --agent, --skills, --description, --set\nrun 'agentinfra task update --help' for usage")
 	}
 	if u.Description != nil && strings.TrimSpace(*u.Description) == "" {
-		return u, usageErrorf("--description must not be empty")
+		return u, UsageErrorf("--description must not be empty")
 	}
 	return u, nil
 }
@@ -132,9 +132,9 @@ func taskUpdateRun(ctx context.Context, o *TaskUpdateOptions) error {
 	if err != nil {
 		return err
 	}
-	printWarnings(o.IO, res.Warnings)
+	PrintWarnings(o.IO, res.Warnings)
 	if o.JSON {
-		return writeJSON(o.IO.Out, struct {
+		return WriteJSON(o.IO.Out, struct {
 			Task     matrix.Task `json:"task"`
 			Before   matrix.Task `json:"before"`
 			Changed  []string    `json:"changed"`

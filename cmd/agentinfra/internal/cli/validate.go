@@ -90,24 +90,24 @@ alone pass); 2 for a wrong invocation.`,
 				opts.Format = "json"
 			}
 			if opts.Format != "text" && opts.Format != "json" {
-				return usageErrorf("--format must be text or json, not %q", opts.Format)
+				return UsageErrorf("--format must be text or json, not %q", opts.Format)
 			}
 			if opts.Staged && len(args) > 0 {
-				return usageErrorf("--staged checks the workspace's matrix; do not pass files with it")
+				return UsageErrorf("--staged checks the workspace's matrix; do not pass files with it")
 			}
 			if opts.DryRun && !cmd.Flags().Changed("fix") {
-				return usageErrorf("--dry-run goes with --fix: agentinfra validate --fix --dry-run")
+				return UsageErrorf("--dry-run goes with --fix: agentinfra validate --fix --dry-run")
 			}
 			if cmd.Flags().Changed("fix") {
 				if len(args) == 1 && (args[0] == "move" || args[0] == "join") {
-					return usageErrorf("write --fix=%s, with '=' (a word after --fix is a FILE)", args[0])
+					return UsageErrorf("write --fix=%s, with '=' (a word after --fix is a FILE)", args[0])
 				}
 				if opts.Staged || len(args) > 0 {
-					return usageErrorf("--fix repairs the workspace's matrix (see --root) and cannot take --staged or FILE arguments; run agentinfra validate --fix in the workspace")
+					return UsageErrorf("--fix repairs the workspace's matrix (see --root) and cannot take --staged or FILE arguments; run agentinfra validate --fix in the workspace")
 				}
 				mode, err := fix.ParseMode(fixMode)
 				if err != nil {
-					return usageErrorf("--fix=%s: use --fix (join, the default) or --fix=move", fixMode)
+					return UsageErrorf("--fix=%s: use --fix (join, the default) or --fix=move", fixMode)
 				}
 				opts.Fix, opts.FixMode = true, mode
 			}
@@ -212,7 +212,7 @@ func runValidate(ctx context.Context, f *Factory, opts *ValidateOptions) error {
 		}
 	}
 	if failed {
-		return &exitError{code: 1}
+		return &ExitError{Code: 1}
 	}
 	return nil
 }
@@ -227,9 +227,9 @@ func validationSummary(r validationResult) string {
 	msg := fmt.Sprintf("%s: %d tasks", r.File, r.Tasks)
 	if r.Unread > 0 {
 		msg += fmt.Sprintf(", %d %s could not be read (task list, show and every other command skip %s until %s fixed)",
-			r.Unread, plural(r.Unread, "row", "rows"), plural(r.Unread, "it", "them"), plural(r.Unread, "it is", "they are"))
+			r.Unread, Plural(r.Unread, "row", "rows"), Plural(r.Unread, "it", "them"), Plural(r.Unread, "it is", "they are"))
 	}
-	return msg + fmt.Sprintf("; %d %s, %d %s", r.Errors, plural(r.Errors, "error", "errors"), r.Warnings, plural(r.Warnings, "warning", "warnings"))
+	return msg + fmt.Sprintf("; %d %s, %d %s", r.Errors, Plural(r.Errors, "error", "errors"), r.Warnings, Plural(r.Warnings, "warning", "warnings"))
 }
 
 func validateFile(f *Factory, ws *workspace.Workspace, path string) (validationResult, error) {

@@ -26,14 +26,14 @@ func runValidateFix(ctx context.Context, f *Factory, opts *ValidateOptions, mode
 		return err
 	}
 	if opts.Format == "json" {
-		if err := writeJSON(f.IO.Out, fixJSON{Report: rep, Summary: rep.Summary(), Errors: rep.Errors(), Warnings: rep.Warnings()}); err != nil {
+		if err := WriteJSON(f.IO.Out, fixJSON{Report: rep, Summary: rep.Summary(), Errors: rep.Errors(), Warnings: rep.Warnings()}); err != nil {
 			return err
 		}
 	} else {
 		printFixReport(f, rep)
 	}
 	if rep.Errors() > 0 {
-		return &exitError{code: 1}
+		return &ExitError{Code: 1}
 	}
 	return nil
 }
@@ -78,7 +78,7 @@ func printFixReport(f *Factory, rep fix.Report) {
 	if len(rep.NotFixed) > 0 {
 		tail = append(tail, "repair the rows named above by hand, then run `agentinfra validate`")
 	}
-	s := fmt.Sprintf("%s: %d %s, %d %s (%d tasks)", left, rep.Errors(), plural(rep.Errors(), "error", "errors"), rep.Warnings(), plural(rep.Warnings(), "warning", "warnings"), rep.Tasks)
+	s := fmt.Sprintf("%s: %d %s, %d %s (%d tasks)", left, rep.Errors(), Plural(rep.Errors(), "error", "errors"), rep.Warnings(), Plural(rep.Warnings(), "warning", "warnings"), rep.Tasks)
 	if len(tail) > 0 {
 		s += "; " + strings.Join(tail, "; ")
 	}

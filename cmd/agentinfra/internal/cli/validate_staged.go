@@ -95,7 +95,7 @@ func validateStaged(ctx context.Context, f *Factory) (*validationResult, error) 
 	}
 	if len(removed) > 0 {
 		add(matrix.SeverityWarning, "%d %s in HEAD %s not in the staged matrix: %s; if that is not intended, restore them from `git show HEAD:%s`",
-			len(removed), plural(len(removed), "row", "rows"), plural(len(removed), "is", "are"), strings.Join(removed, ", "), rel)
+			len(removed), Plural(len(removed), "row", "rows"), Plural(len(removed), "is", "are"), strings.Join(removed, ", "), rel)
 	}
 	return &r, nil
 }
@@ -114,7 +114,7 @@ func matrixLeavesIndex(ctx context.Context, top, rel, shown string) (*validation
 	}
 	rows := "(it has no row)"
 	if len(removed) > 0 {
-		rows = fmt.Sprintf("and its %d %s: %s", len(removed), plural(len(removed), "row", "rows"), strings.Join(removed, ", "))
+		rows = fmt.Sprintf("and its %d %s: %s", len(removed), Plural(len(removed), "row", "rows"), strings.Join(removed, ", "))
 	}
 	return &validationResult{File: shown, Errors: 1, Diagnostics: []matrix.Diagnostic{{File: shown, Line: 1, Col: 1, Severity: matrix.SeverityError,
 		Message: fmt.Sprintf("the commit %s %s; restore it (git restore --staged --worktree %s, or git reset -q HEAD -- %s && git checkout -- %s), or if you mean to drop the workspace's tasks, commit with --no-verify",
@@ -214,7 +214,7 @@ func gitOutput(ctx context.Context, dir string, args ...string) (string, error) 
 	return string(out), nil
 }
 
-func plural(n int, one, many string) string {
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
