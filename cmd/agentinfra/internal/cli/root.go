@@ -107,7 +107,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 	root.SetErr(f.IO.ErrOut)
 	root.SetIn(f.IO.In)
 	root.SetFlagErrorFunc(FlagError)
-	// The whole command tree, in one place.
+	// The light commands, in one place; full.Commands lists the others.
 	root.AddCommand(
 		NewCmdInit(f, nil),
 		NewCmdValidate(f, nil),
