@@ -13,7 +13,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
-	"github.com/agentinfra/agentinfra/internal/atomicfile"
+	"github.com/agentinfra/agentinfra/internal/stateignore"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -73,17 +73,7 @@ func OpenWorkspace(ctx context.Context, ws *workspace.Workspace, opts Options) (
 // WriteIgnore makes git ignore agentDir/state (the database and its WAL)
 // with a .gitignore of its own, so no repository file needs editing.
 // Idempotent; created says whether it wrote the file.
-func WriteIgnore(agentDir string) (created bool, err error) {
-	dir := filepath.Join(agentDir, "state")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return false, err
-	}
-	p := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(p); err == nil {
-		return false, nil
-	}
-	return true, atomicfile.Write(p, []byte("# agentinfra state (supervised sessions, approvals, audit log): local to this machine\n*\n"))
-}
+func WriteIgnore(agentDir string) (created bool, err error) { return stateignore.State(agentDir) }
 
 // Open opens the database at path, creating it and migrating its schema to
 // the current version when needed.
