@@ -26,11 +26,11 @@ fuzz-strict time="30s":
 
 # Fuzz: validate --fix never loses a non-space character (default 1 minute).
 fuzz-fix time="1m":
-    go test ./cmd/agentinfra -run '^$' -fuzz '^FuzzFixKeepsEveryCharacter$' -fuzztime {{time}}
+    go test ./cmd/agentinfra/internal/full -run '^$' -fuzz '^FuzzFixKeepsEveryCharacter$' -fuzztime {{time}}
 
 # Refresh the real-world corpus goldens (review the diff before committing).
 golden-realworld:
-    go test ./cmd/agentinfra -run 'TestRealworldGoldens' -update
+    go test ./cmd/agentinfra/internal/full -run 'TestRealworldGoldens' -update
 
 # gofmt and go vet.
 lint:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -205,8 +206,19 @@ func TestApproveFromAnotherProcess(t *testing.T) {
 		if !strings.Contains(res.Response, "done") {
 			t.Errorf("the run did not end with the model's answer: %+v", res)
 		}
+		// The session's progress line and last tool, from the run's events.
+		ses, err := s.st.Session(context.Background(), s.ses.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !progressLine.MatchString(ses.Progress) || !strings.Contains(ses.Progress, "done”") || ses.LastTool == "" {
+			t.Errorf("the session's progress %q, last tool %q; events %v", ses.Progress, ses.LastTool, s.evs)
+		}
 	})
 }
+
+// progressLine is a finished run's progress: tool calls, turns, what it said.
+var progressLine = regexp.MustCompile(`^[1-9]\d* tool calls?, [1-9]\d* turns? done · “.+”$`)
 
 func TestRejectWithAReason(t *testing.T) {
 	forEachCLI(t, func(t *testing.T, c cliCase) {

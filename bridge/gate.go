@@ -49,6 +49,10 @@ type gate struct {
 	seenMu sync.Mutex
 	seen   map[string]bool
 	evMu   sync.Mutex
+	// prog is the session's progress line (sessions.progress); progMu
+	// keeps its writes in the order of the events.
+	progMu sync.Mutex
+	prog   progress
 }
 
 func newGate(opts Options) *gate { return &gate{opts: opts, seen: map[string]bool{}} }
@@ -64,9 +68,17 @@ func (g *gate) policy() *policy.Policy {
 
 func (g *gate) event(ev runner.Event) {
 	ev.Text = runner.ClipEventText(ev.Text)
-	if ev.Kind == "tool_use" && ev.Tool != "" {
-		g.opts.Store.SetProgress(context.Background(), g.opts.Session.ID, ev.Tool, "")
+	// The session's last tool and progress line (one write per event that
+	// changes them; a failed write must not stop the run).
+	tool := ""
+	if ev.Kind == "tool_use" || ev.Kind == "tool_result" {
+		tool = ev.Tool
 	}
+	g.progMu.Lock()
+	if line := g.prog.see(ev); line != "" || tool != "" {
+		g.opts.Store.SetProgress(context.Background(), g.opts.Session.ID, tool, line)
+	}
+	g.progMu.Unlock()
 	if g.opts.OnEvent != nil {
 		g.evMu.Lock()
 		defer g.evMu.Unlock()

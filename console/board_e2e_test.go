@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -63,6 +64,23 @@ func TestBrowserMovingACardChangesOneLineOfTheMatrix(t *testing.T) {
 		click(`#task-0a0b0c form.move button`),
 		visible(`.col[data-status="DONE"] #task-0a0b0c`))
 	after := readFile(t, w.matrixPath())
+	oneLineChanged(t, before, after, "| 0a0b0c | DONE | P3 | easy | reviewer |")
+	// The move went through the task service, with the CLI's checks: a
+	// status the workspace does not know is refused, the file untouched.
+	evalJS[bool](t, ctx, `(function(){var s=document.querySelector('#mv-a1b2c3'); var o=document.createElement('option'); o.text='SHIPPED'; s.add(o); s.value='SHIPPED'; return true})()`)
+	run(t, ctx, "try an unknown status", click(`#task-a1b2c3 form.move button`), visible(`#flash.error`))
+	if msg := textOf(t, ctx, `#flash`); !strings.Contains(msg, "SHIPPED") {
+		t.Fatalf("the refusal says %q", msg)
+	}
+	if readFile(t, w.matrixPath()) != after {
+		t.Fatal("a refused move changed the matrix")
+	}
+}
+
+// oneLineChanged fails unless after is before with exactly one line
+// changed, and that line starts with want.
+func oneLineChanged(t *testing.T, before, after, want string) {
+	t.Helper()
 	a, b := strings.Split(before, "\n"), strings.Split(after, "\n")
 	if len(a) != len(b) {
 		t.Fatalf("the matrix went from %d to %d lines", len(a), len(b))
@@ -73,17 +91,36 @@ func TestBrowserMovingACardChangesOneLineOfTheMatrix(t *testing.T) {
 			changed = append(changed, b[i])
 		}
 	}
-	if len(changed) != 1 || !strings.HasPrefix(changed[0], "| 0a0b0c | DONE | P3 | easy | reviewer |") {
-		t.Fatalf("changed lines: %q", changed)
+	if len(changed) != 1 || !strings.HasPrefix(changed[0], want) {
+		t.Fatalf("changed lines: %q, want one starting %q", changed, want)
 	}
-	// The move went through the task service, with the CLI's checks: a
-	// status the workspace does not know is refused, the file untouched.
-	evalJS[bool](t, ctx, `(function(){var s=document.querySelector('#mv-a1b2c3'); var o=document.createElement('option'); o.text='SHIPPED'; s.add(o); s.value='SHIPPED'; return true})()`)
-	run(t, ctx, "try an unknown status", click(`#task-a1b2c3 form.move button`), visible(`#flash.error`))
-	if msg := textOf(t, ctx, `#flash`); !strings.Contains(msg, "SHIPPED") {
-		t.Fatalf("the refusal says %q", msg)
+}
+
+// TestBrowserDraggingACardChangesOneLineOfTheMatrix drags a card onto
+// another column with the mouse, as a person does (a native HTML drag in
+// the real browser: press, move, release), and the matrix file changes in
+// that row's status only.
+func TestBrowserDraggingACardChangesOneLineOfTheMatrix(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	w := newWorld(t)
+	w.open(t, ctx, "/board")
+	before := readFile(t, w.matrixPath())
+	run(t, ctx, "drag card a1b2c3 from TODO onto the BLOCKED column",
+		visible(`.col[data-status="TODO"] #task-a1b2c3`),
+		chromedp.DragAndDrop(chromedp.CSS(`#task-a1b2c3 .tags`), chromedp.CSS(`.col[data-status="BLOCKED"] h2`)),
+		visible(`.col[data-status="BLOCKED"] #task-a1b2c3`))
+	var after string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if after = readFile(t, w.matrixPath()); after != before {
+			break
+		}
 	}
-	if readFile(t, w.matrixPath()) != after {
-		t.Fatal("a refused move changed the matrix")
+	oneLineChanged(t, before, after, "| a1b2c3 | BLOCKED | P2 | med | coder |")
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('.col[data-status="TODO"] #task-a1b2c3').length`); n != 0 {
+		t.Fatal("the card is still in TODO")
+	}
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('.col.drop-target').length`); n != 0 {
+		t.Fatalf("%d columns still outlined as the drop target after the drop", n)
 	}
 }

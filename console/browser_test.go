@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,4 +166,28 @@ func saveScreenshot(t *testing.T, name string, png []byte) {
 	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// steady runs each step as a person would do it on a live page: a live
+// refresh may replace the element between the step's query and its action
+// ("Could not find node with given id"); the step, which did nothing then,
+// runs again on the new element (the page keeps what was typed or chosen).
+func steady(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	for _, step := range steps {
+		var err error
+		for attempt := 0; attempt < 20; attempt++ {
+			if err = chromedp.Do(ctx, step); err == nil || !staleNode(err) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+}
+
+func staleNode(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Could not find node with given id") || strings.Contains(s, "No node with given id")
 }

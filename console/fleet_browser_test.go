@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentinfra/agentinfra/console"
+	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
@@ -48,20 +50,32 @@ func superviseMain(args []string) int {
 // the stub, hanging (STUB_MODE=hang) so a run stays busy until stopped.
 func fleetWorld(t *testing.T) (*world, *fleet.Fleet) {
 	t.Helper()
+	return fleetWorldEnv(t, "STUB_MODE=hang")
+}
+
+// fleetOptions are the local fleet's options of the tests: the test binary
+// supervises, the stub is the agent CLI with env.
+func fleetOptions(stub string, env ...string) fleet.Options {
+	return fleet.Options{
+		SupervisorArgv: []string{os.Args[0]},
+		SupervisorEnv:  []string{superviseEnv + "=1"},
+		Binary:         stub,
+		Env:            env,
+		KillGrace:      300 * time.Millisecond,
+		StopGrace:      300 * time.Millisecond,
+	}
+}
+
+// fleetWorldEnv is fleetWorld with the stub's environment env.
+func fleetWorldEnv(t *testing.T, env ...string) (*world, *fleet.Fleet) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("the local fleet needs git")
 	}
 	stub := agentstub.Build(t)
 	var f *fleet.Fleet
 	w := newWorld(t, worldOpts{git: true, opts: func(o *console.Options) {
-		f = fleet.New(o.Workspace, fleet.Options{
-			SupervisorArgv: []string{os.Args[0]},
-			SupervisorEnv:  []string{superviseEnv + "=1"},
-			Binary:         stub,
-			Env:            []string{"STUB_MODE=hang"},
-			KillGrace:      300 * time.Millisecond,
-			StopGrace:      300 * time.Millisecond,
-		})
+		f = fleet.New(o.Workspace, fleetOptions(stub, env...))
 		o.Fleet = f
 	}})
 	fleettest.StopRunsAtCleanup(t, f)
@@ -95,18 +109,17 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 	run(t, ctx, "the fleet page has no agents yet", visible(`[data-key="empty"]`))
 
 	const card = `article.agent[data-key="papi"]`
-	// The page shows the status it had when it refreshed after the click:
-	// starting or busy (the fleet's watcher did not bring starting -> busy
-	// to the open page in this test; the fleet itself is checked for busy).
+	// The page shows the status it had when it last refreshed, starting or
+	// busy; the fleet's watcher then brings busy.
 	run(t, ctx, "create papi with the New agent form",
 		chromedp.SendKeys(chromedp.CSS(`#c-name`), "papi"),
 		chromedp.SendKeys(chromedp.CSS(`#c-spec`), "keep the API tests green"),
 		click(`#create-h + form button[type="submit"]`),
 		visible(card+` h3 .st-busy, `+card+` h3 .st-starting`))
-	if got := textOf(t, ctx, card+` .current`); !strings.Contains(got, "keep the API tests green") {
-		t.Fatalf("the new agent's current task reads %q, want its spec", got)
-	}
+	// A refresh may have caught the run before its task was recorded.
+	waitText(t, ctx, card+` .current`, "keep the API tests green")
 	a := waitAgent(t, f, "papi", fleet.StatusBusy)
+	run(t, ctx, "papi shows busy without a reload", visible(card+` h3 .st-busy`))
 	if a.CurrentRun == nil || a.CurrentRun.Summary != "keep the API tests green" || a.Spec != "keep the API tests green" {
 		t.Fatalf("the fleet has papi with spec %q, run %+v", a.Spec, a.CurrentRun)
 	}
@@ -114,7 +127,7 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 
 	stop := func(what string) {
 		t.Helper()
-		run(t, ctx, what, click(card+` form[action="/fleet/papi/stop"] button`), visible(card+` .st-idle`))
+		steady(t, ctx, what, click(card+` form[action="/fleet/papi/stop"] button`), visible(card+` .st-idle`))
 		if got := textOf(t, ctx, card+` .current`); !strings.Contains(got, "No current task") {
 			t.Fatalf("after the stop papi's current task reads %q", got)
 		}
@@ -124,13 +137,12 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 	}
 	stop("stop the spec's run")
 
-	run(t, ctx, "start papi on free text",
+	steady(t, ctx, "start papi on free text",
 		chromedp.SendKeys(chromedp.CSS(`#t-papi`), "add a test for the parser"),
 		click(card+` form.start button[type="submit"]`),
 		visible(card+` h3 .st-busy, `+card+` h3 .st-starting`))
-	if got := textOf(t, ctx, card+` .current`); !strings.Contains(got, "add a test for the parser") {
-		t.Fatalf("papi's current task reads %q, want the free text", got)
-	}
+	// A refresh may have caught the run before its task was recorded.
+	waitText(t, ctx, card+` .current`, "add a test for the parser")
 	a = waitAgent(t, f, "papi", fleet.StatusBusy)
 	if a.CurrentRun == nil || a.CurrentRun.Summary != "add a test for the parser" || a.CurrentRun.TaskID != "" {
 		t.Fatalf("the fleet's busy papi runs %+v", a.CurrentRun)
@@ -138,7 +150,7 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 	textRun := a.CurrentRun.ID
 	stop("stop the free-text run")
 
-	run(t, ctx, "start papi on matrix task a1b2c3",
+	steady(t, ctx, "start papi on matrix task a1b2c3",
 		click(card+` input[name="kind"][value="task"]`),
 		chromedp.SetValue(chromedp.CSS(`#k-papi`), "a1b2c3"),
 		click(card+` form.start button[type="submit"]`),
@@ -163,4 +175,82 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 			t.Errorf("run %s ended %s, want stopped", r.ID, r.Status)
 		}
 	}
+}
+
+// TestBrowserFleetFollowsAnotherProcessLive: what another process does to
+// the fleet (here a second Fleet with a bus of its own, as another
+// `agentinfra agent start` has, and the detached supervisor that runs the
+// agent CLI) reaches the open fleet page without a reload, through the
+// fleet's watcher: the new agent, busy on its spec with it as its current
+// task, idle when the run ends, busy again on a free-text start, idle again.
+func TestBrowserFleetFollowsAnotherProcessLive(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	gate := filepath.Join(t.TempDir(), "gate") // the stub's run ends once it exists
+	w, f := fleetWorldEnv(t, "STUB_MODE=ok", "STUB_GATE="+gate)
+	other := fleet.New(w.ws, func() fleet.Options {
+		o := fleetOptions(agentstub.Build(t), "STUB_MODE=ok", "STUB_GATE="+gate)
+		o.Bus = events.New() // nothing it publishes reaches the console's bus
+		return o
+	}())
+	fleettest.StopRunsAtCleanup(t, other)
+	w.open(t, ctx, "/fleet")
+	run(t, ctx, "the fleet page has no agents yet", visible(`[data-key="empty"]`))
+	// A reload would lose this mark.
+	evalJS[bool](t, ctx, `window.__notReloaded = true`)
+
+	const card = `article.agent[data-key="papi"]`
+	bg := context.Background()
+	if _, err := other.Create(bg, fleet.CreateInput{Name: "papi", Spec: "keep the API tests green", Source: fleet.SourceHuman}); err != nil {
+		t.Fatal(err)
+	}
+	// starting → busy: the supervisor records the CLI's process in the
+	// run's record, which only the watcher sees.
+	run(t, ctx, "papi appears busy on its spec", visible(card+` h3 .st-busy`))
+	waitText(t, ctx, card+` .current`, "keep the API tests green")
+	if a := waitAgent(t, f, "papi", fleet.StatusBusy); a.CurrentRun == nil {
+		t.Fatal("the fleet has papi busy with no current run")
+	}
+
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "papi turns idle when its run ends", visible(card+` h3 .st-idle`))
+	waitText(t, ctx, card+` .current`, "No current task")
+
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Start(bg, fleet.StartInput{Name: "papi", Text: "add a test for the parser", Source: fleet.SourceHuman}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "papi is busy again on the free text", visible(card+` h3 .st-busy`))
+	waitText(t, ctx, card+` .current`, "add a test for the parser")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "papi is idle again", visible(card+` h3 .st-idle`))
+	waitText(t, ctx, card+` .current`, "No current task")
+	if !evalJS[bool](t, ctx, `window.__notReloaded === true`) {
+		t.Fatal("the page was reloaded: the updates must come live")
+	}
+	h, err := f.History(bg, "papi", 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount != 2 || h.Tasks[0].Status != fleet.RunCompleted || h.Tasks[1].Status != fleet.RunCompleted {
+		t.Fatalf("papi's history %+v, want two completed runs", h)
+	}
+}
+
+// waitText waits until the element sel's text contains want.
+func waitText(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got = textOf(t, ctx, sel); strings.Contains(got, want) {
+			return
+		}
+	}
+	t.Fatalf("%s reads %q, never %q", sel, got, want)
 }

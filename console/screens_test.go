@@ -17,14 +17,36 @@ import (
 	"github.com/agentinfra/agentinfra/store"
 )
 
-// seedInbox raises the requests the screenshots show: a command, and an
-// edit with a diff long enough to be folded.
+// seedInbox raises what the screenshots show: a command, an edit with a
+// diff long enough to be folded, a continuation prompt (the agent stopped
+// and waits to be told to go on) and a stall alert (an agent silent for a
+// while).
 func seedInbox(t *testing.T, w *world, fl fileLog) store.Session {
 	t.Helper()
 	ctx := context.Background()
 	s1 := w.activeSession(t, "claude", "papi", "d4e5f6")
 	s2 := w.activeSession(t, "codex", "rev", "0a0b0c")
-	w.activeSession(t, "gemini", "", "")
+	s3 := w.activeSession(t, "gemini", "doc", "a1b2c3")
+	s4 := w.activeSession(t, "codex", "qa", "")
+	if _, err := w.st.RaisePrompt(ctx, store.NewPrompt{SessionID: s3.ID, Kind: store.PromptContinuation,
+		Text: "The retry loop is in place and its tests pass. Should I also add jitter to the backoff, or stop here?"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.st.RaiseAlert(ctx, s4.ID, "silent for 12m0s"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		id         int64
+		tool, line string
+	}{
+		{s2.ID, "apply_patch", "3 tool calls · “Adding the retry loop with a backoff.”"},
+		{s3.ID, "write_file", "7 tool calls, 1 turn done · “The retry loop is in place and its tests pass. Should I also add jitter…”"},
+		{s4.ID, "shell", "12 tool calls · “Running the whole test suite.”"},
+	} {
+		if err := w.st.SetProgress(ctx, p.id, p.tool, p.line); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var diff strings.Builder
 	diff.WriteString("--- a/fetch/retry.go\n+++ b/fetch/retry.go\n@@ -12,9 +12,38 @@ func Get(ctx context.Context, url string) (*Response, error) {\n")
 	diff.WriteString(" \treq, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)\n \tif err != nil {\n \t\treturn nil, err\n \t}\n")
@@ -61,7 +83,7 @@ func seedInbox(t *testing.T, w *world, fl fileLog) store.Session {
 		logw.Append(it)
 	}
 	logw.Close()
-	if err := w.st.SetProgress(ctx, s1.ID, "Bash", "tests green; needs the benchmark installer"); err != nil {
+	if err := w.st.SetProgress(ctx, s1.ID, "Bash", "2 tool calls · “The tests pass. The installer script the README mentions is needed for the benchmarks.”"); err != nil {
 		t.Fatal(err)
 	}
 	return s1
@@ -84,15 +106,21 @@ func TestBrowserScreenshots(t *testing.T) {
 	w, fl := newSupervisedWorld(t)
 	s1 := seedInbox(t, w, fl)
 	w.open(t, ctx, "/inbox")
-	pages := []struct{ name, path, ready string }{
-		{"inbox", "/inbox", `article.req .diff details`},
-		{"session", fmt.Sprintf("/sessions/%d", s1.ID), `#log li.li-approval`},
-		{"board", "/board", `#task-d4e5f6`},
+	pages := []struct {
+		name, path string
+		ready      []string
+	}{
+		{"inbox", "/inbox", []string{`article.req .diff details`, `[id^="prompt-"] form[action$="/continue"]`, `[id^="alert-"] form[action$="/nudge"]`}},
+		{"session", fmt.Sprintf("/sessions/%d", s1.ID), []string{`#log li.li-approval`}},
+		{"board", "/board", []string{`#task-d4e5f6`}},
 	}
 	for _, vp := range viewports {
 		run(t, ctx, "viewport "+vp.name, vp.set)
 		for _, p := range pages {
-			run(t, ctx, "open "+p.path, chromedp.Navigate(w.base+p.path), visible(`#conn[data-state="live"]`), visible(p.ready))
+			run(t, ctx, "open "+p.path, chromedp.Navigate(w.base+p.path), visible(`#conn[data-state="live"]`))
+			for _, sel := range p.ready {
+				run(t, ctx, p.name+" shows "+sel, visible(sel))
+			}
 			// Nothing is wider than the screen: a phone scrolls only down
 			// (the board's columns stack).
 			if over := evalJS[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {

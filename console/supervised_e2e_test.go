@@ -160,6 +160,8 @@ func TestBrowserApproveMakesTheCLIProceed(t *testing.T) {
 	if !strings.Contains(logText, "touch ok.txt") {
 		t.Fatalf("the live log does not show the request: %q", logText)
 	}
+	// and its progress line, written from the run's events.
+	waitText(t, sesTab, `[data-key="panel"] .facts`, "1 tool call, 1 turn done · “done”")
 }
 
 func TestBrowserRejectWithAReasonReachesTheModel(t *testing.T) {
@@ -206,8 +208,12 @@ func agentinfra(t *testing.T) string {
 			return
 		}
 		agentinfraBin.path = filepath.Join(dir, "agentinfra")
-		if out, err := exec.Command("go", "build", "-o", agentinfraBin.path, "../cmd/agentinfra").CombinedOutput(); err != nil {
-			agentinfraBin.err = fmt.Errorf("%v\n%s", err, out)
+		// agentinfra-full next to it runs what agentinfra hands over.
+		for bin, pkg := range map[string]string{agentinfraBin.path: "../cmd/agentinfra", filepath.Join(dir, "agentinfra-full"): "../cmd/agentinfra/agentinfra-full"} {
+			if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+				agentinfraBin.err = fmt.Errorf("%v\n%s", err, out)
+				return
+			}
 		}
 	})
 	if agentinfraBin.err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/internal/stateignore"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -75,17 +76,7 @@ func (p paths) ensure() error {
 // WriteIgnore makes git ignore agentDir/fleet (the fleet's state) with a
 // .gitignore of its own, so no repository file needs editing. Idempotent;
 // created says whether it wrote the file.
-func WriteIgnore(agentDir string) (created bool, err error) {
-	dir := filepath.Join(agentDir, "fleet")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	p := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(p); err == nil {
-		return false, nil
-	}
-	return true, atomicfile.Write(p, []byte("# agentinfra fleet state (agents, runs, history): local to this machine\n*\n"))
-}
+func WriteIgnore(agentDir string) (created bool, err error) { return stateignore.Fleet(agentDir) }
 
 // withLock runs fn holding the lock file at path. A lock path that is not
 // a regular file (a folder, a symbolic link: flock would fail on the one and

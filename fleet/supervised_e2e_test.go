@@ -72,6 +72,10 @@ func TestFleetSupervisedRunWaitsForApproval(t *testing.T) {
 	if err != nil || len(h.Tasks) != 1 || ses.RunID != h.Tasks[0].ID || ses.Status != store.SessionTerminated || h.Tasks[0].Status != RunCompleted {
 		t.Fatalf("session %+v (%v), history %+v", ses, err, h.Tasks)
 	}
+	// What `agentinfra session show` and the console print as its progress.
+	if ses.Progress != "1 tool call, 1 turn done · “done”" || ses.LastTool != "Bash" {
+		t.Fatalf("the session's progress %q, last tool %q", ses.Progress, ses.LastTool)
+	}
 }
 
 func TestFleetSupervisorKilledWhileARequestWaits(t *testing.T) {

@@ -13,8 +13,10 @@ import (
 
 // Watch brings the fleet's changes made by any process onto bus until ctx
 // ends: AgentCreated and AgentDeleted when an agent's folder appears or
-// goes, AgentChanged when its record changes, RunStarted when a run begins
-// and RunEnded when it is recorded (by its supervisor, a stop, or the next
+// goes, AgentChanged when its record or its current run's record changes
+// (the run's supervisor recorded the CLI's process: starting → busy; a stop
+// was asked: busy → stopping), RunStarted when a run begins and RunEnded
+// when it is recorded (by its supervisor, a stop, or the next
 // command that found its supervisor dead). A supervisor killed with SIGKILL
 // changes no file: its liveness is checked every tick (default 1 s), and
 // its death is an AgentChanged (whoever reads the agent then records the
@@ -54,6 +56,7 @@ func (f *Fleet) Watch(ctx context.Context, bus *events.Bus, tick time.Duration) 
 type agentState struct {
 	record string // agent.json's stamp
 	run    string // the current run's ID ("" = none)
+	runRec string // run.json's stamp (its supervisor, its CLI's process, a stop)
 	task   string // its matrix task
 	alive  bool   // its supervisor is alive
 }
@@ -73,6 +76,7 @@ func (f *Fleet) snapshot(fw *fswatch.Watcher) map[string]agentState {
 		// its start was refused or killed, and is rolled back): not a run.
 		if ok, _ := readJSON(f.p.file(n, runFile), &r); ok && r.Supervisor.PID != 0 {
 			st.run, st.task, st.alive = r.ID, r.TaskID, r.Supervisor.alive()
+			st.runRec = fileStamp(f.p.file(n, runFile))
 		}
 		out[n] = st
 	}
@@ -93,7 +97,8 @@ func diffFleet(before, after map[string]agentState) []events.Event {
 		if a.run != "" && a.run != b.run {
 			out = append(out, events.Event{Kind: events.RunStarted, Agent: n, RunID: a.run, TaskID: a.task})
 		}
-		if had && (a.record != b.record || a.alive != b.alive && a.run == b.run) {
+		sameRun := a.run == b.run
+		if had && (a.record != b.record || sameRun && (a.alive != b.alive || a.runRec != b.runRec)) {
 			out = append(out, events.Event{Kind: events.AgentChanged, Agent: n, RunID: a.run})
 		}
 	}

@@ -83,3 +83,18 @@ func TestWatchPublishesTheFleetsChanges(t *testing.T) {
 	}
 	next(events.AgentDeleted)
 }
+
+// A run's record changing under the same run (its supervisor recorded the
+// CLI's process: starting → busy; a stop was asked) is an AgentChanged, so
+// that a page showing the agent's status re-reads it.
+func TestDiffFleetSeesTheCurrentRunsRecordChange(t *testing.T) {
+	before := map[string]agentState{"papi": {record: "1", run: "papi-1", runRec: "10|1", alive: true}}
+	after := map[string]agentState{"papi": {record: "1", run: "papi-1", runRec: "12|2", alive: true}}
+	got := diffFleet(before, after)
+	if len(got) != 1 || got[0].Kind != events.AgentChanged || got[0].Agent != "papi" || got[0].RunID != "papi-1" {
+		t.Fatalf("events = %+v, want one AgentChanged of papi's run papi-1", got)
+	}
+	if got := diffFleet(after, after); len(got) != 0 {
+		t.Fatalf("no change gave %+v", got)
+	}
+}

@@ -33,7 +33,8 @@ func repoRoot() string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-// agentinfraBin builds the agentinfra binary once per test run.
+// agentinfraBin builds the agentinfra binary once per test run, with
+// agentinfra-full next to it (which runs serve: agentinfra hands it over).
 func agentinfraBin(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -42,10 +43,13 @@ func agentinfraBin(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "agentinfra")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/agentinfra")
-		cmd.Dir = repoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		for bin, pkg := range map[string]string{binPath: "./cmd/agentinfra", filepath.Join(binDir, "agentinfra-full"): "./cmd/agentinfra/agentinfra-full"} {
+			cmd := exec.Command("go", "build", "-o", bin, pkg)
+			cmd.Dir = repoRoot()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				binErr = fmt.Errorf("go build: %v\n%s", err, out)
+				return
+			}
 		}
 	})
 	if binErr != nil {

@@ -305,16 +305,30 @@ func contextFileErr(name, reason string) error {
 	return &agenterr.Error{Kind: agenterr.Invalid, Field: "context_files", Value: name, Reason: reason}
 }
 
+// outsideLexically: abs (clean) is not under root, whatever is on disk.
+func outsideLexically(root, abs string) bool {
+	rel, err := filepath.Rel(root, abs)
+	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 func contextFileSection(ws *workspace.Workspace, p string) (name, text string, err error) {
-	real, err := ws.Resolve(p)
-	if err != nil {
-		return "", "", fmt.Errorf("context file %s: %w", p, err)
-	}
 	abs := p
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(ws.Root, abs)
 	}
-	name = ws.RelPath(filepath.Clean(abs))
+	abs = filepath.Clean(abs)
+	name = ws.RelPath(abs)
+	real, err := ws.Resolve(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && outsideLexically(ws.Root, abs):
+		// Say where it points before whether it exists: ../../etc/passwd
+		// is refused for where it is, not for being absent.
+		return "", "", fmt.Errorf("context file %s: %w: %s is outside %s; pass a path inside the workspace", p, workspace.ErrOutside, abs, ws.Root)
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "", contextFileErr(name, "there is no such file; pass a file of the workspace (relative to its root)")
+	case err != nil:
+		return "", "", fmt.Errorf("context file %s: %w", p, err)
+	}
 	if fi, err := os.Stat(real); err == nil && fi.IsDir() {
 		return "", "", contextFileErr(name, "it is a folder; pass the files inside it")
 	}

@@ -133,7 +133,9 @@ func TestAssemblePromptErrors(t *testing.T) {
 		in   Input
 		want []string
 	}{
-		{"traversal", Input{Task: task, ContextFiles: []string{"../../etc/passwd"}}, []string{"context file ../../etc/passwd"}},
+		{"traversal", Input{Task: task, ContextFiles: []string{"../../etc/passwd"}}, []string{"context file ../../etc/passwd", "outside the workspace"}},
+		{"traversal to nothing", Input{Task: task, ContextFiles: []string{"../../no/such/file"}}, []string{"context file ../../no/such/file", "outside the workspace"}},
+		{"missing", Input{Task: task, ContextFiles: []string{"src/nope.txt"}}, []string{`context_files "src/nope.txt": there is no such file`}},
 		{"absolute outside", Input{Task: task, ContextFiles: []string{outside}}, []string{outside, "outside the workspace"}},
 		{"symlink outside", Input{Task: task, ContextFiles: []string{"src/link.txt"}}, []string{"src/link.txt", "outside the workspace"}},
 		{"folder", Input{Task: task, ContextFiles: []string{"src"}}, []string{`context_files "src": it is a folder`}},
@@ -164,6 +166,14 @@ func TestAssemblePromptErrors(t *testing.T) {
 		_, err := Assemble(ctx, ws, Input{Task: task, ContextFiles: []string{f}, Getenv: noEnv})
 		if e := agenterr.As(err); e == nil || e.Kind != agenterr.Invalid || e.Field != "context_files" || e.Value != f {
 			t.Errorf("context file %s: %#v; want invalid context_files %q", f, e, f)
+		}
+	}
+	// Missing or outside the workspace: invalid input too (exit code 2), not a
+	// bare file-system error.
+	for _, f := range []string{"src/nope.txt", "../../etc/passwd", "../../no/such/file"} {
+		_, err := Assemble(ctx, ws, Input{Task: task, ContextFiles: []string{f}, Getenv: noEnv})
+		if k := agenterr.KindOf(err); k != agenterr.Invalid {
+			t.Errorf("context file %s: kind %v (%v); want invalid", f, k, err)
 		}
 	}
 	_, err := Assemble(ctx, ws, Input{Task: task, Mode: "wizard", Getenv: noEnv})

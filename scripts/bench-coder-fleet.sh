@@ -32,7 +32,7 @@ for t in go curl jq hyperfine; do command -v "$t" >/dev/null || { echo "needs $t
 
 tags="${BENCH_TAGS-netgo,osusergo}"
 bin="$work/agentinfra"
-(cd "$repo" && go build -tags "$tags" -o "$bin" ./cmd/agentinfra && go build -o "$work/fakecoder" ./internal/testing/fakecoder)
+(cd "$repo" && go build -tags "$tags" -o "$work/" ./cmd/agentinfra ./cmd/agentinfra/agentinfra-full && go build -o "$work/fakecoder" ./internal/testing/fakecoder)
 
 # The fake Coder: $agents ready workspaces of the token's user (plus two of
 # someone else's, which owner:me must leave out), with agent metadata.

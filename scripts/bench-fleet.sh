@@ -27,7 +27,7 @@ bin="$work/agentinfra"
 for t in go git jq hyperfine; do command -v "$t" >/dev/null || { echo "needs $t" >&2; exit 1; }; done
 
 tags="${BENCH_TAGS-netgo,osusergo}"
-(cd "$repo" && go build -tags "$tags" -o "$bin" ./cmd/agentinfra)
+(cd "$repo" && go build -tags "$tags" -o "$work/" ./cmd/agentinfra ./cmd/agentinfra/agentinfra-full) # agentinfra hands agent commands to agentinfra-full
 mkdir -p "$work/tools/node_modules/.bin"
 (cd "$repo" && go build -o "$work/tools/node_modules/.bin/gemini" ./internal/testing/agentstub/stub)
 

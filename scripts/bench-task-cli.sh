@@ -40,7 +40,7 @@ tags="${BENCH_TAGS-netgo,osusergo}"
 mkdir -p "$work/hello"
 printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' > "$work/hello/main.go"
 (cd "$work/hello" && printf 'module hello\n' > go.mod && go build -o "$work/hello-world" .)
-(cd "$repo" && AGENTINFRA_BENCH_WS="$ws" AGENTINFRA_BENCH_ROWS="$rows" go test ./cmd/agentinfra -run TestWriteBenchWorkspace -count=1 >/dev/null)
+(cd "$repo" && AGENTINFRA_BENCH_WS="$ws" AGENTINFRA_BENCH_ROWS="$rows" go test ./cmd/agentinfra/internal/cli -run TestWriteBenchWorkspace -count=1 >/dev/null)
 id="$(printf '%06x' $(( (rows / 2 * 7919 + 1) % 0xffffff )))" # testmatrix.ID(rows/2)
 cd "$ws"
 matrix=.agent/DEVELOPMENT_MATRIX.md

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/zalando/go-keyring"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Where tokens come from.
@@ -31,8 +33,10 @@ type Tokens struct {
 	AppFrom, BotFrom string
 }
 
-// ErrNoTokens: neither the environment nor the keyring has a token.
-var ErrNoTokens = errors.New("no Slack tokens")
+// ErrNoTokens: neither the environment nor the keyring has a token. It is
+// of the unavailable kind (exit code 6): Slack cannot be reached until the
+// tokens are set.
+var ErrNoTokens = agenterr.New(agenterr.Unavailable, "no Slack tokens")
 
 // TokenSource reads tokens: the environment first, then the OS keyring,
 // each keyring call under Timeout.

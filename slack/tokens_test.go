@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/zalando/go-keyring"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -40,6 +42,9 @@ func TestNoTokensNamesBoth(t *testing.T) {
 	_, err := TokenSource{Getenv: env(nil)}.Load(context.Background())
 	if !errors.Is(err, ErrNoTokens) || !strings.Contains(err.Error(), EnvAppToken) || !strings.Contains(err.Error(), EnvBotToken) || !strings.Contains(err.Error(), "keyring") {
 		t.Fatalf("%v", err)
+	}
+	if agenterr.ExitCode(err) != 6 {
+		t.Errorf("exit code %d for missing tokens; want 6 (unavailable)", agenterr.ExitCode(err))
 	}
 }
 

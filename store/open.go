@@ -11,9 +11,10 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/agentinfra/agentinfra/internal/atomicfile"
+	"github.com/agentinfra/agentinfra/internal/stateignore"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -39,6 +40,10 @@ type Options struct {
 	// PollInterval is how often Changes looks for other processes' commits
 	// (0 = 50 ms).
 	PollInterval time.Duration
+	// BusyTimeout is how long a statement waits for another process's
+	// write lock (0 = 15 s); a write transaction waits up to beginTries of
+	// them.
+	BusyTimeout time.Duration
 }
 
 // Store is an open database. It is safe for concurrent use by goroutines;
@@ -73,17 +78,7 @@ func OpenWorkspace(ctx context.Context, ws *workspace.Workspace, opts Options) (
 // WriteIgnore makes git ignore agentDir/state (the database and its WAL)
 // with a .gitignore of its own, so no repository file needs editing.
 // Idempotent; created says whether it wrote the file.
-func WriteIgnore(agentDir string) (created bool, err error) {
-	dir := filepath.Join(agentDir, "state")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return false, err
-	}
-	p := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(p); err == nil {
-		return false, nil
-	}
-	return true, atomicfile.Write(p, []byte("# agentinfra state (supervised sessions, approvals, audit log): local to this machine\n*\n"))
-}
+func WriteIgnore(agentDir string) (created bool, err error) { return stateignore.State(agentDir) }
 
 // Open opens the database at path, creating it and migrating its schema to
 // the current version when needed.
@@ -104,7 +99,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 50 * time.Millisecond
 	}
-	db, err := sql.Open("sqlite", dsn(abs))
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = busyTimeout
+	}
+	db, err := sql.Open("sqlite", dsn(abs, opts.BusyTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("open the database %s: %w", abs, err)
 	}
@@ -125,9 +123,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // a power cut too), and BEGIN IMMEDIATE for write transactions (a
 // transaction that will write takes the lock first, so it never fails with
 // SQLITE_BUSY half-way when upgrading from a read).
-func dsn(path string) string {
+func dsn(path string, busy time.Duration) string {
 	q := url.Values{}
-	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	q.Set("_busy_timeout", fmt.Sprint(busy.Milliseconds()))
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "FULL")
 	q.Set("_foreign_keys", "1")
@@ -149,7 +147,7 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	t, err := s.db.BeginTx(ctx, nil)
+	t, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin a transaction on %s: %w", s.path, err)
 	}
@@ -161,6 +159,30 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return fmt.Errorf("commit to %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// beginTries is how many busy timeouts a write transaction waits for the
+// write lock before it gives up.
+const beginTries = 4
+
+// begin starts a write transaction. SQLite's busy handler polls with
+// sleeps, which is not fair between processes: under a burst of writers
+// (a purge, many deciders, a loaded machine) one can miss the lock for a
+// whole busy timeout while others take turns. Nothing has happened when
+// BEGIN IMMEDIATE fails busy, so it is tried again, up to beginTries busy
+// timeouts in all, before "database is locked" reaches the person.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	for try := 1; ; try++ {
+		t, err := s.db.BeginTx(ctx, nil)
+		if err == nil || try == beginTries || !isBusy(err) || ctx.Err() != nil {
+			return t, err
+		}
+	}
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // ms is t in Unix milliseconds (how the database keeps times).

@@ -1,56 +1,17 @@
 // Command agentinfra manages a repository's .agent/ directory: the task matrix,
 // task folders, skills, agent modes, prompts, dispatch, and the MCP server.
+//
+// This binary links what the light commands need (task, validate, prompt,
+// skill, mode, model, init, hook, migrate...); the commands that reach the
+// supervision database, the MCP SDK, Slack or the web console are listed
+// here and run by agentinfra-full (./agentinfra-full), which this one
+// replaces itself with (execve). See internal/cli's full_binary.go.
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"runtime/debug"
-	"syscall"
 
-	"github.com/agentinfra/agentinfra/task"
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 )
 
-func main() {
-	// Most commands live for milliseconds and allocate a few MiB parsing the
-	// matrix: collecting that garbage costs more than it saves. serve resets it.
-	debug.SetGCPercent(400)
-	// The handler is in place before any command starts: a server (serve,
-	// metadata serve) told to stop right after it answered must stop cleanly,
-	// not die of the signal (installing it on a goroutine saved ~0.15 ms of
-	// start-up but lost such signals under load).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], defaultFactory())
-	stop()
-	os.Exit(code)
-}
-
-// run executes the CLI and maps errors to exit codes: 0 ok, 2 usage, else
-// the error kind's (reportError).
-func run(ctx context.Context, args []string, f *Factory) (code int) {
-	defer func() {
-		if r := recover(); r != nil {
-			err, ok := mappedFault(r)
-			if !ok {
-				panic(r)
-			}
-			fmt.Fprintln(f.IO.ErrOut, "error:", err)
-			code = 1
-		}
-	}()
-	root := newRootCmd(f)
-	root.SetArgs(args)
-	// Who runs the command: every task write records it (the status log,
-	// the change's event).
-	ctx = task.WithActor(ctx, task.ActorFromEnv(f.Getenv))
-	// What a write noticed on the way (a leftover of a killed command it
-	// rolled back) goes to stderr, whatever the command.
-	ctx = task.WithNotify(ctx, func(msg string) { fmt.Fprintln(f.IO.ErrOut, "warning:", msg) })
-	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return 0
-	}
-	return reportError(f.IO.ErrOut, cmd, err, wantsJSON(cmd, args))
-}
+func main() { os.Exit(cli.Main(nil)) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -103,24 +104,36 @@ func TestCollectorAnswersACanceledCallerAtOnce(t *testing.T) {
 
 func TestCollectAllRunsWorkspacesInParallel(t *testing.T) {
 	bin := taskBin(t)
+	// Each of the 8 fields (2 in each of 4 workspaces) marks its arrival,
+	// then waits until all 8 have arrived: collected in parallel they all
+	// pass the barrier; collected one at a time the first one waits alone
+	// until its timeout, and its value is an error.
+	barrier := t.TempDir()
+	field := func(ws int, name, last string) string {
+		return "  " + name + ":\n    meta: {}\n    cmds:\n" +
+			"      - touch " + barrier + "/" + strconv.Itoa(ws) + "-" + name + "\n" +
+			"      - 'n=0; while [ $(ls " + barrier + " | wc -l) -lt 8 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done; [ $(ls " + barrier + " | wc -l) -ge 8 ]'\n" +
+			"      - " + last + "\n"
+	}
 	var dirs []string
-	for range 4 {
-		dirs = append(dirs, workspaceWith(t, "  a:\n    meta: {}\n    cmds: [sleep 1, pwd]\n  b:\n    meta: {}\n    cmds: [sleep 1, echo b]\n"))
+	for i := range 4 {
+		dirs = append(dirs, workspaceWith(t, field(i, "a", "pwd")+field(i, "b", "echo b")))
 	}
 	dirs = append(dirs, t.TempDir()) // no Taskfile
-	c := NewCollector(Options{TaskBinary: bin})
-	t0 := time.Now()
+	c := NewCollector(Options{TaskBinary: bin, Timeout: 40 * time.Second})
 	out := c.CollectAll(context.Background(), dirs, AllFields)
-	took := time.Since(t0)
 	for i, d := range dirs[:4] {
 		if got := val(out[i].Fields["a"]); got != d {
-			t.Errorf("workspace %d: a = %q, want it run in %s", i, got, d)
+			t.Errorf("workspace %d: a = %q (%+v), want it run in %s: the fields did not all run at once", i, got, out[i].Fields["a"], d)
+		}
+		if got := val(out[i].Fields["b"]); got != "b" {
+			t.Errorf("workspace %d: b = %q (%+v): the fields did not all run at once", i, got, out[i].Fields["b"])
 		}
 	}
 	if out[4].Count() != 0 {
 		t.Errorf("no Taskfile: %+v", out[4])
 	}
-	if took > 4*time.Second { // serial: 8s
-		t.Errorf("took %v: the 8 one-second fields must overlap", took)
+	if n, _ := os.ReadDir(barrier); len(n) != 8 {
+		t.Errorf("%d fields arrived at the barrier, want 8", len(n))
 	}
 }

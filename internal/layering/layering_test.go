@@ -22,7 +22,7 @@ func isFake(pkg string) bool {
 // isAdapter reports whether a package is an adapter (the CLI, the MCP
 // server): no dev binary imports one.
 func isAdapter(pkg string) bool {
-	return pkg == module+"/cmd/agentinfra" || pkg == module+"/mcpserver"
+	return pkg == module+"/cmd/agentinfra" || strings.HasPrefix(pkg, module+"/cmd/agentinfra/") || pkg == module+"/mcpserver"
 }
 
 // goList runs go list in the module and returns its lines.
@@ -88,6 +88,52 @@ func TestIsFake(t *testing.T) {
 	} {
 		if isFake(p) != want {
 			t.Errorf("isFake(%s) = %v", p, !want)
+		}
+	}
+}
+
+// heavyDeps are the packages whose start-up the light commands must not pay
+// (issue 21): the supervision database, the MCP SDK, Slack, the console's
+// browser driver (which only the console's tests link today). Only
+// agentinfra-full may link them.
+var heavyDeps = []string{"modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk", "github.com/slack-go/slack", "github.com/chromedp/"}
+
+// isHeavy reports whether pkg is one of heavyDeps or under one.
+func isHeavy(pkg string) bool {
+	for _, h := range heavyDeps {
+		if pkg == strings.TrimSuffix(h, "/") || strings.HasPrefix(pkg, strings.TrimSuffix(h, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// The binary people install, cmd/agentinfra, links none of heavyDeps: Go runs
+// every linked package's init in every process, so the light commands (task,
+// validate, prompt...) would pay for them; agentinfra-full, which links
+// them, runs the rest (cmd/agentinfra/internal/cli's full_binary.go).
+func TestLightBinaryLinksNoHeavyPackage(t *testing.T) {
+	deps := goList(t, "-deps", "./cmd/agentinfra")
+	if len(deps) < 50 {
+		t.Fatalf("go list -deps ./cmd/agentinfra: %d packages: not the binary this test knows", len(deps))
+	}
+	for _, dep := range deps {
+		if isHeavy(dep) {
+			t.Errorf("cmd/agentinfra links %s (go list -deps ./cmd/agentinfra); move the command that needs it to cmd/agentinfra/internal/full", dep)
+		}
+	}
+	// The rule has teeth: agentinfra-full links each of them (chromedp aside).
+	full := map[string]bool{}
+	for _, dep := range goList(t, "-deps", "./cmd/agentinfra/agentinfra-full") {
+		for _, h := range heavyDeps {
+			if isHeavy(dep) && strings.HasPrefix(dep, strings.TrimSuffix(h, "/")) {
+				full[h] = true
+			}
+		}
+	}
+	for _, h := range heavyDeps[:3] {
+		if !full[h] {
+			t.Errorf("agentinfra-full does not link %s: the list of heavy packages is out of date", h)
 		}
 	}
 }

@@ -17,13 +17,15 @@
   }
 
   // morph puts html into region, keeping the elements whose data-key and
-  // data-ver did not change (what a person is typing or has unfolded stays).
+  // data-ver did not change (what a person is typing or has unfolded stays);
+  // an element that changed is replaced, keeping what the person had typed,
+  // chosen or focused in its forms.
   function morph(region, html) {
     var tpl = document.createElement("template");
     tpl.innerHTML = html;
     var old = {};
     $$(":scope > [data-key]", region).forEach(function (el) { old[el.dataset.key] = el; });
-    var next = [];
+    var next = [], carried = [];
     Array.prototype.forEach.call(tpl.content.childNodes, function (n) {
       if (n.nodeType !== 1) return;
       var k = n.dataset.key;
@@ -31,9 +33,49 @@
         next.push(old[k]);
         return;
       }
+      if (k !== undefined && old[k]) carried.push(carryInput(old[k], n));
       next.push(n);
     });
     region.replaceChildren.apply(region, next);
+    carried.forEach(function (f) {
+      if (!f) return;
+      f.el.focus();
+      try { f.el.setSelectionRange(f.start, f.end); } catch (_) {} // not a text field
+    });
+  }
+
+  // controlKey names a form control across renderings: its form's action,
+  // its name, and a radio's or checkbox's value.
+  function controlKey(el) {
+    var box = el.type === "radio" || el.type === "checkbox";
+    var f = el.closest("form");
+    return (f ? f.getAttribute("action") : "") + "|" + el.name + "|" + (box ? el.value : "");
+  }
+
+  // carryInput copies what a person changed in from's controls to the same
+  // controls of to, and returns the control of to to focus with its caret
+  // (or null).
+  function carryInput(from, to) {
+    var byKey = {};
+    $$("input[name], select[name], textarea[name]", to).forEach(function (el) { byKey[controlKey(el)] = el; });
+    var focus = null;
+    $$("input[name], select[name], textarea[name]", from).forEach(function (el) {
+      var t = byKey[controlKey(el)];
+      if (!t) return;
+      if (el === document.activeElement) {
+        focus = { el: t, start: null, end: null };
+        try { focus.start = el.selectionStart; focus.end = el.selectionEnd; } catch (_) {}
+      }
+      if (el.type === "radio" || el.type === "checkbox") {
+        if (el.checked !== el.defaultChecked) t.checked = el.checked;
+      } else if (el.tagName === "SELECT") {
+        var changed = Array.prototype.some.call(el.options, function (o) { return o.selected !== o.defaultSelected; });
+        if (changed) t.value = el.value;
+      } else if (el.value !== el.defaultValue) {
+        t.value = el.value;
+      }
+    });
+    return focus;
   }
 
   var busy = new Map();
@@ -138,10 +180,19 @@
     var card = e.target.closest && e.target.closest(".tcard");
     if (card) e.dataTransfer.setData("text/plain", card.dataset.id);
   });
+  // The column under the card is outlined while it is dragged over it.
+  function dropTarget(col) {
+    $$(".col.drop-target").forEach(function (c) { if (c !== col) c.classList.remove("drop-target"); });
+    if (col) col.classList.add("drop-target");
+  }
   document.addEventListener("dragover", function (e) {
-    if (e.target.closest && e.target.closest(".col")) e.preventDefault();
+    var col = e.target.closest && e.target.closest(".col");
+    if (col) e.preventDefault();
+    dropTarget(col);
   });
+  document.addEventListener("dragend", function () { dropTarget(null); });
   document.addEventListener("drop", function (e) {
+    dropTarget(null);
     var col = e.target.closest && e.target.closest(".col");
     var id = e.dataTransfer.getData("text/plain");
     if (!col || !id) return;

@@ -2,7 +2,8 @@
 // selects what it does; it ignores its arguments except for recording them.
 //
 //	ok       print a gemini stream-json session that succeeds (STUB_RESPONSE),
-//	         after STUB_SLEEP_MS milliseconds
+//	         after STUB_SLEEP_MS milliseconds, and once the file STUB_GATE
+//	         exists when it is set (a test holds the run busy until then)
 //	hang     start a grandchild in the same process group (pid to STUB_PIDFILE),
 //	         print one event, then sleep forever; both ignore SIGTERM when
 //	         STUB_IGNORE_TERM=1
@@ -57,6 +58,14 @@ func main() {
 	case "ok":
 		if ms, _ := strconv.Atoi(os.Getenv("STUB_SLEEP_MS")); ms > 0 {
 			time.Sleep(time.Duration(ms) * time.Millisecond)
+		}
+		if gate := os.Getenv("STUB_GATE"); gate != "" {
+			for {
+				if _, err := os.Stat(gate); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 		session(w)
 	case "hang":

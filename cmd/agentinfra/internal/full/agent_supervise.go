@@ -1,0 +1,25 @@
+package full
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/fleet"
+)
+
+// NewCmdAgentSupervise is the supervisor of one run, started detached by
+// agent start (and by the MCP server); not for people.
+func NewCmdAgentSupervise(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:    "supervise NAME RUN",
+		Short:  "Run and record one agent run (started by agent start)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := f.Workspace()
+			if err != nil {
+				return err
+			}
+			return fleet.Supervise(cmd.Context(), ws, args[0], args[1], fleet.Options{Now: f.Now})
+		},
+	}
+}

@@ -1,0 +1,149 @@
+package full
+
+// The inline prompt of a supervised dispatch: when the person who runs
+// `agentinfra dispatch --approval-mode ask` is at a terminal, each request
+// of the run's session is shown on stderr and answered there (y, or n with
+// a reason). The same request can be answered from another terminal
+// (`agentinfra approve ID`): the store's compare-and-set keeps one answer,
+// and the prompt says who answered when it was not this one.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision/supervised"
+)
+
+// inlinePrompt follows the session of sup until ctx is done, asking on
+// ios about every pending request. who decides is the session's owner.
+func inlinePrompt(ctx context.Context, ios *cli.IOStreams, sup *supervised.Run, lines <-chan string) {
+	st, ses := sup.Store(), sup.Session()
+	changes, err := st.Changes(ctx)
+	if err != nil {
+		fmt.Fprintf(ios.ErrOut, "agentinfra: the inline prompt is off (%v): answer with `agentinfra approve ID` / `agentinfra reject ID --reason TEXT`\n", err)
+		return
+	}
+	asked := map[int64]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+		}
+		reqs, err := st.Requests(ctx, ses.ID)
+		if err != nil {
+			continue
+		}
+		for _, r := range reqs {
+			if r.Status != store.StatusPending || asked[r.ID] {
+				continue
+			}
+			asked[r.ID] = true
+			askInline(ctx, ios, st, ses, r, lines, changes)
+		}
+	}
+}
+
+// askInline shows one request and waits for an answer typed here, or for
+// the request to be decided elsewhere (or withdrawn, or expired).
+func askInline(ctx context.Context, ios *cli.IOStreams, st *store.Store, ses store.Session, r store.Request, lines <-chan string, changes <-chan struct{}) {
+	w := ios.ErrOut
+	fmt.Fprintf(w, "\n? request %d (risk %s): %s\n", r.ID, r.Risk, r.Title)
+	if r.Command != "" {
+		fmt.Fprintf(w, "  command: %s\n", r.Command)
+	}
+	if r.File != "" {
+		fmt.Fprintf(w, "  file:    %s\n", r.File)
+	}
+	if r.Diff != "" {
+		for _, l := range strings.Split(strings.TrimRight(r.Diff, "\n"), "\n") {
+			fmt.Fprintf(w, "  | %s\n", l)
+		}
+	}
+	if r.URL != "" {
+		fmt.Fprintf(w, "  url:     %s\n", r.URL)
+	}
+	prompt := func() {
+		fmt.Fprintf(w, "  approve? y = yes, n REASON = no (or elsewhere: agentinfra approve %d / reject %d --reason TEXT) > ", r.ID, r.ID)
+	}
+	prompt()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(w)
+			return
+		case <-changes:
+			cur, err := st.Request(ctx, r.ID)
+			if err == nil && cur.Status != store.StatusPending {
+				fmt.Fprintf(w, "\n  request %d was %s%s\n", r.ID, cur.Status, decidedBy(cur))
+				return
+			}
+		case line, ok := <-lines:
+			if !ok {
+				fmt.Fprintf(w, "\n  (no more input: answer with agentinfra approve %d / reject %d)\n", r.ID, r.ID)
+				return
+			}
+			approve, reason, valid := parseAnswer(line)
+			if !valid {
+				prompt()
+				continue
+			}
+			_, err := st.Decide(context.WithoutCancel(ctx), store.Decision{RequestID: r.ID, Approve: approve, By: ses.Owner, Surface: store.SurfaceTerminal, Reason: reason})
+			var de *store.DecidedError
+			switch {
+			case errors.As(err, &de):
+				fmt.Fprintf(w, "  %v\n", err) // decided elsewhere first
+			case err != nil:
+				fmt.Fprintf(w, "  could not decide: %v\n", err)
+			case approve:
+				fmt.Fprintf(w, "  approved\n")
+			default:
+				fmt.Fprintf(w, "  rejected\n")
+			}
+			return
+		}
+	}
+}
+
+func decidedBy(r store.Request) string {
+	if r.DecidedBy == "" {
+		return ""
+	}
+	return fmt.Sprintf(" via %s by %s", r.Surface, store.Handle(r.DecidedBy))
+}
+
+// parseAnswer reads "y", "yes", "n", "no", "n because…", "no: because…".
+func parseAnswer(line string) (approve bool, reason string, ok bool) {
+	s := strings.TrimSpace(line)
+	word, rest, _ := strings.Cut(s, " ")
+	word = strings.TrimSuffix(strings.ToLower(word), ":")
+	switch word {
+	case "y", "yes":
+		return true, "", rest == ""
+	case "n", "no":
+		return false, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ":")), true
+	}
+	return false, "", false
+}
+
+// lineReader delivers the lines of r; the channel closes at EOF. The
+// reading goroutine ends with the input (a terminal's: with the process).
+func lineReader(r io.Reader) <-chan string {
+	ch := make(chan string)
+	var once sync.Once
+	go func() {
+		defer once.Do(func() { close(ch) })
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}

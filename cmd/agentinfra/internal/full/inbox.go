@@ -1,0 +1,316 @@
+package full
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/store"
+)
+
+// InboxOptions is what `inbox` runs with.
+type InboxOptions struct {
+	IO  *cli.IOStreams
+	Env func(context.Context) (*supervisionEnv, error)
+	Now func() time.Time
+
+	Watch bool
+	JSON  bool
+}
+
+func NewCmdInbox(f *Factory, runF func(context.Context, *InboxOptions) error) *cobra.Command {
+	o := &InboxOptions{IO: f.IO, Env: f.supervision, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "inbox",
+		Short: "What supervised sessions wait for: approval requests, continuation prompts, stall alerts",
+		Long: `Lists the approval requests that wait for a person, across the workspace's
+supervised sessions, oldest first: what the agent asked (command, file, URL),
+its risk, the session and agent, and when it expires. Decide with
+'agentinfra approve ID' or 'agentinfra reject ID --reason TEXT'. Below them:
+the continuation prompts (p4: a turn ended short, with a question or on an
+error) and the stall alerts (s2: an agent went silent), answered with
+'agentinfra answer'.
+
+--watch keeps the list on screen and updates it as requests come and go (from
+any process); with --json it prints one JSON array per change.`,
+		Example: `  agentinfra inbox
+  agentinfra inbox --watch
+  agentinfra inbox --json
+  agentinfra inbox show 12`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return inboxRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.Watch, "watch", false, "keep watching and update the list on every change")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the requests as a JSON array (one per change with --watch)")
+	cmd.AddCommand(NewCmdInboxShow(f, nil))
+	return cmd
+}
+
+func inboxRun(ctx context.Context, o *InboxOptions) error {
+	env, err := o.Env(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	var changes <-chan struct{}
+	if o.Watch {
+		if changes, err = env.st.Changes(ctx); err != nil {
+			return err
+		}
+	}
+	for {
+		pending, err := env.st.Pending(ctx)
+		if err != nil {
+			return err
+		}
+		prompts, err := env.st.PendingPrompts(ctx)
+		if err != nil {
+			return err
+		}
+		alerts, err := env.st.ActiveAlerts(ctx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case o.JSON:
+			items, err := inboxItems(pending, prompts, alerts)
+			if err != nil {
+				return err
+			}
+			if err := cli.WriteJSON(o.IO.Out, items); err != nil {
+				return err
+			}
+		default:
+			if o.Watch && o.IO.IsTTY {
+				fmt.Fprint(o.IO.Out, "\033[H\033[2J") // a fresh screen each time
+			}
+			if o.Watch {
+				fmt.Fprintf(o.IO.Out, "%s — %d pending (Ctrl-C to stop)\n", o.Now().Format("15:04:05"), len(pending))
+			}
+			writeInbox(o.IO.Out, pending, o.Now(), o.IO.Width)
+			writeWaiting(o.IO.Out, prompts, alerts, o.Now())
+		}
+		if !o.Watch {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-changes:
+			if !ok {
+				return nil
+			}
+		}
+	}
+}
+
+func writeInbox(w io.Writer, pending []store.PendingView, now time.Time, width int) {
+	if len(pending) == 0 {
+		fmt.Fprintln(w, "No pending requests.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tRISK\tSESSION\tAGENT\tOWNER\tAGE\tEXPIRES\tREQUEST")
+	limit := 80
+	if width > 60 {
+		limit = max(width-60, 30)
+	}
+	for _, p := range pending {
+		agent := p.CLI
+		if p.Agent != "" {
+			agent = p.Agent + " (" + p.CLI + ")"
+		}
+		if p.TaskID != "" {
+			agent += " " + p.TaskID
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Risk, p.SessionID, agent, store.Handle(p.Owner),
+			since(now, p.CreatedAt), expiry(now, p.ExpiresAt), mdtext.Shorten(oneLine(p.Title), limit))
+	}
+	tw.Flush()
+}
+
+// inboxItems is the JSON of the inbox: the approval requests as before
+// (each now with "type": "approval"), then the continuation prompts
+// ("type": "prompt", "ref": "p4") and the active stall alerts ("type":
+// "alert", "ref": "s2").
+func inboxItems(pending []store.PendingView, prompts []store.PromptView, alerts []store.AlertView) ([]map[string]any, error) {
+	items := []map[string]any{}
+	add := func(v any, typ, ref string) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		m["type"] = typ
+		if ref != "" {
+			m["ref"] = ref
+		}
+		items = append(items, m)
+		return nil
+	}
+	for _, p := range pending {
+		if err := add(p, "approval", ""); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range prompts {
+		if err := add(p, "prompt", fmt.Sprintf("p%d", p.ID)); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range alerts {
+		if err := add(a, "alert", fmt.Sprintf("s%d", a.ID)); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// writeWaiting lists the continuation prompts and stall alerts.
+func writeWaiting(w io.Writer, prompts []store.PromptView, alerts []store.AlertView, now time.Time) {
+	if len(prompts) > 0 {
+		fmt.Fprintln(w, "\nContinuation prompts (agentinfra answer pID continue|refine TEXT|stop):")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tKIND\tSESSION\tAGENT\tOWNER\tAGE\tEXPIRES\tTEXT")
+		for _, p := range prompts {
+			agent := p.CLI
+			if p.Agent != "" {
+				agent = p.Agent + " (" + p.CLI + ")"
+			}
+			fmt.Fprintf(tw, "p%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Kind, p.SessionID, agent, store.Handle(p.Owner),
+				since(now, p.CreatedAt), expiry(now, p.ExpiresAt), mdtext.Shorten(oneLine(p.Text), 60))
+		}
+		tw.Flush()
+	}
+	if len(alerts) > 0 {
+		fmt.Fprintln(w, "\nStall alerts (agentinfra answer sID nudge [TEXT]|dismiss|stop):")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tNUDGES\tSESSION\tAGENT\tOWNER\tSINCE\tLAST TOOL")
+		for _, a := range alerts {
+			agent := a.CLI
+			if a.Agent != "" {
+				agent = a.Agent + " (" + a.CLI + ")"
+			}
+			fmt.Fprintf(tw, "s%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Nudges, a.SessionID, agent, store.Handle(a.Owner),
+				since(now, a.RaisedAt), orDash(a.LastTool))
+		}
+		tw.Flush()
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func since(now, t time.Time) string { return now.Sub(t).Round(time.Second).String() }
+
+func expiry(now time.Time, t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	if d := t.Sub(now); d > 0 {
+		return "in " + d.Round(time.Second).String()
+	}
+	return "now"
+}
+
+// InboxShowOptions is what `inbox show` runs with.
+type InboxShowOptions struct {
+	IO  *cli.IOStreams
+	Env func(context.Context) (*supervisionEnv, error)
+	Now func() time.Time
+
+	ID   string
+	JSON bool
+}
+
+func NewCmdInboxShow(f *Factory, runF func(context.Context, *InboxShowOptions) error) *cobra.Command {
+	o := &InboxShowOptions{IO: f.IO, Env: f.supervision, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "One request in full: the command, the file and its diff, the URL, the decision",
+		Example: `  agentinfra inbox show 12
+  agentinfra inbox show 12 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return inboxShowRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the request as JSON")
+	return cmd
+}
+
+func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
+	id, err := parseID("request", o.ID)
+	if err != nil {
+		return err
+	}
+	env, err := o.Env(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	r, err := env.st.Request(ctx, id)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cli.WriteJSON(o.IO.Out, r)
+	}
+	ses, _ := env.st.Session(ctx, r.SessionID)
+	w := o.IO.Out
+	fmt.Fprintf(w, "Request %d: %s\n", r.ID, oneLine(r.Title))
+	fmt.Fprintf(w, "Status:   %s\n", r.Status)
+	fmt.Fprintf(w, "Risk:     %s\n", r.Risk)
+	fmt.Fprintf(w, "Session:  %d (%s, owner %s, %s)\n", ses.ID, ses.CLI, store.Handle(ses.Owner), ses.Workspace)
+	fmt.Fprintf(w, "Tool:     %s\n", r.Tool)
+	if r.Command != "" {
+		fmt.Fprintf(w, "Command:  %s\n", r.Command)
+	}
+	if r.File != "" {
+		fmt.Fprintf(w, "File:     %s\n", r.File)
+	}
+	if r.URL != "" {
+		fmt.Fprintf(w, "URL:      %s\n", r.URL)
+	}
+	fmt.Fprintf(w, "Asked:    %s (%s ago)\n", r.CreatedAt.Local().Format(time.RFC3339), since(o.Now(), r.CreatedAt))
+	fmt.Fprintf(w, "Expires:  %s\n", expiry(o.Now(), r.ExpiresAt))
+	if r.Status != store.StatusPending {
+		fmt.Fprintf(w, "Decided:  %s via %s by %s", r.Status, r.Surface, store.Handle(r.DecidedBy))
+		if r.DecidedAt != nil {
+			fmt.Fprintf(w, " at %s", r.DecidedAt.Local().Format(time.RFC3339))
+		}
+		fmt.Fprintln(w)
+		if r.Reason != "" {
+			fmt.Fprintf(w, "Reason:   %s\n", r.Reason)
+		}
+	}
+	if r.Diff != "" {
+		fmt.Fprintf(w, "\n%s", r.Diff)
+		if !strings.HasSuffix(r.Diff, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	if r.Status == store.StatusPending {
+		fmt.Fprintf(w, "\nDecide: agentinfra approve %d   |   agentinfra reject %d --reason TEXT\n", r.ID, r.ID)
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package full
+
+import (
+	"context"
+	"fmt"
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
+)
+
+// SessionOptions is what the session subcommands run with.
+type SessionOptions struct {
+	IO  *cli.IOStreams
+	Env func(context.Context) (*supervisionEnv, error)
+	Now func() time.Time
+
+	ID     string
+	All    bool
+	Reason string
+	JSON   bool
+}
+
+func NewCmdSession(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "Supervised sessions: list, show, pause, resume, stop",
+		Long: `A session is one supervised run of an agent CLI: its owner, workspace, status
+(created, active, paused, terminated, interrupted), mode and progress. Pausing
+stops the agent's processes where they are (SIGSTOP) until it is resumed;
+stopping ends the run (a pending request is interrupted).`,
+		Example: `  agentinfra session list
+  agentinfra session show 3
+  agentinfra session pause 3
+  agentinfra session stop 3 --reason "wrong task"`,
+	}
+	mk := func(use, short, example string, run func(context.Context, *SessionOptions) error, args cobra.PositionalArgs) *cobra.Command {
+		o := &SessionOptions{IO: f.IO, Env: f.supervision, Now: f.Now}
+		c := &cobra.Command{Use: use, Short: short, Example: example, Args: args,
+			RunE: func(cmd *cobra.Command, a []string) error {
+				if len(a) > 0 {
+					o.ID = a[0]
+				}
+				return run(cmd.Context(), o)
+			}}
+		c.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+		if use == "list" {
+			c.Flags().BoolVar(&o.All, "all", false, "include ended sessions")
+		}
+		if use == "stop ID" || use == "pause ID" {
+			c.Flags().StringVar(&o.Reason, "reason", "", "why (kept in the audit log)")
+		}
+		return c
+	}
+	cmd.AddCommand(
+		mk("list", "Sessions, newest first (live ones; --all for every one)", "  agentinfra session list\n  agentinfra session list --all --json", sessionListRun, cobra.NoArgs),
+		mk("show ID", "One session: status, progress, its requests and audit log", "  agentinfra session show 3\n  agentinfra session show 3 --json", sessionShowRun, cobra.ExactArgs(1)),
+		mk("pause ID", "Pause an active session (its agent stops where it is)", "  agentinfra session pause 3", sessionMove(store.SessionPaused), cobra.ExactArgs(1)),
+		mk("resume ID", "Resume a paused session", "  agentinfra session resume 3", sessionMove(store.SessionActive), cobra.ExactArgs(1)),
+		mk("stop ID", "Stop a session: its run ends, a pending request is interrupted", "  agentinfra session stop 3 --reason \"wrong task\"", sessionMove(store.SessionTerminated), cobra.ExactArgs(1)),
+		newCmdSessionWatchdog(f),
+		newCmdSessionPurge(f),
+	)
+	return cmd
+}
+
+func sessionListRun(ctx context.Context, o *SessionOptions) error {
+	env, err := o.Env(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	f := store.SessionFilter{}
+	if !o.All {
+		f.Statuses = []string{store.SessionCreated, store.SessionActive, store.SessionPaused}
+	}
+	ss, err := env.st.Sessions(ctx, f)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if ss == nil {
+			ss = []store.Session{}
+		}
+		return cli.WriteJSON(o.IO.Out, ss)
+	}
+	if len(ss) == 0 {
+		fmt.Fprintln(o.IO.Out, "No sessions.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tMODE\tCLI\tAGENT\tTASK\tOWNER\tLAST TOOL\tUPDATED")
+	for _, s := range ss {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, orDash(s.CLI), orDash(s.Agent), orDash(s.TaskID),
+			store.Handle(s.Owner), orDash(s.LastTool), since(o.Now(), s.UpdatedAt))
+	}
+	tw.Flush()
+	fmt.Fprintf(o.IO.Out, "%d live of max_concurrent_sessions %d\n", countLive(ss), env.conf.MaxConcurrentSessions)
+	return nil
+}
+
+func countLive(ss []store.Session) int {
+	n := 0
+	for _, s := range ss {
+		if s.Live() {
+			n++
+		}
+	}
+	return n
+}
+
+func sessionShowRun(ctx context.Context, o *SessionOptions) error {
+	id, err := parseID("session", o.ID)
+	if err != nil {
+		return err
+	}
+	env, err := o.Env(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	s, err := env.st.Session(ctx, id)
+	if err != nil {
+		return err
+	}
+	reqs, err := env.st.Requests(ctx, id)
+	if err != nil {
+		return err
+	}
+	evs, err := env.st.Audit(ctx, id)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cli.WriteJSON(o.IO.Out, struct {
+			store.Session
+			Requests []store.Request `json:"requests"`
+			Audit    []store.Event   `json:"audit"`
+		}{s, orEmpty(reqs), orEmpty(evs)})
+	}
+	w := o.IO.Out
+	fmt.Fprintf(w, "Session %d: %s (%s, mode %s)\n", s.ID, s.Status, s.CLI, s.Mode)
+	fmt.Fprintf(w, "Owner:     %s\nWorkspace: %s\n", store.Handle(s.Owner), s.Workspace)
+	if s.Agent != "" || s.TaskID != "" {
+		fmt.Fprintf(w, "Agent:     %s  Task: %s\n", orDash(s.Agent), orDash(s.TaskID))
+	}
+	fmt.Fprintf(w, "Last tool: %s\nProgress:  %s\n", orDash(s.LastTool), orDash(s.Progress))
+	if s.EndReason != "" {
+		fmt.Fprintf(w, "Ended:     %s\n", s.EndReason)
+	}
+	fmt.Fprintf(w, "\nRequests (%d):\n", len(reqs))
+	for _, r := range reqs {
+		fmt.Fprintf(w, "  %d  %-11s %-8s %s", r.ID, r.Status, r.Risk, mdtext.Shorten(oneLine(r.Title), 80))
+		if r.Status != store.StatusPending && r.Surface != "" {
+			fmt.Fprintf(w, "  (via %s by %s)", r.Surface, store.Handle(r.DecidedBy))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\nAudit log (%d):\n", len(evs))
+	for _, e := range evs {
+		fmt.Fprintf(w, "  %s  %-16s %-10s %s %s\n", e.At.Local().Format("15:04:05"), e.Action, e.Surface, store.Handle(e.Actor), mdtext.Shorten(string(e.Detail), 100))
+	}
+	return nil
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func sessionMove(to string) func(context.Context, *SessionOptions) error {
+	return func(ctx context.Context, o *SessionOptions) error {
+		id, err := parseID("session", o.ID)
+		if err != nil {
+			return err
+		}
+		env, err := o.Env(ctx)
+		if err != nil {
+			return err
+		}
+		defer env.Close()
+		s, err := supervision.MoveSession(ctx, env.st, env.conf, env.user, id, to, store.SurfaceTerminal, o.Reason)
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			return cli.WriteJSON(o.IO.Out, s)
+		}
+		fmt.Fprintf(o.IO.Out, "Session %d is %s.\n", s.ID, s.Status)
+		return nil
+	}
+}
+
+func contains(list []string, who string) bool {
+	for _, x := range list {
+		if x == who || x == "@"+who {
+			return true
+		}
+	}
+	return false
+}

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package main
-
-import "os"
-
-func readFileMapped(path string) ([]byte, error) { return os.ReadFile(path) }
-
-func mappedFault(r any) (error, bool) { return nil, false }
