@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/agentinfra/agentinfra/console"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/workspace"
-	"github.com/chromedp/chromedp"
 )
 
 // superviseEnv makes the test binary a fleet run's supervisor: the local

@@ -1,11 +1,11 @@
 package store
 
 import (
-	"github.com/agentinfra/agentinfra/agenterr"
-
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // ErrConsumed: an approved change was already applied (accept_diff twice).

@@ -1,13 +1,13 @@
 package store
 
 import (
-	"github.com/agentinfra/agentinfra/agenterr"
-
 	"context"
 	"database/sql"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Steering message statuses: queued → delivered | dropped.

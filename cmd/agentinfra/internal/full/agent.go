@@ -2,11 +2,11 @@ package full
 
 import (
 	"context"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/backends"
 )

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 )

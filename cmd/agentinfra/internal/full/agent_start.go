@@ -3,11 +3,11 @@ package full
 import (
 	"context"
 	"fmt"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/runner"
 )

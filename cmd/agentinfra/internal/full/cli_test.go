@@ -1,20 +1,20 @@
 package full
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"testing"
+	"time"
 
-	"bytes"
-	"context"
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
-	"strings"
-	"testing"
-	"time"
 )
 
 // The test helpers of package cli (cli_test.go, task_test.go...) that this

@@ -2,13 +2,14 @@ package full
 
 import (
 	"encoding/json"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 )
 
 // complete runs cobra's hidden __complete command in-process, as a shell's

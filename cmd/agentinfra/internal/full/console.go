@@ -3,13 +3,13 @@ package full
 import (
 	"context"
 	"fmt"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"net"
 	"os"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/console"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"

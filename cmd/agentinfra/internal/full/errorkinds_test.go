@@ -3,7 +3,6 @@ package full
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/mcpserver"
 	"github.com/agentinfra/agentinfra/workspace"

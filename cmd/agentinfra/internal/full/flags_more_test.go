@@ -2,11 +2,11 @@ package full
 
 import (
 	"context"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/fix"
 	"github.com/agentinfra/agentinfra/fleet"

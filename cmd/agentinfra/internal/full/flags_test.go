@@ -2,13 +2,14 @@ package full
 
 import (
 	"context"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 )
 
 // flagCase is one command line given to a NewCmdX: the Options it parses

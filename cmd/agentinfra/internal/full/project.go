@@ -3,11 +3,11 @@ package full
 import (
 	"context"
 	"fmt"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/fleet"
 )
 

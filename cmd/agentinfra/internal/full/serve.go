@@ -3,7 +3,6 @@ package full
 import (
 	"context"
 	"fmt"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/httpguard"
 	"github.com/agentinfra/agentinfra/mcpserver"
 	"github.com/agentinfra/agentinfra/task"

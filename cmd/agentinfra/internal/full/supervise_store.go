@@ -3,9 +3,9 @@ package full
 import (
 	"context"
 	"fmt"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"strconv"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/supervised"

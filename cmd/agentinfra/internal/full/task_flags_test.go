@@ -1,9 +1,9 @@
 package full
 
 import (
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/taskcontext"
