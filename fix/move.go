@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/internal/atomicfile"
-
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"

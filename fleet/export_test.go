@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/agentinfra/agentinfra/agentrun"
-
 	"github.com/agentinfra/agentinfra/workspace"
 )
 

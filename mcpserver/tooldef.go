@@ -12,11 +12,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentinfra/agentinfra/agenterr"
-	"github.com/agentinfra/agentinfra/matrix"
-
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/matrix"
 )
 
 // StringList is a list of strings in tool input. Clients send a JSON array;

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/agentinfra/agentinfra/handoff"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/handoff"
 )
 
 func (s *Server) registerTools() error {

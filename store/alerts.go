@@ -1,13 +1,13 @@
 package store
 
 import (
-	"github.com/agentinfra/agentinfra/agenterr"
-
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Stall alert statuses: pending → nudged | self_recovered | escalated |

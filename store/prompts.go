@@ -1,13 +1,13 @@
 package store
 
 import (
-	"github.com/agentinfra/agentinfra/agenterr"
-
 	"context"
 	"database/sql"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Continuation prompt kinds: why the operator is asked when a turn ends.

@@ -9,11 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/workspace"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // readmeLinks returns the Markdown links and images of src (reference links

@@ -15,8 +15,6 @@
 package checkpoint
 
 import (
-	"github.com/agentinfra/agentinfra/agenterr"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -28,6 +26,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/store"
 )
 
