@@ -15,11 +15,13 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // ErrOutside is a file path that leaves the workspace ("..", an absolute
-// path elsewhere, a symlink out) or names git's own folder.
-var ErrOutside = agenterr.New(agenterr.Invalid, "path outside the workspace")
+// path elsewhere, a symlink out) or names git's own folder: the
+// workspace's one error for it, so every caller can test for the same.
+var ErrOutside = workspace.ErrOutside
 
 // ErrPatchConflict: the file is no longer what the diff was approved for.
 var ErrPatchConflict = agenterr.New(agenterr.Conflict, "patch_conflict")
