@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentinfra/agentinfra/events"
@@ -53,6 +54,10 @@ type Server struct {
 	tpl  *templates
 	mux  *http.ServeMux
 	ctx  context.Context
+	// watchers are the goroutines that feed the bus; Serve waits for them
+	// after ctx ends, so nothing writes in the workspace (the fleet
+	// watcher's folders) once the console has returned.
+	watchers sync.WaitGroup
 }
 
 // New prepares a console and starts what feeds its live updates (until ctx
@@ -91,9 +96,9 @@ func New(ctx context.Context, o Options) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("watch the matrix: %w", err)
 		}
-		go func() { <-ctx.Done(); mw.Close() }()
+		s.watchers.Go(func() { <-ctx.Done(); mw.Close() })
 		if w, ok := o.Fleet.(fleet.Watcher); ok {
-			go w.Watch(ctx, o.Bus, time.Second)
+			s.watchers.Go(func() { w.Watch(ctx, o.Bus, time.Second) })
 		}
 	}
 	s.routes()
@@ -144,8 +149,13 @@ func Guard(h http.Handler) http.Handler { return httpguard.Handler(h, httpguard.
 
 // Serve serves the console on ln until ctx ends.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	return httpguard.Serve(ctx, ln, s, httpguard.Options{}, 2*time.Second)
+	err := httpguard.Serve(ctx, ln, s, httpguard.Options{}, 2*time.Second)
+	s.Wait()
+	return err
 }
+
+// Wait waits for the watchers New started; they end with New's context.
+func (s *Server) Wait() { s.watchers.Wait() }
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
