@@ -187,6 +187,27 @@ func steady(t *testing.T, ctx context.Context, what string, steps ...chromedp.Ac
 	}
 }
 
+// clickUntil clicks sel until want is visible: a live refresh that
+// replaces the button between the mouse's press and its release swallows
+// the click without an error (the page never changes), so after a while
+// without want the person clicks again — as people do.
+func clickUntil(t *testing.T, ctx context.Context, what, sel, want string) {
+	t.Helper()
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		steady(t, ctx, what, click(sel))
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = chromedp.Do(wctx, visible(want))
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s: %s never showed: %v", what, want, err)
+	}
+}
+
 func staleNode(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "Could not find node with given id") || strings.Contains(s, "No node with given id")

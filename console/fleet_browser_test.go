@@ -128,7 +128,7 @@ func TestBrowserFleetCreateStartStop(t *testing.T) {
 
 	stop := func(what string) {
 		t.Helper()
-		steady(t, ctx, what, click(card+` form[action="/fleet/papi/stop"] button`), visible(card+` .st-idle`))
+		clickUntil(t, ctx, what, card+` form[action="/fleet/papi/stop"] button`, card+` .st-idle`)
 		if got := textOf(t, ctx, card+` .current`); !strings.Contains(got, "No current task") {
 			t.Fatalf("after the stop papi's current task reads %q", got)
 		}

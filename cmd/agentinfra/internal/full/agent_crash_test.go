@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -338,15 +339,22 @@ func (r *agentCrashRig) orphanRunFiles(cur *struct {
 	if cur != nil {
 		known[cur.ID] = true
 	}
-	// The history is in the store (schema v3): ask for it as a user would.
-	var h struct {
-		Tasks []struct {
-			ID string `json:"id"`
-		} `json:"tasks"`
-	}
-	r.json(&h, "agent", "history", "papi", "--page-size", "100")
-	for _, run := range h.Tasks {
-		known[run.ID] = true
+	// The history is in the store (schema v3): ask for it as a user would,
+	// every page (the stress run makes over 250 runs; a page holds 100).
+	for page := 1; ; page++ {
+		var h struct {
+			Tasks []struct {
+				ID string `json:"id"`
+			} `json:"tasks"`
+			TotalPages int `json:"total_pages"`
+		}
+		r.json(&h, "agent", "history", "papi", "--page-size", "100", "--page", strconv.Itoa(page))
+		for _, run := range h.Tasks {
+			known[run.ID] = true
+		}
+		if page >= h.TotalPages {
+			break
+		}
 	}
 	var out []string
 	ents, _ := os.ReadDir(filepath.Join(dir, "runs"))
