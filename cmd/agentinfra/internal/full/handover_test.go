@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,5 +169,52 @@ func TestLightBinaryWithoutFullBinary(t *testing.T) {
 	}
 	if code, out, errOut := runBin(t, root, env, bin, "task", "list", "--status", "TODO"); code != 0 || !strings.Contains(out, "a1b2c3") {
 		t.Errorf("task list without agentinfra-full: exit %d %q %q", code, out, errOut)
+	}
+}
+
+// The hand-over never makes the process look dead: an execve from a thread
+// other than the main one first ends the thread-group leader, and for that
+// moment /proc/PID/stat says Z — the fleet's reaper then took a supervisor
+// in its hand-over for gone and interrupted its run (seen under -race). The
+// light binary execs from the main thread, so a watcher polling the pid
+// never sees a zombie that comes back to life.
+func TestLightBinaryHandOffNeverLooksDead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	bin := taskBinary(t)
+	root := fixtureWS(t)
+	want, _ := filepath.EvalSymlinks(filepath.Join(filepath.Dir(bin), cli.FullBinary))
+	for i := range 20 {
+		cmd := exec.Command(bin, "serve")
+		cmd.Dir, cmd.Env = root, []string{"HOME=" + root, "PATH="}
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pid := strconv.Itoa(cmd.Process.Pid)
+		zombie := false
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+			if err != nil {
+				continue
+			}
+			s := string(stat)
+			if j := strings.LastIndexByte(s, ')'); j > 0 && j+2 < len(s) && s[j+2] == 'Z' {
+				zombie = true
+			}
+			if got, _ := os.Readlink(filepath.Join("/proc", pid, "exe")); got == want {
+				break
+			}
+		}
+		stdin.Close()
+		cmd.Wait()
+		if zombie {
+			t.Fatalf("run %d: pid %s showed as a zombie during the hand-over to agentinfra-full", i+1, pid)
+		}
 	}
 }
