@@ -7,7 +7,9 @@
 //	fleet:     the fleet's defaults                        → Fleet (package fleet)
 //	projects:  the projects agents work in                 → []Project (package fleet)
 //	coder:     the Coder backend                           → Coder (package fleet/coder)
-//	supervision: supervised sessions                       → Supervision (package supervision)
+//	supervision: supervised sessions and keeping them moving → Supervision
+//	           (packages supervision, supervision/keepmoving)
+//	slack:     the Slack app                               → Slack (package slack)
 //
 // and the one environment variable that tunes a service, the matrix lock's
 // timeout ($AGENTINFRA_LOCK_TIMEOUT), read through the caller's getenv.
@@ -30,8 +32,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -67,6 +69,7 @@ type Config struct {
 	fleet       Fleet
 	coder       Coder
 	supervision Supervision
+	slack       Slack
 	sections    map[string]error // a section's error, by section name
 }
 
@@ -95,6 +98,9 @@ func (c *Config) Supervision() (Supervision, error) {
 	return c.supervision, c.sections["supervision"]
 }
 
+// Slack is the slack section.
+func (c *Config) Slack() (Slack, error) { return c.slack, c.sections["slack"] }
+
 // loads counts the config files read by this process.
 var loads atomic.Int64
 
@@ -104,14 +110,11 @@ func Loads() int64 { return loads.Load() }
 
 // Load reads and decodes root's .agent/config.yaml. getenv reads the
 // environment (nil: none) for $AGENTINFRA_LOCK_TIMEOUT and the HOME of a
-// `~/` path; read reads the file (nil: os.ReadFile; the workspace passes
-// its ReadFile, which refuses a link out of it and anything but a regular
-// file). A missing file is the defaults; an unreadable file or one that is
-// not YAML is an error.
+// `~/` path; read reads the file: the workspace passes its ReadFile, which
+// refuses a link out of it and anything but a regular file (package config
+// cannot import workspace, which imports it). A missing file is the
+// defaults; an unreadable file or one that is not YAML is an error.
 func Load(root string, getenv func(string) string, read func(string) ([]byte, error)) (*Config, error) {
-	if read == nil {
-		read = os.ReadFile
-	}
 	path := filepath.Join(root, filepath.FromSlash(Rel))
 	src, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -150,8 +153,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line,
-			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision)", Err: ErrConfig}
+		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line, Col: top.Column,
+			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, slack)", Err: ErrConfig}
 	}
 	d := decoder{file: name}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -173,6 +176,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 			c.coder, err = d.coder(v, root, getenv)
 		case "supervision":
 			c.supervision, err = d.supervisionSection(v)
+		case "slack":
+			c.slack, err = d.slack(v)
 		default:
 			continue
 		}
@@ -191,7 +196,7 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 type decoder struct{ file string }
 
 func (d decoder) bad(n *yaml.Node, key, format string, a ...any) error {
-	return &agenterr.Error{Kind: agenterr.Invalid, File: d.file, Line: n.Line, Field: key, Reason: fmt.Sprintf(format, a...), Err: ErrConfig}
+	return &agenterr.Error{Kind: agenterr.Invalid, File: d.file, Line: n.Line, Col: n.Column, Field: key, Reason: fmt.Sprintf(format, a...), Err: ErrConfig}
 }
 
 func (d decoder) badValue(n *yaml.Node, key, format string, a ...any) error {
@@ -241,4 +246,48 @@ func contains(words []string, w string) bool {
 		}
 	}
 	return false
+}
+
+// count is a whole number, least or more.
+func (d decoder) count(n *yaml.Node, key string, least int, example string) (int, error) {
+	var i int
+	if n.Kind != yaml.ScalarNode || n.Decode(&i) != nil || i < least {
+		return 0, d.badValue(n, key, "must be a whole number, %d or more, e.g. %s", least, example)
+	}
+	return i, nil
+}
+
+// duration is a Go duration (90s, 5m, 2h) or a whole number of seconds,
+// more than zero.
+func (d decoder) duration(n *yaml.Node, key, example string) (time.Duration, error) {
+	if n.Kind == yaml.ScalarNode {
+		if t, err := time.ParseDuration(n.Value); err == nil && t > 0 {
+			return t, nil
+		}
+		if secs, err := strconv.Atoi(n.Value); err == nil && secs > 0 {
+			return time.Duration(secs) * time.Second, nil
+		}
+	}
+	return 0, d.badValue(n, key, "use a duration such as %s", example)
+}
+
+// oneOf is a word of a closed set.
+func (d decoder) oneOf(n *yaml.Node, key string, valid ...string) (string, error) {
+	w, err := d.word(n, key, valid[0])
+	if err != nil {
+		return "", err
+	}
+	if !contains(valid, w) {
+		e := d.badValue(n, key, "use %s", orList(valid)).(*agenterr.Error)
+		e.Valid = valid
+		return "", e
+	}
+	return w, nil
+}
+
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }

@@ -283,7 +283,7 @@ func (s *Server) defaultNudge() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n := cfg.WatchdogConfig().Nudge; n != "" {
+	if n := cfg.Watchdog.Nudge; n != "" {
 		return n, nil
 	}
 	return "Are you still working? Say what you are doing or what blocks you.", nil

@@ -46,12 +46,12 @@ type Outcome struct {
 // after each turn the operator is asked when the config says so, steering
 // is delivered, and the stall watchdog watches the CLI's events.
 func Run(ctx context.Context, req bridge.Request, bo bridge.Options, o Options) (runner.Result, Outcome, error) {
-	o.Config = o.Config.withDefaults()
+	o.Config = withDefaults(o.Config)
 	if o.Bus == nil {
 		o.Bus = events.Default()
 	}
 	k := &keeper{o: o, st: bo.Store, ses: bo.Session, start: time.Now(), cli: strings.ToLower(req.CLI)}
-	k.wd = watchdog.New(o.Config.WatchdogConfig(), (*alertActions)(k))
+	k.wd = watchdog.New(watchdogConfig(o.Config), (*alertActions)(k))
 	user := bo.OnEvent
 	bo.OnEvent = func(ev runner.Event) {
 		k.observe(ev)

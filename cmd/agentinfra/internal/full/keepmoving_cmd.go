@@ -137,7 +137,7 @@ func answerRun(ctx context.Context, o *KeepMovingOptions) error {
 			if err != nil {
 				return err
 			}
-			d.Text = cfg.WatchdogConfig().Nudge
+			d.Text = cfg.Watchdog.Nudge
 			if d.Text == "" {
 				d.Text = "Are you still working? Say what you are doing or what blocks you."
 			}
@@ -475,7 +475,7 @@ func sessionPurgeRun(ctx context.Context, o *KeepMovingOptions) error {
 	if err != nil {
 		return err
 	}
-	keep := cfg.Retention()
+	keep := keepmoving.Retention(cfg)
 	if o.Older > 0 {
 		keep = time.Duration(o.Older) * 24 * time.Hour
 	}
