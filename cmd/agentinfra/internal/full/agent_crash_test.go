@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -168,16 +169,14 @@ func (r *agentCrashRig) worktreeListed(path string) bool {
 // waitIdle waits until the agent's run (if any) has ended.
 func (r *agentCrashRig) waitIdle(name string) {
 	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	poll.EventuallyNil(r.t, func() error {
 		var a agentJSON
 		r.json(&a, "agent", "show", name)
-		if a.Agent.Status == "idle" {
-			return
+		if a.Agent.Status != "idle" {
+			return fmt.Errorf("agent %s is still %s", name, a.Agent.Status)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	r.t.Fatalf("agent %s never became idle", name)
+		return nil
+	})
 }
 
 func TestCrashDuringAgentCreateLeavesNoBlockedName(t *testing.T) {

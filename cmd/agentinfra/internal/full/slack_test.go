@@ -27,11 +27,11 @@ func TestSlackWithoutTokensSaysWhereItLooked(t *testing.T) {
 func TestSlackLoginStoresTheTokensInTheKeyring(t *testing.T) {
 	keyring.MockInit()
 	dir := t.TempDir()
-	code, _, stderr := runCLI(t, dir, cliOpts{stdin: "xoxb-swapped\nxapp-1-x\n"}, "slack", "login")
+	code, _, stderr := runCLI(t, dir, cliOpts{Stdin: "xoxb-swapped\nxapp-1-x\n"}, "slack", "login")
 	if code != 2 || !strings.Contains(stderr, "xapp-") {
 		t.Fatalf("swapped tokens: code %d: %s", code, stderr)
 	}
-	code, stdout, stderr := runCLI(t, dir, cliOpts{stdin: "xapp-1-app\nxoxb-bot\n"}, "slack", "login")
+	code, stdout, stderr := runCLI(t, dir, cliOpts{Stdin: "xapp-1-app\nxoxb-bot\n"}, "slack", "login")
 	if code != 0 || !strings.Contains(stdout, "Stored both tokens") {
 		t.Fatalf("code %d: %s %s", code, stdout, stderr)
 	}
