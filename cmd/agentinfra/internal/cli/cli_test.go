@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/clitest"
+	"github.com/agentinfra/agentinfra/internal/testing/clitest"
 )
 
 // The harness of package clitest, bound to this package's entry point:

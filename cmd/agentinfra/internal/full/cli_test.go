@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
-	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/clitest"
+	"github.com/agentinfra/agentinfra/internal/testing/clitest"
 	"github.com/agentinfra/agentinfra/internal/testing/testbin"
 )
 

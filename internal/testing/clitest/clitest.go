@@ -147,7 +147,7 @@ func (h Harness[F]) RowsWS(t testing.TB, src []byte) string {
 	root := h.Init(t)
 	if src == nil {
 		_, file, _, _ := runtime.Caller(0)
-		real := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "matrix", "testdata", "rows", "real.md")
+		real := filepath.Join(filepath.Dir(file), "..", "..", "..", "matrix", "testdata", "rows", "real.md")
 		var err error
 		if src, err = os.ReadFile(real); err != nil {
 			t.Fatal(err)
