@@ -35,8 +35,9 @@ import (
 //
 // Half the kills come at a random moment of the run (up to 1.2 times the
 // time an unkilled run takes), half at a random moment just after the
-// change's journal appears, when it is between its files. 20 kills per
-// operation by default, 250 with AGENTINFRA_STRESS=1.
+// change's journal appears, when it is between its files. 4 kills per
+// operation by default (a smoke test: each kill is a process start and a
+// check of the workspace), 250 with AGENTINFRA_STRESS=1.
 
 type crashRig struct {
 	t    *testing.T
@@ -62,7 +63,7 @@ func crashKills() int {
 	if os.Getenv("AGENTINFRA_STRESS") == "1" {
 		return 250
 	}
-	return 20
+	return 4
 }
 
 // run runs the binary to the end and fails the test on an error.

@@ -36,8 +36,9 @@ import (
 // Half the kills come at a random moment of the run (up to 1.2 times the
 // time an unkilled run takes), half at a random moment just after the
 // command's first record appears (the agent's folder, the run's run.json),
-// when it is between its steps. By default a few kills (6 creates, 15
-// starts); AGENTINFRA_STRESS=1: 100 and 250.
+// when it is between its steps. By default a smoke test (2 creates, 4
+// starts: each kill costs an agent's worktree); AGENTINFRA_STRESS=1: 100
+// and 250.
 
 func agentCrashKills(normal, stress int) int {
 	if os.Getenv("AGENTINFRA_STRESS") == "1" {
@@ -193,7 +194,7 @@ func TestCrashDuringAgentCreateLeavesNoBlockedName(t *testing.T) {
 	}
 	slices.Sort(d)
 	typical := d[1]
-	kills := agentCrashKills(6, 100)
+	kills := agentCrashKills(2, 100)
 	killed, left, rolledBack, whole := 0, 0, 0, 0
 	for i := range kills {
 		name := fmt.Sprintf("c%d", i)
@@ -246,7 +247,7 @@ func TestCrashDuringAgentStartLeavesNoClaimWithoutARun(t *testing.T) {
 	r := newAgentCrashRig(t)
 	r.must("agent", "create", "papi", "--spec", "take tasks")
 	r.waitIdle("papi")
-	kills := agentCrashKills(15, 250)
+	kills := agentCrashKills(4, 250)
 	ids := make([]string, kills+3)
 	for i := range ids {
 		var c struct {
