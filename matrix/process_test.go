@@ -247,9 +247,9 @@ func checkVersion(t testing.TB, vs *versions, src []byte) (int, error) {
 // reads without a lock throughout and must never see anything else.
 func TestCrashedWritersLeaveOldOrNewVersion(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills 100+ processes")
+		t.Skip("kills 20+ processes")
 	}
-	minKills, budget := 100, 90*time.Second
+	minKills, budget := 20, 90*time.Second // a smoke run; the stress run is the test
 	if os.Getenv("AGENTINFRA_STRESS") == "1" {
 		minKills, budget = 1000, 6*time.Minute
 	}
