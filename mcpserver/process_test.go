@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -22,11 +21,6 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/testing/testbin"
 )
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}
 
 // agentinfraBin is agentinfra, with agentinfra-full beside it (which runs
 // serve: agentinfra hands it over), built once per source tree (package

@@ -29,8 +29,6 @@ func factoryOf(p *clitest.Process) *Factory {
 
 var harness = clitest.New(factoryOf, run)
 
-const fixtureMatrix = clitest.FixtureMatrix
-
 var (
 	runCLI               = harness.Run
 	testFactory          = harness.Factory
