@@ -8,10 +8,10 @@
 // instead into a cache folder named by a hash of what goes into them (every
 // source file of the module but the tests, go.mod, go.sum, the Go version,
 // GOOS/GOARCH and the environment that changes a build): the first package
-// that needs them builds all three with one `go build`, under a file lock;
-// the others, and later runs of an unchanged tree, reuse them. An edit gives
-// a new hash, so a test never runs a stale binary. Folders not used for a
-// day are removed.
+// that needs a program builds it (agentinfra and agentinfra-full together:
+// one needs the other), under a file lock; the others, and later runs of an
+// unchanged tree, reuse it. An edit gives a new hash, so a test never runs a
+// stale binary. Folders not used for a day are removed.
 //
 // The folder is shared: tests must not write into it (copy a binary out
 // first, as agentstub.Install does).
@@ -42,10 +42,17 @@ const (
 	Stub           = "stub"
 )
 
-var packages = []string{
-	"./cmd/agentinfra",
-	"./cmd/agentinfra/agentinfra-full",
-	"./internal/testing/agentstub/stub",
+// groups are built together, into a folder of their own: a test that needs
+// the small stub does not wait for agentinfra-full's link.
+var groups = map[string]group{
+	Agentinfra:     {"agentinfra", []string{"./cmd/agentinfra", "./cmd/agentinfra/agentinfra-full"}},
+	AgentinfraFull: {"agentinfra", []string{"./cmd/agentinfra", "./cmd/agentinfra/agentinfra-full"}},
+	Stub:           {"stub", []string{"./internal/testing/agentstub/stub"}},
+}
+
+type group struct {
+	name     string
+	packages []string
 }
 
 // EnvCache names the variable that moves the cache (default: the user's
@@ -56,31 +63,46 @@ const EnvCache = "AGENTINFRA_TESTBIN_CACHE"
 const unused = 24 * time.Hour
 
 var (
-	once sync.Once
-	dir  string
-	err  error
+	mu    sync.Mutex
+	built = map[string]result{} // by group, in this process
 )
+
+type result struct {
+	dir string
+	err error
+}
 
 // Path is the built program name (Agentinfra, AgentinfraFull, Stub); it
 // fails the test when the build does.
 func Path(t testing.TB, name string) string {
 	t.Helper()
-	once.Do(func() { dir, err = build() })
-	if err != nil {
-		t.Fatalf("build the test programs: %v", err)
+	g, ok := groups[name]
+	if !ok {
+		t.Fatalf("testbin: no program %q", name)
 	}
-	return filepath.Join(dir, name)
+	mu.Lock()
+	r, ok := built[g.name]
+	if !ok {
+		r.dir, r.err = build(g)
+		built[g.name] = r
+	}
+	mu.Unlock()
+	if r.err != nil {
+		t.Fatalf("build the test program %s: %v", name, r.err)
+	}
+	return filepath.Join(r.dir, name)
 }
 
-func build() (string, error) {
+func build(g group) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
-	key, err := sourceKey(root)
+	key, err := keyOnce(root)
 	if err != nil {
 		return "", err
 	}
+	key += "-" + g.name
 	cache := os.Getenv(EnvCache)
 	if cache == "" {
 		if c, err := os.UserCacheDir(); err == nil {
@@ -99,7 +121,7 @@ func build() (string, error) {
 	}
 	defer lock.Unlock()
 	now := time.Now()
-	if _, err := os.Stat(filepath.Join(final, Stub)); err == nil {
+	if _, err := os.Stat(final); err == nil { // renamed into place only once whole
 		os.Chtimes(final, now, now) // in use: not pruned
 		return final, nil
 	}
@@ -107,7 +129,7 @@ func build() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", append([]string{"build", "-o", tmp + string(filepath.Separator)}, packages...)...)
+	cmd := exec.Command("go", append([]string{"build", "-o", tmp + string(filepath.Separator)}, g.packages...)...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(tmp)
@@ -127,12 +149,29 @@ func prune(cache, keep string, now time.Time) {
 	entries, _ := os.ReadDir(cache)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), keep) {
-			continue
+			continue // this build, its lock
 		}
 		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > unused {
 			os.RemoveAll(filepath.Join(cache, e.Name()))
 		}
 	}
+}
+
+var (
+	keyMu  sync.Mutex
+	keyVal string
+)
+
+// keyOnce is sourceKey, hashed once per process.
+func keyOnce(root string) (string, error) {
+	keyMu.Lock()
+	defer keyMu.Unlock()
+	if keyVal != "" {
+		return keyVal, nil
+	}
+	k, err := sourceKey(root)
+	keyVal = k
+	return k, err
 }
 
 // moduleRoot is the folder of go.mod above this source file.

@@ -53,7 +53,12 @@ func TestPath(t *testing.T) {
 	if out, err := exec.Command(bin, "--help").CombinedOutput(); err != nil {
 		t.Fatalf("agentinfra --help: %v\n%s", err, out)
 	}
-	if Path(t, Stub) != filepath.Join(filepath.Dir(bin), Stub) {
-		t.Error("the programs are not built into one folder")
+	stub := exec.Command(Path(t, Stub))
+	stub.Env = append(os.Environ(), "STUB_MODE=crash", "STUB_EXIT=7")
+	if err := stub.Run(); stub.ProcessState == nil || stub.ProcessState.ExitCode() != 7 {
+		t.Fatalf("the stub in crash mode: %v, want exit 7", err)
+	}
+	if Path(t, Agentinfra) != bin {
+		t.Error("a second Path built again")
 	}
 }
