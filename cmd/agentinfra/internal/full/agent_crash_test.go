@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
@@ -36,16 +37,12 @@ import (
 // Half the kills come at a random moment of the run (up to 1.2 times the
 // time an unkilled run takes), half at a random moment just after the
 // command's first record appears (the agent's folder, the run's run.json),
-// when it is between its steps. By default a smoke test (2 creates, 4
-// starts: each kill costs an agent's worktree); AGENTINFRA_STRESS=1: 100
-// and 250.
+// when it is between its steps. 100 creates and 250 starts, with
+// AGENTINFRA_STRESS=1 only: by default package fleet kills each boundary
+// exactly (TestKilledCreateIsRolledBackByTheNextCommand,
+// TestKilledStartGivesTheClaimBack).
 
-func agentCrashKills(normal, stress int) int {
-	if os.Getenv("AGENTINFRA_STRESS") == "1" {
-		return stress
-	}
-	return normal
-}
+const agentCrashByDefault = "package fleet kills each boundary exactly (TestKilledCreateIsRolledBackByTheNextCommand, TestKilledStartGivesTheClaimBack)"
 
 type agentCrashRig struct {
 	*fleetCLI
@@ -181,6 +178,7 @@ func (r *agentCrashRig) waitIdle(name string) {
 }
 
 func TestCrashDuringAgentCreateLeavesNoBlockedName(t *testing.T) {
+	e2etools.StressOnly(t, agentCrashByDefault)
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
@@ -194,7 +192,7 @@ func TestCrashDuringAgentCreateLeavesNoBlockedName(t *testing.T) {
 	}
 	slices.Sort(d)
 	typical := d[1]
-	kills := agentCrashKills(2, 100)
+	const kills = 100
 	killed, left, rolledBack, whole := 0, 0, 0, 0
 	for i := range kills {
 		name := fmt.Sprintf("c%d", i)
@@ -241,13 +239,14 @@ func TestCrashDuringAgentCreateLeavesNoBlockedName(t *testing.T) {
 }
 
 func TestCrashDuringAgentStartLeavesNoClaimWithoutARun(t *testing.T) {
+	e2etools.StressOnly(t, agentCrashByDefault)
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
 	r := newAgentCrashRig(t)
 	r.must("agent", "create", "papi", "--spec", "take tasks")
 	r.waitIdle("papi")
-	kills := agentCrashKills(4, 250)
+	const kills = 250
 	ids := make([]string, kills+3)
 	for i := range ids {
 		var c struct {
