@@ -51,7 +51,7 @@ func init() {
 // SQLITE_BUSY while one process switched the new file to WAL.
 func TestEightProcessesCreateTheDatabaseAtOnce(t *testing.T) {
 	const procs = 8
-	rounds := 10
+	rounds := 6
 	if os.Getenv("AGENTINFRA_STRESS") == "1" {
 		rounds = 100
 	}
