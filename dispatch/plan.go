@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
@@ -59,7 +60,7 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	if id == "" {
 		return p, errors.New("no task ID given: pass the ID of a matrix row (see `agentinfra task list`)")
 	}
-	r, err := runner.For(opts.CLI)
+	r, err := agentcli.Runner(opts.CLI)
 	if err != nil {
 		return p, err
 	}

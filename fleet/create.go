@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
@@ -103,7 +104,7 @@ func (f *Fleet) Create(ctx context.Context, in CreateInput) (Agent, error) {
 	branch := cfg.BranchPrefix + key(in.Name)
 	// The spec is the first run's prompt: one the CLI cannot take is
 	// refused before anything is made.
-	if err := runner.CheckPromptSize(cli, textPrompt(&agentRecord{Name: in.Name, Spec: in.Spec, Workspace: Workspace{Path: wt, Branch: branch}}, in.Spec)); err != nil {
+	if err := agentcli.CheckPrompt(cli, textPrompt(&agentRecord{Name: in.Name, Spec: in.Spec, Workspace: Workspace{Path: wt, Branch: branch}}, in.Spec)); err != nil {
 		return Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "spec", Reason: "the spec is too long for " + cli + ", whose first run it is", Err: err}
 	}
 	if _, err := os.Stat(wt); err == nil {

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/agentcli"
+	"github.com/agentinfra/agentinfra/agentcli/gemini"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
-	"github.com/agentinfra/agentinfra/runner"
 )
 
 // TestGeminiPromptOverTheLimitIsRefused: with the real gemini against the
@@ -26,7 +27,7 @@ func TestGeminiPromptOverTheLimitIsRefused(t *testing.T) {
 
 	// The first run's prompt holds the spec twice: as the agent's
 	// standing objective and as its task.
-	spec := "MARK-HEAD " + words(runner.GeminiPromptLimit/1024/2-4) + " MARK-TAIL"
+	spec := "MARK-HEAD " + words(gemini.PromptLimit/1024/2-4) + " MARK-TAIL"
 	if _, err := f.Create(ctx, CreateInput{Name: "big", CLI: "gemini", Spec: spec}); err != nil {
 		t.Fatalf("a spec under the limit (%d bytes) is refused: %v", len(spec), err)
 	}
@@ -45,7 +46,7 @@ func TestGeminiPromptOverTheLimitIsRefused(t *testing.T) {
 
 	// Over the limit with the spec in the prompt: a task, then a spec. A
 	// text of quotes counts twice (escaped), so 40 KiB of them (with the spec) is over too.
-	for _, text := range []string{words(runner.GeminiPromptLimit/1024/2 + 4), strings.Repeat(`"`, 40*1024)} {
+	for _, text := range []string{words(gemini.PromptLimit/1024/2 + 4), strings.Repeat(`"`, 40*1024)} {
 		_, err = f.Start(ctx, StartInput{Name: "big", Text: text})
 		wantCode(t, err, CodeBadInput, "task_description")
 		if !strings.Contains(err.Error(), "limit of 131072 bytes (128 KiB)") {
@@ -67,7 +68,7 @@ func TestGeminiPromptOverTheLimitIsRefused(t *testing.T) {
 		t.Error("a refused create left a worktree")
 	}
 	// claude takes what gemini cannot (the limit is gemini's).
-	if err := runner.CheckPromptSize("claude", words(300)); err != nil {
+	if err := agentcli.CheckPrompt("claude", words(300)); err != nil {
 		t.Errorf("claude refused: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
@@ -151,14 +152,14 @@ func (f *Fleet) Start(ctx context.Context, in StartInput) (StartResult, error) {
 			hook("start:claimed")
 			run.TaskID, tr.TaskID, tr.Summary, difficulty = c.Task.ID, c.Task.ID, c.Summary, c.Task.Difficulty
 			prompt = withNote(c.Prompt+"\n\n"+agentSection(a), in.Note)
-			if err := runner.CheckPromptSize(a.CLI, prompt); err != nil {
+			if err := agentcli.CheckPrompt(a.CLI, prompt); err != nil {
 				// Given back: the agent never ran on it.
 				return rollback(&agenterr.Error{Kind: agenterr.Invalid, Field: "task_id", Reason: fmt.Sprintf("task %s's prompt is too long for %s; the task is given back", c.Task.ID, a.CLI), Err: err})
 			}
 		} else {
 			tr.Summary = mdtext.Shorten(in.Text, 120)
 			prompt = textPrompt(a, in.Text)
-			if err := runner.CheckPromptSize(a.CLI, prompt); err != nil {
+			if err := agentcli.CheckPrompt(a.CLI, prompt); err != nil {
 				return rollback(&agenterr.Error{Kind: agenterr.Invalid, Field: "task_description", Reason: "the task is too long for " + a.CLI, Err: err})
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
+	"github.com/agentinfra/agentinfra/agentcli/gemini"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
@@ -118,9 +120,9 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 // agentrun (its own process group, the run's marker, the log, the bus);
 // ctx cancellation kills its group. rec gets the command as it ran.
 func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, prompt, system string) (res runner.Result, err error) {
-	rn, err := runner.For(run.CLI)
+	rn, err := agentcli.Runner(run.CLI)
 	if err != nil {
-		return runner.Failed(runner.GeminiRunner{}, runner.Request{}, badInput("cli", "%v", err))
+		return runner.Failed(gemini.Runner{}, runner.Request{}, badInput("cli", "%v", err))
 	}
 	// The role file in the run's folder is the CLI's system prompt file
 	// (runner.Prepare would write a temporary one, which a supervisor

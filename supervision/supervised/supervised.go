@@ -23,6 +23,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/contain"
@@ -153,11 +154,15 @@ func (r *Run) AttachRun(ctx context.Context, runID string) error {
 // keepmoving's reason, so that dispatch and the fleet block the task and
 // say why.
 func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cmd runner.Command, onEvent func(runner.Event)) (runner.Result, error) {
-	res, out, err := keepmoving.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
-		Env: req.Env, CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
-		bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: onEvent, KillGrace: req.KillGrace},
-		keepmoving.Options{Config: r.keep, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
-			Checkpoint: r.checkpointOf(req.Dir)})
+	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
+		Env: req.Env, CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}
+	start := func(ctx context.Context, w keepmoving.Watch) (keepmoving.Conversation, error) {
+		return agentcli.StartSupervised(ctx, breq, bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: w.OnEvent,
+			KillGrace: req.KillGrace, BeforeApprovedEdit: w.BeforeApprovedEdit})
+	}
+	res, out, err := keepmoving.Run(ctx, start, keepmoving.Options{Config: r.keep, Store: r.st, Session: r.ses, CLI: rn.Name(), Model: req.Model,
+		Timeout: req.Timeout, OnEvent: onEvent, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
+		Checkpoint: r.checkpointOf(req.Dir)})
 	return blockedResult(res, out), err
 }
 

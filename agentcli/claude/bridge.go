@@ -1,4 +1,4 @@
-package bridge
+package claude
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 )
@@ -24,7 +25,7 @@ import (
 // reaches the model as the tool's result); control_cancel_request withdraws
 // one; an `interrupt` control request stops the turn.
 type claudeBridge struct {
-	g       *gate
+	g       *bridge.Gate
 	p       *runner.Interactive
 	start   time.Time
 	wmu     sync.Mutex
@@ -36,22 +37,22 @@ type claudeBridge struct {
 	cleanup func()
 	mu      sync.Mutex
 	pending map[string]context.CancelFunc // control request_id → withdraw
-	tools   map[string]ask                // tool_use id → what it asked
+	tools   map[string]bridge.Ask         // tool_use id → what it asked
 	stopped bool
 	seq     int
 }
 
-func startClaude(ctx context.Context, req Request, g *gate) (Bridge, error) {
-	bin, err := binary(req, runner.CLIClaude)
+func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridge.Started, error) {
+	bin, err := bridge.Binary(req, runner.CLIClaude)
 	if err != nil {
 		return nil, err
 	}
 	argv := []string{bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-		"--permission-prompt-tool", "stdio", "--settings", g.policy().ClaudeSettings()}
+		"--permission-prompt-tool", "stdio", "--settings", Settings(g.Policy())}
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
 	}
-	spf, cleanup, err := systemPromptFile(req.SystemPrompt)
+	spf, cleanup, err := bridge.SystemPromptFile(req.SystemPrompt)
 	if err != nil {
 		return nil, err
 	}
@@ -65,20 +66,20 @@ func startClaude(ctx context.Context, req Request, g *gate) (Bridge, error) {
 		return nil, err
 	}
 	b := &claudeBridge{g: g, p: p, start: time.Now(), w: p.Stdin, cleanup: cleanup,
-		parser: runner.ClaudeRunner{}.NewParser(runner.Request{Model: req.Model}),
+		parser: Runner{}.NewParser(runner.Request{Model: req.Model}),
 		res:    runner.Result{CLI: runner.CLIClaude, Model: req.Model},
 		turns:  make(chan runner.Event, 16), done: make(chan struct{}),
-		pending: map[string]context.CancelFunc{}, tools: map[string]ask{}}
+		pending: map[string]context.CancelFunc{}, tools: map[string]bridge.Ask{}}
 	go b.read()
 	go func() {
 		select {
 		case <-ctx.Done():
-			b.stop()
+			b.Stop()
 		case <-b.done:
 		}
 	}()
 	if err := b.Send(ctx, req.Prompt); err != nil {
-		b.stop()
+		b.Stop()
 		return nil, err
 	}
 	return b, nil
@@ -92,7 +93,7 @@ func (b *claudeBridge) write(v any) error {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	if b.w == nil {
-		return errClosed
+		return bridge.ErrClosed
 	}
 	_, err = b.w.Write(append(line, '\n'))
 	return err
@@ -123,12 +124,12 @@ func (b *claudeBridge) Close() error {
 	return err
 }
 
-func (b *claudeBridge) stop() {
+func (b *claudeBridge) Stop() {
 	b.mu.Lock()
 	b.stopped = true
 	b.mu.Unlock()
 	b.Close()
-	b.p.Stop(b.g.opts.KillGrace)
+	b.p.Stop(b.g.KillGrace())
 }
 
 func (b *claudeBridge) Wait() (runner.Result, error) {
@@ -138,7 +139,7 @@ func (b *claudeBridge) Wait() (runner.Result, error) {
 	b.mu.Lock()
 	stopped := b.stopped
 	b.mu.Unlock()
-	err := finish(&b.res, b.start, b.p, stopped)
+	err := bridge.Finish(&b.res, b.start, b.p, stopped)
 	return b.res, err
 }
 
@@ -166,7 +167,7 @@ func (b *claudeBridge) read() {
 	for sc.Scan() {
 		line := sc.Bytes()
 		for _, ev := range b.parser.Line(line) {
-			b.g.event(ev)
+			b.g.Event(ev)
 			if ev.Kind == "result" {
 				select {
 				case b.turns <- ev:
@@ -225,13 +226,13 @@ func (b *claudeBridge) toolBlocks(c claudeControl) {
 			a, ok := b.tools[bl.ToolUseID]
 			b.mu.Unlock()
 			if ok {
-				b.g.ranWithoutAsking(bl.ToolUseID, a)
+				b.g.RanWithoutAsking(bl.ToolUseID, a)
 			}
 		}
 	}
 }
 
-func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string) ask {
+func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string) bridge.Ask {
 	var in struct {
 		Command    string  `json:"command"`
 		FilePath   string  `json:"file_path"`
@@ -243,8 +244,8 @@ func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string) ask 
 		URL        string  `json:"url"`
 	}
 	json.Unmarshal(input, &in)
-	a := ask{NativeID: id, Tool: tool, ToolInput: string(input)}
-	root := b.g.opts.Session.Workspace
+	a := bridge.Ask{NativeID: id, Tool: tool, ToolInput: string(input)}
+	root := b.g.Root()
 	switch tool {
 	case "Bash":
 		a.Kind, a.Command, a.Title = store.KindCommand, in.Command, "Run "+in.Command
@@ -252,9 +253,9 @@ func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string) ask 
 		a.Kind, a.File, a.Title = store.KindEdit, in.FilePath, "Edit "+in.FilePath
 		switch {
 		case in.Content != nil:
-			a.Diff = editDiff(root, in.FilePath, nil, *in.Content, false)
+			a.Diff = bridge.EditDiff(root, in.FilePath, nil, *in.Content, false)
 		case in.OldString != nil:
-			a.Diff = editDiff(root, in.FilePath, in.OldString, in.NewString, in.ReplaceAll)
+			a.Diff = bridge.EditDiff(root, in.FilePath, in.OldString, in.NewString, in.ReplaceAll)
 		}
 	case "WebFetch":
 		a.Kind, a.URL, a.Title = store.KindFetch, in.URL, "Fetch "+in.URL
@@ -280,7 +281,7 @@ func (b *claudeBridge) ask(requestID string, r canUseTool) {
 			b.mu.Unlock()
 			cancel()
 		}()
-		ans := b.g.decide(ctx, a)
+		ans := b.g.Decide(ctx, a)
 		if ctx.Err() != nil {
 			return // withdrawn: claude expects no answer
 		}
@@ -299,3 +300,5 @@ func (b *claudeBridge) withdrawAll() {
 		cancel()
 	}
 }
+
+func (b *claudeBridge) Process() *runner.Interactive { return b.p }

@@ -1,4 +1,4 @@
-package runner
+package codex
 
 import (
 	"bytes"
@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
-// CodexRunner runs the codex CLI (@openai/codex):
+// Runner runs the codex CLI (@openai/codex):
 //
 //	codex exec --json --skip-git-repo-check [-m MODEL] [-c developer_instructions=...]
 //	      [sandbox flags] [resume ID] -- PROMPT
@@ -22,38 +23,38 @@ import (
 // file_change, mcp_tool_call, web_search, todo_list, error), turn.completed
 // (usage), turn.failed and error. --skip-git-repo-check lets it run in a
 // workspace that is not a git repository.
-type CodexRunner struct{}
+type Runner struct{}
 
-func (CodexRunner) Name() string { return CLICodex }
+func (Runner) Name() string { return runner.CLICodex }
 
-func (CodexRunner) Command(req Request) (Command, error) {
-	if err := CheckApproval(req.ApprovalMode); err != nil {
-		return Command{}, err
+func (Runner) Command(req runner.Request) (runner.Command, error) {
+	if err := runner.CheckApproval(req.ApprovalMode); err != nil {
+		return runner.Command{}, err
 	}
-	if err := CheckArgs(req.Model, req.Session); err != nil {
-		return Command{}, err
+	if err := runner.CheckArgs(req.Model, req.Session); err != nil {
+		return runner.Command{}, err
 	}
-	c := Command{Argv: []string{CLICodex, "exec", "--json", "--skip-git-repo-check"}, PromptArg: -1}
+	c := runner.Command{Argv: []string{runner.CLICodex, "exec", "--json", "--skip-git-repo-check"}, PromptArg: -1}
 	if req.Model != "" {
 		c.Argv = append(c.Argv, "-m", req.Model)
 	}
-	if len(req.SystemPrompt) > argPromptLimit {
-		return Command{}, fmt.Errorf("the system prompt is %d bytes, too long for codex's command line (%d): shorten the role", len(req.SystemPrompt), argPromptLimit)
+	if len(req.SystemPrompt) > runner.ArgPromptLimit {
+		return runner.Command{}, fmt.Errorf("the system prompt is %d bytes, too long for codex's command line (%d): shorten the role", len(req.SystemPrompt), runner.ArgPromptLimit)
 	}
 	if req.SystemPrompt != "" {
 		c.Argv = append(c.Argv, "-c", "developer_instructions="+tomlString(req.SystemPrompt))
 	}
 	switch req.ApprovalMode {
-	case ApprovalAutoEdit:
+	case runner.ApprovalAutoEdit:
 		c.Argv = append(c.Argv, "--sandbox", "workspace-write")
-	case ApprovalYolo:
+	case runner.ApprovalYolo:
 		c.Argv = append(c.Argv, "--dangerously-bypass-approvals-and-sandbox")
 	}
 	c.Argv = append(c.Argv, req.ExtraArgs...)
 	if req.Session != "" {
 		c.Argv = append(c.Argv, "resume", req.Session)
 	}
-	if len(req.Prompt) > argPromptLimit {
+	if len(req.Prompt) > runner.ArgPromptLimit {
 		c.Argv = append(c.Argv, "-") // read the prompt from stdin
 		c.Stdin = req.Prompt
 	} else {
@@ -89,7 +90,7 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-func (CodexRunner) NewParser(req Request) Parser { return &codexParser{} }
+func (Runner) NewParser(req runner.Request) runner.Parser { return &codexParser{} }
 
 type codexParser struct {
 	threadID  string
@@ -131,7 +132,7 @@ type codexEvent struct {
 	} `json:"item"`
 }
 
-func (p *codexParser) Line(line []byte) []Event {
+func (p *codexParser) Line(line []byte) []runner.Event {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return nil
@@ -144,24 +145,24 @@ func (p *codexParser) Line(line []byte) []Event {
 	switch ev.Type {
 	case "thread.started":
 		p.threadID = ev.ThreadID
-		return []Event{{Kind: "init", SessionID: ev.ThreadID}}
+		return []runner.Event{{Kind: "init", SessionID: ev.ThreadID}}
 	case "turn.completed":
 		p.completed = true
 		if ev.Usage != nil {
 			p.in += ev.Usage.InputTokens
 			p.out += ev.Usage.OutputTokens
 		}
-		return []Event{{Kind: "result", Text: "turn completed"}}
+		return []runner.Event{{Kind: "result", Text: "turn completed"}}
 	case "turn.failed":
 		msg := "turn failed"
 		if ev.Error != nil && ev.Error.Message != "" {
 			msg = ev.Error.Message
 		}
 		p.addFailure(msg)
-		return []Event{{Kind: "error", Text: msg}}
+		return []runner.Event{{Kind: "error", Text: msg}}
 	case "error":
 		p.addFailure(ev.Message)
-		return []Event{{Kind: "error", Text: ev.Message}}
+		return []runner.Event{{Kind: "error", Text: ev.Message}}
 	case "item.started", "item.completed":
 		it := ev.Item
 		if it == nil {
@@ -172,39 +173,39 @@ func (p *codexParser) Line(line []byte) []Event {
 		case "agent_message":
 			if done {
 				p.response = it.Text
-				if len(p.response) > maxResponse {
-					p.response = p.response[:maxResponse]
+				if len(p.response) > runner.MaxResponse {
+					p.response = p.response[:runner.MaxResponse]
 				}
-				return []Event{{Kind: "message", Text: it.Text}}
+				return []runner.Event{{Kind: "message", Text: it.Text}}
 			}
 		case "command_execution":
 			if !done {
-				return []Event{{Kind: "tool_use", Tool: "shell", Text: it.Command}}
+				return []runner.Event{{Kind: "tool_use", Tool: "shell", Text: it.Command}}
 			}
 			p.toolCalls++
 			text := it.Status
 			if it.ExitCode != nil {
 				text = fmt.Sprintf("%s (exit %d)", it.Status, *it.ExitCode)
 			}
-			return []Event{{Kind: "tool_result", Tool: "shell", Text: text}}
+			return []runner.Event{{Kind: "tool_result", Tool: "shell", Text: text}}
 		case "file_change", "mcp_tool_call", "web_search":
 			tool := it.Type
 			if it.Tool != "" {
 				tool = it.Server + "." + it.Tool
 			}
 			if !done {
-				return []Event{{Kind: "tool_use", Tool: tool, Text: it.Query}}
+				return []runner.Event{{Kind: "tool_use", Tool: tool, Text: it.Query}}
 			}
 			p.toolCalls++
 			var paths []string
 			for _, c := range it.Changes {
 				paths = append(paths, c.Kind+" "+c.Path)
 			}
-			return []Event{{Kind: "tool_result", Tool: tool, Text: strings.TrimSpace(it.Status + " " + strings.Join(paths, ", "))}}
+			return []runner.Event{{Kind: "tool_result", Tool: tool, Text: strings.TrimSpace(it.Status + " " + strings.Join(paths, ", "))}}
 		case "error":
 			// Non-fatal notices (e.g. unknown model metadata) arrive as error items.
 			if done {
-				return []Event{{Kind: "warning", Text: it.Message}}
+				return []runner.Event{{Kind: "warning", Text: it.Message}}
 			}
 		}
 	}
@@ -224,7 +225,7 @@ func (p *codexParser) addFailure(msg string) {
 	p.failed = append(p.failed, msg)
 }
 
-func (p *codexParser) Finish(res *Result, stdout, stderr []byte) {
+func (p *codexParser) Finish(res *runner.Result, stdout, stderr []byte) {
 	res.SessionID = p.threadID
 	res.Response = p.response
 	res.InputTokens, res.OutputTokens, res.ToolCalls = p.in, p.out, p.toolCalls
@@ -234,7 +235,7 @@ func (p *codexParser) Finish(res *Result, stdout, stderr []byte) {
 	case res.ExitCode != 0:
 		res.Error = fmt.Sprintf("codex exited with code %d", res.ExitCode)
 	case !p.sawEvent:
-		res.Error = "codex printed no JSON events: " + outputShape(stdout)
+		res.Error = "codex printed no JSON events: " + runner.OutputShape(stdout)
 	case !p.completed:
 		res.Error = "codex ended without completing its turn"
 	}

@@ -1,4 +1,4 @@
-package runner
+package agentcli
 
 // End-to-end tests of the runners against the REAL agent CLIs (installed by
 // scripts/install-tools.sh) talking to fake model servers on 127.0.0.1.
@@ -20,39 +20,43 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/agentcli/claude"
+	"github.com/agentinfra/agentinfra/agentcli/codex"
+	"github.com/agentinfra/agentinfra/agentcli/gemini"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
 // request turns a CLI prepared by fakemodel into a runner request.
-func request(c fakemodel.CLI, prompt string) Request {
-	return Request{
+func request(c fakemodel.CLI, prompt string) runner.Request {
+	return runner.Request{
 		Prompt: prompt, Model: c.Model, Dir: c.Dir, Env: c.Env, CleanEnv: true,
 		Binary: c.Binary, ExtraArgs: c.ExtraArgs, Timeout: fakemodel.Timeout,
 	}
 }
 
-func geminiRequest(t *testing.T, baseURL, prompt string) Request {
+func geminiRequest(t *testing.T, baseURL, prompt string) runner.Request {
 	return request(fakemodel.Gemini(t, baseURL), prompt)
 }
 
-func claudeRequest(t *testing.T, baseURL, prompt string) Request {
+func claudeRequest(t *testing.T, baseURL, prompt string) runner.Request {
 	return request(fakemodel.Claude(t, baseURL), prompt)
 }
 
-func codexRequest(t *testing.T, baseURL, prompt string) Request {
+func codexRequest(t *testing.T, baseURL, prompt string) runner.Request {
 	return request(fakemodel.Codex(t, baseURL), prompt)
 }
 
-func mustOK(t *testing.T, res Result, err error) {
+func mustOK(t *testing.T, res runner.Result, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("run failed: %v\nresult: %+v", err, res)
 	}
 }
 
-func mustFail(t *testing.T, res Result, err error, want ...string) {
+func mustFail(t *testing.T, res runner.Result, err error, want ...string) {
 	t.Helper()
-	if !errors.Is(err, ErrAgentFailed) {
+	if !errors.Is(err, runner.ErrAgentFailed) {
 		t.Fatalf("err = %v, want ErrAgentFailed; result %+v", err, res)
 	}
 	for _, w := range want {
@@ -71,7 +75,7 @@ func TestGeminiRealCLISuccessAndUnknownSession(t *testing.T) {
 	req := geminiRequest(t, fake.URL, "-- Implement task T1: say hello (prompt starts with dashes)")
 
 	var kinds []string
-	res, err := Exec(context.Background(), GeminiRunner{}, req, func(e Event) { kinds = append(kinds, e.Kind) })
+	res, err := runner.Exec(context.Background(), gemini.Runner{}, req, func(e runner.Event) { kinds = append(kinds, e.Kind) })
 	mustOK(t, res, err)
 	if res.Response != "Hello from the fake gemini, turn 1." {
 		t.Errorf("response = %q", res.Response)
@@ -100,7 +104,7 @@ func TestGeminiRealCLISuccessAndUnknownSession(t *testing.T) {
 	// (Resuming a session is covered through Run in TestRunRealGemini.)
 	// Resuming an unknown session is a clear failure, not a new session.
 	req.Prompt, req.Session = "continue", "no-such-session"
-	res3, err := Exec(context.Background(), GeminiRunner{}, req, nil)
+	res3, err := runner.Exec(context.Background(), gemini.Runner{}, req, nil)
 	mustFail(t, res3, err, "exited with code 42")
 	if !strings.Contains(err.Error(), "Invalid session identifier") {
 		t.Errorf("error lacks gemini's reason: %v", err)
@@ -112,8 +116,8 @@ func TestGeminiRealCLIToolCall(t *testing.T) {
 	fake := fakemodel.NewGeminiTool(t, 0, "notes.txt")
 	req := geminiRequest(t, fake.URL, "read notes.txt")
 	fakemodel.WriteFile(t, filepath.Join(req.Dir, "notes.txt"), "MARKER-7f3a the notes\n")
-	var events []Event
-	res, err := Exec(context.Background(), GeminiRunner{}, req, func(e Event) { events = append(events, e) })
+	var events []runner.Event
+	res, err := runner.Exec(context.Background(), gemini.Runner{}, req, func(e runner.Event) { events = append(events, e) })
 	mustOK(t, res, err)
 	if res.ToolCalls != 1 || res.Response != "Hello from the fake gemini, turn 2." {
 		t.Errorf("tool calls %d, response %q", res.ToolCalls, res.Response)
@@ -140,7 +144,7 @@ func TestClaudeRealCLISuccessAndResume(t *testing.T) {
 	fake := fakemodel.NewClaude(t, 0)
 	req := claudeRequest(t, fake.URL, "--help me: implement task T2")
 	req.SystemPrompt = "You are the coder mode."
-	res, err := Exec(context.Background(), ClaudeRunner{}, req, nil)
+	res, err := runner.Exec(context.Background(), claude.Runner{}, req, nil)
 	mustOK(t, res, err)
 	if res.Response != "Hello from the fake claude." || len(res.SessionID) < 8 {
 		t.Errorf("response %q session %q", res.Response, res.SessionID)
@@ -159,7 +163,7 @@ func TestClaudeRealCLISuccessAndResume(t *testing.T) {
 	}
 
 	req.Prompt, req.Session = "next step", res.SessionID
-	res2, err := Exec(context.Background(), ClaudeRunner{}, req, nil)
+	res2, err := runner.Exec(context.Background(), claude.Runner{}, req, nil)
 	mustOK(t, res2, err)
 	calls = fake.Requests("/v1/messages")
 	if res2.SessionID != res.SessionID || len(calls) != 2 || !strings.Contains(string(calls[1].Body), "implement task T2") {
@@ -178,7 +182,7 @@ func TestClaudeRealCLIAPIErrors(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			fake := fakemodel.NewClaude(t, tc.status)
-			res, err := Exec(context.Background(), ClaudeRunner{}, claudeRequest(t, fake.URL, "hello"), nil)
+			res, err := runner.Exec(context.Background(), claude.Runner{}, claudeRequest(t, fake.URL, "hello"), nil)
 			mustFail(t, res, err, tc.want...)
 			if n := len(fake.Requests("/v1/messages")); n != 1 {
 				t.Errorf("fake saw %d calls, want 1", n)
@@ -195,7 +199,7 @@ func TestCodexRealCLISuccessAndResume(t *testing.T) {
 	req := codexRequest(t, fake.URL, "-x implement task T3")
 	req.SystemPrompt = "You are \"the\" coder mode.\nLine two \\ backslash."
 	var kinds []string
-	res, err := Exec(context.Background(), CodexRunner{}, req, func(e Event) { kinds = append(kinds, e.Kind) })
+	res, err := runner.Exec(context.Background(), codex.Runner{}, req, func(e runner.Event) { kinds = append(kinds, e.Kind) })
 	mustOK(t, res, err)
 	if res.Response != "Hello from the fake codex." || len(res.SessionID) < 8 {
 		t.Errorf("response %q session %q", res.Response, res.SessionID)
@@ -220,7 +224,7 @@ func TestCodexRealCLISuccessAndResume(t *testing.T) {
 	}
 
 	req.Prompt, req.Session = "second step", res.SessionID
-	res2, err := Exec(context.Background(), CodexRunner{}, req, nil)
+	res2, err := runner.Exec(context.Background(), codex.Runner{}, req, nil)
 	mustOK(t, res2, err)
 	calls = fake.Requests("/v1/responses")
 	if res2.SessionID != res.SessionID || len(calls) != 2 || !strings.Contains(string(calls[1].Body), "implement task T3") {
@@ -239,7 +243,7 @@ func TestCodexRealCLIAPIErrors(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			fake := fakemodel.NewCodex(t, tc.status)
-			res, err := Exec(context.Background(), CodexRunner{}, codexRequest(t, fake.URL, "hello"), nil)
+			res, err := runner.Exec(context.Background(), codex.Runner{}, codexRequest(t, fake.URL, "hello"), nil)
 			mustFail(t, res, err, tc.want...)
 			if res.ExitCode == 0 {
 				t.Errorf("exit code 0 on failure")
@@ -262,20 +266,20 @@ func TestRealCLIsConnectOnlyToLoopback(t *testing.T) {
 	}
 	cases := []struct {
 		cli  string
-		make func(t *testing.T) (Runner, Request, *fakemodel.Server)
+		make func(t *testing.T) (runner.Runner, runner.Request, *fakemodel.Server)
 	}{
-		{CLIGemini, func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+		{runner.CLIGemini, func(t *testing.T) (runner.Runner, runner.Request, *fakemodel.Server) {
 			f := fakemodel.NewGemini(t, 0)
 			req := geminiRequest(t, f.URL, "hello")
-			return GeminiRunner{}, req, f
+			return gemini.Runner{}, req, f
 		}},
-		{CLIClaude, func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+		{runner.CLIClaude, func(t *testing.T) (runner.Runner, runner.Request, *fakemodel.Server) {
 			f := fakemodel.NewClaude(t, 0)
-			return ClaudeRunner{}, claudeRequest(t, f.URL, "hello"), f
+			return claude.Runner{}, claudeRequest(t, f.URL, "hello"), f
 		}},
-		{CLICodex, func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+		{runner.CLICodex, func(t *testing.T) (runner.Runner, runner.Request, *fakemodel.Server) {
 			f := fakemodel.NewCodex(t, 0)
-			return CodexRunner{}, codexRequest(t, f.URL, "hello"), f
+			return codex.Runner{}, codexRequest(t, f.URL, "hello"), f
 		}},
 	}
 	for _, tc := range cases {
@@ -284,7 +288,7 @@ func TestRealCLIsConnectOnlyToLoopback(t *testing.T) {
 			r, req, fake := tc.make(t)
 			logFile := filepath.Join(t.TempDir(), "strace.log")
 			req.Wrap = []string{strace, "-f", "-qq", "-e", "trace=connect", "-o", logFile}
-			res, err := Exec(context.Background(), r, req, nil)
+			res, err := runner.Exec(context.Background(), r, req, nil)
 			mustOK(t, res, err)
 			log, err := os.ReadFile(logFile)
 			if err != nil {
@@ -337,19 +341,19 @@ func TestRealCLIsTakeTheRoleAsSystemPrompt(t *testing.T) {
 		cli       string
 		modelPath string
 		own       string // a phrase of the CLI's own system prompt ("" = replaced)
-		make      func(t *testing.T) (Runner, Request, *fakemodel.Server)
+		make      func(t *testing.T) (runner.Runner, runner.Request, *fakemodel.Server)
 	}{
-		{CLIGemini, ":streamGenerateContent", "", func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+		{runner.CLIGemini, ":streamGenerateContent", "", func(t *testing.T) (runner.Runner, runner.Request, *fakemodel.Server) {
 			f := fakemodel.NewGemini(t, 0)
-			return GeminiRunner{}, geminiRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
+			return gemini.Runner{}, geminiRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
 		}},
-		{CLIClaude, "/v1/messages", "You are Claude Code", func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+		{runner.CLIClaude, "/v1/messages", "You are Claude Code", func(t *testing.T) (runner.Runner, runner.Request, *fakemodel.Server) {
 			f := fakemodel.NewClaude(t, 0)
-			return ClaudeRunner{}, claudeRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
+			return claude.Runner{}, claudeRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
 		}},
-		{CLICodex, "/v1/responses", "You are a coding agent running in the Codex CLI", func(t *testing.T) (Runner, Request, *fakemodel.Server) {
+		{runner.CLICodex, "/v1/responses", "You are a coding agent running in the Codex CLI", func(t *testing.T) (runner.Runner, runner.Request, *fakemodel.Server) {
 			f := fakemodel.NewCodex(t, 0)
-			return CodexRunner{}, codexRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
+			return codex.Runner{}, codexRequest(t, f.URL, "USER-MARK-3b9 review the diff"), f
 		}},
 	}
 	for _, tc := range cases {
@@ -357,9 +361,9 @@ func TestRealCLIsTakeTheRoleAsSystemPrompt(t *testing.T) {
 			t.Parallel()
 			r, req, fake := tc.make(t)
 			req.SystemPrompt = role
-			res, err := Exec(context.Background(), r, req, nil)
+			res, err := runner.Exec(context.Background(), r, req, nil)
 			mustOK(t, res, err)
-			if strings.Contains(strings.Join(res.Argv, " "), "ROLE-MARK") && tc.cli != CLICodex {
+			if strings.Contains(strings.Join(res.Argv, " "), "ROLE-MARK") && tc.cli != runner.CLICodex {
 				t.Errorf("the role is in the recorded argv: %q", res.Argv)
 			}
 			for i, a := range res.Argv { // claude's file is gone after the run
@@ -374,7 +378,7 @@ func TestRealCLIsTakeTheRoleAsSystemPrompt(t *testing.T) {
 			// The next task resumes the session: the role is still the system
 			// prompt, once, and still not in a user message.
 			req.Prompt, req.Session = "USER-MARK-3b9 and the tests", res.SessionID
-			res2, err := Exec(context.Background(), r, req, nil)
+			res2, err := runner.Exec(context.Background(), r, req, nil)
 			mustOK(t, res2, err)
 			calls := fake.Requests(tc.modelPath)
 			if len(calls) != 2 || res2.SessionID != res.SessionID {

@@ -1,4 +1,4 @@
-package bridge
+package gemini
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 )
@@ -24,7 +25,7 @@ import (
 // mid-turn would cancel the turn: a person's reason, and anything Send
 // gets mid-turn, is queued and sent as the next prompt when the turn ends.
 type geminiBridge struct {
-	g       *gate
+	g       *bridge.Gate
 	p       *runner.Interactive
 	conn    *acp.ClientSideConnection
 	start   time.Time
@@ -39,7 +40,7 @@ type geminiBridge struct {
 	tokens   int64 // the prompts' usage so far
 	turnErr  string
 	asked    map[string]bool
-	tools    map[string]ask
+	tools    map[string]bridge.Ask
 	pending  map[string]context.CancelFunc
 	stopped  bool
 	ntools   int
@@ -48,8 +49,8 @@ type geminiBridge struct {
 	res   runner.Result
 }
 
-func startGemini(ctx context.Context, req Request, g *gate) (Bridge, error) {
-	bin, err := binary(req, runner.CLIGemini)
+func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridge.Started, error) {
+	bin, err := bridge.Binary(req, runner.CLIGemini)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func startGemini(ctx context.Context, req Request, g *gate) (Bridge, error) {
 			os.Remove(f)
 		}
 	}
-	if toml := g.policy().GeminiPolicyTOML(); toml != "" {
+	if toml := PolicyTOML(g.Policy()); toml != "" {
 		f, err := os.CreateTemp("", "agentinfra-gemini-policy-*.toml")
 		if err != nil {
 			return nil, err
@@ -75,7 +76,7 @@ func startGemini(ctx context.Context, req Request, g *gate) (Bridge, error) {
 	}
 	env := append([]string{}, req.Env...)
 	if req.SystemPrompt != "" {
-		spf, rm, err := systemPromptFile(req.SystemPrompt)
+		spf, rm, err := bridge.SystemPromptFile(req.SystemPrompt)
 		if err != nil {
 			cleanup()
 			return nil, err
@@ -90,7 +91,7 @@ func startGemini(ctx context.Context, req Request, g *gate) (Bridge, error) {
 		cleanup()
 		return nil, err
 	}
-	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, asked: map[string]bool{}, tools: map[string]ask{},
+	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, asked: map[string]bool{}, tools: map[string]bridge.Ask{},
 		pending: map[string]context.CancelFunc{}, turns: make(chan runner.Event, 16),
 		res: runner.Result{CLI: runner.CLIGemini, Model: req.Model}}
 	b.conn = acp.NewClientSideConnection(&geminiClient{b: b}, p.Stdin, p.Stdout)
@@ -98,15 +99,15 @@ func startGemini(ctx context.Context, req Request, g *gate) (Bridge, error) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			b.stop()
+			b.Stop()
 		case <-p.Done():
 		}
 	}()
-	fail := func(err error) (Bridge, error) {
-		b.stop()
+	fail := func(err error) (bridge.Started, error) {
+		b.Stop()
 		_, tail, _ := p.Wait()
 		cleanup()
-		return nil, fmt.Errorf("gemini --acp: %w%s", err, excerpt(tail))
+		return nil, fmt.Errorf("gemini --acp: %w%s", err, bridge.StderrExcerpt(tail))
 	}
 	if _, err := b.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
 		ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{}}}); err != nil {
@@ -118,7 +119,7 @@ func startGemini(ctx context.Context, req Request, g *gate) (Bridge, error) {
 	}
 	b.session = sess.SessionId
 	b.res.SessionID = string(sess.SessionId)
-	g.event(runner.Event{Kind: "init", SessionID: b.res.SessionID, Text: req.Model})
+	g.Event(runner.Event{Kind: "init", SessionID: b.res.SessionID, Text: req.Model})
 	b.mu.Lock()
 	b.inTurn = true
 	b.mu.Unlock()
@@ -154,7 +155,7 @@ func (b *geminiBridge) turn(text string) {
 		if err != nil {
 			ev = runner.Event{Kind: "error", Text: err.Error()}
 		}
-		b.g.event(ev)
+		b.g.Event(ev)
 		if next == "" {
 			select {
 			case b.turns <- ev:
@@ -192,12 +193,12 @@ func (b *geminiBridge) TurnEnded() <-chan runner.Event { return b.turns }
 
 func (b *geminiBridge) Close() error { return b.p.Stdin.Close() }
 
-func (b *geminiBridge) stop() {
+func (b *geminiBridge) Stop() {
 	b.mu.Lock()
 	b.stopped = true
 	b.mu.Unlock()
 	b.Close()
-	b.p.Stop(b.g.opts.KillGrace)
+	b.p.Stop(b.g.KillGrace())
 }
 
 func (b *geminiBridge) Wait() (runner.Result, error) {
@@ -213,12 +214,12 @@ func (b *geminiBridge) Wait() (runner.Result, error) {
 	}
 	stopped := b.stopped
 	b.mu.Unlock()
-	err := finish(&b.res, b.start, b.p, stopped)
+	err := bridge.Finish(&b.res, b.start, b.p, stopped)
 	return b.res, err
 }
 
 // askOf describes a tool call of gemini's.
-func (b *geminiBridge) askOf(tc acp.ToolCallUpdate) ask {
+func (b *geminiBridge) askOf(tc acp.ToolCallUpdate) bridge.Ask {
 	title := ""
 	if tc.Title != nil {
 		title = *tc.Title
@@ -227,7 +228,7 @@ func (b *geminiBridge) askOf(tc acp.ToolCallUpdate) ask {
 	if tc.Kind != nil {
 		kind = *tc.Kind
 	}
-	a := ask{NativeID: string(tc.ToolCallId), Tool: toolName(string(tc.ToolCallId)), Title: title}
+	a := bridge.Ask{NativeID: string(tc.ToolCallId), Tool: toolName(string(tc.ToolCallId)), Title: title}
 	switch kind {
 	case acp.ToolKindExecute:
 		a.Kind, a.Command, a.Title = store.KindCommand, title, "Run "+title
@@ -236,7 +237,7 @@ func (b *geminiBridge) askOf(tc acp.ToolCallUpdate) ask {
 		for _, c := range tc.Content {
 			if d := c.Diff; d != nil {
 				a.File = d.Path
-				a.Diff += editDiff(b.g.opts.Session.Workspace, d.Path, d.OldText, d.NewText, false)
+				a.Diff += bridge.EditDiff(b.g.Root(), d.Path, d.OldText, d.NewText, false)
 			}
 		}
 		if a.File == "" && len(tc.Locations) > 0 {
@@ -281,7 +282,7 @@ func (c *geminiClient) RequestPermission(ctx context.Context, p acp.RequestPermi
 		delete(b.pending, id)
 		b.mu.Unlock()
 	}()
-	ans := b.g.decide(wctx, a)
+	ans := b.g.Decide(wctx, a)
 	if wctx.Err() != nil {
 		return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
 	}
@@ -310,7 +311,7 @@ func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotificat
 		b.mu.Lock()
 		b.text.WriteString(t)
 		b.mu.Unlock()
-		b.g.event(runner.Event{Kind: "message", Text: t})
+		b.g.Event(runner.Event{Kind: "message", Text: t})
 	case u.ToolCall != nil:
 		tc := u.ToolCall
 		kind := tc.Kind
@@ -320,20 +321,20 @@ func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotificat
 		b.tools[string(tc.ToolCallId)] = a
 		b.ntools++
 		b.mu.Unlock()
-		b.g.event(runner.Event{Kind: "tool_use", Tool: a.Tool, Text: tc.Title})
+		b.g.Event(runner.Event{Kind: "tool_use", Tool: a.Tool, Text: tc.Title})
 	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
 		st := *u.ToolCallUpdate.Status
 		if st != acp.ToolCallStatusCompleted && st != acp.ToolCallStatusFailed {
 			return nil
 		}
 		id := string(u.ToolCallUpdate.ToolCallId)
-		b.g.event(runner.Event{Kind: "tool_result", Tool: toolName(id), Text: string(st)})
+		b.g.Event(runner.Event{Kind: "tool_result", Tool: toolName(id), Text: string(st)})
 		b.mu.Lock()
 		a, known := b.tools[id]
 		asked := b.asked[id]
 		b.mu.Unlock()
 		if known && !asked && st == acp.ToolCallStatusCompleted {
-			b.g.ranWithoutAsking(id, a)
+			b.g.RanWithoutAsking(id, a)
 		}
 	}
 	return nil
@@ -383,3 +384,5 @@ func promptUsage(resp acp.PromptResponse) (in, out int64, ok bool) {
 	}
 	return q.TokenCount.Input, q.TokenCount.Output, true
 }
+
+func (b *geminiBridge) Process() *runner.Interactive { return b.p }

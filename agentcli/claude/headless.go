@@ -1,4 +1,4 @@
-package runner
+package claude
 
 import (
 	"bytes"
@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
-// ClaudeRunner runs Claude Code (@anthropic-ai/claude-code):
+// Runner runs Claude Code (@anthropic-ai/claude-code):
 //
 //	claude -p --output-format stream-json --verbose [--model MODEL] [--resume ID]
 //	       [--append-system-prompt-file FILE] [--permission-mode M] -- PROMPT
@@ -26,26 +27,26 @@ import (
 // and ends with the same {type:"result"} record -o json prints. Note that API
 // and auth failures come as subtype "success" with is_error true: is_error
 // decides. "--" keeps a prompt that starts with "-" from being read as a flag.
-type ClaudeRunner struct{}
+type Runner struct{}
 
-func (ClaudeRunner) Name() string { return CLIClaude }
+func (Runner) Name() string { return runner.CLIClaude }
 
-func (ClaudeRunner) systemPromptFromFile() {}
+func (Runner) ReadsSystemPromptFile() bool { return true }
 
 // claudePermission maps the approval modes to claude's --permission-mode.
 var claudePermission = map[string]string{
-	ApprovalAutoEdit: "acceptEdits",
-	ApprovalYolo:     "bypassPermissions",
+	runner.ApprovalAutoEdit: "acceptEdits",
+	runner.ApprovalYolo:     "bypassPermissions",
 }
 
-func (ClaudeRunner) Command(req Request) (Command, error) {
-	if err := CheckApproval(req.ApprovalMode); err != nil {
-		return Command{}, err
+func (Runner) Command(req runner.Request) (runner.Command, error) {
+	if err := runner.CheckApproval(req.ApprovalMode); err != nil {
+		return runner.Command{}, err
 	}
-	if err := CheckArgs(req.Model, req.Session); err != nil {
-		return Command{}, err
+	if err := runner.CheckArgs(req.Model, req.Session); err != nil {
+		return runner.Command{}, err
 	}
-	c := Command{Argv: []string{CLIClaude, "-p", "--output-format", "stream-json", "--verbose"}, PromptArg: -1}
+	c := runner.Command{Argv: []string{runner.CLIClaude, "-p", "--output-format", "stream-json", "--verbose"}, PromptArg: -1}
 	if req.Model != "" {
 		c.Argv = append(c.Argv, "--model", req.Model)
 	}
@@ -55,8 +56,8 @@ func (ClaudeRunner) Command(req Request) (Command, error) {
 	switch {
 	case req.SystemPromptFile != "":
 		c.Argv = append(c.Argv, "--append-system-prompt-file", req.SystemPromptFile)
-	case len(req.SystemPrompt) > argPromptLimit:
-		return Command{}, fmt.Errorf("the system prompt is %d bytes, too long for claude's command line (%d): pass it as SystemPromptFile (Exec does)", len(req.SystemPrompt), argPromptLimit)
+	case len(req.SystemPrompt) > runner.ArgPromptLimit:
+		return runner.Command{}, fmt.Errorf("the system prompt is %d bytes, too long for claude's command line (%d): pass it as SystemPromptFile (Exec does)", len(req.SystemPrompt), runner.ArgPromptLimit)
 	case req.SystemPrompt != "":
 		c.Argv = append(c.Argv, "--append-system-prompt", req.SystemPrompt)
 	}
@@ -64,7 +65,7 @@ func (ClaudeRunner) Command(req Request) (Command, error) {
 		c.Argv = append(c.Argv, "--permission-mode", pm)
 	}
 	c.Argv = append(c.Argv, req.ExtraArgs...)
-	if len(req.Prompt) > argPromptLimit {
+	if len(req.Prompt) > runner.ArgPromptLimit {
 		c.Stdin = req.Prompt // claude -p reads the prompt from stdin when none is given
 	} else {
 		c.Argv = append(c.Argv, "--", req.Prompt)
@@ -73,7 +74,7 @@ func (ClaudeRunner) Command(req Request) (Command, error) {
 	return c, nil
 }
 
-func (ClaudeRunner) NewParser(req Request) Parser { return &claudeParser{} }
+func (Runner) NewParser(req runner.Request) runner.Parser { return &claudeParser{} }
 
 type claudeParser struct {
 	sessionID string
@@ -122,7 +123,7 @@ type claudeBlock struct {
 	IsError bool            `json:"is_error"`
 }
 
-func (p *claudeParser) Line(line []byte) []Event {
+func (p *claudeParser) Line(line []byte) []runner.Event {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return nil
@@ -138,7 +139,7 @@ func (p *claudeParser) Line(line []byte) []Event {
 	case "system":
 		if l.Subtype == "init" {
 			p.model = l.Model
-			return []Event{{Kind: "init", SessionID: l.SessionID, Text: l.Model}}
+			return []runner.Event{{Kind: "init", SessionID: l.SessionID, Text: l.Model}}
 		}
 	case "assistant", "user":
 		if l.Message == nil {
@@ -148,23 +149,23 @@ func (p *claudeParser) Line(line []byte) []Event {
 		if json.Unmarshal(l.Message.Content, &blocks) != nil {
 			return nil
 		}
-		var evs []Event
+		var evs []runner.Event
 		for _, b := range blocks {
 			switch b.Type {
 			case "text":
 				if l.Type == "assistant" {
 					p.lastText = b.Text
-					evs = append(evs, Event{Kind: "message", Text: b.Text})
+					evs = append(evs, runner.Event{Kind: "message", Text: b.Text})
 				}
 			case "tool_use":
 				p.toolCalls++
-				evs = append(evs, Event{Kind: "tool_use", Tool: b.Name, Text: string(b.Input)})
+				evs = append(evs, runner.Event{Kind: "tool_use", Tool: b.Name, Text: string(b.Input)})
 			case "tool_result":
 				st := "success"
 				if b.IsError {
 					st = "error"
 				}
-				evs = append(evs, Event{Kind: "tool_result", Text: st})
+				evs = append(evs, runner.Event{Kind: "tool_result", Text: st})
 			}
 		}
 		return evs
@@ -179,13 +180,13 @@ func (p *claudeParser) Line(line []byte) []Event {
 			if r.Usage != nil { // each result counts its own turn
 				p.tokens += r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens + r.Usage.OutputTokens
 			}
-			return []Event{{Kind: "result", Text: st, SessionID: r.SessionID, Tokens: p.tokens}}
+			return []runner.Event{{Kind: "result", Text: st, SessionID: r.SessionID, Tokens: p.tokens}}
 		}
 	}
 	return nil
 }
 
-func (p *claudeParser) Finish(res *Result, stdout, stderr []byte) {
+func (p *claudeParser) Finish(res *runner.Result, stdout, stderr []byte) {
 	if p.result == nil {
 		// -o json prints the result object alone, possibly pretty-printed.
 		var r claudeResult
@@ -205,17 +206,17 @@ func (p *claudeParser) Finish(res *Result, stdout, stderr []byte) {
 	if r == nil {
 		res.Response = p.lastText
 		if res.ExitCode != 0 {
-			res.Error = fmt.Sprintf("claude exited with code %d without a result record (%s)", res.ExitCode, outputShape(stdout))
+			res.Error = fmt.Sprintf("claude exited with code %d without a result record (%s)", res.ExitCode, runner.OutputShape(stdout))
 		} else {
-			res.Error = "claude printed no result record: " + outputShape(stdout)
+			res.Error = "claude printed no result record: " + runner.OutputShape(stdout)
 		}
 		return
 	}
 	if r.Result != nil {
 		res.Response = *r.Result
 	}
-	if len(res.Response) > maxResponse {
-		res.Response = res.Response[:maxResponse]
+	if len(res.Response) > runner.MaxResponse {
+		res.Response = res.Response[:runner.MaxResponse]
 	}
 	if r.Usage != nil {
 		res.InputTokens = r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens

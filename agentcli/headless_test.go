@@ -1,4 +1,4 @@
-package runner
+package agentcli
 
 import (
 	"bytes"
@@ -6,10 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/agentcli/claude"
+	"github.com/agentinfra/agentinfra/agentcli/codex"
+	"github.com/agentinfra/agentinfra/agentcli/gemini"
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
-// Outputs recorded from the pinned CLIs (gemini-cli 0.61.0, claude-code
+// Outputs recorded from the pinned runner.CLIs (gemini-cli 0.61.0, claude-code
 // 2.1.330, codex 0.169.0) against the fake servers, trimmed of fields the
 // parsers ignore.
 const (
@@ -73,36 +77,36 @@ Error when talking to Gemini API Full report available at: /tmp/gemini-client-er
 func TestParseRecordedOutputs(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
-		r              Runner
+		r              runner.Runner
 		stdout, stderr string
 		exit           int
-		want           Result
+		want           runner.Result
 		wantErr        string // substring of Error; "" = success
 	}{
-		{"gemini json ok", GeminiRunner{}, geminiJSONOK, "", 0,
-			Result{SessionID: "079ac098-406f-49bd-a216-6e346cb9fa20", Response: "Hello from fake gemini", InputTokens: 11, OutputTokens: 5, ToolCalls: 2, Model: "gemini-2.5-flash"}, ""},
-		{"gemini json 401 on stderr", GeminiRunner{}, "", geminiJSONErrStderr, 145,
-			Result{SessionID: "71fcb96a-b038-45c6-98e0-b8ba24db11e7"}, "gemini: API error 401: fake failure 401 (exit 145: HTTP 401 from the API)"},
-		{"gemini stream error", GeminiRunner{}, geminiStreamErr, "", 145,
-			Result{SessionID: "8790643a-f3c0", Model: "gemini-2.5-flash"}, "gemini: API error 401: fake failure 401"},
-		{"gemini exit 55 no output", GeminiRunner{}, "", "Refusing to run in an untrusted folder", 55,
-			Result{}, "untrusted folder"},
-		{"claude is_error with subtype success", ClaudeRunner{}, claudeJSONIsError, "", 1,
-			Result{SessionID: "0c3ae513-c5db", Response: "Failed to authenticate. API Error: 401 fake failure 401"}, "claude reported an error, subtype success (API status 401): Failed to authenticate"},
-		{"claude stream ok", ClaudeRunner{}, claudeStreamOK, "", 0,
-			Result{SessionID: "dee7dbf9", Response: "Done: a.go is fine.", InputTokens: 162, OutputTokens: 6, ToolCalls: 1, Model: "req-model"}, ""},
-		{"claude no result", ClaudeRunner{}, `{"type":"system","subtype":"init","session_id":"s"}`, "", 0,
-			Result{SessionID: "s", Model: "req-model"}, "claude printed no result record"},
-		{"codex failed", CodexRunner{}, codexFailed, "", 1,
-			Result{SessionID: "01a20078-25e6"}, "codex: unexpected status 401 Unauthorized: fake failure 401"},
-		{"codex tools ok", CodexRunner{}, codexToolsOK, "", 0,
-			Result{SessionID: "t-1", Response: "Changed a.go.", InputTokens: 100, OutputTokens: 30, ToolCalls: 2}, ""},
-		{"codex incomplete", CodexRunner{}, `{"type":"thread.started","thread_id":"x"}`, "", 0,
-			Result{SessionID: "x"}, "without completing its turn"},
+		{"gemini json ok", gemini.Runner{}, geminiJSONOK, "", 0,
+			runner.Result{SessionID: "079ac098-406f-49bd-a216-6e346cb9fa20", Response: "Hello from fake gemini", InputTokens: 11, OutputTokens: 5, ToolCalls: 2, Model: "gemini-2.5-flash"}, ""},
+		{"gemini json 401 on stderr", gemini.Runner{}, "", geminiJSONErrStderr, 145,
+			runner.Result{SessionID: "71fcb96a-b038-45c6-98e0-b8ba24db11e7"}, "gemini: API error 401: fake failure 401 (exit 145: HTTP 401 from the API)"},
+		{"gemini stream error", gemini.Runner{}, geminiStreamErr, "", 145,
+			runner.Result{SessionID: "8790643a-f3c0", Model: "gemini-2.5-flash"}, "gemini: API error 401: fake failure 401"},
+		{"gemini exit 55 no output", gemini.Runner{}, "", "Refusing to run in an untrusted folder", 55,
+			runner.Result{}, "untrusted folder"},
+		{"claude is_error with subtype success", claude.Runner{}, claudeJSONIsError, "", 1,
+			runner.Result{SessionID: "0c3ae513-c5db", Response: "Failed to authenticate. API Error: 401 fake failure 401"}, "claude reported an error, subtype success (API status 401): Failed to authenticate"},
+		{"claude stream ok", claude.Runner{}, claudeStreamOK, "", 0,
+			runner.Result{SessionID: "dee7dbf9", Response: "Done: a.go is fine.", InputTokens: 162, OutputTokens: 6, ToolCalls: 1, Model: "req-model"}, ""},
+		{"claude no result", claude.Runner{}, `{"type":"system","subtype":"init","session_id":"s"}`, "", 0,
+			runner.Result{SessionID: "s", Model: "req-model"}, "claude printed no result record"},
+		{"codex failed", codex.Runner{}, codexFailed, "", 1,
+			runner.Result{SessionID: "01a20078-25e6"}, "codex: unexpected status 401 Unauthorized: fake failure 401"},
+		{"codex tools ok", codex.Runner{}, codexToolsOK, "", 0,
+			runner.Result{SessionID: "t-1", Response: "Changed a.go.", InputTokens: 100, OutputTokens: 30, ToolCalls: 2}, ""},
+		{"codex incomplete", codex.Runner{}, `{"type":"thread.started","thread_id":"x"}`, "", 0,
+			runner.Result{SessionID: "x"}, "without completing its turn"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := Request{Model: "req-model"}
-			got := Parse(tc.r, req, []byte(tc.stdout), []byte(tc.stderr), tc.exit)
+			req := runner.Request{Model: "req-model"}
+			got := runner.Parse(tc.r, req, []byte(tc.stdout), []byte(tc.stderr), tc.exit)
 			if tc.want.Model == "" {
 				tc.want.Model = got.Model
 			}
@@ -121,7 +125,7 @@ func TestParseRecordedOutputs(t *testing.T) {
 }
 
 func TestParseStreamEvents(t *testing.T) {
-	p := ClaudeRunner{}.NewParser(Request{})
+	p := claude.Runner{}.NewParser(runner.Request{})
 	var got []string
 	for line := range strings.Lines(claudeStreamOK) {
 		for _, e := range p.Line([]byte(strings.TrimSpace(line))) {
@@ -145,7 +149,7 @@ func TestGeminiDeltasBecomeOneMessageEvent(t *testing.T) {
 {"type":"message","role":"assistant","content":"Done","delta":true}
 {"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":2}}
 `
-	p := GeminiRunner{}.NewParser(Request{})
+	p := gemini.Runner{}.NewParser(runner.Request{})
 	var got []string
 	for line := range strings.Lines(stream) {
 		for _, e := range p.Line([]byte(strings.TrimSpace(line))) {
@@ -156,7 +160,7 @@ func TestGeminiDeltasBecomeOneMessageEvent(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("events\n got %q\nwant %q", got, want)
 	}
-	res := Result{}
+	res := runner.Result{}
 	p.Finish(&res, []byte(stream), nil)
 	if res.Response != "Done" || res.ToolCalls != 1 {
 		t.Errorf("response %q (the text after the last tool call), tools %d", res.Response, res.ToolCalls)
@@ -170,8 +174,8 @@ func FuzzParsers(f *testing.F) {
 		f.Add([]byte(s), 0)
 	}
 	f.Fuzz(func(t *testing.T, out []byte, exit int) {
-		for _, r := range []Runner{GeminiRunner{}, ClaudeRunner{}, CodexRunner{}} {
-			res := Parse(r, Request{}, out, out, exit)
+		for _, r := range []runner.Runner{gemini.Runner{}, claude.Runner{}, codex.Runner{}} {
+			res := runner.Parse(r, runner.Request{}, out, out, exit)
 			if exit != 0 && res.Error == "" {
 				t.Errorf("%s: exit %d without an error", r.Name(), exit)
 			}
@@ -191,8 +195,8 @@ func TestParsersSurviveRandomBytes(t *testing.T) {
 				b.WriteString(pieces[rng.IntN(len(pieces))])
 			}
 		}
-		for _, r := range []Runner{GeminiRunner{}, ClaudeRunner{}, CodexRunner{}} {
-			Parse(r, Request{}, b.Bytes(), b.Bytes(), rng.IntN(3)) // must not panic
+		for _, r := range []runner.Runner{gemini.Runner{}, claude.Runner{}, codex.Runner{}} {
+			runner.Parse(r, runner.Request{}, b.Bytes(), b.Bytes(), rng.IntN(3)) // must not panic
 		}
 	}
 	// Recorded outputs with flipped bytes, cuts and injected lines.
@@ -210,72 +214,26 @@ func TestParsersSurviveRandomBytes(t *testing.T) {
 			}
 		}
 		exit := rng.IntN(300)
-		for _, r := range []Runner{GeminiRunner{}, ClaudeRunner{}, CodexRunner{}} {
-			if res := Parse(r, Request{}, b, b, exit); exit != 0 && res.Error == "" {
+		for _, r := range []runner.Runner{gemini.Runner{}, claude.Runner{}, codex.Runner{}} {
+			if res := runner.Parse(r, runner.Request{}, b, b, exit); exit != 0 && res.Error == "" {
 				t.Errorf("%s: exit %d without an error on %q", r.Name(), exit, b)
 			}
 		}
 	}
 }
 
-func TestRedaction(t *testing.T) {
-	env := RedactEnv([]string{"GEMINI_API_KEY=abc", "HOME=/h", "GITHUB_TOKEN=ghp_x", "DB_PASSWORD=pw", "MY_SECRET=s", "EMPTY_KEY=", "PATH=/bin:/usr/bin", "AWS_SESSION_TOKEN=t"})
-	want := "GEMINI_API_KEY=[REDACTED] HOME=/h GITHUB_TOKEN=[REDACTED] DB_PASSWORD=[REDACTED] MY_SECRET=[REDACTED] EMPTY_KEY= PATH=/bin:/usr/bin AWS_SESSION_TOKEN=[REDACTED]"
-	if got := strings.Join(env, " "); got != want {
-		t.Errorf("env\n got %s\nwant %s", got, want)
-	}
-	argv := RedactArgv([]string{"codex", "exec", "-c", "model_providers.x.api_key=sk-1", "--api-key", "sk-2", "--token=t3", "-m", "gpt", "--", "my prompt with api_key=zzz"}, 10)
-	got := strings.Join(argv, " ")
-	if strings.Contains(got, "sk-1") || strings.Contains(got, "sk-2") || strings.Contains(got, "t3") || strings.Contains(got, "zzz") {
-		t.Errorf("argv leaks: %s", got)
-	}
-	if !strings.Contains(got, "-m gpt") || !strings.HasSuffix(got, "{prompt: 26 bytes}") {
-		t.Errorf("argv over-redacted: %s", got)
-	}
-	if g := RedactArgv([]string{"gemini", "--prompt=hello"}, 1); g[1] != "--prompt={prompt: 5 bytes}" {
-		t.Errorf("gemini prompt placeholder %q", g[1])
-	}
-}
-
-func TestHeadTailKeepsBothEnds(t *testing.T) {
-	b := newHeadTail(4, 6)
-	for _, s := range []string{"ab", "cdefgh", "ijklmnopq", "rs", "t"} {
-		b.Write([]byte(s))
-	}
-	if got, want := string(b.Bytes()), "abcd\n…[10 bytes omitted]…\nopqrst"; got != want {
-		t.Errorf("got %q want %q", got, want)
-	}
-	if b.Total() != 20 {
-		t.Errorf("total %d", b.Total())
-	}
-	small := newHeadTail(4, 6)
-	small.Write([]byte("abcdef"))
-	if string(small.Bytes()) != "abcdef" {
-		t.Errorf("small %q", small.Bytes())
-	}
-}
-
-func TestReadLinesCutsLongLines(t *testing.T) {
-	in := "short\n" + strings.Repeat("x", 200<<10) + "\nlast"
-	var got []int
-	readLines(strings.NewReader(in), 100<<10, func(l []byte) { got = append(got, len(l)) })
-	if len(got) != 3 || got[0] != 5 || got[1] != 100<<10 || got[2] != 4 {
-		t.Errorf("line lengths %v", got)
-	}
-}
-
 func TestCommandArgv(t *testing.T) {
 	for _, tc := range []struct {
-		r    Runner
-		req  Request
+		r    runner.Runner
+		req  runner.Request
 		want string
 	}{
-		{GeminiRunner{}, Request{Prompt: "p", Model: "m"}, "gemini --prompt=p -m m -o stream-json --skip-trust --approval-mode default"},
-		{GeminiRunner{}, Request{Prompt: "p", Model: "m", Session: "s", ApprovalMode: "yolo"}, "gemini --prompt=p -m m -o stream-json --skip-trust --approval-mode yolo --resume s"},
-		{ClaudeRunner{}, Request{Prompt: "-p", Model: "m", Session: "s", SystemPrompt: "sys", ApprovalMode: "auto_edit"}, "claude -p --output-format stream-json --verbose --model m --resume s --append-system-prompt sys --permission-mode acceptEdits -- -p"},
-		{ClaudeRunner{}, Request{Prompt: "p"}, "claude -p --output-format stream-json --verbose -- p"},
-		{CodexRunner{}, Request{Prompt: "p", Model: "m", Session: "s", ApprovalMode: "yolo"}, "codex exec --json --skip-git-repo-check -m m --dangerously-bypass-approvals-and-sandbox resume s -- p"},
-		{CodexRunner{}, Request{Prompt: "p", SystemPrompt: "say \"hi\"\n\\", ApprovalMode: "auto_edit"}, `codex exec --json --skip-git-repo-check -c developer_instructions="say \"hi\"\n\\" --sandbox workspace-write -- p`},
+		{gemini.Runner{}, runner.Request{Prompt: "p", Model: "m"}, "gemini --prompt=p -m m -o stream-json --skip-trust --approval-mode default"},
+		{gemini.Runner{}, runner.Request{Prompt: "p", Model: "m", Session: "s", ApprovalMode: "yolo"}, "gemini --prompt=p -m m -o stream-json --skip-trust --approval-mode yolo --resume s"},
+		{claude.Runner{}, runner.Request{Prompt: "-p", Model: "m", Session: "s", SystemPrompt: "sys", ApprovalMode: "auto_edit"}, "claude -p --output-format stream-json --verbose --model m --resume s --append-system-prompt sys --permission-mode acceptEdits -- -p"},
+		{claude.Runner{}, runner.Request{Prompt: "p"}, "claude -p --output-format stream-json --verbose -- p"},
+		{codex.Runner{}, runner.Request{Prompt: "p", Model: "m", Session: "s", ApprovalMode: "yolo"}, "codex exec --json --skip-git-repo-check -m m --dangerously-bypass-approvals-and-sandbox resume s -- p"},
+		{codex.Runner{}, runner.Request{Prompt: "p", SystemPrompt: "say \"hi\"\n\\", ApprovalMode: "auto_edit"}, `codex exec --json --skip-git-repo-check -c developer_instructions="say \"hi\"\n\\" --sandbox workspace-write -- p`},
 	} {
 		c, err := tc.r.Command(tc.req)
 		if err != nil {
@@ -288,10 +246,10 @@ func TestCommandArgv(t *testing.T) {
 			t.Errorf("%s: PromptArg %d points at %q", tc.r.Name(), c.PromptArg, c.Argv[c.PromptArg])
 		}
 	}
-	if c, _ := (GeminiRunner{}).Command(Request{Prompt: "p", Model: "m", SystemPromptFile: "/x/sys.md"}); strings.Join(c.Env, " ") != "GEMINI_SYSTEM_MD=/x/sys.md" {
+	if c, _ := (gemini.Runner{}).Command(runner.Request{Prompt: "p", Model: "m", SystemPromptFile: "/x/sys.md"}); strings.Join(c.Env, " ") != "GEMINI_SYSTEM_MD=/x/sys.md" {
 		t.Errorf("gemini system prompt env %q", c.Env)
 	}
-	if c, _ := (ClaudeRunner{}).Command(Request{Prompt: "p", SystemPrompt: "sys", SystemPromptFile: "/x/sys.md"}); strings.Join(c.Argv, " ") != "claude -p --output-format stream-json --verbose --append-system-prompt-file /x/sys.md -- p" {
+	if c, _ := (claude.Runner{}).Command(runner.Request{Prompt: "p", SystemPrompt: "sys", SystemPromptFile: "/x/sys.md"}); strings.Join(c.Argv, " ") != "claude -p --output-format stream-json --verbose --append-system-prompt-file /x/sys.md -- p" {
 		t.Errorf("claude with a system prompt file: %q", c.Argv)
 	}
 }
@@ -299,31 +257,22 @@ func TestCommandArgv(t *testing.T) {
 // A system prompt the runner cannot deliver is an error, never dropped or
 // sent in a way the kernel refuses (E2BIG).
 func TestCommandRefusesUndeliverableSystemPrompt(t *testing.T) {
-	long := strings.Repeat("r", argPromptLimit+1)
+	long := strings.Repeat("r", runner.ArgPromptLimit+1)
 	for _, tc := range []struct {
-		r    Runner
-		req  Request
+		r    runner.Runner
+		req  runner.Request
 		want string
 	}{
-		{GeminiRunner{}, Request{Prompt: "p", Model: "m", SystemPrompt: "role"}, "SystemPromptFile"},
-		{ClaudeRunner{}, Request{Prompt: "p", SystemPrompt: long}, "too long for claude's command line"},
-		{CodexRunner{}, Request{Prompt: "p", SystemPrompt: long}, "too long for codex's command line"},
+		{gemini.Runner{}, runner.Request{Prompt: "p", Model: "m", SystemPrompt: "role"}, "SystemPromptFile"},
+		{claude.Runner{}, runner.Request{Prompt: "p", SystemPrompt: long}, "too long for claude's command line"},
+		{codex.Runner{}, runner.Request{Prompt: "p", SystemPrompt: long}, "too long for codex's command line"},
 	} {
 		if _, err := tc.r.Command(tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want one saying %q", tc.r.Name(), err, tc.want)
 		}
 	}
-	if _, err := (GeminiRunner{}).Command(Request{Prompt: "p"}); err == nil {
+	if _, err := (gemini.Runner{}).Command(runner.Request{Prompt: "p"}); err == nil {
 		t.Error("gemini without a model should be refused")
-	}
-}
-
-func TestClipKeepsRunesWhole(t *testing.T) {
-	if got := clip("héllo", 2); got != "h…[5 bytes cut]" {
-		t.Errorf("clip = %q", got)
-	}
-	if got := clip("short", 10); got != "short" {
-		t.Errorf("clip = %q", got)
 	}
 }
 
@@ -331,12 +280,12 @@ func TestClipKeepsRunesWhole(t *testing.T) {
 // to the agent CLI as an option of its own (claude … --model
 // --dangerously-skip-permissions). All three runners refuse it.
 func TestCommandRefusesModelOrSessionThatLooksLikeAnOption(t *testing.T) {
-	for _, cli := range CLIs {
-		r, err := For(cli)
+	for _, cli := range runner.CLIs {
+		r, err := Runner(cli)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, req := range []Request{
+		for _, req := range []runner.Request{
 			{Prompt: "p", Model: "--dangerously-skip-permissions"},
 			{Prompt: "p", Model: "m", Session: "--yolo"},
 			{Prompt: "p", Model: "-m"},
@@ -346,7 +295,7 @@ func TestCommandRefusesModelOrSessionThatLooksLikeAnOption(t *testing.T) {
 				t.Errorf("%s %+v: argv %q, err %v; want it refused as an invalid model or session", cli, req, c.Argv, err)
 			}
 		}
-		if _, err := r.Command(Request{Prompt: "p", Model: "gemini-2.5-flash", Session: "0199a-b2"}); err != nil {
+		if _, err := r.Command(runner.Request{Prompt: "p", Model: "gemini-2.5-flash", Session: "0199a-b2"}); err != nil {
 			t.Errorf("%s: a plain model and session: %v", cli, err)
 		}
 	}

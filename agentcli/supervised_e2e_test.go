@@ -1,4 +1,4 @@
-package bridge
+package agentcli
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
@@ -64,7 +65,7 @@ type cliCase struct {
 	path string // the fake's request path suffix
 }
 
-var clis = []cliCase{
+var cliCases = []cliCase{
 	{"claude", fakemodel.NewClaudeScript, func(t testing.TB, u string) fakemodel.CLI { return fakemodel.Claude(t, u) }, "/v1/messages"},
 	{"codex", fakemodel.NewCodexScript, func(t testing.TB, u string) fakemodel.CLI { return fakemodel.Codex(t, u) }, "/v1/responses"},
 	{"gemini", fakemodel.NewGeminiScript, func(t testing.TB, u string) fakemodel.CLI { return fakemodel.Gemini(t, u) }, ":streamGenerateContent"},
@@ -133,9 +134,9 @@ func (s *setup) run(t *testing.T, c cliCase, onRequest func(store.Request)) (run
 			}
 		}()
 	}
-	return Run(ctx, Request{CLI: c.name, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
+	return RunSupervised(ctx, bridge.Request{CLI: c.name, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
 		ExtraArgs: s.cli.ExtraArgs, Prompt: "Please touch ok.txt"},
-		Options{Store: s.st, Session: s.ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
+		bridge.Options{Store: s.st, Session: s.ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
 			s.mu.Lock()
 			s.evs = append(s.evs, ev)
 			s.mu.Unlock()
@@ -176,7 +177,7 @@ func (s *setup) allBodies(path string) string {
 // (~15 s a run on the 2-core machine), so it runs only with AGENTINFRA_E2E=1
 // (as CI does), keeping the default `go test ./...` short.
 func forEachCLI(t *testing.T, fn func(t *testing.T, c cliCase)) {
-	for _, c := range clis {
+	for _, c := range cliCases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "gemini" && os.Getenv("AGENTINFRA_E2E") != "1" {
 				t.Skip("gemini's supervised runs take ~15 s each: AGENTINFRA_E2E=1 runs them")

@@ -1,4 +1,4 @@
-package bridge
+package agentcli
 
 // A live supervised run steered through its Bridge, with each real CLI:
 // Send (the next user message reaches the model), pause/resume of the
@@ -13,17 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
 // start starts c's CLI under supervision with prompt.
-func (s *setup) start(t *testing.T, ctx context.Context, prompt string) Bridge {
+func (s *setup) start(t *testing.T, ctx context.Context, prompt string) bridge.Bridge {
 	t.Helper()
 	pol := policy.Load(s.cli.Dir, s.paths)
-	b, err := Start(ctx, Request{CLI: s.ses.CLI, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
-		ExtraArgs: s.cli.ExtraArgs, Prompt: prompt}, Options{Store: s.st, Session: s.ses, Policy: func() *policy.Policy { return pol }})
+	b, err := StartSupervised(ctx, bridge.Request{CLI: s.ses.CLI, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
+		ExtraArgs: s.cli.ExtraArgs, Prompt: prompt}, bridge.Options{Store: s.st, Session: s.ses, Policy: func() *policy.Policy { return pol }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestPauseResumeThenInterruptWithdrawsTheRequest(t *testing.T) {
 		defer cancel()
 		b := s.start(t, ctx, "Please touch ok.txt")
 		r := s.waitPending(t, ctx)
-		pid := b.(controlled).proc().Cmd.Process.Pid
+		pid := b.(bridge.Started).Process().Cmd.Process.Pid
 		if _, err := s.st.SetSessionStatus(ctx, s.ses.ID, store.Transition{To: store.SessionPaused, By: "ana", Surface: store.SurfaceTerminal}); err != nil {
 			t.Fatal(err)
 		}

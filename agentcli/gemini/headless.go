@@ -1,4 +1,4 @@
-package runner
+package gemini
 
 import (
 	"bytes"
@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
-// GeminiRunner runs the gemini CLI (@google/gemini-cli):
+// Runner runs the gemini CLI (@google/gemini-cli):
 //
 //	gemini --prompt=PROMPT -m MODEL -o stream-json --skip-trust --approval-mode MODE [--resume SESSION]
 //
@@ -32,35 +33,35 @@ import (
 // a shared file of the user's that a run must not write. A role may use
 // gemini's substitutions (${AvailableTools}, ${AgentSkills}, ${SubAgents}) to
 // bring back parts of what it replaces.
-type GeminiRunner struct{}
+type Runner struct{}
 
-func (GeminiRunner) Name() string { return CLIGemini }
+func (Runner) Name() string { return runner.CLIGemini }
 
-func (GeminiRunner) systemPromptFromFile() {}
+func (Runner) ReadsSystemPromptFile() bool { return true }
 
-func (GeminiRunner) Command(req Request) (Command, error) {
-	if err := CheckApproval(req.ApprovalMode); err != nil {
-		return Command{}, err
+func (Runner) Command(req runner.Request) (runner.Command, error) {
+	if err := runner.CheckApproval(req.ApprovalMode); err != nil {
+		return runner.Command{}, err
 	}
-	if err := CheckArgs(req.Model, req.Session); err != nil {
-		return Command{}, err
+	if err := runner.CheckArgs(req.Model, req.Session); err != nil {
+		return runner.Command{}, err
 	}
 	if req.Model == "" {
-		return Command{}, errors.New("gemini needs an explicit model (-m)")
+		return runner.Command{}, errors.New("gemini needs an explicit model (-m)")
 	}
-	if err := CheckPromptSize(CLIGemini, req.Prompt); err != nil {
-		return Command{}, err
+	if err := CheckPromptSize(req.Prompt); err != nil {
+		return runner.Command{}, err
 	}
-	c := Command{Argv: []string{CLIGemini}, PromptArg: -1}
-	if len(req.Prompt) > argPromptLimit {
+	c := runner.Command{Argv: []string{runner.CLIGemini}, PromptArg: -1}
+	if len(req.Prompt) > runner.ArgPromptLimit {
 		c.Stdin = req.Prompt // gemini reads the prompt from a piped stdin
 	} else {
 		c.PromptArg = 1
 		c.Argv = append(c.Argv, "--prompt="+req.Prompt)
 	}
 	mode := req.ApprovalMode
-	if mode == "" || mode == ApprovalAsk {
-		mode = ApprovalDefault
+	if mode == "" || mode == runner.ApprovalAsk {
+		mode = runner.ApprovalDefault
 	}
 	c.Argv = append(c.Argv, "-m", req.Model, "-o", "stream-json", "--skip-trust", "--approval-mode", mode)
 	if req.Session != "" {
@@ -71,12 +72,12 @@ func (GeminiRunner) Command(req Request) (Command, error) {
 	case req.SystemPromptFile != "":
 		c.Env = append(c.Env, "GEMINI_SYSTEM_MD="+req.SystemPromptFile)
 	case req.SystemPrompt != "":
-		return Command{}, errors.New("gemini reads the system prompt from a file: set SystemPromptFile (Exec does)")
+		return runner.Command{}, errors.New("gemini reads the system prompt from a file: set SystemPromptFile (Exec does)")
 	}
 	return c, nil
 }
 
-func (GeminiRunner) NewParser(req Request) Parser { return &geminiParser{} }
+func (Runner) NewParser(req runner.Request) runner.Parser { return &geminiParser{} }
 
 type geminiParser struct {
 	sawStream bool
@@ -120,7 +121,7 @@ type geminiError struct {
 	Code    any    `json:"code"`
 }
 
-func (p *geminiParser) Line(line []byte) []Event {
+func (p *geminiParser) Line(line []byte) []runner.Event {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return nil
@@ -131,29 +132,29 @@ func (p *geminiParser) Line(line []byte) []Event {
 	}
 	p.sawStream = true
 	if ev.Type == "message" && ev.Role == "assistant" {
-		if p.response.Len() < maxResponse {
+		if p.response.Len() < runner.MaxResponse {
 			p.response.WriteString(ev.Content)
 		}
-		if p.pending.Len() < maxEventText {
+		if p.pending.Len() < runner.MaxEventText {
 			p.pending.WriteString(ev.Content)
 		}
 		return nil
 	}
 	// Assistant text streams as many small deltas: it is reported as one
 	// message event when the next other event arrives.
-	var evs []Event
+	var evs []runner.Event
 	if p.pending.Len() > 0 {
-		evs = append(evs, Event{Kind: "message", Text: p.pending.String()})
+		evs = append(evs, runner.Event{Kind: "message", Text: p.pending.String()})
 		p.pending.Reset()
 	}
 	return append(evs, p.event(ev)...)
 }
 
-func (p *geminiParser) event(ev geminiStreamEvent) []Event {
+func (p *geminiParser) event(ev geminiStreamEvent) []runner.Event {
 	switch ev.Type {
 	case "init":
 		p.sessionID, p.model = ev.SessionID, ev.Model
-		return []Event{{Kind: "init", SessionID: ev.SessionID, Text: ev.Model}}
+		return []runner.Event{{Kind: "init", SessionID: ev.SessionID, Text: ev.Model}}
 	case "tool_use":
 		p.toolCalls++
 		// Like gemini's json output: the response is the text after the last tool call.
@@ -161,19 +162,19 @@ func (p *geminiParser) event(ev geminiStreamEvent) []Event {
 			p.preTool = s
 		}
 		p.response.Reset()
-		return []Event{{Kind: "tool_use", Tool: ev.ToolName, Text: string(ev.Params)}}
+		return []runner.Event{{Kind: "tool_use", Tool: ev.ToolName, Text: string(ev.Params)}}
 	case "tool_result":
 		text := ev.Output
 		if ev.Error != nil {
 			text = ev.Error.Message
 		}
-		return []Event{{Kind: "tool_result", Tool: ev.ToolID, Text: ev.Status + " " + text}}
+		return []runner.Event{{Kind: "tool_result", Tool: ev.ToolID, Text: ev.Status + " " + text}}
 	case "error":
 		kind := "warning"
 		if ev.Severity == "error" {
 			kind = "error"
 		}
-		return []Event{{Kind: kind, Text: ev.Message}}
+		return []runner.Event{{Kind: kind, Text: ev.Message}}
 	case "result":
 		p.sawResult = true
 		p.status = ev.Status
@@ -186,7 +187,7 @@ func (p *geminiParser) event(ev geminiStreamEvent) []Event {
 				p.toolCalls = *ev.Stats.ToolCalls
 			}
 		}
-		return []Event{{Kind: "result", Text: ev.Status}}
+		return []runner.Event{{Kind: "result", Text: ev.Status}}
 	}
 	return nil
 }
@@ -211,7 +212,7 @@ type geminiJSON struct {
 	} `json:"stats"`
 }
 
-func (p *geminiParser) Finish(res *Result, stdout, stderr []byte) {
+func (p *geminiParser) Finish(res *runner.Result, stdout, stderr []byte) {
 	if !p.sawStream {
 		var obj geminiJSON
 		if json.Unmarshal(bytes.TrimSpace(stdout), &obj) == nil && (obj.SessionID != nil || obj.Response != nil || obj.Error != nil) {
@@ -248,7 +249,7 @@ func (p *geminiParser) Finish(res *Result, stdout, stderr []byte) {
 	case res.ExitCode != 0:
 		res.Error = fmt.Sprintf("gemini exited with code %d", res.ExitCode)
 	case !p.sawResult && res.Response == "":
-		res.Error = "gemini printed no result: " + outputShape(stdout)
+		res.Error = "gemini printed no result: " + runner.OutputShape(stdout)
 	}
 	if res.Error != "" && res.ExitCode > 0 {
 		if hint := geminiExitHint(res.ExitCode); hint != "" && !strings.Contains(res.Error, hint) {
@@ -361,13 +362,4 @@ func lastJSONObject(b []byte) ([]byte, bool) {
 		}
 	}
 	return nil, false
-}
-
-// outputShape describes unusable output for an error message.
-func outputShape(stdout []byte) string {
-	s := bytes.TrimSpace(stdout)
-	if len(s) == 0 {
-		return "stdout was empty"
-	}
-	return fmt.Sprintf("stdout (%d bytes) held no JSON result; it begins %q", len(stdout), mdtext.Shorten(string(s), 120))
 }

@@ -1,4 +1,4 @@
-package bridge
+package codex
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 )
@@ -25,7 +26,7 @@ import (
 // waited for: codex answers the steer only after the approval). A turn
 // interrupted while a request waits withdraws it.
 type codexBridge struct {
-	g     *gate
+	g     *bridge.Gate
 	p     *runner.Interactive
 	start time.Time
 	wmu   sync.Mutex
@@ -62,8 +63,8 @@ type codexMsg struct {
 	} `json:"error,omitempty"`
 }
 
-func startCodex(ctx context.Context, req Request, g *gate) (Bridge, error) {
-	bin, err := binary(req, runner.CLICodex)
+func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridge.Started, error) {
+	bin, err := bridge.Binary(req, runner.CLICodex)
 	if err != nil {
 		return nil, err
 	}
@@ -87,21 +88,21 @@ func startCodex(ctx context.Context, req Request, g *gate) (Bridge, error) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			b.stop()
+			b.Stop()
 		case <-b.done:
 		}
 	}()
-	fail := func(err error) (Bridge, error) {
-		b.stop()
+	fail := func(err error) (bridge.Started, error) {
+		b.Stop()
 		<-b.done
 		_, tail, _ := p.Wait()
-		return nil, fmt.Errorf("codex app-server: %w%s", err, excerpt(tail))
+		return nil, fmt.Errorf("codex app-server: %w%s", err, bridge.StderrExcerpt(tail))
 	}
 	if _, err := b.call(ctx, "initialize", map[string]any{"clientInfo": map[string]any{"name": "agentinfra", "title": "agentinfra", "version": "0"}, "capabilities": nil}); err != nil {
 		return fail(err)
 	}
 	b.notify("initialized", nil)
-	approval, sandbox := g.policy().Codex()
+	approval, sandbox := ThreadSettings(g.Policy())
 	r, err := b.call(ctx, "thread/start", map[string]any{"cwd": req.Dir, "approvalPolicy": approval, "sandbox": sandbox})
 	if err != nil {
 		return fail(err)
@@ -116,22 +117,11 @@ func startCodex(ctx context.Context, req Request, g *gate) (Bridge, error) {
 	b.thread = ts.Thread.ID
 	b.mu.Unlock()
 	b.res.SessionID = ts.Thread.ID
-	g.event(runner.Event{Kind: "init", SessionID: ts.Thread.ID, Text: req.Model})
+	g.Event(runner.Event{Kind: "init", SessionID: ts.Thread.ID, Text: req.Model})
 	if err := b.Send(ctx, req.Prompt); err != nil {
 		return fail(err)
 	}
 	return b, nil
-}
-
-func excerpt(tail string) string {
-	tail = strings.TrimSpace(tail)
-	if tail == "" {
-		return ""
-	}
-	if len(tail) > 600 {
-		tail = tail[len(tail)-600:]
-	}
-	return "\nstderr: " + tail
 }
 
 func (b *codexBridge) write(m any) error {
@@ -142,7 +132,7 @@ func (b *codexBridge) write(m any) error {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	if b.w == nil {
-		return errClosed
+		return bridge.ErrClosed
 	}
 	_, err = b.w.Write(append(line, '\n'))
 	return err
@@ -229,12 +219,12 @@ func (b *codexBridge) Close() error {
 	return err
 }
 
-func (b *codexBridge) stop() {
+func (b *codexBridge) Stop() {
 	b.mu.Lock()
 	b.stopped = true
 	b.mu.Unlock()
 	b.Close()
-	b.p.Stop(b.g.opts.KillGrace)
+	b.p.Stop(b.g.KillGrace())
 }
 
 func (b *codexBridge) Wait() (runner.Result, error) {
@@ -246,7 +236,7 @@ func (b *codexBridge) Wait() (runner.Result, error) {
 	}
 	stopped := b.stopped
 	b.mu.Unlock()
-	err := finish(&b.res, b.start, b.p, stopped)
+	err := bridge.Finish(&b.res, b.start, b.p, stopped)
 	return b.res, err
 }
 
@@ -328,7 +318,7 @@ func (b *codexBridge) notification(m codexMsg) {
 		tokens := b.in + b.out // thread/tokenUsage/updated: the thread's total
 		b.mu.Unlock()
 		ev := runner.Event{Kind: "result", Text: p.Turn.Status, SessionID: b.res.SessionID, Tokens: tokens}
-		b.g.event(ev)
+		b.g.Event(ev)
 		select {
 		case b.turns <- ev:
 		default:
@@ -339,13 +329,13 @@ func (b *codexBridge) notification(m codexMsg) {
 			b.mu.Lock()
 			b.tools++
 			b.mu.Unlock()
-			b.g.event(runner.Event{Kind: "tool_use", Tool: "shell", Text: p.Item.Command})
+			b.g.Event(runner.Event{Kind: "tool_use", Tool: "shell", Text: p.Item.Command})
 		case "fileChange":
 			b.mu.Lock()
 			b.tools++
 			b.changes[p.Item.ID] = p.Item.Changes
 			b.mu.Unlock()
-			b.g.event(runner.Event{Kind: "tool_use", Tool: "apply_patch", Text: string(p.Item.Changes)})
+			b.g.Event(runner.Event{Kind: "tool_use", Tool: "apply_patch", Text: string(p.Item.Changes)})
 		}
 	case "item/completed":
 		switch p.Item.Type {
@@ -353,19 +343,19 @@ func (b *codexBridge) notification(m codexMsg) {
 			b.mu.Lock()
 			b.lastText = p.Item.Text
 			b.mu.Unlock()
-			b.g.event(runner.Event{Kind: "message", Text: p.Item.Text})
+			b.g.Event(runner.Event{Kind: "message", Text: p.Item.Text})
 		case "commandExecution", "fileChange":
-			b.g.event(runner.Event{Kind: "tool_result", Text: p.Item.Status})
+			b.g.Event(runner.Event{Kind: "tool_result", Text: p.Item.Status})
 			b.mu.Lock()
 			asked := b.asked[p.Item.ID]
 			b.mu.Unlock()
 			if !asked && p.Item.Status == "completed" {
-				b.g.ranWithoutAsking("", b.askOf(p.Item))
+				b.g.RanWithoutAsking("", b.askOf(p.Item))
 			}
 		}
 	case "error":
 		if p.Error != nil {
-			b.g.event(runner.Event{Kind: "error", Text: p.Error.Message})
+			b.g.Event(runner.Event{Kind: "error", Text: p.Error.Message})
 		}
 	case "thread/tokenUsage/updated":
 		if p.TokenUsage != nil {
@@ -386,21 +376,21 @@ func (b *codexBridge) notification(m codexMsg) {
 	}
 }
 
-func (b *codexBridge) askOf(it codexItem) ask {
+func (b *codexBridge) askOf(it codexItem) bridge.Ask {
 	if it.Type == "fileChange" {
 		return b.fileAsk(it.ID, it.Changes)
 	}
-	return ask{NativeID: it.ID, Kind: store.KindCommand, Tool: "shell", Command: it.Command, Title: "Run " + it.Command}
+	return bridge.Ask{NativeID: it.ID, Kind: store.KindCommand, Tool: "shell", Command: it.Command, Title: "Run " + it.Command}
 }
 
 // fileAsk describes a file change: its files and their unified diffs.
-func (b *codexBridge) fileAsk(itemID string, raw json.RawMessage) ask {
+func (b *codexBridge) fileAsk(itemID string, raw json.RawMessage) bridge.Ask {
 	var changes []struct {
 		Path string `json:"path"`
 		Diff string `json:"diff"`
 	}
 	json.Unmarshal(raw, &changes)
-	a := ask{NativeID: itemID, Kind: store.KindEdit, Tool: "apply_patch", ToolInput: string(raw)}
+	a := bridge.Ask{NativeID: itemID, Kind: store.KindEdit, Tool: "apply_patch", ToolInput: string(raw)}
 	var files []string
 	var diff strings.Builder
 	for _, c := range changes {
@@ -425,21 +415,21 @@ func (b *codexBridge) serverRequest(m codexMsg) {
 		} `json:"commandActions"`
 	}
 	json.Unmarshal(m.Params, &p)
-	var a ask
+	var a bridge.Ask
 	switch m.Method {
 	case "item/commandExecution/requestApproval":
 		cmd := p.Command
 		if len(p.CommandActions) == 1 && p.CommandActions[0].Command != "" {
 			cmd = p.CommandActions[0].Command // the command itself, without codex's `bash -lc` wrapper
 		}
-		a = ask{NativeID: p.ItemID, Kind: store.KindCommand, Tool: "shell", ToolInput: string(m.Params), Command: cmd, Title: "Run " + cmd}
+		a = bridge.Ask{NativeID: p.ItemID, Kind: store.KindCommand, Tool: "shell", ToolInput: string(m.Params), Command: cmd, Title: "Run " + cmd}
 	case "item/fileChange/requestApproval":
 		b.mu.Lock()
 		raw := b.changes[p.ItemID]
 		b.mu.Unlock()
 		a = b.fileAsk(p.ItemID, raw)
 	case "item/permissions/requestApproval":
-		a = ask{NativeID: p.ItemID, Kind: store.KindPermissions, Tool: "permissions", ToolInput: string(m.Params), Title: "Grant permissions: " + p.Reason}
+		a = bridge.Ask{NativeID: p.ItemID, Kind: store.KindPermissions, Tool: "permissions", ToolInput: string(m.Params), Title: "Grant permissions: " + p.Reason}
 	default: // nothing else is answered on a person's behalf: fail closed
 		b.write(map[string]any{"id": m.ID, "error": map[string]any{"code": -32601, "message": "agentinfra does not answer " + m.Method}})
 		return
@@ -457,7 +447,7 @@ func (b *codexBridge) serverRequest(m codexMsg) {
 			b.mu.Unlock()
 			cancel()
 		}()
-		ans := b.g.decide(ctx, a)
+		ans := b.g.Decide(ctx, a)
 		if ctx.Err() != nil {
 			return // withdrawn (the turn was interrupted): codex expects no answer
 		}
@@ -480,3 +470,5 @@ func (b *codexBridge) withdrawAll() {
 		cancel()
 	}
 }
+
+func (b *codexBridge) Process() *runner.Interactive { return b.p }

@@ -1,12 +1,14 @@
-package runner
+package gemini
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/agentinfra/agentinfra/runner"
 )
 
-// GeminiPromptLimit is the longest prompt gemini is given, counted as
+// PromptLimit is the longest prompt gemini is given, counted as
 // JSON text (the prompt escaped as a JSON string): gemini 0.61's
 // stream-json output echoes the prompt as its first user message, and
 // when that echo is long gemini ends without writing the rest of its
@@ -17,7 +19,7 @@ import (
 // 255 KiB had passed a little earlier; 250 KiB of quotes and newlines
 // (escaped: 437 KiB) failed, 140 KiB of them (250 KiB) passed — it is the
 // escaped size that counts. 128 KiB stays below everything that failed.
-const GeminiPromptLimit = 128 * 1024
+const PromptLimit = 128 * 1024
 
 // PromptError is a prompt that cli cannot take.
 type PromptError struct {
@@ -32,18 +34,18 @@ func (e *PromptError) Error() string {
 		e.Bytes, e.EscapedSize, e.CLI, e.Limit, e.Limit/1024, e.CLI)
 }
 
-// CheckPromptSize refuses a prompt that cli cannot take (a *PromptError);
-// only gemini has such a limit.
-func CheckPromptSize(cli, prompt string) error {
-	if cli != CLIGemini || len(prompt) <= GeminiPromptLimit/6 {
+// CheckPromptSize refuses a prompt that gemini cannot take (a
+// *PromptError).
+func CheckPromptSize(prompt string) error {
+	if len(prompt) <= PromptLimit/6 {
 		return nil // escaping grows a byte to at most 6 (\u00XX)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // as gemini's JSON.stringify: <, > and & stay
 	enc.Encode(prompt)
-	if n := b.Len() - 3; n > GeminiPromptLimit { // less the quotes and newline
-		return &PromptError{CLI: cli, Bytes: len(prompt), EscapedSize: n, Limit: GeminiPromptLimit}
+	if n := b.Len() - 3; n > PromptLimit { // less the quotes and newline
+		return &PromptError{CLI: runner.CLIGemini, Bytes: len(prompt), EscapedSize: n, Limit: PromptLimit}
 	}
 	return nil
 }
