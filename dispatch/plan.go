@@ -147,7 +147,7 @@ func (p *Plan) build(ctx context.Context, t matrix.Task) error {
 	}
 	p.Claimed, p.Prompt = t, pr
 	o := &p.Outcome
-	o.Prompt, o.PromptBytes = pr.Text, len(pr.Text)
+	o.Prompt = pr.Text
 	o.PromptParts = append([]prompt.Part{}, pr.Parts...)
 	o.Warnings = append([]string{}, pr.Warnings...)
 	for _, s := range pr.MissingSkills {
@@ -163,9 +163,7 @@ func (p *Plan) build(ctx context.Context, t matrix.Task) error {
 	if err != nil {
 		return err
 	}
-	o.Argv = runner.RedactArgv(p.Command.Argv, p.Command.PromptArg)
-	o.Env = runner.RedactEnv(append(append([]string{}, opts.Env...), p.Command.Env...))
-	o.Stdin = p.Command.Stdin != ""
+	o.SetCommand(p.Request, p.Command)
 	o.Binary = opts.Binary
 	if o.Binary == "" {
 		bin, lerr := runner.LookupCLIEnv(p.Command.Argv[0], opts.Getenv)

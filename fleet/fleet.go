@@ -249,11 +249,28 @@ func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) er
 	return f.finishLocked(ctx, a, r, rec, tasksvc.ActorAgentinfra)
 }
 
-// finishLocked ends the current run as rec says: the matrix task moves on
-// (REVIEW or BLOCKED, by the agent, or by when set), the record is saved
-// with the run's history entry (the store's runs table), the session is
-// kept for the next run and run.json goes. Called under the agent lock.
+// finishLocked ends the current run as rec says, a run its supervisor
+// did not execute (reaped, or whose prompt was gone): the matrix task moves
+// on (REVIEW or BLOCKED, by the agent, or by when set), endLocked books it
+// and the run's end is published (package execute does both for the runs
+// it executes). Called under the agent lock.
 func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, rec *agentrun.Record, by tasksvc.Actor) error {
+	now := f.now()
+	if rec.EndedAt == nil {
+		rec.EndedAt = &now
+	}
+	taskErr := agentrun.FinishTask(context.WithoutCancel(ctx), f.ws, rec, by, now)
+	err := f.endLocked(ctx, a, r, rec, taskErr)
+	f.bus().Publish(events.Event{Kind: events.RunEnded, Root: f.ws.Root, Actor: string(by), Agent: key(a.Name), TaskID: r.TaskID, RunID: r.ID,
+		Text: rec.Outcome + ": " + rec.Reason, After: rec.StatusAfter})
+	return err
+}
+
+// endLocked books the end of the current run, its task moved on already
+// (taskErr says why it could not be): the record is saved with the run's
+// history entry (the store's runs table), the CLI's session is kept for the
+// next run and run.json goes. Called under the agent lock.
+func (f *Fleet) endLocked(ctx context.Context, a *agentRecord, r *runRecord, rec *agentrun.Record, taskErr error) error {
 	now := f.now()
 	if rec.EndedAt == nil {
 		rec.EndedAt = &now
@@ -267,14 +284,14 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 		tr.StartedAt = &now
 	}
 	var errs []error
-	if tr.TaskID != "" {
+	switch {
+	case tr.TaskID == "":
+	case taskErr != nil:
 		// A run that did not start claimed nothing it could work on:
 		// BLOCKED says so, as dispatch does for a failure.
-		if err := agentrun.FinishTask(context.WithoutCancel(ctx), f.ws, rec, by, now); err != nil {
-			errs = append(errs, fmt.Errorf("move task %s on: %w", tr.TaskID, err))
-		} else {
-			tr.ExitReason += "; task " + tr.TaskID + " is " + rec.StatusAfter
-		}
+		errs = append(errs, fmt.Errorf("move task %s on: %w", tr.TaskID, taskErr))
+	default:
+		tr.ExitReason += "; task " + tr.TaskID + " is " + rec.StatusAfter
 	}
 	// A crash between this save and the removal of run.json leaves a run
 	// that is recorded already: saved again, it keeps its place.
@@ -294,8 +311,6 @@ func (f *Fleet) finishLocked(ctx context.Context, a *agentRecord, r *runRecord, 
 	if err := os.Remove(f.p.file(a.Name, runFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, err)
 	}
-	f.bus().Publish(events.Event{Kind: events.RunEnded, Root: f.ws.Root, Actor: string(by), Agent: key(a.Name), TaskID: tr.TaskID, RunID: tr.ID,
-		Text: rec.Outcome + ": " + tr.ExitReason, After: rec.StatusAfter})
 	return errors.Join(errs...)
 }
 

@@ -131,20 +131,5 @@ func ReleaseTask(ctx context.Context, ws *workspace.Workspace, id, name string, 
 	return err
 }
 
-// FinishTask moves the task of agent name's ended run on through the task
-// lifecycle: REVIEW when ok, else BLOCKED, with the reason in the task's
-// status log (by the agent, or by when set); a task moved meanwhile is
-// kept. It returns the status the task ends in.
-func FinishTask(ctx context.Context, ws *workspace.Workspace, id, name string, ok bool, reason string, by tasksvc.Actor, now time.Time) (string, error) {
-	if by == "" {
-		by = tasksvc.AgentActor(name)
-	}
-	res, err := tasksvc.Finish(ctx, ws, id, tasksvc.FinishOptions{OK: ok, Reason: reason, Holder: "@" + name}, by, now)
-	if err != nil {
-		return "", err
-	}
-	return res.After.Status, nil
-}
-
 // Summarize shortens a free-text task to a run summary.
 func Summarize(text string) string { return mdtext.Shorten(text, 120) }

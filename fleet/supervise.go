@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentcli"
-	"github.com/agentinfra/agentinfra/agentcli/gemini"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/execute"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
-	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -27,13 +27,42 @@ import (
 // The supervisor is a child subreaper (package contain): when the CLI has
 // ended, every process of the run's scope and every descendant left below
 // the supervisor is killed, so nothing the agent started (a server, a
-// `setsid` or daemonized process) outlives the run.
+// `setsid` or daemonized process) outlives the run. The run itself is
+// package execute's: the supervisor plans it from its run file and keeps
+// its books there (hostBooks). The error is the books' (the run's own end
+// is in its record).
 func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string, opts Options) error {
 	f := New(ws, opts)
+	run, prompt, system, err := f.takeRun(ctx, name, runID)
+	if err != nil || run == nil {
+		return err
+	}
+	if err := contain.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentinfra: not a child subreaper (%v): only the run's marked processes are ended with it\n", err)
+	}
+	rec := run.record(f.p, name)
+	books := &hostBooks{f: f, name: name, runID: runID, rec: rec}
+	x := &execute.Planned{WS: f.ws, Record: rec, Supervised: run.ApprovalMode == runner.ApprovalAsk,
+		Owner: mdtext.Or(run.Owner, supervision.CurrentUser(f.getenv())), Getenv: f.getenv(), SessionAgent: run.AgentName,
+		Executor: f.opts.Executor, Exclusive: true, Bus: f.opts.Bus, Now: f.opts.Now, Books: books, BooksOpen: true}
+	cleanup, err := plan(x, run, prompt, system)
+	if err != nil {
+		execute.Fail(ctx, x, err)
+		return books.err
+	}
+	defer cleanup()
+	stopWatching := f.recordChild(ctx, name, runID)
+	execute.Run(ctx, x)
+	stopWatching()
+	return books.err
+}
+
+// takeRun marks run runID of agent name running, under the agent's lock,
+// and reads its prompt and system prompt; nil (and nothing to do) when the
+// prompt is gone, the run then recorded as failed.
+func (f *Fleet) takeRun(ctx context.Context, name, runID string) (run *runRecord, prompt, system string, err error) {
 	self := os.Getpid()
-	var run runRecord
-	var prompt, system []byte
-	err := withLock(ctx, f.p.agentLock(name), func() error {
+	err = withLock(ctx, f.p.agentLock(name), func() error {
 		a, r, err := f.loadAgent(name)
 		if err != nil {
 			return err
@@ -46,30 +75,61 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 			rec.Interrupted(reason, f.now())
 			return f.finishLocked(ctx, a, r, rec, "")
 		}
-		if prompt, err = os.ReadFile(r.PromptFile); err != nil {
+		b, err := os.ReadFile(r.PromptFile)
+		if err != nil {
 			return failed("the prompt file is gone: " + err.Error())
 		}
 		if r.SystemPromptFile != "" {
-			if system, err = os.ReadFile(r.SystemPromptFile); err != nil {
-				prompt = nil
+			s, err := os.ReadFile(r.SystemPromptFile)
+			if err != nil {
 				return failed("the system prompt file is gone: " + err.Error())
 			}
+			system = string(s)
 		}
 		now := f.now()
 		r.Status, r.StartedAt = RunRunning, &now
-		run = *r
-		return writeJSON(f.p.file(name, runFile), r)
+		if err := writeJSON(f.p.file(name, runFile), r); err != nil {
+			return err
+		}
+		run, prompt = r, string(b)
+		return nil
 	})
-	if err != nil || prompt == nil {
-		return err
+	if err != nil {
+		return nil, "", "", err
 	}
-	if err := contain.BecomeSubreaper(); err != nil {
-		fmt.Fprintf(os.Stderr, "agentinfra: not a child subreaper (%v): only the run's marked processes are ended with it\n", err)
-	}
+	return run, prompt, system, nil
+}
 
-	// Record the agent CLI once it runs, so stop can signal its group and a
-	// dead supervisor's leftovers can be killed.
-	execDone := make(chan struct{})
+// plan builds the command of a run from its run file (its CLI headless in
+// its worktree, the role file in the run's folder as the CLI's system
+// prompt file: runner.Prepare would write a temporary one, which a
+// supervisor killed mid-run leaves in the system's temp folder). cleanup
+// removes what Prepare wrote.
+func plan(x *execute.Planned, run *runRecord, prompt, system string) (cleanup func(), err error) {
+	rn, err := agentcli.Runner(run.CLI)
+	if err != nil {
+		return nil, badInput("cli", "%v", err)
+	}
+	req := runner.Request{
+		Prompt: prompt, SystemPrompt: system, SystemPromptFile: run.SystemPromptFile, Model: run.Model, Session: run.Session, ApprovalMode: run.ApprovalMode, Dir: run.Dir,
+		Env: run.Env, Binary: run.Binary, Timeout: run.Timeout, KillGrace: run.KillGrace,
+	}
+	x.Runner, x.Request = rn, req
+	req, cmd, cleanup, err := runner.Prepare(rn, req)
+	if err != nil {
+		return nil, err
+	}
+	x.Request, x.Command = req, cmd
+	x.Record.SetCommand(req, cmd)
+	return cleanup, nil
+}
+
+// recordChild records the agent CLI in the run file once it runs, so that
+// stop can signal its group and a dead supervisor's leftovers can be
+// killed. The function it returns stops watching.
+func (f *Fleet) recordChild(ctx context.Context, name, runID string) (stop func()) {
+	self := os.Getpid()
+	done := make(chan struct{})
 	var watch sync.WaitGroup
 	watch.Add(1)
 	go func() {
@@ -78,7 +138,7 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 		defer tick.Stop()
 		for {
 			select {
-			case <-execDone:
+			case <-done:
 				return
 			case <-tick.C:
 			}
@@ -98,73 +158,56 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 			return
 		}
 	}()
-	rec := run.record(f.p, name)
-	res, runErr := f.exec(ctx, &run, rec, string(prompt), string(system))
-	close(execDone)
-	watch.Wait()
+	return func() {
+		close(done)
+		watch.Wait()
+	}
+}
 
-	return withLock(context.WithoutCancel(ctx), f.p.agentLock(name), func() error {
-		a, r, err := f.loadAgent(name)
+// hostBooks are the fleet's books of a run its supervisor executes
+// (execute.Books): the run file, written when the run started (the task
+// claimed then), and the history.
+type hostBooks struct {
+	f           *Fleet
+	name, runID string
+	rec         *agentrun.Record
+	// st is the store Open opened (nil: none), closed before the end is
+	// booked: the agent is idle once it is, with nothing of the run open.
+	st *store.Store
+	// err is the failure to book the run's end.
+	err error
+}
+
+func (b *hostBooks) Claim(context.Context) error { return nil } // at start
+
+// Open keeps the record in the store's runs table (a fleet run needs the
+// store: its history is there), the log next to the agent.
+func (b *hostBooks) Open(ctx context.Context) (agentrun.Recorder, error) {
+	st, err := b.f.runStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.st = st
+	return agentrun.Stored{Store: st, LogPath: b.f.p.logFile(b.name, b.runID)}, nil
+}
+
+// Close ends the run under the agent's lock, unless a stop that gave up
+// on the supervisor recorded it meanwhile; a run a stop asked for ends
+// stopped.
+func (b *hostBooks) Close(ctx context.Context, end func(stopped bool) error) error {
+	f := b.f
+	if b.st != nil {
+		b.st.Close()
+	}
+	b.err = withLock(ctx, f.p.agentLock(b.name), func() error {
+		a, r, err := f.loadAgent(b.name)
 		if err != nil {
 			return err
 		}
-		if r == nil || r.ID != runID {
-			return nil // recorded already (a stop that gave up on us)
+		if r == nil || r.ID != b.runID {
+			return nil // recorded already
 		}
-		rec.Conclude(res, runErr, r.StopRequested, f.now())
-		return f.finishLocked(ctx, a, r, rec, "")
+		return f.endLocked(ctx, a, r, b.rec, end(r.StopRequested))
 	})
-}
-
-// exec runs the agent CLI of run headless in its worktree through
-// agentrun (its own process group, the run's marker, the log, the bus);
-// ctx cancellation kills its group. rec gets the command as it ran.
-func (f *Fleet) exec(ctx context.Context, run *runRecord, rec *agentrun.Record, prompt, system string) (res runner.Result, err error) {
-	rn, err := agentcli.Runner(run.CLI)
-	if err != nil {
-		return runner.Failed(gemini.Runner{}, runner.Request{}, badInput("cli", "%v", err))
-	}
-	// The role file in the run's folder is the CLI's system prompt file
-	// (runner.Prepare would write a temporary one, which a supervisor
-	// killed mid-run leaves in the system's temp folder).
-	req := runner.Request{
-		Prompt: prompt, SystemPrompt: system, SystemPromptFile: run.SystemPromptFile, Model: run.Model, Session: run.Session, ApprovalMode: run.ApprovalMode, Dir: run.Dir,
-		Env: run.Env, Binary: run.Binary, Timeout: run.Timeout, KillGrace: run.KillGrace,
-	}
-	req, cmd, cleanup, err := runner.Prepare(rn, req)
-	if err != nil {
-		return runner.Failed(rn, req, err)
-	}
-	defer cleanup()
-	rec.Argv = runner.RedactArgv(cmd.Argv, cmd.PromptArg)
-	rec.Env = runner.RedactEnv(append(append([]string{}, req.Env...), cmd.Env...))
-	rec.Stdin, rec.PromptBytes = cmd.Stdin != "", len(prompt)
-	st, err := f.runStore(ctx)
-	if err != nil {
-		return runner.Failed(rn, req, err)
-	}
-	defer st.Close()
-	executor := f.opts.Executor
-	if run.ApprovalMode == runner.ApprovalAsk {
-		// A supervised run: this supervisor is its session's; every
-		// request the policy does not allow waits for a person.
-		sup, err := supervised.Begin(ctx, f.ws, supervised.Params{Owner: mdtext.Or(run.Owner, supervision.CurrentUser(f.getenv())),
-			CLI: run.CLI, Agent: run.AgentName, TaskID: run.TaskID, RunID: run.ID, Title: run.Summary, Getenv: f.getenv()})
-		if err != nil {
-			return runner.Failed(rn, req, fmt.Errorf("the supervised run was refused: %w", err))
-		}
-		executor = sup
-		defer func() { sup.End(ctx, runEnd(res)) }()
-	}
-	x := &agentrun.Run{Record: rec, Root: f.ws.Root, Recorder: agentrun.Stored{Store: st, LogPath: f.p.logFile(run.AgentName, run.ID)},
-		Exclusive: true, Now: f.opts.Now, Bus: f.opts.Bus, Executor: executor}
-	return x.Exec(ctx, rn, req, cmd, nil)
-}
-
-// runEnd says in a line how a run ended (a session's end reason).
-func runEnd(res runner.Result) string {
-	if res.Error != "" {
-		return fmt.Sprintf("exit code %d: %s", res.ExitCode, res.Error)
-	}
-	return fmt.Sprintf("completed (exit code %d)", res.ExitCode)
+	return b.err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/fleet"
 )
 
@@ -261,11 +262,11 @@ func (b *Backend) endRun(ctx context.Context, name string, r runLine, status, re
 	}
 	var errs []error
 	if r.TaskID != "" {
-		st, err := fleet.FinishTask(context.WithoutCancel(ctx), b.ws, r.TaskID, name, status == fleet.RunCompleted, reason, "", now)
-		if err != nil {
+		rec := &agentrun.Record{TaskID: r.TaskID, Agent: "@" + name, Status: status, Reason: reason}
+		if err := agentrun.FinishTask(context.WithoutCancel(ctx), b.ws, rec, "", now); err != nil {
 			errs = append(errs, fmt.Errorf("move task %s on: %w", r.TaskID, err))
 		} else {
-			r.ExitReason += "; task " + r.TaskID + " is " + st
+			r.ExitReason += "; task " + r.TaskID + " is " + rec.StatusAfter
 		}
 	}
 	if err := fleet.AppendJSONLine(b.files.history(name), r); err != nil {

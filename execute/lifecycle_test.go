@@ -1,4 +1,4 @@
-package agentrun_test
+package execute_test
 
 // One table of run endings, each played through dispatch (the synchronous
 // caller) and through the fleet (the detached one, its supervisor a
