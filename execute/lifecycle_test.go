@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		err = fleet.Supervise(ctx, ws, args[2], args[3], fleet.Options{Now: func() time.Time { return lifecycleNow }})
+		err = local.Supervise(ctx, ws, args[2], args[3], local.Options{Now: func() time.Time { return lifecycleNow }})
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -153,7 +154,7 @@ func TestLifecycleIsTheSameThroughDispatchAndTheFleet(t *testing.T) {
 			// Through the fleet: agent "coder" (so its @mention is the
 			// mode's, as dispatch's), its run under a supervisor process.
 			fws := lifecycleRepo(t, fmt.Sprintf("fleet:\n  timeout: %s\n", c.timeout))
-			f := fleet.New(fws, fleet.Options{
+			f := local.New(fws, local.Options{
 				SupervisorArgv: []string{os.Args[0]}, SupervisorEnv: []string{"LIFECYCLE_SUPERVISE=1"},
 				Binary: stub, Env: c.env, KillGrace: 200 * time.Millisecond, StopGrace: 200 * time.Millisecond,
 				Now: func() time.Time { return lifecycleNow }, Getenv: func(string) string { return "" },
@@ -192,7 +193,7 @@ func TestLifecycleIsTheSameThroughDispatchAndTheFleet(t *testing.T) {
 	}
 }
 
-func waitIdle(t *testing.T, f *fleet.Fleet) {
+func waitIdle(t *testing.T, f *local.Fleet) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
@@ -77,7 +78,7 @@ func waitFleet(t *testing.T, ws *workspace.Workspace, name string, want fleet.St
 
 func waitFleetWithin(t *testing.T, ws *workspace.Workspace, name string, want fleet.Status, within time.Duration) fleet.Agent {
 	t.Helper()
-	f := fleet.New(ws, fleet.Options{})
+	f := local.New(ws, local.Options{})
 	deadline := time.Now().Add(within)
 	for {
 		a, err := f.Show(context.Background(), name)

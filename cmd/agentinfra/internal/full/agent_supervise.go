@@ -3,7 +3,7 @@ package full
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/local"
 )
 
 // NewCmdAgentSupervise is the supervisor of one run, started detached by
@@ -19,7 +19,7 @@ func NewCmdAgentSupervise(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return fleet.Supervise(cmd.Context(), ws, args[0], args[1], fleet.Options{Now: f.Now})
+			return local.Supervise(cmd.Context(), ws, args[0], args[1], local.Options{Now: f.Now})
 		},
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -50,7 +50,7 @@ func newFleetCLI(t *testing.T) *fleetCLI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleettest.StopRunsAtCleanup(t, fleet.New(ws, fleet.Options{}))
+	fleettest.StopRunsAtCleanup(t, local.New(ws, local.Options{}))
 	return c
 }
 
