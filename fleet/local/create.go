@@ -1,8 +1,8 @@
 package local
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,116 +17,172 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/statefile"
 	"github.com/agentinfra/agentinfra/runner"
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // Create makes an agent: it checks the input (nothing is written when it is
 // refused), takes the name, creates the git worktree on a new branch from
 // the project's base branch, runs the configured setup command, and starts
-// the first run on the spec at once.
+// the first run on the spec at once. A creation that fails after it took
+// the name is undone.
 func (f *Fleet) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent, error) {
+	c, err := f.planCreate(ctx, in)
+	if err != nil {
+		return fleet.Agent{}, err
+	}
+	if err := c.keepDeletedAgentsBranch(ctx); err != nil {
+		return fleet.Agent{}, err
+	}
+	if err := c.takeName(ctx); err != nil {
+		return fleet.Agent{}, err
+	}
+	hook("create:named")
+	for _, step := range []func(context.Context) error{c.makeWorktree, c.runSetup, c.markReady} {
+		if err := step(ctx); err != nil {
+			return fleet.Agent{}, c.undo(ctx, err)
+		}
+	}
+	f.bus().Publish(events.Event{Kind: events.AgentCreated, Root: f.ws.Root, Actor: c.source, Agent: fleet.Key(in.Name)})
+	if _, err := f.Start(ctx, fleet.StartInput{Name: in.Name, Text: in.Spec, Source: c.source, Owner: in.Owner}); err != nil {
+		ag, _ := f.Show(ctx, in.Name)
+		return ag, fmt.Errorf("agent %s was created but its first run did not start: %w", in.Name, err)
+	}
+	return f.Show(ctx, in.Name)
+}
+
+// creation is one Create as decided by planCreate.
+type creation struct {
+	f      *Fleet
+	in     fleet.CreateInput
+	cfg    fleet.Config
+	proj   fleet.Project
+	source string
+	// role and cli are the agent's, the input's or the configured default.
+	role, cli string
+	// base is the branch the worktree wt starts from, on a new branch.
+	base, wt, branch string
+	a                *agentRecord // the record, once the name is taken
+}
+
+// planCreate checks everything a create needs before it writes anything:
+// the name (free), the approval mode, the spec (a prompt the CLI can take:
+// it is the first run's), the project (a local one), the role, the CLI, the
+// source, and that neither the worktree nor the branch exists.
+func (f *Fleet) planCreate(ctx context.Context, in fleet.CreateInput) (*creation, error) {
 	cfg, err := fleet.ConfigOf(f.ws)
 	if err != nil {
-		return fleet.Agent{}, err
+		return nil, err
 	}
 	if err := fleet.ValidateName(in.Name); err != nil {
-		return fleet.Agent{}, err
+		return nil, err
 	}
 	if err := f.nameFree(ctx, in.Name); err != nil {
-		return fleet.Agent{}, err
+		return nil, err
 	}
 	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
-		return fleet.Agent{}, agenterr.Invalidf("approval_mode", "%v", err)
+		return nil, agenterr.Invalidf("approval_mode", "%v", err)
 	}
 	if strings.TrimSpace(in.Spec) == "" {
-		return fleet.Agent{}, agenterr.Invalidf("spec", "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\"")
+		return nil, agenterr.Invalidf("spec", "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\"")
 	}
-	proj := cfg.Projects[0]
+	c := &creation{f: f, in: in, cfg: cfg, proj: cfg.Projects[0], role: cmp.Or(in.Role, cfg.Role), cli: cmp.Or(in.CLI, cfg.CLI)}
 	if in.Project != "" {
-		if proj, err = cfg.Project(in.Project); err != nil {
-			return fleet.Agent{}, err
+		if c.proj, err = cfg.Project(in.Project); err != nil {
+			return nil, err
 		}
 	}
-	if proj.Backend != fleet.BackendLocal {
-		return fleet.Agent{}, agenterr.Unavailablef(nil, "project %s uses the %s backend, but this fleet is local: only local projects can have agents here (for Coder, set fleet.backend: coder in .agent/config.yaml or pass --backend coder; its projects are the Coder templates)", proj.Name, proj.Backend)
+	if c.proj.Backend != fleet.BackendLocal {
+		return nil, agenterr.Unavailablef(nil, "project %s uses the %s backend, but this fleet is local: only local projects can have agents here (for Coder, set fleet.backend: coder in .agent/config.yaml or pass --backend coder; its projects are the Coder templates)", c.proj.Name, c.proj.Backend)
 	}
-	role := in.Role
-	if role == "" {
-		role = cfg.Role
+	if err := f.checkRole(ctx, c.proj.RolesFrom(f.ws), c.role); err != nil {
+		return nil, err
 	}
-	rolesWS := proj.RolesFrom(f.ws)
-	if _, err := loadRole(ctx, rolesWS, role); err != nil {
-		names := []string{}
-		if modes, lerr := listRoles(ctx, rolesWS); lerr == nil {
-			for _, m := range modes {
-				names = append(names, m.Name)
-			}
-		}
-		if !roleMissing(err) {
-			// It is there but cannot be read: the cause says why.
-			return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf("role %q cannot be loaded", role), Err: err}
-		}
-		msg := fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", "))
-		if len(names) == 0 {
-			msg = fmt.Sprintf("unknown role %q: there are no roles yet; create .agent/agents/%s.md holding the agent's system prompt", role, role)
-		}
-		return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: msg}
+	if !slices.Contains(runner.CLIs, c.cli) {
+		return nil, agenterr.Invalidf("cli", "unknown agent CLI %q: use gemini, claude or codex", c.cli)
 	}
-	cli := in.CLI
-	if cli == "" {
-		cli = cfg.CLI
+	if c.source, err = fleet.CheckSource(in.Source); err != nil {
+		return nil, err
 	}
-	if !slices.Contains(runner.CLIs, cli) {
-		return fleet.Agent{}, agenterr.Invalidf("cli", "unknown agent CLI %q: use gemini, claude or codex", cli)
+	if c.base, err = c.proj.Base(); err != nil {
+		return nil, err
 	}
-	source, err := fleet.CheckSource(in.Source)
-	if err != nil {
-		return fleet.Agent{}, err
+	c.wt, c.branch = cfg.WorktreePath(c.proj, in.Name), cfg.BranchPrefix+fleet.Key(in.Name)
+	if err := agentcli.CheckPrompt(c.cli, textPrompt(&agentRecord{Name: in.Name, Spec: in.Spec, Workspace: fleet.Workspace{Path: c.wt, Branch: c.branch}}, in.Spec)); err != nil {
+		return nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "spec", Reason: "the spec is too long for " + c.cli + ", whose first run it is", Err: err}
 	}
-	base, err := proj.Base()
-	if err != nil {
-		return fleet.Agent{}, err
+	if _, err := os.Stat(c.wt); err == nil {
+		return nil, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", c.wt)}
 	}
-	wt := cfg.WorktreePath(proj, in.Name)
-	branch := cfg.BranchPrefix + fleet.Key(in.Name)
-	// The spec is the first run's prompt: one the CLI cannot take is
-	// refused before anything is made.
-	if err := agentcli.CheckPrompt(cli, textPrompt(&agentRecord{Name: in.Name, Spec: in.Spec, Workspace: fleet.Workspace{Path: wt, Branch: branch}}, in.Spec)); err != nil {
-		return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "spec", Reason: "the spec is too long for " + cli + ", whose first run it is", Err: err}
+	if c.branchExists(ctx) && !f.deletedBefore(in.Name) {
+		return nil, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("branch %s already exists and no deleted agent %s left it: pick another name, or rename the branch", c.branch, in.Name)}
 	}
-	if _, err := os.Stat(wt); err == nil {
-		return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("%s already exists: remove it, pick another name, or set fleet.worktree_dir in .agent/config.yaml", wt)}
-	}
-	if _, err := git(ctx, proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		if !f.deletedBefore(in.Name) {
-			return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Conflict, Field: "name", Reason: fmt.Sprintf("branch %s already exists and no deleted agent %s left it: pick another name, or rename the branch", branch, in.Name)}
-		}
-		// A deleted agent's branch that a version before the archive
-		// names kept: kept the same way now, and the name is free.
-		kept, err := archiveBranch(ctx, proj.Path, branch, f.now())
-		if err != nil {
-			return fleet.Agent{}, agenterr.Unavailablef(err, "could not keep the branch %s of the deleted agent %s under an archive name", branch, in.Name)
-		}
-		fleet.Notify(ctx, fleet.Notice{Agent: in.Name, Text: fmt.Sprintf("the branch %s of the deleted agent %s is kept as %s; the new agent starts afresh from %s", branch, in.Name, kept, base)})
-	}
+	return c, nil
+}
 
-	// Take the name: the agent's folder appears whole, with its record
-	// (state creating, this process its owner), by one rename of a folder
-	// built aside; a create killed before the rename leaves only that
-	// folder, which the next create or list removes. From the rename on, a
-	// create killed before the agent is ready is rolled back by the next
-	// command that sees it (rollbackCreate): the record says what to undo.
+// checkRole refuses a role that rolesWS has no mode for (naming the roles
+// there are) or whose mode cannot be read.
+func (f *Fleet) checkRole(ctx context.Context, rolesWS *workspace.Workspace, role string) error {
+	_, err := loadRole(ctx, rolesWS, role)
+	if err == nil {
+		return nil
+	}
+	if !roleMissing(err) {
+		// It is there but cannot be read: the cause says why.
+		return &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: fmt.Sprintf("role %q cannot be loaded", role), Err: err}
+	}
+	names := []string{}
+	if modes, lerr := listRoles(ctx, rolesWS); lerr == nil {
+		for _, m := range modes {
+			names = append(names, m.Name)
+		}
+	}
+	msg := fmt.Sprintf("unknown role %q: the roles are %s (.agent/agents/{role}.md)", role, strings.Join(names, ", "))
+	if len(names) == 0 {
+		msg = fmt.Sprintf("unknown role %q: there are no roles yet; create .agent/agents/%s.md holding the agent's system prompt", role, role)
+	}
+	return &agenterr.Error{Kind: agenterr.Invalid, Field: "role", Reason: msg}
+}
+
+// branchExists says the agent's branch exists in the project.
+func (c *creation) branchExists(ctx context.Context) bool {
+	_, err := git(ctx, c.proj.Path, "rev-parse", "--verify", "--quiet", "refs/heads/"+c.branch)
+	return err == nil
+}
+
+// keepDeletedAgentsBranch keeps, under an archive name, the branch a
+// deleted agent of this name left (a version before the archive names kept
+// it as it was): the name is free, and the new agent starts afresh.
+func (c *creation) keepDeletedAgentsBranch(ctx context.Context) error {
+	if !c.branchExists(ctx) {
+		return nil
+	}
+	kept, err := archiveBranch(ctx, c.proj.Path, c.branch, c.f.now())
+	if err != nil {
+		return agenterr.Unavailablef(err, "could not keep the branch %s of the deleted agent %s under an archive name", c.branch, c.in.Name)
+	}
+	fleet.Notify(ctx, fleet.Notice{Agent: c.in.Name, Text: fmt.Sprintf("the branch %s of the deleted agent %s is kept as %s; the new agent starts afresh from %s", c.branch, c.in.Name, kept, c.base)})
+	return nil
+}
+
+// takeName takes the name: the agent's folder appears whole, with its
+// record (state creating, this process its owner), by one rename of a
+// folder built aside; a create killed before the rename leaves only that
+// folder, which the next create or list removes. From the rename on, a
+// create killed before the agent is ready is rolled back by the next
+// command that sees it (rollbackCreate): the record says what to undo.
+func (c *creation) takeName(ctx context.Context) error {
+	f, in := c.f, c.in
 	now := f.now()
 	owner := refOf(os.Getpid())
-	a := &agentRecord{
-		Name: in.Name, Role: role, Project: proj.Name, Spec: in.Spec, CLI: cli, CreatedAt: now, UpdatedAt: now,
-		Workspace: fleet.Workspace{ID: wt, Path: wt, Branch: branch}, Metadata: map[string]any{}, State: stateCreating, Owner: &owner,
-		Base: base, CreateScope: contain.New("create-" + fleet.Key(in.Name)), ApprovalMode: in.ApprovalMode,
+	c.a = &agentRecord{
+		Name: in.Name, Role: c.role, Project: c.proj.Name, Spec: in.Spec, CLI: c.cli, CreatedAt: now, UpdatedAt: now,
+		Workspace: fleet.Workspace{ID: c.wt, Path: c.wt, Branch: c.branch}, Metadata: map[string]any{}, State: stateCreating, Owner: &owner,
+		Base: c.base, CreateScope: contain.New("create-" + fleet.Key(in.Name)), ApprovalMode: in.ApprovalMode,
 	}
 	if err := f.p.ensure(); err != nil {
-		return fleet.Agent{}, err
+		return err
 	}
-	err = statefile.WithLock(ctx, f.p.fleetLock(), func() error {
+	return statefile.WithLock(ctx, f.p.fleetLock(), func() error {
 		if err := f.sweepStagingLocked(); err != nil {
 			return err
 		}
@@ -137,7 +193,7 @@ func (f *Fleet) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent, 
 		if err := os.MkdirAll(filepath.Join(stage, "runs"), 0o755); err != nil {
 			return err
 		}
-		if err := statefile.WriteJSON(filepath.Join(stage, agentFile), a); err != nil {
+		if err := statefile.WriteJSON(filepath.Join(stage, agentFile), c.a); err != nil {
 			os.RemoveAll(stage)
 			return err
 		}
@@ -147,41 +203,47 @@ func (f *Fleet) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent, 
 		}
 		return syncDir(f.p.agentsDir())
 	})
-	if err != nil {
-		return fleet.Agent{}, err
-	}
-	undo := func(cause error) (fleet.Agent, error) {
-		removeWorktree(context.WithoutCancel(ctx), proj.Path, wt, true)
-		git(context.WithoutCancel(ctx), proj.Path, "branch", "-D", branch)
-		os.RemoveAll(f.p.agentDir(in.Name))
-		return fleet.Agent{}, cause
-	}
-	hook("create:named")
-	if err := addWorktree(ctx, proj.Path, wt, branch, base, a.CreateScope.Env()); err != nil {
-		return undo(agenterr.Unavailablef(err, "could not create the worktree %s from %s", wt, base))
+}
+
+// makeWorktree creates the agent's worktree on its new branch from base.
+func (c *creation) makeWorktree(ctx context.Context) error {
+	if err := addWorktree(ctx, c.proj.Path, c.wt, c.branch, c.base, c.a.CreateScope.Env()); err != nil {
+		return agenterr.Unavailablef(err, "could not create the worktree %s from %s", c.wt, c.base)
 	}
 	hook("create:worktree")
-	if cfg.Setup != "" {
-		cmd := exec.CommandContext(ctx, "sh", "-c", cfg.Setup)
-		cmd.Dir = wt
-		cmd.Env = append(os.Environ(), a.CreateScope.Env())
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return undo(agenterr.Unavailablef(err, "the setup command %q failed in %s: %s", cfg.Setup, wt, lastLines(string(out), 5)))
-		}
+	return nil
+}
+
+// runSetup runs the configured setup command in the worktree, its
+// processes marked as the creation's.
+func (c *creation) runSetup(ctx context.Context) error {
+	if c.cfg.Setup == "" {
+		return nil
 	}
-	err = statefile.WithLock(ctx, f.p.agentLock(in.Name), func() error {
-		a.State, a.Owner, a.CreateScope, a.UpdatedAt = stateReady, nil, contain.Scope{}, f.now()
-		return statefile.WriteJSON(f.p.file(in.Name, agentFile), a)
+	cmd := exec.CommandContext(ctx, "sh", "-c", c.cfg.Setup)
+	cmd.Dir = c.wt
+	cmd.Env = append(os.Environ(), c.a.CreateScope.Env())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return agenterr.Unavailablef(err, "the setup command %q failed in %s: %s", c.cfg.Setup, c.wt, lastLines(string(out), 5))
+	}
+	return nil
+}
+
+// markReady records the agent ready: no creation owns it any more.
+func (c *creation) markReady(ctx context.Context) error {
+	return statefile.WithLock(ctx, c.f.p.agentLock(c.in.Name), func() error {
+		c.a.State, c.a.Owner, c.a.CreateScope, c.a.UpdatedAt = stateReady, nil, contain.Scope{}, c.f.now()
+		return statefile.WriteJSON(c.f.p.file(c.in.Name, agentFile), c.a)
 	})
-	if err != nil {
-		return undo(err)
-	}
-	f.bus().Publish(events.Event{Kind: events.AgentCreated, Root: f.ws.Root, Actor: source, Agent: fleet.Key(in.Name)})
-	if _, err := f.Start(ctx, fleet.StartInput{Name: in.Name, Text: in.Spec, Source: source, Owner: in.Owner}); err != nil {
-		ag, _ := f.Show(ctx, in.Name)
-		return ag, fmt.Errorf("agent %s was created but its first run did not start: %w", in.Name, err)
-	}
-	return f.Show(ctx, in.Name)
+}
+
+// undo removes what a creation made after it took the name (the worktree,
+// the branch, the agent's folder) and returns cause.
+func (c *creation) undo(ctx context.Context, cause error) error {
+	removeWorktree(context.WithoutCancel(ctx), c.proj.Path, c.wt, true)
+	git(context.WithoutCancel(ctx), c.proj.Path, "branch", "-D", c.branch)
+	os.RemoveAll(c.f.p.agentDir(c.in.Name))
+	return cause
 }
 
 // nameFree refuses a name an agent has, in any case. What a killed
@@ -217,185 +279,6 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " / ")
-}
-
-// Delete stops the agent's run, removes its worktree (refusing one with
-// uncommitted changes unless force), keeps its branch under an archive name
-// (archiveBranch: the name is free for a new agent), and moves its folder
-// (the history) to .agent/fleet/archive/.
-func (f *Fleet) Delete(ctx context.Context, name string, force bool) (fleet.DeleteResult, error) {
-	a, r, err := f.current(ctx, name)
-	if errors.Is(err, errUnreadableRecord) && force {
-		return f.deleteUnreadable(ctx, name)
-	}
-	if err != nil {
-		return fleet.DeleteResult{}, err
-	}
-	res := fleet.DeleteResult{Name: a.Name, WorkspaceID: a.Workspace.ID, Branch: a.Workspace.Branch}
-	dirty := func() error {
-		if force {
-			return nil
-		}
-		changes, err := uncommitted(ctx, a.Workspace.Path)
-		if err != nil {
-			if _, serr := os.Stat(a.Workspace.Path); serr != nil {
-				return nil // the worktree is gone already
-			}
-			return err
-		}
-		if len(changes) > 0 {
-			return &agenterr.Error{Kind: agenterr.Conflict, Override: "force", Reason: fmt.Sprintf("agent %s has %d uncommitted change(s) in %s (%s): commit or discard them first",
-				a.Name, len(changes), a.Workspace.Path, lastLines(strings.Join(changes, "\n"), 3))}
-		}
-		return nil
-	}
-	if err := dirty(); err != nil {
-		return res, err
-	}
-	if r != nil && r.Supervisor.alive() {
-		if _, err := f.Stop(ctx, name); err != nil && fleet.CodeOf(err) != fleet.CodeConflict {
-			return res, err
-		}
-		if err := dirty(); err != nil { // the stopped run may have left changes
-			return res, err
-		}
-	}
-	err = statefile.WithLock(ctx, f.p.agentLock(name), func() error {
-		a, r, err = f.loadAgent(name)
-		if err != nil {
-			return err
-		}
-		if r != nil && r.Supervisor.alive() {
-			return agenterr.Conflictf("agent %s started a new run while it was being deleted: stop it and try again", a.Name)
-		}
-		if r != nil {
-			if err := f.reapLocked(ctx, a, r); err != nil {
-				return err
-			}
-		}
-		owner := refOf(os.Getpid())
-		a.State, a.Owner, a.UpdatedAt = stateDeleting, &owner, f.now()
-		return statefile.WriteJSON(f.p.file(name, agentFile), a)
-	})
-	if err != nil {
-		return res, err
-	}
-	cfg, _ := fleet.ConfigOf(f.ws)
-	repo := f.ws.Root
-	if p, perr := cfg.Project(a.Project); perr == nil {
-		repo = p.Path
-	}
-	if _, serr := os.Stat(a.Workspace.Path); serr == nil {
-		if err := removeWorktree(ctx, repo, a.Workspace.Path, force); err != nil {
-			return res, agenterr.Unavailablef(err, "could not remove the worktree %s", a.Workspace.Path)
-		}
-	}
-	git(ctx, repo, "worktree", "prune")
-	if a.Workspace.Branch != "" {
-		// The work stays, under a name no agent will want: the agent's
-		// name is free again, branch and all.
-		kept, err := archiveBranch(ctx, repo, a.Workspace.Branch, f.now())
-		if err != nil {
-			return res, agenterr.Unavailablef(err, "could not keep the branch %s under an archive name (run agent delete %s again)", a.Workspace.Branch, name)
-		}
-		res.ArchivedBranch = kept
-	}
-	err = statefile.WithLock(ctx, f.p.fleetLock(), func() error {
-		return statefile.WithLock(ctx, f.p.agentLock(name), func() error { // the records are written under it
-			a.State = "deleted"
-			a.Owner = nil
-			if err := statefile.WriteJSON(f.p.file(name, agentFile), a); err != nil {
-				return err
-			}
-			if err := f.sweepTempsLocked(name); err != nil {
-				return err
-			}
-			dst, err := f.archiveFolder(name, "")
-			res.ArchivedTo = dst
-			if err != nil {
-				return err
-			}
-			// Its runs go to the archive too: the name is free for a new agent.
-			return f.withRuns(ctx, func(st *store.Store) error {
-				_, err := st.ArchiveRuns(ctx, store.CallerFleet, fleet.Key(name), filepath.Base(dst))
-				return err
-			})
-		})
-	})
-	if err != nil {
-		return res, errors.Join(fmt.Errorf("archive agent %s", name), err)
-	}
-	f.bus().Publish(events.Event{Kind: events.AgentDeleted, Root: f.ws.Root, Agent: fleet.Key(name)})
-	return res, nil
-}
-
-// deleteUnreadable archives the folder of an agent whose record cannot be
-// read (delete --force). Only the record names its worktree: the worktree
-// at the place an agent of that name has in a configured project, on its
-// branch, is removed (its branch kept, as delete does); anything else is
-// left as it is, and the notice says so.
-func (f *Fleet) deleteUnreadable(ctx context.Context, name string) (fleet.DeleteResult, error) {
-	res := fleet.DeleteResult{Name: name}
-	err := statefile.WithLock(ctx, f.p.fleetLock(), func() error {
-		return statefile.WithLock(ctx, f.p.agentLock(name), func() error {
-			if _, _, err := f.loadAgent(name); !errors.Is(err, errUnreadableRecord) {
-				if err == nil {
-					return agenterr.Conflictf("agent %s's record was repaired meanwhile: delete it again", name)
-				}
-				return err
-			}
-			if repo, wt, branch := f.findWorktree(ctx, name); wt != "" {
-				if err := removeWorktree(ctx, repo, wt, true); err != nil {
-					return agenterr.Unavailablef(err, "could not remove the worktree %s", wt)
-				}
-				res.WorkspaceID, res.Branch = wt, branch
-				kept, err := archiveBranch(ctx, repo, branch, f.now())
-				if err != nil {
-					return agenterr.Unavailablef(err, "could not keep the branch %s under an archive name", branch)
-				}
-				res.ArchivedBranch = kept
-			}
-			dst, err := f.archiveFolder(name, "unreadable")
-			res.ArchivedTo = dst
-			return err
-		})
-	})
-	if err != nil {
-		return res, err
-	}
-	what := "no worktree of an agent " + name + " was found where the configuration puts one: if it had one elsewhere, see git worktree list"
-	if res.WorkspaceID != "" {
-		what = "its worktree " + res.WorkspaceID + " (branch " + res.Branch + ", kept as " + res.ArchivedBranch + ") was found where the configuration puts it, and removed"
-	}
-	fleet.Notify(ctx, fleet.Notice{Agent: name, Text: fmt.Sprintf("agent %s's record could not be read: %s", name, what)})
-	f.bus().Publish(events.Event{Kind: events.AgentDeleted, Root: f.ws.Root, Agent: fleet.Key(name)})
-	return res, nil
-}
-
-// findWorktree finds the worktree an agent called name has in a local
-// project: at the configured place, on the agent's branch ("" if none).
-func (f *Fleet) findWorktree(ctx context.Context, name string) (repo, path, branch string) {
-	cfg, err := fleet.ConfigOf(f.ws)
-	if err != nil {
-		return "", "", ""
-	}
-	branch = cfg.BranchPrefix + fleet.Key(name)
-	for _, p := range cfg.Projects {
-		if p.Backend != fleet.BackendLocal {
-			continue
-		}
-		wt := cfg.WorktreePath(p, name)
-		out, err := git(ctx, p.Path, "worktree", "list", "--porcelain")
-		if err != nil {
-			continue
-		}
-		for _, block := range strings.Split(out, "\n\n") {
-			if strings.Contains(block+"\n", "worktree "+wt+"\n") && strings.Contains(block+"\n", "branch refs/heads/"+branch+"\n") {
-				return p.Path, wt, branch
-			}
-		}
-	}
-	return "", "", ""
 }
 
 // deletedBefore says an agent of this name was deleted (its folder is in

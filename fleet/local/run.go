@@ -21,167 +21,34 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/statefile"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/skills"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // Start gives an idle agent a task. Under the agent's lock it checks the
-// agent is idle (a busy one is refused, 409), claims the matrix task when
-// there is one (refused, 409, when another agent holds it), writes the run
-// and launches its supervisor, which runs the agent CLI detached.
+// agent is idle (a busy one is refused, 409), writes the run, claims the
+// matrix task when there is one (refused, 409, when another agent holds
+// it), writes the run's files and launches its supervisor, which runs the
+// agent CLI detached. A start that fails gives back what it took.
 func (f *Fleet) Start(ctx context.Context, in fleet.StartInput) (fleet.StartResult, error) {
-	if err := fleet.CheckStartInput(in); err != nil {
-		return fleet.StartResult{}, err
-	}
-	source, err := fleet.CheckSource(in.Source)
+	s, err := f.newStart(ctx, in)
 	if err != nil {
-		return fleet.StartResult{}, err
-	}
-	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
-		return fleet.StartResult{}, agenterr.Invalidf("approval_mode", "%v", err)
-	}
-	if in.Owner == "" {
-		in.Owner = supervision.CurrentUser(f.getenv())
-	}
-	cfg, err := fleet.ConfigOf(f.ws)
-	if err != nil {
-		return fleet.StartResult{}, err
-	}
-	if _, _, err := f.current(ctx, in.Name); err != nil { // 404, and any dead run recorded
 		return fleet.StartResult{}, err
 	}
 	var out fleet.StartResult
 	err = statefile.WithLock(ctx, f.p.agentLock(in.Name), func() error {
-		a, r, err := f.loadAgent(in.Name)
-		if err != nil {
+		if err := s.takeIdleAgent(ctx); err != nil {
 			return err
 		}
-		if st := deriveStatus(a, r); st != fleet.StatusIdle {
-			if r != nil && r.Supervisor.alive() {
-				return agenterr.Conflictf("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)
-			}
-			return agenterr.Conflictf("agent %s is %s, not idle: it cannot take a task now", a.Name, st)
-		}
-		if r != nil { // supervisor gone since current() looked
-			if err := f.reapLocked(ctx, a, r); err != nil {
-				return err
-			}
-		}
-		if err := f.sweepTempsLocked(a.Name); err != nil {
+		if err := s.writeRun(); err != nil {
 			return err
 		}
-		rolesWS := f.ws
-		if p, perr := cfg.Project(a.Project); perr == nil {
-			rolesWS = p.RolesFrom(f.ws)
-		}
-		role, err := loadRole(ctx, rolesWS, a.Role)
-		if err != nil {
-			return agenterr.NotFoundf("role", "the role %s of agent %s is gone (.agent/agents/%s.md): %v", a.Role, a.Name, a.Role, err)
-		}
-		now := f.now()
-		tr := fleet.TaskRun{ID: fmt.Sprintf("%s-%d", a.Name, a.Runs+1), AgentName: a.Name, Status: fleet.RunPending, Source: source, CreatedAt: now}
-		starter := refOf(os.Getpid())
-		run := &runRecord{TaskRun: tr, CLI: a.CLI, Dir: a.Workspace.Path, Scope: contain.New(tr.ID), Starter: &starter}
-		// The run is written first, before the claim and the run's files,
-		// and names the task before it is claimed: a start killed from here
-		// until its supervisor is recorded leaves a run without one, which
-		// the next command rolls back (rollbackStartLocked). A start that
-		// fails does the same itself.
-		runPath := f.p.file(a.Name, runFile)
-		if err := statefile.WriteJSON(runPath, run); err != nil {
-			return err
-		}
-		claimed := false
-		rollback := func(cause error) error {
-			if claimed && !run.HeldBefore {
-				cause = errors.Join(cause, fleet.ReleaseTask(context.WithoutCancel(ctx), f.ws, run.TaskID, a.Name, f.now()))
-			}
-			for _, suffix := range []string{".prompt.md", ".system.md", ".supervisor.log"} {
-				os.Remove(filepath.Join(f.p.runsDir(a.Name), tr.ID+suffix))
-			}
-			if err := os.Remove(runPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				cause = errors.Join(cause, err)
-			}
-			return cause
-		}
-		var prompt string
-		difficulty := ""
-		if in.Next || in.TaskID != "" {
-			in.Name = a.Name
-			intend := func(id string, heldBefore bool) error {
-				run.TaskID, run.HeldBefore = id, heldBefore
-				return statefile.WriteJSON(runPath, run)
-			}
-			c, err := fleet.ClaimTask(ctx, f.ws, in, a.Role, &role, now, intend)
-			if err != nil {
-				return rollback(err)
-			}
-			claimed = true
-			hook("start:claimed")
-			run.TaskID, tr.TaskID, tr.Summary, difficulty = c.Task.ID, c.Task.ID, c.Summary, c.Task.Difficulty
-			prompt = fleet.WithNote(c.Prompt+"\n\n"+agentSection(a), in.Note)
-			if err := agentcli.CheckPrompt(a.CLI, prompt); err != nil {
-				// Given back: the agent never ran on it.
-				return rollback(&agenterr.Error{Kind: agenterr.Invalid, Field: "task_id", Reason: fmt.Sprintf("task %s's prompt is too long for %s; the task is given back", c.Task.ID, a.CLI), Err: err})
-			}
-		} else {
-			tr.Summary = mdtext.Shorten(in.Text, 120)
-			prompt = textPrompt(a, in.Text)
-			if err := agentcli.CheckPrompt(a.CLI, prompt); err != nil {
-				return rollback(&agenterr.Error{Kind: agenterr.Invalid, Field: "task_description", Reason: "the task is too long for " + a.CLI, Err: err})
+		for _, step := range []func(context.Context) error{s.giveTask, s.writeRunFiles, s.launchSupervisor} {
+			if err := step(ctx); err != nil {
+				return s.rollback(ctx, err)
 			}
 		}
-		// The role is the agent's system prompt, for a matrix task too (whose
-		// prompt leaves the mode out): the runner gives it to the CLI as such.
-		system := mdtext.TrimBlankLines(role.Body)
-		model, modelReason, err := agentrun.ChooseModel(ctx, f.ws, a.CLI, a.Role, difficulty, "", f.getenv())
-		if err != nil {
-			return rollback(err)
-		}
-		promptFile := filepath.Join(f.p.runsDir(a.Name), tr.ID+".prompt.md")
-		if err := os.MkdirAll(filepath.Dir(promptFile), 0o755); err != nil {
-			return rollback(err)
-		}
-		if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
-			return rollback(err)
-		}
-		systemFile := ""
-		if system != "" {
-			// In the run's folder, not a temporary one: the agent CLI
-			// reads it from there (gemini, claude), and a supervisor
-			// killed mid-run leaves nothing in the system's temp folder.
-			systemFile = filepath.Join(f.p.runsDir(a.Name), tr.ID+".system.md")
-			if err := os.WriteFile(systemFile, []byte(system), 0o600); err != nil {
-				return rollback(err)
-			}
-		}
-		held := run.HeldBefore
-		run = &runRecord{
-			TaskRun: tr, CLI: a.CLI, Model: model, ModelReason: modelReason, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
-			Scope:        run.Scope,
-			ApprovalMode: mdtext.Or(in.ApprovalMode, mdtext.Or(a.ApprovalMode, cfg.ApprovalMode)), Owner: in.Owner, Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
-			SystemPromptFile: systemFile,
-			Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, fleet.EnvAgent + "=" + a.Name}, f.opts.Env...),
-			Starter:          &starter, HeldBefore: held,
-		}
-		a.Runs++
-		a.UpdatedAt = now
-		if err := statefile.WriteJSON(f.p.file(a.Name, agentFile), a); err != nil {
-			return rollback(err)
-		}
-		if err := statefile.WriteJSON(runPath, run); err != nil {
-			return rollback(err)
-		}
-		sup, err := f.launch(a.Name, tr.ID)
-		if err != nil {
-			return rollback(agenterr.Unavailablef(err, "could not start the supervisor of agent %s", a.Name))
-		}
-		hook("start:launched")
-		run.Supervisor = sup
-		if err := statefile.WriteJSON(runPath, run); err != nil {
-			killGroup(sup.PID)
-			return rollback(err)
-		}
-		out = fleet.StartResult{Task: run.TaskRun, AgentStatus: deriveStatus(a, run)}
+		out = fleet.StartResult{Task: s.run.TaskRun, AgentStatus: deriveStatus(s.a, s.run)}
 		return nil
 	})
 	if err == nil {
@@ -189,6 +56,209 @@ func (f *Fleet) Start(ctx context.Context, in fleet.StartInput) (fleet.StartResu
 			TaskID: out.Task.TaskID, Text: out.Task.Summary})
 	}
 	return out, err
+}
+
+// start is one Start as far as it got: what it decided and what it wrote,
+// which rollback undoes.
+type start struct {
+	f      *Fleet
+	in     fleet.StartInput
+	cfg    fleet.Config
+	source string
+	// Under the agent's lock:
+	a       *agentRecord
+	role    skills.Mode
+	now     time.Time
+	tr      fleet.TaskRun
+	run     *runRecord
+	runPath string
+	starter procRef
+	claimed bool   // the matrix task was claimed for the run
+	prompt  string // the run's prompt
+	// difficulty is the claimed task's (the model's tier).
+	difficulty string
+}
+
+// newStart checks the input (nothing is written when it is refused), reads
+// the configuration and settles what a killed command left of the agent
+// (404 for an unknown agent; a dead run is recorded).
+func (f *Fleet) newStart(ctx context.Context, in fleet.StartInput) (*start, error) {
+	if err := fleet.CheckStartInput(in); err != nil {
+		return nil, err
+	}
+	source, err := fleet.CheckSource(in.Source)
+	if err != nil {
+		return nil, err
+	}
+	if err := runner.CheckApproval(in.ApprovalMode); err != nil {
+		return nil, agenterr.Invalidf("approval_mode", "%v", err)
+	}
+	if in.Owner == "" {
+		in.Owner = supervision.CurrentUser(f.getenv())
+	}
+	cfg, err := fleet.ConfigOf(f.ws)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := f.current(ctx, in.Name); err != nil {
+		return nil, err
+	}
+	return &start{f: f, in: in, cfg: cfg, source: source}, nil
+}
+
+// takeIdleAgent loads the agent, refuses one that is not idle, records a
+// run whose supervisor died since current() looked, and loads its role.
+func (s *start) takeIdleAgent(ctx context.Context) error {
+	f := s.f
+	a, r, err := f.loadAgent(s.in.Name)
+	if err != nil {
+		return err
+	}
+	if st := deriveStatus(a, r); st != fleet.StatusIdle {
+		if r != nil && r.Supervisor.alive() {
+			return agenterr.Conflictf("agent %s is %s with run %s (%s): wait until it is idle, stop it, or give the task to another agent", a.Name, st, r.ID, r.Summary)
+		}
+		return agenterr.Conflictf("agent %s is %s, not idle: it cannot take a task now", a.Name, st)
+	}
+	if r != nil {
+		if err := f.reapLocked(ctx, a, r); err != nil {
+			return err
+		}
+	}
+	if err := f.sweepTempsLocked(a.Name); err != nil {
+		return err
+	}
+	rolesWS := f.ws
+	if p, perr := s.cfg.Project(a.Project); perr == nil {
+		rolesWS = p.RolesFrom(f.ws)
+	}
+	if s.role, err = loadRole(ctx, rolesWS, a.Role); err != nil {
+		return agenterr.NotFoundf("role", "the role %s of agent %s is gone (.agent/agents/%s.md): %v", a.Role, a.Name, a.Role, err)
+	}
+	s.a, s.in.Name = a, a.Name
+	return nil
+}
+
+// writeRun writes the run first, before the claim and the run's files, and
+// names the task before it is claimed: a start killed from here until its
+// supervisor is recorded leaves a run without one, which the next command
+// rolls back (rollbackStartLocked). A start that fails does the same itself
+// (rollback).
+func (s *start) writeRun() error {
+	a := s.a
+	s.now = s.f.now()
+	s.tr = fleet.TaskRun{ID: fmt.Sprintf("%s-%d", a.Name, a.Runs+1), AgentName: a.Name, Status: fleet.RunPending, Source: s.source, CreatedAt: s.now}
+	s.starter = refOf(os.Getpid())
+	s.run = &runRecord{TaskRun: s.tr, CLI: a.CLI, Dir: a.Workspace.Path, Scope: contain.New(s.tr.ID), Starter: &s.starter}
+	s.runPath = s.f.p.file(a.Name, runFile)
+	return statefile.WriteJSON(s.runPath, s.run)
+}
+
+// giveTask claims the matrix task (the one named, or the next ready one)
+// or takes the free text, and builds the run's prompt; one the CLI cannot
+// take is refused (a claimed task is then given back).
+func (s *start) giveTask(ctx context.Context) error {
+	a, in := s.a, s.in
+	if !in.Next && in.TaskID == "" {
+		s.tr.Summary = mdtext.Shorten(in.Text, 120)
+		s.prompt = textPrompt(a, in.Text)
+		if err := agentcli.CheckPrompt(a.CLI, s.prompt); err != nil {
+			return &agenterr.Error{Kind: agenterr.Invalid, Field: "task_description", Reason: "the task is too long for " + a.CLI, Err: err}
+		}
+		return nil
+	}
+	intend := func(id string, heldBefore bool) error {
+		s.run.TaskID, s.run.HeldBefore = id, heldBefore
+		return statefile.WriteJSON(s.runPath, s.run)
+	}
+	c, err := fleet.ClaimTask(ctx, s.f.ws, in, a.Role, &s.role, s.now, intend)
+	if err != nil {
+		return err
+	}
+	s.claimed = true
+	hook("start:claimed")
+	s.run.TaskID, s.tr.TaskID, s.tr.Summary, s.difficulty = c.Task.ID, c.Task.ID, c.Summary, c.Task.Difficulty
+	s.prompt = fleet.WithNote(c.Prompt+"\n\n"+agentSection(a), in.Note)
+	if err := agentcli.CheckPrompt(a.CLI, s.prompt); err != nil {
+		// Given back: the agent never ran on it.
+		return &agenterr.Error{Kind: agenterr.Invalid, Field: "task_id", Reason: fmt.Sprintf("task %s's prompt is too long for %s; the task is given back", c.Task.ID, a.CLI), Err: err}
+	}
+	return nil
+}
+
+// writeRunFiles chooses the model and writes the prompt, the system prompt
+// (the agent's role, for a matrix task too, whose prompt leaves the mode
+// out: the runner gives it to the CLI as such), the whole run and the
+// agent's count of runs.
+func (s *start) writeRunFiles(ctx context.Context) error {
+	f, a, in := s.f, s.a, s.in
+	model, modelReason, err := agentrun.ChooseModel(ctx, f.ws, a.CLI, a.Role, s.difficulty, "", f.getenv())
+	if err != nil {
+		return err
+	}
+	promptFile := filepath.Join(f.p.runsDir(a.Name), s.tr.ID+".prompt.md")
+	if err := os.MkdirAll(filepath.Dir(promptFile), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(promptFile, []byte(s.prompt), 0o644); err != nil {
+		return err
+	}
+	systemFile := ""
+	if system := mdtext.TrimBlankLines(s.role.Body); system != "" {
+		// In the run's folder, not a temporary one: the agent CLI reads it
+		// from there (gemini, claude), and a supervisor killed mid-run
+		// leaves nothing in the system's temp folder.
+		systemFile = filepath.Join(f.p.runsDir(a.Name), s.tr.ID+".system.md")
+		if err := os.WriteFile(systemFile, []byte(system), 0o600); err != nil {
+			return err
+		}
+	}
+	s.run = &runRecord{
+		TaskRun: s.tr, CLI: a.CLI, Model: model, ModelReason: modelReason, Binary: f.opts.Binary, Dir: a.Workspace.Path, Session: a.Sessions[a.CLI],
+		Scope:        s.run.Scope,
+		ApprovalMode: mdtext.Or(in.ApprovalMode, mdtext.Or(a.ApprovalMode, s.cfg.ApprovalMode)), Owner: in.Owner, Timeout: s.cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile,
+		SystemPromptFile: systemFile,
+		Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, fleet.EnvAgent + "=" + a.Name}, f.opts.Env...),
+		Starter:          &s.starter, HeldBefore: s.run.HeldBefore,
+	}
+	a.Runs++
+	a.UpdatedAt = s.now
+	if err := statefile.WriteJSON(f.p.file(a.Name, agentFile), a); err != nil {
+		return err
+	}
+	return statefile.WriteJSON(s.runPath, s.run)
+}
+
+// launchSupervisor launches the run's supervisor and records it in the run.
+func (s *start) launchSupervisor(context.Context) error {
+	sup, err := s.f.launch(s.a.Name, s.tr.ID)
+	if err != nil {
+		return agenterr.Unavailablef(err, "could not start the supervisor of agent %s", s.a.Name)
+	}
+	hook("start:launched")
+	s.run.Supervisor = sup
+	if err := statefile.WriteJSON(s.runPath, s.run); err != nil {
+		killGroup(sup.PID)
+		return err
+	}
+	return nil
+}
+
+// rollback undoes a start that failed after it wrote the run: a task it
+// claimed (and the agent did not hold before) is given back, the run's
+// files and the run go. It returns cause, joined with what could not be
+// undone.
+func (s *start) rollback(ctx context.Context, cause error) error {
+	if s.claimed && !s.run.HeldBefore {
+		cause = errors.Join(cause, fleet.ReleaseTask(context.WithoutCancel(ctx), s.f.ws, s.run.TaskID, s.a.Name, s.f.now()))
+	}
+	for _, suffix := range []string{".prompt.md", ".system.md", ".supervisor.log"} {
+		os.Remove(filepath.Join(s.f.p.runsDir(s.a.Name), s.tr.ID+suffix))
+	}
+	if err := os.Remove(s.runPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		cause = errors.Join(cause, err)
+	}
+	return cause
 }
 
 // textPrompt is the prompt of a free-text task: who the agent is, the task
