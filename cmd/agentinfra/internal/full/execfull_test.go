@@ -102,9 +102,9 @@ func commandList(help string) string {
 	return list
 }
 
-// The hand-over is an exec, not a child: the process agentinfra started is
-// agentinfra-full's, with the same pid (so signals and the exit code are
-// its own), and it has no child. A link to agentinfra elsewhere finds
+// The exec of agentinfra-full replaces the process: the process agentinfra
+// started is agentinfra-full's, with the same pid (so signals and the exit
+// code are its own), and it has no child. A link to agentinfra elsewhere finds
 // agentinfra-full next to the file it points to.
 func TestLightBinaryBecomesFullBinary(t *testing.T) {
 	bin := taskBinary(t)
@@ -139,7 +139,7 @@ func TestLightBinaryBecomesFullBinary(t *testing.T) {
 	}
 	children, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "task", strconv.Itoa(cmd.Process.Pid), "children"))
 	if err == nil && strings.TrimSpace(string(children)) != "" {
-		t.Errorf("agentinfra serve has children %q: the hand-over must replace the process", children)
+		t.Errorf("agentinfra serve has children %q: the exec of agentinfra-full must replace the process", children)
 	}
 	stdin.Close() // the stdio server ends with its input
 	if err := cmd.Wait(); err != nil {
@@ -172,13 +172,14 @@ func TestLightBinaryWithoutFullBinary(t *testing.T) {
 	}
 }
 
-// The hand-over never makes the process look dead: an execve from a thread
-// other than the main one first ends the thread-group leader, and for that
-// moment /proc/PID/stat says Z — the fleet's reaper then took a supervisor
-// in its hand-over for gone and interrupted its run (seen under -race). The
-// light binary execs from the main thread, so a watcher polling the pid
-// never sees a zombie that comes back to life.
-func TestLightBinaryHandOffNeverLooksDead(t *testing.T) {
+// The exec of agentinfra-full never makes the process look dead: an
+// execve from a thread other than the main one first ends the thread-group
+// leader, and for that moment /proc/PID/stat says Z — the fleet's reaper
+// then took a supervisor in its exec of agentinfra-full for gone and
+// interrupted its run (seen under -race). The light binary execs from the
+// main thread, so a watcher polling the pid never sees a zombie that comes
+// back to life.
+func TestLightBinaryExecOfFullNeverLooksDead(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
@@ -214,7 +215,7 @@ func TestLightBinaryHandOffNeverLooksDead(t *testing.T) {
 		stdin.Close()
 		cmd.Wait()
 		if zombie {
-			t.Fatalf("run %d: pid %s showed as a zombie during the hand-over to agentinfra-full", i+1, pid)
+			t.Fatalf("run %d: pid %s showed as a zombie during the exec of agentinfra-full", i+1, pid)
 		}
 	}
 }
