@@ -182,7 +182,7 @@ func (k alertKind) onText(ctx context.Context, s *Service, in input, text string
 func (alertKind) decide(ctx context.Context, s *Service, c click, ses store.Session, a store.Alert, action, text string) error {
 	return s.decideFlow(ctx, c, store.ItemAlert, a.ID, alertRender(ses, a), func() (outcomeOf, error) {
 		got, err := s.st.DecideAlert(ctx, store.AlertDecision{ID: a.ID, Action: action, By: c.Person, Surface: store.SurfaceSlack, Text: text})
-		var lost *store.AlertDecidedError
+		var lost *store.DecidedError
 		if errors.As(err, &lost) {
 			return outcomeOf{Line: alertLine(s.conf, lost.Alert), Final: !lost.Alert.Active(), Lost: err}, nil
 		}

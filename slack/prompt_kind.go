@@ -140,7 +140,7 @@ func (k promptKind) onText(ctx context.Context, s *Service, in input, text strin
 func (promptKind) decide(ctx context.Context, s *Service, c click, ses store.Session, p store.Prompt, action, instruction string) error {
 	return s.decideFlow(ctx, c, store.ItemPrompt, p.ID, promptRender(ses, p), func() (outcomeOf, error) {
 		got, err := s.st.DecidePrompt(ctx, store.PromptDecision{ID: p.ID, Action: action, Instruction: instruction, By: c.Person, Surface: store.SurfaceSlack})
-		var lost *store.PromptDecidedError
+		var lost *store.DecidedError
 		if errors.As(err, &lost) {
 			return outcomeOf{Line: promptLine(s.conf, lost.Prompt, true), Final: true, Lost: err}, nil
 		}

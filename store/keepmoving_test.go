@@ -45,7 +45,7 @@ func TestAlertsOneActiveAndCompareAndSet(t *testing.T) {
 		t.Fatalf("self-recovered: %+v %v %v", a, won, err)
 	}
 	_, err = s.DecideAlert(ctx, AlertDecision{ID: a.ID, Action: AlertDismiss, By: "ana", Surface: SurfaceTerminal})
-	var de *AlertDecidedError
+	var de *DecidedError
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "already self_recovered via supervisor by watchdog") {
 		t.Fatalf("dismissing a recovered alert: %v", err)
 	}
@@ -102,7 +102,7 @@ func TestPromptDecisionsAndTimeouts(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			_, err := s.DecidePrompt(ctx, PromptDecision{ID: p.ID, Action: ActionRefine, Instruction: "use SQLite " + string(rune('a'+i)), By: "ana", Surface: SurfaceWeb})
-			var de *PromptDecidedError
+			var de *DecidedError
 			switch {
 			case err == nil:
 				wins.Add(1)

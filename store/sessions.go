@@ -150,20 +150,7 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		ses, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ses)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanSession, q, args...)
 }
 
 // transitions lists the statuses each status may go to.
@@ -219,11 +206,7 @@ func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (S
 		ended := any(nil)
 		if t.To == SessionTerminated || t.To == SessionInterrupted {
 			ended = now
-			if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'interrupted', decided_at = ?, decided_by = ?, surface = ?, reason = ?
-				WHERE session_id = ? AND status = 'pending'`, now, t.By, orSurface(t.Surface), "the session ended: "+t.Reason, id); err != nil {
-				return err
-			}
-			if err := closeWaitingTx(ctx, tx, id, now, t); err != nil {
+			if err := endWaitingTx(ctx, tx, id, now, t); err != nil {
 				return err
 			}
 		}
@@ -248,20 +231,7 @@ func orSurface(s string) string {
 }
 
 func liveSessions(ctx context.Context, tx *sql.Tx) ([]Session, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE status IN ('active','paused') ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		ses, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ses)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE status IN ('active','paused') ORDER BY id`)
 }
 
 // SetProgress records the session's last tool and progress line (either

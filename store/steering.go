@@ -92,20 +92,7 @@ func (s *Store) SteeringOf(ctx context.Context, sessionID int64) ([]Steering, er
 }
 
 func (s *Store) steering(ctx context.Context, where string, args ...any) ([]Steering, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+steeringCols+` FROM steering `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Steering
-	for rows.Next() {
-		m, err := scanSteering(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanSteering, `SELECT `+steeringCols+` FROM steering `+where, args...)
 }
 
 // ClaimSteering marks a queued message delivered before the supervisor
