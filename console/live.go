@@ -50,12 +50,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
-	sub := s.o.Bus.Subscribe(events.Filter{Kinds: liveKinds}, 1024)
+	sub := s.bus().Subscribe(events.Filter{Kinds: liveKinds}, 1024)
 	defer sub.Close()
 	ctx := r.Context()
 	logs := make(chan string, 256)
 	if id, err := strconv.ParseInt(r.URL.Query().Get("session"), 10, 64); err == nil && s.o.SessionLog != nil {
-		if ses, err := s.o.Store.Session(ctx, id); err == nil {
+		if ses, err := s.svc.Session(ctx, id); err == nil {
 			go func() {
 				s.o.SessionLog.Follow(ctx, ses, func(it events.RunItem) error {
 					var b bytes.Buffer

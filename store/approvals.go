@@ -10,8 +10,6 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
-
-	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Request statuses: pending → approved | rejected | expired | interrupted | withdrawn.
@@ -195,15 +193,7 @@ func (s *Store) Decide(ctx context.Context, d Decision) (Request, error) {
 		return answer{id: d.RequestID, by: d.By, surface: d.Surface, person: true,
 			set:    `status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?`,
 			args:   []any{status, ms(now), d.By, d.Surface, d.Reason, d.Always && d.Approve},
-			action: "request_" + status, detail: map[string]any{"reason": d.Reason, "always": d.Always},
-			check: func(ses Session) error {
-				if !s.mayDecide(d.By, ses) {
-					return &agenterr.Error{Kind: agenterr.Forbidden, Holder: ses.Owner, Err: ErrNotAllowed, Reason: fmt.Sprintf(
-						"%s may not decide request %d: only the session's owner %s or an operator (supervision.operators in .agent/config.yaml) may",
-						Handle(d.By), d.RequestID, Handle(ses.Owner))}
-				}
-				return nil
-			}}
+			action: "request_" + status, detail: map[string]any{"reason": d.Reason, "always": d.Always}}
 	})
 }
 

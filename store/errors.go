@@ -21,8 +21,6 @@ var (
 	ErrExpired = agenterr.New(agenterr.Conflict, "the request expired")
 	// ErrPendingExists: the session already has a pending request.
 	ErrPendingExists = agenterr.New(agenterr.Conflict, "the session already has a pending request")
-	// ErrNotAllowed: the person may not decide this session's requests.
-	ErrNotAllowed = agenterr.New(agenterr.Forbidden, "not allowed")
 	// ErrBadTransition: the session cannot go from its status to the asked one.
 	ErrBadTransition = agenterr.New(agenterr.Conflict, "bad session status change")
 	// ErrLimit is wrapped by *LimitError.
@@ -84,24 +82,4 @@ func checkPerson(by, surface string) error {
 		return agenterr.Invalidf("by", "a decision needs the name of the person who takes it")
 	}
 	return nil
-}
-
-// notAllowed is ErrNotAllowed for a person who is neither the session's
-// owner nor an operator.
-func notAllowed(by string, ses Session, what string) error {
-	return fmt.Errorf("%w: %s may not act on %s: only the session's owner %s or an operator (supervision.operators in .agent/config.yaml) may",
-		ErrNotAllowed, Handle(by), what, Handle(ses.Owner))
-}
-
-func (s *Store) mayDecide(who string, ses Session) bool {
-	who = strings.TrimPrefix(who, "@")
-	if who == strings.TrimPrefix(ses.Owner, "@") {
-		return true
-	}
-	for _, op := range s.opts.Operators {
-		if strings.TrimPrefix(op, "@") == who {
-			return true
-		}
-	}
-	return false
 }

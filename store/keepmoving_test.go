@@ -15,7 +15,7 @@ import (
 // message, the watchdog's own is recorded as delivered.
 func TestAlertsOneActiveAndCompareAndSet(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(t, Options{Operators: []string{"@bo"}})
+	s := newStore(t, Options{})
 	ses := activeSession(t, s, "ana")
 	a, err := s.RaiseAlert(ctx, ses.ID, "silent for 5m0s")
 	if err != nil || a.Status != AlertPending || !a.Active() {
@@ -27,9 +27,6 @@ func TestAlertsOneActiveAndCompareAndSet(t *testing.T) {
 	a, err = s.DecideAlert(ctx, AlertDecision{ID: a.ID, Action: AlertNudge, By: ActorWatchdog, Text: "are you there?"})
 	if err != nil || a.Status != AlertNudged || a.Nudges != 1 {
 		t.Fatalf("watchdog nudge: %+v %v", a, err)
-	}
-	if _, err := s.DecideAlert(ctx, AlertDecision{ID: a.ID, Action: AlertNudge, By: "mallory", Surface: SurfaceTerminal}); !errors.Is(err, ErrNotAllowed) {
-		t.Fatalf("a stranger's nudge: %v", err)
 	}
 	a, err = s.DecideAlert(ctx, AlertDecision{ID: a.ID, Action: AlertNudge, By: "bo", Surface: SurfaceSlack, Text: "run the tests again"})
 	if err != nil || a.Nudges != 2 || a.DecidedBy != "bo" {
@@ -166,9 +163,6 @@ func TestSteeringIsClaimedOnce(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, Options{})
 	ses := activeSession(t, s, "ana")
-	if _, err := s.Steer(ctx, ses.ID, "hi", "mallory", SurfaceTerminal); !errors.Is(err, ErrNotAllowed) {
-		t.Fatalf("a stranger steers: %v", err)
-	}
 	m, _ := s.Steer(ctx, ses.ID, "use the v2 API", "ana", SurfaceTerminal)
 	var wins atomic.Int32
 	var wg sync.WaitGroup

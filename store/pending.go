@@ -115,9 +115,6 @@ type answer struct {
 	// also runs in the transaction of an answer that won: what else it
 	// changes (a nudge's steering message).
 	also func(tx *sql.Tx, sessionID, now int64) error
-	// check refuses the answer for the item's session (before anything
-	// changes).
-	check func(ses Session) error
 	// late applies the deadline's outcome to an item whose deadline passed
 	// before a person's answer came (it expires, never approved).
 	late func(tx *sql.Tx, now time.Time) error
@@ -137,15 +134,6 @@ func (k pendingKind) answerTx(ctx context.Context, tx *sql.Tx, a answer, now tim
 			return false, k.notFound(a.id)
 		}
 		return false, err
-	}
-	if a.check != nil {
-		ses, err := sessionTx(ctx, tx, sessionID)
-		if err != nil {
-			return false, err
-		}
-		if err := a.check(ses); err != nil {
-			return false, err
-		}
 	}
 	q := `UPDATE ` + k.table + ` SET ` + a.set + ` WHERE id = ? AND status IN ` + k.waiting
 	args := append(slices.Clip(a.args), a.id)

@@ -119,11 +119,6 @@ func (s *Store) LastAuditSeq(ctx context.Context) (int64, error) {
 	return seq, err
 }
 
-// MayDecide reports whether who may decide the requests of ses: its owner
-// or an operator (the check Decide makes; surfaces ask it first so that a
-// refused click changes nothing they show).
-func (s *Store) MayDecide(who string, ses Session) bool { return s.mayDecide(who, ses) }
-
 // SetSessionChannel sets where the remote surface posts a session ("" =
 // the config's channel).
 func (s *Store) SetSessionChannel(ctx context.Context, id int64, channel string) error {

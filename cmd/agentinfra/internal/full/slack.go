@@ -93,7 +93,7 @@ func slackRun(ctx context.Context, o *SlackOptions) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: level}))
-	svc, err := slack.New(slack.Options{Store: env.st, Config: conf, Tokens: tokens, APIURL: o.Getenv(envSlackAPIURL), Getenv: o.Getenv, Log: log})
+	svc, err := slack.New(slack.Options{Supervision: env.svc, Config: conf, Tokens: tokens, APIURL: o.Getenv(envSlackAPIURL), Getenv: o.Getenv, Log: log})
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ a thread already started stays where it is.`,
 				return err
 			}
 			defer env.Close()
-			if err := env.st.SetSessionChannel(cmd.Context(), id, args[1]); err != nil {
+			if err := env.svc.SetChannel(cmd.Context(), env.user, id, args[1]); err != nil {
 				return err
 			}
 			fmt.Fprintf(f.IO.Out, "Session %d posts in %s.\n", id, args[1])
