@@ -157,8 +157,8 @@ func (s *Server) answerPrompt(w http.ResponseWriter, r *http.Request) {
 	s.done(w, r, ret, fmt.Sprintf("Prompt p%d %s.", got.ID, got.Status))
 }
 
-// answerAlert is POST /alerts/{id}/{nudge|stop}; a nudge's message is
-// "text", else the watchdog's configured nudge.
+// answerAlert is POST /alerts/{id}/{nudge|dismiss|stop}; a nudge's
+// message is "text", else the watchdog's configured nudge.
 func (s *Server) answerAlert(w http.ResponseWriter, r *http.Request) {
 	ret := back(r, "/inbox")
 	id, err := itemID(r, "stall alert")
@@ -167,18 +167,15 @@ func (s *Server) answerAlert(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	action := r.PathValue("action")
-	if action != supervision.AlertNudge && action != supervision.AlertStop {
-		s.fail(w, r, ret, badInput("a stall alert is answered with nudge or stop, not %q", action))
-		return
-	}
 	got, err := s.svc.AnswerAlert(r.Context(), s.actor, supervision.AlertAnswer{Alert: id, Action: action, Text: r.FormValue("text")})
 	if err != nil {
 		s.fail(w, r, ret, err)
 		return
 	}
-	msg := fmt.Sprintf("Stall alert s%d: session %d is being stopped.", got.ID, got.SessionID)
-	if action == supervision.AlertNudge {
-		msg = fmt.Sprintf("Stall alert s%d nudged: the message is queued for session %d.", got.ID, got.SessionID)
-	}
+	msg := map[string]string{
+		supervision.AlertNudge:   fmt.Sprintf("Stall alert s%d nudged: the message is queued for session %d.", got.ID, got.SessionID),
+		supervision.AlertDismiss: fmt.Sprintf("Stall alert s%d dismissed.", got.ID),
+		supervision.AlertStop:    fmt.Sprintf("Stall alert s%d: session %d is being stopped.", got.ID, got.SessionID),
+	}[action]
 	s.done(w, r, ret, msg)
 }

@@ -23,8 +23,10 @@ const (
 // topicsOf says which regions an event makes stale.
 func topicsOf(k events.Kind) []string {
 	switch k {
-	case events.SupervisionChanged, events.PromptChanged, events.AlertChanged:
+	case events.SupervisionChanged, events.RequestChanged, events.PromptChanged, events.AlertChanged, events.SessionChanged, events.SessionsPurged:
 		return []string{topicInbox, topicSessions}
+	case events.SteeringChanged, events.CheckpointChanged: // the session page's steering and checkpoints
+		return []string{topicSessions}
 	case events.TaskChanged, events.MatrixChanged:
 		return []string{topicBoard}
 	case events.AgentCreated, events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded:
@@ -35,7 +37,8 @@ func topicsOf(k events.Kind) []string {
 	return nil
 }
 
-var liveKinds = []events.Kind{events.SupervisionChanged, events.PromptChanged, events.AlertChanged, events.TaskChanged, events.MatrixChanged, events.AgentCreated,
+var liveKinds = []events.Kind{events.SupervisionChanged, events.RequestChanged, events.PromptChanged, events.AlertChanged, events.SessionChanged,
+	events.SteeringChanged, events.CheckpointChanged, events.SessionsPurged, events.TaskChanged, events.MatrixChanged, events.AgentCreated,
 	events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded}
 
 // heartbeat keeps proxies and phones from closing a quiet stream.
