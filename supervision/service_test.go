@@ -278,7 +278,9 @@ func TestTwoDecidersOneWinner(t *testing.T) {
 			svc *supervision.Service
 			a   supervision.Actor
 		}{{w.svc, ana}, {svc2, bo}} {
-			wg.Go(func() { _, errs[i] = d.svc.Decide(t.Context(), d.a, supervision.Decision{Request: r.ID, Approve: i == 0, Reason: d.a.Name}) })
+			wg.Go(func() {
+				_, errs[i] = d.svc.Decide(t.Context(), d.a, supervision.Decision{Request: r.ID, Approve: i == 0, Reason: d.a.Name})
+			})
 		}
 		wg.Wait()
 		won := 0
