@@ -143,7 +143,8 @@ func newCmdSlackChannel(f *Factory) *cobra.Command {
 		Short: "Post a session in another channel than the config's",
 		Long: `Sets the Slack channel of one session (a channel ID such as C0123456789; "" goes
 back to slack.channel). It takes effect for the session's thread when it starts;
-a thread already started stays where it is.`,
+a thread already started stays where it is. Only the session's owner or an
+operator (supervision.operators) may.`,
 		Example: `  agentinfra slack channel 12 C0987654321`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
