@@ -13,8 +13,8 @@ import (
 // agenterr kind, which decides the exit code, HTTP status and MCP code: an
 // unknown ID is not found; a request already decided or expired, a second
 // pending request, a status change the session cannot make and a session
-// beyond the limit are conflicts; a person who may not decide is
-// forbidden.
+// beyond the limit are conflicts (who may decide is package supervision's
+// rule, and its refusal).
 var (
 	ErrNotFound = agenterr.New(agenterr.NotFound, "not found")
 	// ErrExpired: the request's deadline passed before the decision came.
