@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
@@ -203,7 +204,7 @@ func (c *Client) AcceptDiff(ctx context.Context, id int64) (Accepted, error) {
 		return Accepted{}, err
 	}
 	if owner.CLI != CLI || strings.TrimPrefix(owner.Owner, "@") != strings.TrimPrefix(c.svc.owner, "@") {
-		return Accepted{}, &agenterr.Error{Kind: agenterr.Forbidden, Err: store.ErrNotAllowed, Reason: fmt.Sprintf(
+		return Accepted{}, &agenterr.Error{Kind: agenterr.Forbidden, Err: supervision.ErrNotAllowed, Reason: fmt.Sprintf(
 			"request %d belongs to session %d (%s, %s): accept_diff applies only the approved edits of %s's MCP clients", id, owner.ID, owner.CLI, store.Handle(owner.Owner), store.Handle(c.svc.owner))}
 	}
 	if r.Kind != store.KindEdit || r.File == "" {

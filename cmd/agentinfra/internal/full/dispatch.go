@@ -144,7 +144,7 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 			lines := lineReader(o.IO.In)
 			inlineCtx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})
-			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, sup, lines) }()
+			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, ws, sup, lines) }()
 			return func() { stop(); <-done }
 		}
 	}
