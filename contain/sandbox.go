@@ -104,6 +104,32 @@ func cliState(cli string, getenv func(string) string) []string {
 	return nil
 }
 
+// gitShared lists what git writes outside dir when dir is a linked
+// worktree (a fleet agent's): the worktree's own folder in the main
+// repository's .git (its HEAD, index, logs) and the shared objects, refs
+// and reflogs — what a commit needs — but not the rest of that .git (its
+// config, its hooks: what would run in the person's repository).
+func gitShared(dir string) []string {
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return nil // no .git, or a folder: the repository is dir's own
+	}
+	own, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return nil
+	}
+	if !filepath.IsAbs(own) {
+		own = filepath.Join(dir, own)
+	}
+	common := own
+	if c, err := os.ReadFile(filepath.Join(own, "commondir")); err == nil {
+		if common = strings.TrimSpace(string(c)); !filepath.IsAbs(common) {
+			common = filepath.Join(own, common)
+		}
+	}
+	return []string{own, filepath.Join(common, "objects"), filepath.Join(common, "refs"), filepath.Join(common, "logs")}
+}
+
 // caches are the folders under home that the tools an agent runs write
 // (node's npm, Go's build and module caches, the XDG cache).
 func caches(getenv func(string) string) []string {
@@ -182,6 +208,7 @@ func (s *Sandbox) plan(dir string, env []string) {
 		dir, _ = os.Getwd()
 	}
 	w := append([]string{dir}, temps(getenv)...)
+	w = append(w, gitShared(dir)...)
 	w = append(w, cliState(s.CLI, getenv)...)
 	s.Write = cleanPaths(append(w, caches(getenv)...))
 	var hide []string

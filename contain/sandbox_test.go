@@ -207,3 +207,39 @@ func TestSandboxEntryWithoutAProgramIsIgnored(t *testing.T) {
 		t.Fatalf("the test binary with a sandbox entry and no program: %v\n%s", err, out)
 	}
 }
+
+// A fleet agent's worktree is a linked one: it commits (git writes the
+// shared objects, refs and its own folder in the main .git) but cannot
+// write the main repository's hooks or config.
+func TestSandboxLetsALinkedWorktreeCommit(t *testing.T) {
+	needLandlock(t)
+	base := homeDir(t)
+	repo, work := filepath.Join(base, "repo"), filepath.Join(base, "agents", "papi")
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	os.MkdirAll(repo, 0o755)
+	git(repo, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
+	git(repo, "add", "-A")
+	git(repo, "commit", "-qm", "start")
+	git(repo, "worktree", "add", "-q", "-b", "agent/papi", work)
+	t.Setenv("AGENTINFRA_CONFIG_DIR", filepath.Join(base, "config"))
+	workspace(t, repo)
+	out := agent(t, work, repo, `
+try() { label=$1; shift; if "$@" 2>/dev/null; then echo "$label ok"; else echo "$label failed"; fi; }
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@localhost GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@localhost
+try commit sh -c 'echo b > b.txt && git add b.txt && git commit -qm "the agent" >/dev/null'
+try hook sh -c 'echo "#!/bin/sh" > "$REPO/.git/hooks/post-checkout"'
+try config git config --file "$REPO/.git/config" core.fsmonitor evil
+`, "REPO="+repo)
+	want(t, out, map[string]string{"commit": "ok", "hook": "failed", "config": "failed"})
+	if _, err := os.Stat(filepath.Join(repo, ".git", "hooks", "post-checkout")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a hook was written in the main repository (%v)", err)
+	}
+}
