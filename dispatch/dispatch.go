@@ -96,6 +96,11 @@ type Options struct {
 	// inline prompt follows its requests from there); the function it
 	// returns is called when the run has ended, before the session ends.
 	OnSupervised func(*supervised.Run) (stop func())
+	// Exclusive says this process runs this dispatch and nothing else (the
+	// dispatch command) and is a child subreaper (contain.BecomeSubreaper):
+	// when the CLI has ended every descendant is killed, even one that
+	// cleared its environment (agentrun.Run.Exclusive).
+	Exclusive bool
 }
 
 // Outcome reports what a dispatch did (or, for a dry run, would do): the
@@ -198,7 +203,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	}
 
 	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("running %s (model %s)", p.Outcome.CLI, mdtext.Or(p.Outcome.Model, "CLI default"))})
-	run := &agentrun.Run{Record: &p.Outcome.Record, Root: ws.Root, Recorder: rec.recorder(), Executor: executor, Now: p.opts.Now}
+	run := &agentrun.Run{Record: &p.Outcome.Record, Root: ws.Root, Recorder: rec.recorder(), Executor: executor, Now: p.opts.Now, Exclusive: p.opts.Exclusive}
 	res, runErr := run.Exec(ctx, p.Runner, p.Request, p.Command, onEvent)
 	p.Outcome.Conclude(res, runErr, false, p.opts.Now().UTC())
 	if sup != nil {

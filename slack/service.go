@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
@@ -71,6 +72,7 @@ func New(opts Options) (*Service, error) {
 	if opts.Tokens.App == "" || opts.Tokens.Bot == "" {
 		return nil, fmt.Errorf("%w: the Slack service needs both tokens", ErrNoTokens)
 	}
+	contain.Conceal(opts.Tokens.App, opts.Tokens.Bot) // from the keyring too: never in a registry command's environment
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))

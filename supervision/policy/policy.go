@@ -28,6 +28,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/contain"
 )
 
 // FileName is the workspace policy's name inside .agent/.
@@ -81,6 +82,10 @@ type AutoApprove struct {
 // Allowlist is the user's own bound on commands.
 type Allowlist struct {
 	Commands []string `yaml:"commands"`
+	// Supervision says what environment agents get (contain.EnvRules:
+	// env: allowlist passes only pass_env and what each CLI needs); read
+	// by contain.ChildEnv wherever agentinfra starts an agent.
+	Supervision contain.EnvRules `yaml:"supervision"`
 }
 
 // Policy is the effective policy of a workspace.

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentrun"
@@ -153,8 +154,15 @@ func (r *Run) AttachRun(ctx context.Context, runID string) error {
 // keepmoving's reason, so that dispatch and the fleet block the task and
 // say why.
 func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cmd runner.Command, onEvent func(runner.Event)) (runner.Result, error) {
+	// The CLI and everything it starts are contained (package contain):
+	// writes only in req.Dir, the temporary folders and the CLI's own;
+	// the workspace's store and the user's config out of sight.
+	box := contain.Sandbox{CLI: rn.Name(), Workspace: r.ws.Root}
+	if w := box.Warning(req.Dir, req.Env); w != "" && onEvent != nil {
+		onEvent(runner.Event{Kind: "warning", Text: w})
+	}
 	res, out, err := keepmoving.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
-		Env: req.Env, CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
+		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
 		bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: onEvent, KillGrace: req.KillGrace},
 		keepmoving.Options{Config: r.keep, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
 			Checkpoint: r.checkpointOf(req.Dir)})
