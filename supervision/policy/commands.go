@@ -63,10 +63,20 @@ func (g *grader) place(c *call, p string) Place { return judge(g.root, g.control
 
 // protected judges p, a word of c, and reports whether it leads into a git
 // directory or to one of agentinfra's control files (not merely outside
-// the worktree: a command may read /usr/include).
+// the worktree: a command may read /usr/include), or names a .git folder
+// wherever it is (cp -r /elsewhere/.git sub/ plants one).
 func (g *grader) protected(c *call, p string) (Place, bool) {
 	pl := g.place(c, p)
-	return pl, pl.Where == whereGit || pl.Where == whereControl
+	if pl.Where == whereGit || pl.Where == whereControl {
+		return pl, true
+	}
+	for _, el := range strings.Split(filepath.ToSlash(p), "/") {
+		if gitName(el) {
+			pl.Never = "it names a .git folder (git's own files: a hook or a config setting there runs commands)"
+			return pl, true
+		}
+	}
+	return pl, false
 }
 
 var (
@@ -75,7 +85,7 @@ var (
 		"powershell", "osascript", "irb", "jshell", "groovy", "java", "kotlin", "scala", "dotnet", "swift", "ghci", "runghc", "runhaskell",
 		"racket", "guile", "sbcl", "erl", "escript", "elixir", "iex", "mix", "clojure", "clj", "jrunscript", "jjs", "qjs", "gjs", "ts-node", "tsx"}
 	interpreterRe = regexp.MustCompile(`^(python|pypy|ruby|perl|php|lua)[0-9.]*$`)
-	wrappers      = []string{"env", "xargs", "nohup", "timeout", "nice", "ionice", "stdbuf", "setsid", "chroot", "unshare", "nsenter", "taskset",
+	wrappers      = []string{"env", "xargs", "ionice", "setsid", "chroot", "unshare", "nsenter", "taskset",
 		"chrt", "flock", "watch", "parallel", "strace", "ltrace", "gdb", "lldb", "valgrind", "script", "time", "exec", "eval", "command",
 		"builtin", "source", ".", "trap", "alias", "enable", "hash", "fc", "fakeroot", "dbus-run-session", "xvfb-run", "tmux", "screen",
 		"systemd-run", "at", "batch", "crontab", "sg", "newgrp", "firejail", "bwrap", "proot", "torsocks", "proxychains", "proxychains4",
@@ -101,11 +111,7 @@ var (
 // shows it.
 var commandForms = []commandForm{
 	{Form: "git `-c`, `--config-env`; `clone -c`/`--config`; `clone`/`init --template`", Example: "git -c core.pager='sh -c id' log", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if c.name != "git" {
-				return ""
-			}
-			gc := parseGit(c.args)
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
 			if len(gc.configs) > 0 {
 				return "git -c " + gc.configs[0] + " sets git's configuration for this run: settings such as alias.NAME=!cmd, core.fsmonitor, core.pager, core.sshCommand, core.hooksPath and core.editor run commands"
 			}
@@ -114,30 +120,23 @@ var commandForms = []commandForm{
 				return "git " + gc.sub + " --config/--template sets the new repository's configuration or hooks, which run commands"
 			}
 			return ""
-		}},
+		})},
 	{Form: "`git NAME` where NAME is not one of git's own commands (an alias, or a git-NAME program)", Example: "git x", Risk: RiskHigh,
-		call: func(g *grader, c *call) string {
-			if c.name != "git" {
-				return ""
-			}
-			if gc := parseGit(c.args); gc.sub != "" && !gitBuiltins[gc.sub] {
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
+			if gc.sub != "" && !gitBuiltins[gc.sub] {
 				return "git " + gc.sub + " is not one of git's own commands: it runs an alias or a program named git-" + gc.sub
 			}
 			return ""
-		}},
+		})},
 	{Form: "`git config` that writes (anything but `--get`, `--list`, `get`, `list` or reading one name)", Example: "git config core.fsmonitor 'touch /tmp/p'", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if gc := parseGit(c.args); c.name == "git" && gc.sub == "config" && gitConfigWrites(gc.args) {
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
+			if gc.sub == "config" && gitConfigWrites(gc.args) {
 				return "git config writes git's configuration: core.fsmonitor, core.hooksPath, core.pager, aliases and the like run commands later"
 			}
 			return ""
-		}},
+		})},
 	{Form: "`git submodule`, `--recurse-submodules`", Example: "git submodule add https://example.com/r.git", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if c.name != "git" {
-				return ""
-			}
-			gc := parseGit(c.args)
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
 			if gc.sub == "submodule" {
 				return "git submodule clones and checks out other repositories, whose configuration and hooks run commands"
 			}
@@ -147,13 +146,9 @@ var commandForms = []commandForm{
 				}
 			}
 			return ""
-		}},
+		})},
 	{Form: "git `--upload-pack`, `--receive-pack`, `--exec`, `clone -u`, `ls-remote -u`, and `ext::`/`fd::` remotes", Example: "git fetch --upload-pack='touch /tmp/p' origin", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if c.name != "git" {
-				return ""
-			}
-			gc := parseGit(c.args)
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
 			for _, o := range []string{"--upload-pack", "--receive-pack", "--exec"} {
 				if hasOption(gc.args, o) {
 					return "git " + gc.sub + " " + o + " runs the program it names"
@@ -168,13 +163,9 @@ var commandForms = []commandForm{
 				}
 			}
 			return ""
-		}},
+		})},
 	{Form: "git commands that run a command they are given or configured: `rebase -x`/`--exec`, `bisect run`, `difftool`, `mergetool`, `filter-branch`, `grep -O`, `send-email`, `hook`, `credential`, `maintenance`, `instaweb`, `daemon`, `p4`, `svn`", Example: "git rebase --exec 'sh -c id' main", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if c.name != "git" {
-				return ""
-			}
-			gc := parseGit(c.args)
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
 			switch gc.sub {
 			case "rebase":
 				if hasOption(gc.args, "--exec") || hasShort(gc.args, 'x') {
@@ -193,13 +184,9 @@ var commandForms = []commandForm{
 				return "git " + gc.sub + " runs commands it is given or configured (or hands out credentials)"
 			}
 			return ""
-		}},
+		})},
 	{Form: "git `--output`, `--output-directory`, `format-patch -o`, `archive -o`, `bundle create` outside the worktree or into .git", Example: "git log --output=/tmp/out", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if c.name != "git" {
-				return ""
-			}
-			gc := parseGit(c.args)
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
 			outs := optionValues(gc.args, "--output", "--output-directory", "--export-marks")
 			if gc.sub == "format-patch" || gc.sub == "archive" {
 				outs = append(outs, optionValues(gc.args, "-o")...)
@@ -213,24 +200,20 @@ var commandForms = []commandForm{
 				}
 			}
 			return ""
-		}},
+		})},
 	{Form: "`git apply --unsafe-paths`", Example: "git apply --unsafe-paths p.diff", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if gc := parseGit(c.args); c.name == "git" && gc.sub == "apply" && hasOption(gc.args, "--unsafe-paths") {
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
+			if gc.sub == "apply" && hasOption(gc.args, "--unsafe-paths") {
 				return "git apply --unsafe-paths writes files outside the worktree"
 			}
 			return ""
-		}},
-	{Form: "git `-C`, `--git-dir`, `--work-tree` outside the worktree, `--exec-path=`; `clone`, `init`, `worktree add` into a folder outside", Example: "git -C /tmp/other status", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if c.name != "git" {
-				return ""
-			}
-			gc := parseGit(c.args)
+		})},
+	{Form: "git `-C`, `--git-dir`, `--work-tree`, `--separate-git-dir` outside the worktree, `--exec-path=`; `clone`, `init`, `worktree add` into a folder outside", Example: "git -C /tmp/other status", Risk: RiskCritical,
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
 			if gc.execPath {
 				return "git --exec-path= runs git's own commands from another folder"
 			}
-			for _, d := range gc.dirs {
+			for _, d := range append(gc.dirs, optionValues(gc.args, "--separate-git-dir")...) {
 				if pl := g.place(c, d); pl.Rel == "" {
 					return "git works on the repository in " + pl.Shown() + ", outside the worktree: its configuration may run commands"
 				}
@@ -246,7 +229,7 @@ var commandForms = []commandForm{
 				}
 			}
 			return ""
-		}},
+		})},
 	{Form: "go `-exec`, `-toolexec`, `-vettool`", Example: "go test -exec 'sh -c id' ./...", Risk: RiskCritical,
 		call: func(g *grader, c *call) string {
 			if c.name != "go" {
@@ -315,19 +298,9 @@ var commandForms = []commandForm{
 			return c.name + " " + sub + " installs or runs packages, whose build scripts run"
 		}},
 	{Form: "make and other build runners (cmake, ninja, just, task, rake, gradle, mvn, bazel, …): they run the commands the project defines", Example: "make", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if slices.Contains(builders, c.name) && !infoOnly(c.args) {
-				return c.name + " runs the commands the project's files define (which an agent can write)"
-			}
-			return ""
-		}},
+		call: running(builders, " runs the commands the project's files define (which an agent can write)")},
 	{Form: "a shell: sh, bash, zsh, dash, ksh, fish, busybox… (except `bash -c 'LINE'` alone, whose LINE is judged)", Example: "bash script.sh", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if slices.Contains(shells, c.name) && !infoOnly(c.args) {
-				return c.name + " runs whatever it is given (a script, its standard input, -c)"
-			}
-			return ""
-		}},
+		call: running(shells, " runs whatever it is given (a script, its standard input, -c)")},
 	{Form: "an interpreter: python, node, perl, ruby, php, deno, bun, lua, java, pwsh, osascript, …", Example: "python3 -c 'import os; os.system(\"id\")'", Risk: RiskCritical,
 		call: func(g *grader, c *call) string {
 			if (slices.Contains(interpreters, c.name) || interpreterRe.MatchString(c.name)) && !infoOnly(c.args) {
@@ -352,7 +325,7 @@ var commandForms = []commandForm{
 			}
 			return ""
 		}},
-	{Form: "a program that runs another: env, xargs, nohup, timeout, nice, exec, eval, command, source, trap, alias, watch, strace, tmux, …", Example: "env sh -c id", Risk: RiskCritical,
+	{Form: "a program that runs another: env, xargs, exec, eval, command, source, trap, alias, watch, strace, tmux, … (timeout, nice, nohup, time and stdbuf are not: the command they run is judged)", Example: "env sh -c id", Risk: RiskCritical,
 		call: func(g *grader, c *call) string {
 			if !slices.Contains(wrappers, c.name) {
 				return ""
@@ -379,12 +352,7 @@ var commandForms = []commandForm{
 			return ""
 		}},
 	{Form: "sudo, su, doas, pkexec, runuser", Example: "sudo ls", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if slices.Contains(asOthers, c.name) {
-				return "runs as another user (" + c.name + ")"
-			}
-			return ""
-		}},
+		call: running(asOthers, " runs a command as another user")},
 	{Form: "agentinfra itself (approve, reject, answer, steer, session, …): an agent never decides", Example: "agentinfra approve 87 --reason x", Risk: RiskCritical,
 		call: func(g *grader, c *call) string {
 			if c.name == "agentinfra" || c.name == "agentinfra-full" {
@@ -393,12 +361,7 @@ var commandForms = []commandForm{
 			return ""
 		}},
 	{Form: "an editor that runs commands: vi, vim, nvim, ex, ed, emacs, nano", Example: "vim -c '!id'", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			if slices.Contains(editors, c.name) && !infoOnly(c.args) {
-				return c.name + " can run commands (:!, -c)"
-			}
-			return ""
-		}},
+		call: running(editors, " can run commands (:!, -c)")},
 	{Form: "docker, podman, kubectl… (anything but `ps`, `images`, `logs`, `inspect`, `get`, `describe`, `version`)", Example: "docker run --rm alpine id", Risk: RiskCritical,
 		call: func(g *grader, c *call) string {
 			if !slices.Contains(containers, c.name) {
@@ -504,7 +467,7 @@ var commandForms = []commandForm{
 			}
 			return ""
 		}},
-	{Form: "a word naming a path inside .git (any depth, a gitdir: link, through a symlink) or an agentinfra control file (`.agent/config.yaml`, `.agent/policy.yaml`, `.agent/state/`, the user's agentinfra folder)", Example: "cp hook .git/hooks/pre-commit", Risk: RiskCritical,
+	{Form: "a word naming a path inside .git (any depth, a gitdir: link, through a symlink), a .git folder anywhere, or an agentinfra control file (`.agent/config.yaml`, `.agent/policy.yaml`, `.agent/state/`, the user's agentinfra folder)", Example: "cp hook .git/hooks/pre-commit", Risk: RiskCritical,
 		call: func(g *grader, c *call) string {
 			for _, w := range append(append(wordsAndValues(c.args), c.reads...), c.guesses...) {
 				if pl, ok := g.protected(c, w); ok {
@@ -513,7 +476,7 @@ var commandForms = []commandForm{
 			}
 			return ""
 		}},
-	{Form: "a command that writes (cp, mv, ln, install, rm, mkdir, touch, tee, chmod, chown, dd `of=`, sed `-i`, sort `-o`, curl `-o`, wget `-O`, go `-o`, …) a file outside the worktree, or recursively the worktree itself or .agent", Example: "cp a.txt /tmp/a.txt", Risk: RiskCritical,
+	{Form: "a command that writes (cp, mv, ln, install, rm, mkdir, touch, tee, chmod, chown, dd `of=`, sed `-i`, sort `-o`, curl `-o`, wget `-O`, go `-o`, …) a file outside the worktree, recursively the worktree itself or .agent, or copies a folder from outside into it", Example: "cp a.txt /tmp/a.txt", Risk: RiskCritical,
 		call: func(g *grader, c *call) string {
 			for _, t := range writeTargets(c) {
 				pl := g.place(c, t)
@@ -524,12 +487,19 @@ var commandForms = []commandForm{
 					return c.name + " works recursively on " + pl.Shown() + ", which holds .git and agentinfra's control files"
 				}
 			}
+			if (c.name == "cp" || c.name == "rsync" || c.name == "mv") && recursive(c) || c.name == "mv" {
+				ops := operands(c.args)
+				for i, o := range ops {
+					if pl := g.place(c, o); i < len(ops)-1 && pl.Rel == "" {
+						return c.name + " copies the folder " + pl.Shown() + " from outside the worktree into it: it may hold a .git folder"
+					}
+				}
+			}
 			return ""
 		}},
 	{Form: "git push with `--force`, `-f` or a `+refspec`", Example: "git push --force origin main", Risk: RiskCritical,
-		call: func(g *grader, c *call) string {
-			gc := parseGit(c.args)
-			if c.name != "git" || gc.sub != "push" {
+		call: gitRow(func(g *grader, c *call, gc gitCall) string {
+			if gc.sub != "push" {
 				return ""
 			}
 			if hasShort(gc.args, 'f') || slices.ContainsFunc(gc.args, func(s string) bool {
@@ -538,7 +508,7 @@ var commandForms = []commandForm{
 				return "force push"
 			}
 			return ""
-		}},
+		})},
 	{Form: "system changes: dd, mkfs, shutdown, reboot, systemctl, mount, modprobe, iptables, …", Example: "mkfs.ext4 /dev/sda1", Risk: RiskCritical,
 		call: func(g *grader, c *call) string {
 			if slices.Contains(system, c.name) || strings.HasPrefix(c.name, "mkfs.") {
@@ -546,10 +516,15 @@ var commandForms = []commandForm{
 			}
 			return ""
 		}},
-	{Form: "network: curl, wget, ssh, scp, rsync, nc, …; git push, fetch, pull, clone, ls-remote", Example: "curl https://example.com", Risk: RiskHigh,
+	{Form: "network: curl, wget, ssh, scp, rsync, nc, …; git push, fetch, pull, clone, ls-remote; `/dev/tcp`", Example: "curl https://example.com", Risk: RiskHigh,
 		call: func(g *grader, c *call) string {
 			if slices.Contains(network, c.name) {
 				return "network: " + c.name
+			}
+			for _, f := range append(c.reads, c.writes...) {
+				if strings.HasPrefix(f, "/dev/tcp/") || strings.HasPrefix(f, "/dev/udp/") {
+					return "network: " + f
+				}
 			}
 			if gc := parseGit(c.args); c.name == "git" && slices.Contains([]string{"push", "fetch", "pull", "clone", "ls-remote"}, gc.sub) {
 				return "network: git " + gc.sub
@@ -575,6 +550,27 @@ var commandForms = []commandForm{
 			}
 			return ""
 		}},
+}
+
+// gitRow is the test of a git form: fn sees git's command line parsed.
+func gitRow(fn func(g *grader, c *call, gc gitCall) string) func(*grader, *call) string {
+	return func(g *grader, c *call) string {
+		if c.name != "git" {
+			return ""
+		}
+		return fn(g, c, parseGit(c.args))
+	}
+}
+
+// running is the test of a form that is any run of one of programs (but
+// asking for its version or help): the reason is the program's name and why.
+func running(programs []string, why string) func(*grader, *call) string {
+	return func(g *grader, c *call) string {
+		if slices.Contains(programs, c.name) && !infoOnly(c.args) {
+			return c.name + why
+		}
+		return ""
+	}
 }
 
 // tabled are the programs some form of the table looks at.
@@ -732,6 +728,7 @@ func (g *grader) stmt(st *syntax.Stmt, depth int) {
 	if c.prog == "" {
 		c.name = ""
 	}
+	unwrap(c)
 	if inner, ok := shellDashC(append([]string{c.prog}, c.args...)); ok && !c.opaque {
 		if len(c.writes) > 0 || len(c.reads) > 0 {
 			g.calls = append(g.calls, &call{prog: "(redirection)", name: "(redirection)", writes: c.writes, reads: c.reads, cwd: c.cwd})
@@ -748,6 +745,42 @@ func (g *grader) stmt(st *syntax.Stmt, depth int) {
 		g.shellVar = append(g.shellVar, optionValues(c.args, "-v")...)
 	}
 	g.calls = append(g.calls, c)
+}
+
+// timers are programs that run the command they are given as it is (with
+// a time limit, a priority, output buffering): the command is judged. The
+// values are their options that take a value.
+var timers = map[string][]string{"timeout": {"-s", "--signal", "-k", "--kill-after"}, "nice": {"-n", "--adjustment"}, "nohup": nil,
+	"time": {"-f", "--format", "-o", "--output"}, "stdbuf": {"-i", "-o", "-e", "--input", "--output", "--error"}}
+
+// unwrap makes c the command a timer runs (timeout 60 go test ./... is
+// go test ./...); a timer with nothing to run stays as it is.
+func unwrap(c *call) {
+	for depth := 0; depth < 8; depth++ {
+		valued, ok := timers[c.name]
+		if !ok || c.opaque {
+			return
+		}
+		args := c.args
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+			if args[0] == "--" {
+				args = args[1:]
+				break
+			}
+			if slices.Contains(valued, args[0]) && len(args) > 1 {
+				args = args[1:]
+			}
+			args = args[1:]
+		}
+		if c.name == "timeout" && len(args) > 0 {
+			args = args[1:] // the duration
+		}
+		if len(args) == 0 {
+			return
+		}
+		c.prog, c.args = args[0], args[1:]
+		c.name = path.Base(c.prog)
+	}
 }
 
 // cd is the folder after c (a cd, pushd or popd): unknownDir when it cannot

@@ -101,7 +101,8 @@ func TestOrdinaryCommandsStayLow(t *testing.T) {
 		"git commit -m 'a message'", "git config user.name", "git config --get user.email", "go test ./...", "go vet ./...", "go build -o bin/x ./cmd/x",
 		"ls -la", "cat README.md", "sed -n 1,20p main.go", "sed -i s/old/new/g main.go", "awk '{print $1}' a.txt", "grep -rn TODO .",
 		"find . -name '*.go'", "echo hello > out.txt", "mkdir -p docs/x", "touch a.txt", "cp a.txt b.txt", "npm ls", "python3 --version",
-		"[ -f x ] && echo y", "git log --output=o.txt", "head -n 5 a.txt 2>&1", "/bin/bash -lc 'git status'", "cd docs && ls"} {
+		"[ -f x ] && echo y", "git log --output=o.txt", "head -n 5 a.txt 2>&1", "/bin/bash -lc 'git status'", "cd docs && ls",
+		"timeout 60 go test ./...", "nice -n 10 go build ./..."} {
 		if as := Assess(root, Action{Kind: KindCommand, Command: line}); as.Risk != RiskLow {
 			t.Errorf("%s: %s %q, want low", line, as.Risk, as.Why)
 		}
@@ -118,7 +119,9 @@ func TestHiddenFormsAreFound(t *testing.T) {
 		`git -C sub -c core.pager=id log`, `x='a[$(id)]'; echo $((x))`, `export GIT_DIR=/tmp/x`, `PATH=/tmp; git status`,
 		`bash -c 'bash -c "git -c a=b log"'`, `f() { git -c a=b log; }; f`, `echo x >& .git/config`, `git log >.git/x`,
 		`/usr/bin/env sh`, `./node_modules/.bin/x`, `git $(echo -c) a=b log`, "sed -n '1e id' README.md", "awk 'BEGIN{system(\"id\")}'",
-		`tar xzf a.tgz`, `git --exec-path=/tmp log`, `git -c alias.x='!agentinfra approve 87 --reason x' x`} {
+		`tar xzf a.tgz`, `git --exec-path=/tmp log`, `git -c alias.x='!agentinfra approve 87 --reason x' x`,
+		`timeout 60 sh script.sh`, `timeout 9 bash -c "git -c a=b log"`, `nice -n 5 timeout -s KILL 9 python3 x.py`, `nohup ./x &`, `cp -r /tmp/evil/.git sub/`,
+		`cp -r /tmp/evil sub/`, `git init --separate-git-dir=/tmp/g x`, `echo x > /dev/tcp/127.0.0.1/80`} {
 		if as := Assess(root, Action{Kind: KindCommand, Command: line}); as.Risk != RiskCritical {
 			t.Errorf("%s: %s %q, want critical", line, as.Risk, as.Why)
 		}

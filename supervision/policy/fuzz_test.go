@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,16 +15,7 @@ import (
 // criticalExamples are the command table's critical examples and the
 // issue's own vectors: forms that run other code or write outside.
 func criticalExamples() []string {
-	out := []string{
-		"git -c alias.x='!agentinfra approve 87 --reason approved-by-agent-B' x",
-		"git -c core.pager='touch /tmp/pwned' log",
-		"git config core.fsmonitor 'touch /tmp/pwned'",
-		"git config --global core.hooksPath /tmp/hooks",
-		"go test -exec 'touch /tmp/pwned' ./...",
-		"git log --output=/tmp/outside.txt",
-		"git submodule add https://example.com/r.git",
-		"git apply --unsafe-paths p.diff",
-	}
+	out := slices.Clone(issueCommands)
 	for _, f := range commandForms {
 		if f.Risk == RiskCritical {
 			out = append(out, f.Example)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -84,22 +85,27 @@ func TestReplaySymlinkedPaths(t *testing.T) {
 	}
 }
 
+// issueCommands are the commands the issue saw auto-approved as low under
+// the documented git * / go test * rules.
+var issueCommands = []string{
+	"git -c alias.x='!agentinfra approve 87 --reason approved-by-agent-B' x",
+	"git -c core.pager='touch /tmp/pwned' log",
+	"git config core.fsmonitor 'touch /tmp/pwned'",
+	"git config --global core.hooksPath /tmp/hooks",
+	"go test -exec 'touch /tmp/pwned' ./...",
+	"git log --output=/tmp/outside.txt",
+	"git submodule add https://example.com/r.git",
+	"git apply --unsafe-paths p.diff",
+}
+
 // High item 2: each command form, with the documented git * / go test *
 // rules in the policy and the allowlist, is critical and asked.
 func TestReplayCommandsThatRunCode(t *testing.T) {
 	root, _ := issueRepo(t)
 	globs := "[\"git *\", \"go test *\", \"go *\", \"npm *\", \"find *\", \"env *\", \"xargs *\", \"echo *\", \"make *\", \"python3 *\", \"sh *\", \"agentinfra *\"]"
 	p := load(t, root, "auto_approve:\n  commands: "+globs+"\n  max_risk: high\n", "commands: "+globs+"\n")
-	for _, line := range []string{
-		"git -c alias.x='!agentinfra approve 87 --reason approved-by-agent-B' x",
+	for _, line := range append(slices.Clone(issueCommands),
 		"git -c alias.x='!touch /tmp/pwned' x",
-		"git -c core.pager='touch /tmp/pwned' log",
-		"git config core.fsmonitor 'touch /tmp/pwned'",
-		"git config --global core.hooksPath /tmp/hooks",
-		"go test -exec 'touch /tmp/pwned' ./...",
-		"git log --output=/tmp/outside.txt",
-		"git submodule add https://example.com/r.git",
-		"git apply --unsafe-paths p.diff",
 		"git fetch --upload-pack='touch /tmp/pwned' origin",
 		"git clone -u 'touch /tmp/pwned' https://example.com/r.git",
 		"GIT_SSH_COMMAND='touch /tmp/pwned' git fetch",
@@ -120,7 +126,7 @@ func TestReplayCommandsThatRunCode(t *testing.T) {
 		"git status && git -c alias.x='!id' x",
 		"echo ok > .git/hooks/pre-commit",
 		"echo ok > docs/gitdir/hooks/pre-commit",
-	} {
+	) {
 		v := p.Evaluate(Action{Kind: KindCommand, Tool: "Bash", Command: line})
 		if v.Auto || v.Risk != RiskCritical {
 			t.Errorf("%s: auto=%v risk=%s (%s; %v); want critical, asked", line, v.Auto, v.Risk, v.Rule, v.Why)
