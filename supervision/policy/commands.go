@@ -201,10 +201,14 @@ var commandForms = []commandForm{
 			}
 			return ""
 		})},
-	{Form: "`git apply --unsafe-paths`", Example: "git apply --unsafe-paths p.diff", Risk: RiskCritical,
+	{Form: "`git apply --unsafe-paths`; `git apply`, `git am` that write (not `--check`, `--stat`, `--numstat`, `--summary`): a patch may write agentinfra's control files", Example: "git apply --unsafe-paths p.diff", Risk: RiskCritical,
 		call: gitRow(func(g *grader, c *call, gc gitCall) string {
-			if gc.sub == "apply" && hasOption(gc.args, "--unsafe-paths") {
+			switch {
+			case gc.sub == "apply" && hasOption(gc.args, "--unsafe-paths"):
 				return "git apply --unsafe-paths writes files outside the worktree"
+			case (gc.sub == "apply" || gc.sub == "am") && !hasOption(gc.args, "--check") && !hasOption(gc.args, "--stat") &&
+				!hasOption(gc.args, "--numstat") && !hasOption(gc.args, "--summary") && !hasOption(gc.args, "--abort") && !hasOption(gc.args, "--show-current-patch"):
+				return "git " + gc.sub + " writes the files its patch names, which are not seen before (agentinfra's control files too)"
 			}
 			return ""
 		})},
