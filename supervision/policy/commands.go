@@ -589,7 +589,9 @@ var tabled = func() map[string]bool {
 	return m
 }()
 
-// grade grades the command line into as (assessCommand's work).
+// grade records what a command line runs — every program with its words
+// and redirections, substitutions, assignments, arithmetic — for the
+// table's tests (assessCommand runs them).
 func (g *grader) grade(line string, depth int) {
 	f, err := parseLine(line)
 	if err != nil {

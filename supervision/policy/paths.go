@@ -164,32 +164,28 @@ func judge(root string, control []string, home, cwd, p string) Place {
 	}
 	// The name as written counts too: .git named in the path is git's
 	// folder whatever it resolves to.
-	if written := filepath.Clean(filepath.Join(cwd, p)); pl.Never == "" && within(root, written) {
-		r, _ := filepath.Rel(root, written)
-		for _, el := range strings.Split(filepath.ToSlash(r), "/") {
+	written := filepath.Clean(p)
+	if !filepath.IsAbs(p) {
+		written = filepath.Join(cwd, p)
+	}
+	if pl.Never == "" && within(root, written) {
+		for _, el := range strings.Split(filepath.ToSlash(fromRoot(root, written)), "/") {
 			if gitName(el) {
 				pl.Where, pl.Never = whereGit, "it names a .git folder (git's own files: a hook or a config setting there runs commands)"
 			}
 		}
 	}
-	pl.Secret = secret(pl.target()) || secret(filepath.Clean(p)) && !filepath.IsAbs(p) || secret(pl.lexTarget(root, lex))
+	pl.Secret = secret(fromRoot(root, abs)) || secret(fromRoot(root, lex)) || secret(fromRoot(root, written))
 	return pl
 }
 
-// target is where the path leads, relative when inside the worktree (a
-// secrets folder name in the worktree's own path does not count).
-func (pl Place) target() string {
-	if pl.Rel != "" {
-		return pl.Rel
-	}
-	return pl.Abs
-}
-
-func (pl Place) lexTarget(root, lex string) string {
-	if r, err := filepath.Rel(root, lex); err == nil && within(root, lex) {
+// fromRoot is p relative to root when it is inside (a secrets folder name
+// in the worktree's own path does not count), else p.
+func fromRoot(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil && within(root, p) {
 		return r
 	}
-	return lex
+	return p
 }
 
 // resolve follows p's symlinks and ".." from base (p absolute, or
