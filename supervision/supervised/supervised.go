@@ -163,7 +163,9 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 	}
 	res, out, err := keepmoving.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
 		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
-		bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: onEvent, KillGrace: req.KillGrace},
+		// The policy judges paths where the CLI works (a fleet agent's
+		// worktree), not the workspace root it may be outside of.
+		bridge.Options{Store: r.st, Session: r.ses, Policy: func() *policy.Policy { return r.live.Current().In(req.Dir) }, OnEvent: onEvent, KillGrace: req.KillGrace},
 		keepmoving.Options{Config: r.keep, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
 			Checkpoint: r.checkpointOf(req.Dir)})
 	return blockedResult(res, out), err
