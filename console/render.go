@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 //go:embed web/templates/*.html web/static/*
@@ -109,18 +109,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// statusOf is the HTTP status of a service's error.
+// statusOf is the HTTP status of a service's error: its agenterr kind's
+// (the page's own bad input is a 400).
 func statusOf(err error) int {
-	var de *store.DecidedError
-	var le *store.LimitError
-	switch {
-	case errors.As(err, &de), errors.As(err, &le), errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrBadTransition), errors.Is(err, store.ErrPendingExists):
-		return http.StatusConflict
-	case errors.Is(err, store.ErrNotAllowed):
-		return http.StatusForbidden
-	case errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, errBadInput):
+	if errors.Is(err, errBadInput) {
 		return http.StatusBadRequest
 	}
 	return agenterr.HTTPStatus(err)
@@ -168,7 +160,7 @@ func diffOf(diff string) diffView {
 
 var funcs = template.FuncMap{
 	"diff":   diffOf,
-	"handle": store.Handle,
+	"handle": supervision.Handle,
 	"clock": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:

@@ -48,7 +48,8 @@ func (l fileLog) Follow(ctx context.Context, s store.Session, fn func(events.Run
 func newSupervisedWorld(t *testing.T) (*world, fileLog) {
 	var fl fileLog
 	fl.dir = t.TempDir()
-	w := newWorld(t, worldOpts{opts: func(o *console.Options) { o.SessionLog = &fl; fl.st = o.Store }})
+	w := newWorld(t, worldOpts{opts: func(o *console.Options) { o.SessionLog = &fl }})
+	fl.st = w.st
 	return w, fl
 }
 

@@ -99,6 +99,11 @@ type Options struct {
 	// inline prompt follows its requests from there); the function it
 	// returns is called when the run has ended, before the session ends.
 	OnSupervised func(*supervised.Run) (stop func())
+	// Exclusive says this process runs this dispatch and nothing else (the
+	// dispatch command) and is a child subreaper (contain.BecomeSubreaper):
+	// when the CLI has ended every descendant is killed, even one that
+	// cleared its environment (agentrun.Run.Exclusive).
+	Exclusive bool
 }
 
 // Outcome reports what a dispatch did (or, for a dry run, would do): the
@@ -144,7 +149,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	getenv := getenvOr(p.opts.Getenv)
 	x := &execute.Planned{WS: ws, Record: &p.Outcome.Record, Runner: p.Runner, Request: p.Request, Command: p.Command,
 		Supervised: p.Outcome.ApprovalMode == runner.ApprovalAsk, Owner: mdtext.Or(opts.Owner, supervision.CurrentUser(getenv)), Getenv: getenv,
-		SessionAgent: p.Mention, Executor: opts.Executor, Now: p.opts.Now, OnEvent: onEvent}
+		SessionAgent: p.Mention, Executor: opts.Executor, Exclusive: opts.Exclusive, Now: p.opts.Now, OnEvent: onEvent}
 	b := &books{p: p, x: x, emit: emit}
 	x.Books = b
 	x.OnSession = func(sup *supervised.Run) func() {

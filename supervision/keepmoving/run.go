@@ -502,7 +502,7 @@ func (a *alertActions) Nudge(ctx context.Context, id int64, n int, text string) 
 	k := a.k()
 	al, err := k.st.DecideAlert(ctx, store.AlertDecision{ID: id, Action: store.AlertNudge, By: store.ActorWatchdog, Text: text,
 		Reason: fmt.Sprintf("nudge %d of %d", n, k.wd.Config().MaxRetries)})
-	var de *store.AlertDecidedError
+	var de *store.DecidedError
 	if errors.As(err, &de) {
 		return watchdog.ErrAlertClosed
 	}

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/agentinfra/agentinfra/contain"
 )
 
 // Registry is the named commands an operator may run in a session's
@@ -37,7 +39,9 @@ func (r Registry) Names() []string {
 }
 
 // Run runs the named command in dir and returns its combined output. A
-// name not in the registry is refused.
+// name not in the registry is refused. The command may run code an agent
+// wrote (go test): it gets the environment an agent would
+// (contain.ChildEnv), without agentinfra's credentials.
 func (r Registry) Run(ctx context.Context, name, dir string) ([]byte, error) {
 	argv, ok := r[name]
 	if !ok {
@@ -45,6 +49,7 @@ func (r Registry) Run(ctx context.Context, name, dir string) ([]byte, error) {
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = contain.ChildEnv("", false)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentcli"
@@ -154,10 +155,20 @@ func (r *Run) AttachRun(ctx context.Context, runID string) error {
 // keepmoving's reason, so that dispatch and the fleet block the task and
 // say why.
 func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cmd runner.Command, onEvent func(runner.Event)) (runner.Result, error) {
+	// The CLI and everything it starts are contained (package contain):
+	// writes only in req.Dir, the temporary folders and the CLI's own;
+	// the workspace's store and the user's config out of sight.
+	box := contain.Sandbox{CLI: rn.Name(), Workspace: r.ws.Root}
+	if w := box.Warning(req.Dir, req.Env); w != "" && onEvent != nil {
+		onEvent(runner.Event{Kind: "warning", Text: w})
+	}
 	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
-		Env: req.Env, CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}
+		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}
+	// The policy judges paths where the CLI works (a fleet agent's
+	// worktree), not the workspace root it may be outside of.
+	pol := func() *policy.Policy { return r.live.Current().In(req.Dir) }
 	start := func(ctx context.Context, w keepmoving.Watch) (keepmoving.Conversation, error) {
-		return agentcli.StartSupervised(ctx, breq, bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: w.OnEvent,
+		return agentcli.StartSupervised(ctx, breq, bridge.Options{Store: r.st, Session: r.ses, Policy: pol, OnEvent: w.OnEvent,
 			KillGrace: req.KillGrace, BeforeApprovedEdit: w.BeforeApprovedEdit})
 	}
 	res, out, err := keepmoving.Run(ctx, start, keepmoving.Options{Config: r.keep, Store: r.st, Session: r.ses, CLI: rn.Name(), Model: req.Model,

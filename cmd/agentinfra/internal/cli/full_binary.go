@@ -43,6 +43,7 @@ var HeavyCommands = []HeavyCommand{
 	{"approve", "Approve a pending request (the agent goes on)"},
 	{"checkpoint", "Snapshots of a session's worktree: create, list, restore"},
 	{"console", "A web page for the inbox, the sessions, the fleet and the task board"},
+	{"doctor", "Check what this machine offers to contain and supervise agents"},
 	{"dispatch", "Run a task through an agent CLI (gemini, claude, codex) headless and record the outcome"},
 	{"inbox", "What supervised sessions wait for: approval requests, continuation prompts, stall alerts"},
 	{"project", "The projects agents work in (this repository and those in .agent/config.yaml)"},

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/runner"
@@ -144,9 +145,16 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 			lines := lineReader(o.IO.In)
 			inlineCtx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})
-			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, sup, lines) }()
+			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, ws, sup, lines) }()
 			return func() { stop(); <-done }
 		}
+	}
+	// A supervised run's processes stay below this process whatever they
+	// do (setsid, a double fork), as below the fleet's supervisor: a
+	// decision from one of them is then refused (contain.InsideRun), and
+	// all are ended with the run. This process runs nothing else.
+	if d.ApprovalMode == runner.ApprovalAsk && !d.DryRun {
+		d.Exclusive = contain.BecomeSubreaper() == nil
 	}
 	out, runErr := dispatch.Run(ctx, ws, d, onEvent)
 	if runErr != nil && out.Outcome == "" {

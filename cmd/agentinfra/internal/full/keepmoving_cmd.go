@@ -6,18 +6,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
-	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/store"
-	"github.com/agentinfra/agentinfra/supervision/checkpoint"
-	"github.com/agentinfra/agentinfra/supervision/keepmoving"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // KeepMovingOptions is what answer, steer, checkpoint and the session
@@ -38,8 +34,6 @@ type KeepMovingOptions struct {
 func (f *Factory) keepMovingOptions() *KeepMovingOptions {
 	return &KeepMovingOptions{IO: f.IO, Env: f.supervision, Now: f.Now}
 }
-
-func publish(e events.Event) { events.Default().Publish(e) }
 
 // parseItem reads a prompt (p12) or stall alert (s12) ID.
 func parseItem(s string) (kind byte, id int64, err error) {
@@ -106,59 +100,41 @@ func answerRun(ctx context.Context, o *KeepMovingOptions) error {
 	defer env.Close()
 	if kind == 'p' {
 		switch action {
-		case store.ActionContinue, store.ActionStop:
+		case supervision.ActionContinue, supervision.ActionStop:
 			if text != "" {
 				return cli.UsageErrorf("%s takes no text; did you mean refine %q?", action, text)
 			}
-		case store.ActionRefine:
+		case supervision.ActionRefine:
 			if strings.TrimSpace(text) == "" {
 				return cli.UsageErrorf("refine needs the new instruction: agentinfra answer p%d refine \"TEXT\"", id)
 			}
 		default:
 			return cli.UsageErrorf("a prompt is answered with continue, refine TEXT or stop, not %q", action)
 		}
-		p, err := env.st.DecidePrompt(ctx, store.PromptDecision{ID: id, Action: action, Instruction: text, By: env.user, Surface: store.SurfaceTerminal})
+		p, err := env.svc.AnswerPrompt(ctx, env.user, supervision.PromptAnswer{Prompt: id, Action: action, Instruction: text})
 		if err != nil {
 			return err
 		}
-		publish(events.Event{Kind: events.PromptChanged, Root: env.ws.Root, SessionID: p.SessionID, ItemID: p.ID, Status: p.Status, Text: p.Instruction, Actor: env.user})
 		if o.JSON {
 			return cli.WriteJSON(o.IO.Out, p)
 		}
-		fmt.Fprintf(o.IO.Out, "Prompt p%d %s by %s.\n", p.ID, p.Status, store.Handle(p.DecidedBy))
+		fmt.Fprintf(o.IO.Out, "Prompt p%d %s by %s.\n", p.ID, p.Status, supervision.Handle(p.DecidedBy))
 		return nil
 	}
-	d := store.AlertDecision{ID: id, By: env.user, Surface: store.SurfaceTerminal, Text: text}
 	switch action {
-	case "nudge":
-		d.Action = store.AlertNudge
-		if strings.TrimSpace(d.Text) == "" {
-			cfg, err := keepmoving.LoadConfig(env.ws)
-			if err != nil {
-				return err
-			}
-			d.Text = cfg.WatchdogConfig().Nudge
-			if d.Text == "" {
-				d.Text = "Are you still working? Say what you are doing or what blocks you."
-			}
-		}
-	case "dismiss":
-		d.Action = store.AlertDismiss
-	case "stop":
-		d.Action = store.AlertStop
+	case supervision.AlertNudge, supervision.AlertDismiss, supervision.AlertStop:
 	default:
 		return cli.UsageErrorf("a stall alert is answered with nudge [TEXT], dismiss or stop, not %q", action)
 	}
-	a, err := env.st.DecideAlert(ctx, d)
+	a, err := env.svc.AnswerAlert(ctx, env.user, supervision.AlertAnswer{Alert: id, Action: action, Text: text})
 	if err != nil {
 		return err
 	}
-	publish(events.Event{Kind: events.AlertChanged, Root: env.ws.Root, SessionID: a.SessionID, ItemID: a.ID, Status: a.Status, Text: d.Text, Actor: env.user})
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, a)
 	}
-	fmt.Fprintf(o.IO.Out, "Stall alert s%d %s by %s.\n", a.ID, a.Status, store.Handle(a.DecidedBy))
-	if action == "nudge" {
+	fmt.Fprintf(o.IO.Out, "Stall alert s%d %s by %s.\n", a.ID, a.Status, supervision.Handle(a.DecidedBy))
+	if action == supervision.AlertNudge {
 		fmt.Fprintf(o.IO.Out, "The nudge is queued for session %d: its supervisor sends it as the next message.\n", a.SessionID)
 	}
 	return nil
@@ -199,11 +175,10 @@ func steerRun(ctx context.Context, o *KeepMovingOptions) error {
 		return err
 	}
 	defer env.Close()
-	m, err := env.st.Steer(ctx, id, strings.Join(o.Args[1:], " "), env.user, store.SurfaceTerminal)
+	m, err := env.svc.Steer(ctx, env.user, id, strings.Join(o.Args[1:], " "))
 	if err != nil {
 		return err
 	}
-	publish(events.Event{Kind: events.SteeringChanged, Root: env.ws.Root, SessionID: id, ItemID: m.ID, Status: m.Status, Text: m.Text, Actor: env.user})
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, m)
 	}
@@ -253,18 +228,10 @@ func checkpointCreateRun(ctx context.Context, o *KeepMovingOptions) error {
 		return err
 	}
 	defer env.Close()
-	ses, err := env.st.Session(ctx, id)
+	c, err := env.svc.CreateCheckpoint(ctx, env.user, id, o.Label)
 	if err != nil {
 		return err
 	}
-	if ses.Owner != env.user && !contains(env.conf.Operators, env.user) {
-		return fmt.Errorf("%w: %s may not checkpoint session %d: only its owner %s or an operator may", store.ErrNotAllowed, store.Handle(env.user), id, store.Handle(ses.Owner))
-	}
-	c, err := checkpoint.Create(ctx, env.st, id, ses.Workspace, o.Label, env.user)
-	if err != nil {
-		return err
-	}
-	publish(events.Event{Kind: events.CheckpointChanged, Root: env.ws.Root, SessionID: id, ItemID: c.ID, Status: "created", Text: c.Label, Actor: env.user})
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, c)
 	}
@@ -285,7 +252,7 @@ func checkpointListRun(ctx context.Context, o *KeepMovingOptions) error {
 		return err
 	}
 	defer env.Close()
-	cps, err := env.st.Checkpoints(ctx, id)
+	cps, err := env.svc.Checkpoints(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -299,7 +266,7 @@ func checkpointListRun(ctx context.Context, o *KeepMovingOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSESSION\tCOMMIT\tAGE\tBY\tLABEL")
 	for _, c := range cps {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.SessionID, orDash(short(c.Commit)), since(o.Now(), c.CreatedAt), store.Handle(c.CreatedBy), mdtext.Shorten(oneLine(c.Label), 60))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.SessionID, orDash(short(c.Commit)), since(o.Now(), c.CreatedAt), supervision.Handle(c.CreatedBy), mdtext.Shorten(oneLine(c.Label), 60))
 	}
 	return tw.Flush()
 }
@@ -321,38 +288,17 @@ func checkpointRestoreRun(ctx context.Context, o *KeepMovingOptions) error {
 		return err
 	}
 	defer env.Close()
-	c, err := env.st.CheckpointByID(ctx, id)
-	if err != nil {
+	c, changed, err := env.svc.RestoreCheckpoint(ctx, env.user, supervision.Restore{Checkpoint: id, Force: o.Force, StopLive: true})
+	if errors.Is(err, supervision.ErrNotFound) && c.ID == 0 {
 		return fmt.Errorf("%w; `agentinfra checkpoint list` shows them", err)
 	}
-	ses, err := env.st.Session(ctx, c.SessionID)
 	if err != nil {
 		return err
 	}
-	if ses.Owner != env.user && !contains(env.conf.Operators, env.user) {
-		return fmt.Errorf("%w: %s may not restore session %d's checkpoint: only its owner %s or an operator may", store.ErrNotAllowed, store.Handle(env.user), ses.ID, store.Handle(ses.Owner))
-	}
-	changes, err := checkpoint.Diverged(ctx, c)
-	if err != nil {
-		return err
-	}
-	if len(changes) > 0 && !o.Force {
-		return &checkpoint.DivergedError{Checkpoint: c.ID, Changes: changes}
-	}
-	if ses.Live() { // the agent must not write while the tree is put back
-		if err := stopAndWait(ctx, env, ses, fmt.Sprintf("restoring checkpoint %d", c.ID)); err != nil {
-			return err
-		}
-	}
-	changed, err := checkpoint.Restore(ctx, env.st, c, checkpoint.RestoreOptions{Force: o.Force, By: env.user, Surface: store.SurfaceTerminal})
-	if err != nil {
-		return err
-	}
-	publish(events.Event{Kind: events.CheckpointChanged, Root: env.ws.Root, SessionID: c.SessionID, ItemID: c.ID, Status: "restored", Actor: env.user})
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, struct {
-			Checkpoint store.Checkpoint    `json:"checkpoint"`
-			Changed    []checkpoint.Change `json:"changed"`
+			Checkpoint supervision.Checkpoint         `json:"checkpoint"`
+			Changed    []supervision.CheckpointChange `json:"changed"`
 		}{c, orEmpty(changed)})
 	}
 	if len(changed) == 0 {
@@ -364,31 +310,6 @@ func checkpointRestoreRun(ctx context.Context, o *KeepMovingOptions) error {
 		fmt.Fprintf(o.IO.Out, "  %-8s %s\n", ch.Status, ch.Path)
 	}
 	return nil
-}
-
-// stopAndWait ends a live session and waits (bounded) for its supervisor
-// process to exit, so that its agent no longer writes the tree.
-func stopAndWait(ctx context.Context, env *supervisionEnv, ses store.Session, reason string) error {
-	sups, _ := env.st.LiveSupervisors(ctx)
-	sup := sups[ses.ID]
-	if _, err := env.st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionTerminated, By: env.user, Surface: store.SurfaceTerminal, Reason: reason}); err != nil && !errors.Is(err, store.ErrBadTransition) {
-		return err
-	}
-	if sup.PID <= 0 {
-		return nil
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if syscall.Kill(sup.PID, 0) != nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("session %d is stopped, but its supervisor (pid %d) is still running after 30s: nothing was restored; try again", ses.ID, sup.PID)
 }
 
 // newCmdSessionWatchdog is `session watchdog ID pause|resume`.
@@ -429,11 +350,10 @@ func sessionWatchdogRun(ctx context.Context, o *KeepMovingOptions) error {
 		return err
 	}
 	defer env.Close()
-	if err := env.st.SetWatchdogPaused(ctx, id, pause, env.user, store.SurfaceTerminal); err != nil {
+	if err := env.svc.SetWatchdog(ctx, env.user, id, pause); err != nil {
 		return err
 	}
 	state := map[bool]string{true: "paused", false: "watching"}[pause]
-	publish(events.Event{Kind: events.AlertChanged, Root: env.ws.Root, SessionID: id, Status: "watchdog_" + state, Actor: env.user})
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, map[string]any{"session": id, "watchdog": state})
 	}
@@ -471,21 +391,17 @@ func sessionPurgeRun(ctx context.Context, o *KeepMovingOptions) error {
 		return err
 	}
 	defer env.Close()
-	cfg, err := keepmoving.LoadConfig(env.ws)
+	keep, err := env.svc.Retention()
 	if err != nil {
 		return err
 	}
-	keep := cfg.Retention()
 	if o.Older > 0 {
 		keep = time.Duration(o.Older) * 24 * time.Hour
 	}
 	before := o.Now().Add(-keep)
-	rep, err := env.st.Purge(ctx, store.PurgeOptions{Before: before, DryRun: o.DryRun, By: env.user, BeforeDelete: checkpoint.DeleteRefs})
+	rep, err := env.svc.Purge(ctx, env.user, before, o.DryRun)
 	if err != nil {
 		return err
-	}
-	if !o.DryRun && rep.Sessions > 0 {
-		publish(events.Event{Kind: events.SessionsPurged, Root: env.ws.Root, Text: fmt.Sprintf("%d sessions", rep.Sessions), Actor: env.user})
 	}
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, rep)

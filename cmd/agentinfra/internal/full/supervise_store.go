@@ -6,20 +6,18 @@ import (
 	"strconv"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// supervisionEnv is what the supervision commands share: the workspace, its
-// supervision config, the store (opened on demand: only these commands pay
+// supervisionEnv is what the supervision commands share: the workspace, the
+// supervision service (its store opened on demand: only these commands pay
 // for the database), and who is at the terminal.
 type supervisionEnv struct {
 	ws   *workspace.Workspace
-	conf supervision.Config
-	st   *store.Store
-	user string
+	svc  *supervision.Service
+	user supervision.Actor
 }
 
 func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
@@ -27,22 +25,9 @@ func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	conf, err := supervision.LoadConfig(ws)
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.OpenWorkspace(ctx, ws, supervision.StoreOptions(conf))
-	if err != nil {
-		return nil, err
-	}
 	// Sessions whose supervisor died are ended first: what is listed and
 	// decided is what really waits.
-	reaped, err := supervised.Reap(ctx, ws, st)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	for _, r := range reaped {
+	svc, err := supervision.Open(ctx, ws, supervision.Options{Getenv: f.Getenv, Reap: supervised.Reaper(ws, func(r supervised.Reaped) {
 		fmt.Fprintf(f.IO.ErrOut, "agentinfra: session %d is interrupted: %s", r.Session.ID, r.Session.EndReason)
 		if r.Task != "" {
 			fmt.Fprintf(f.IO.ErrOut, "; task %s is BLOCKED", r.Task)
@@ -54,11 +39,14 @@ func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
 		for _, w := range r.Warnings {
 			fmt.Fprintf(f.IO.ErrOut, "agentinfra: warning: %s\n", w)
 		}
+	})})
+	if err != nil {
+		return nil, err
 	}
-	return &supervisionEnv{ws: ws, conf: conf, st: st, user: supervision.CurrentUser(f.Getenv)}, nil
+	return &supervisionEnv{ws: ws, svc: svc, user: supervision.Person(supervision.CurrentUser(f.Getenv), supervision.SurfaceTerminal)}, nil
 }
 
-func (e *supervisionEnv) Close() { e.st.Close() }
+func (e *supervisionEnv) Close() { e.svc.Close() }
 
 // parseID reads a request or session ID ("12" or "#12").
 func parseID(kind, s string) (int64, error) {
