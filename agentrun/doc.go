@@ -1,7 +1,7 @@
 // Package agentrun holds the parts of a run of an agent CLI — for a matrix
 // task or a free-text instruction — that package execute strings together
 // for its two callers, dispatch (synchronous, in the caller's process) and
-// the fleet's supervisor (`agentinfra agent supervise`, detached):
+// the fleet's supervisor (`agentinfra agent run-supervisor`, detached):
 //
 //   - model: ChooseModel is the one model rule;
 //   - exec: Run.Exec starts the CLI through an Executor (Headless: the

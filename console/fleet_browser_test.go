@@ -25,7 +25,7 @@ import (
 
 // superviseEnv makes the test binary a fleet run's supervisor: the local
 // backend starts it with "--root ROOT NAME RUN", as the CLI's hidden
-// `agent supervise` command is started.
+// `agent run-supervisor` command is started.
 const superviseEnv = "CONSOLE_TEST_SUPERVISE"
 
 func superviseMain(args []string) int {
@@ -40,7 +40,7 @@ func superviseMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := local.Supervise(ctx, ws, args[2], args[3], local.Options{}); err != nil {
+	if err := local.RunSupervisor(ctx, ws, args[2], args[3], local.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

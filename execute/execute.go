@@ -2,7 +2,7 @@
 // run's lifecycle is strung together. Its two callers plan the run their own
 // way and keep their own books of it (Books): dispatch (Run, synchronously,
 // in the caller's process) and the fleet's supervisor (the hidden
-// `agentinfra agent supervise`, detached).
+// `agentinfra agent run-supervisor`, detached).
 //
 // The steps, in order:
 //

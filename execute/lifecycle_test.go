@@ -30,7 +30,7 @@ var lifecycleNow = time.Date(2026, 11, 21, 12, 30, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
 	// The test binary doubles as the fleet's supervisor, as `agentinfra
-	// agent supervise` would be, on the same clock.
+	// agent run-supervisor` would be, on the same clock.
 	if os.Getenv("LIFECYCLE_SUPERVISE") == "1" {
 		args := os.Args[1:]
 		ws, err := workspace.New(args[1])
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		err = local.Supervise(ctx, ws, args[2], args[3], local.Options{Now: func() time.Time { return lifecycleNow }})
+		err = local.RunSupervisor(ctx, ws, args[2], args[3], local.Options{Now: func() time.Time { return lifecycleNow }})
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -29,7 +29,7 @@ func connectFleetMetadata(t *testing.T, ws *workspace.Workspace, timeout time.Du
 	t.Helper()
 	col := metadata.NewCollector(metadata.Options{TaskBinary: e2etools.GoBin(t, "task"), Timeout: timeout, CacheTTL: -1})
 	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: []string{ToolsetFleet}, Fleet: local.Options{
-		SupervisorArgv: []string{agentinfraBin(t), "agent", "supervise"},
+		SupervisorArgv: []string{agentinfraBin(t), "agent", "run-supervisor"},
 		Binary:         stubAgent(t), Env: []string{"STUB_MODE=ok"}, KillGrace: 300 * time.Millisecond, Metadata: col,
 	}})
 	if err != nil {

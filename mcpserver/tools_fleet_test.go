@@ -51,7 +51,7 @@ func connectFleet(t testing.TB, ws *workspace.Workspace, toolsets []string, env 
 		t.Fatalf("build stub: %v\n%s", err, out)
 	}
 	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: toolsets, Fleet: local.Options{
-		SupervisorArgv: []string{agentinfraBin(t), "agent", "supervise"},
+		SupervisorArgv: []string{agentinfraBin(t), "agent", "run-supervisor"},
 		Binary:         stub, Env: env, KillGrace: 300 * time.Millisecond, StopGrace: 300 * time.Millisecond,
 	}})
 	if err != nil {

@@ -11,7 +11,7 @@
 // agent is idle.
 //
 // Runs are detached: Start launches a small supervisor process (the hidden
-// `agentinfra agent supervise` command, in its own session) that executes
+// `agentinfra agent run-supervisor` command, in its own session) that executes
 // the run (package execute) and records the outcome, so a run outlives the
 // CLI call or MCP request that started it. See docs/fleet.md.
 package local

@@ -26,7 +26,7 @@ import (
 // Options tune a Fleet; the zero value is what the CLI and MCP server use.
 type Options struct {
 	// SupervisorArgv starts a supervisor; "--root ROOT NAME RUN" is appended.
-	// nil means this executable's hidden `agent supervise` command.
+	// nil means this executable's hidden `agent run-supervisor` command.
 	SupervisorArgv []string
 	// SupervisorEnv is added to the supervisor's environment.
 	SupervisorEnv []string

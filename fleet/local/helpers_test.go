@@ -24,7 +24,7 @@ import (
 
 // The test binary doubles as the supervisor: Start launches it with
 // FLEET_TEST_SUPERVISE=1 and "--root ROOT NAME RUN", as the CLI's hidden
-// `agent supervise` command would be.
+// `agent run-supervisor` command would be.
 func TestMain(m *testing.M) {
 	if os.Getenv("FLEET_TEST_SUPERVISE") == "1" {
 		os.Exit(superviseMain(os.Args[1:]))
@@ -47,7 +47,7 @@ func superviseMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := Supervise(ctx, ws, args[2], args[3], Options{}); err != nil {
+	if err := RunSupervisor(ctx, ws, args[2], args[3], Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -286,7 +286,7 @@ func (f *Fleet) launch(name, runID string) (procRef, error) {
 		if err != nil {
 			return procRef{}, err
 		}
-		argv = []string{exe, "agent", "supervise"}
+		argv = []string{exe, "agent", "run-supervisor"}
 	}
 	args := append(append([]string{}, argv[1:]...), "--root", f.ws.Root, name, runID)
 	cmd := exec.Command(argv[0], args...)

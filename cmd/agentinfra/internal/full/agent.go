@@ -77,7 +77,7 @@ and outlive the command. See docs/fleet.md.`,
 		NewCmdAgentHistory(f, nil),
 		NewCmdAgentLogs(f, nil),
 		NewCmdAgentDelete(f, nil),
-		NewCmdAgentSupervise(f),
+		NewCmdAgentRunSupervisor(f),
 	)
 	return cmd
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // fleetCLI runs the real agentinfra binary: the fleet's runs are detached
-// processes (`agent supervise`), so the in-process runner does not fit.
+// processes (`agent run-supervisor`), so the in-process runner does not fit.
 type fleetCLI struct {
 	t    *testing.T
 	bin  string

@@ -21,8 +21,8 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// Supervise runs one run of an agent and records its outcome; it is the
-// body of the hidden `agentinfra agent supervise` command, which Start
+// RunSupervisor runs one run of an agent and records its outcome; it is the
+// body of the hidden `agentinfra agent run-supervisor` command, which Start
 // launches in a session of its own. ctx is canceled on SIGTERM (stop, when
 // the agent CLI is not known yet): the CLI's process group is then
 // terminated and killed by the runner.
@@ -32,9 +32,9 @@ import (
 // the supervisor is killed, so nothing the agent started (a server, a
 // `setsid` or daemonized process) outlives the run. The run itself is
 // package execute's: the supervisor plans it from its run file and keeps
-// its books there (hostBooks). The error is the books' (the run's own end
+// its books there (supervisorBooks). The error is the books' (the run's own end
 // is in its record).
-func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string, opts Options) error {
+func RunSupervisor(ctx context.Context, ws *workspace.Workspace, name, runID string, opts Options) error {
 	f := New(ws, opts)
 	run, prompt, system, err := f.takeRun(ctx, name, runID)
 	if err != nil || run == nil {
@@ -44,7 +44,7 @@ func Supervise(ctx context.Context, ws *workspace.Workspace, name, runID string,
 		fmt.Fprintf(os.Stderr, "agentinfra: not a child subreaper (%v): only the run's marked processes are ended with it\n", err)
 	}
 	rec := run.record(f.p, name)
-	books := &hostBooks{f: f, name: name, runID: runID, rec: rec}
+	books := &supervisorBooks{f: f, name: name, runID: runID, rec: rec}
 	x := &execute.Planned{WS: f.ws, Record: rec, Supervised: run.ApprovalMode == runner.ApprovalAsk,
 		Owner: mdtext.Or(run.Owner, supervision.CurrentUser(f.getenv())), Getenv: f.getenv(), SessionAgent: run.AgentName,
 		Executor: f.opts.Executor, Exclusive: true, Bus: f.opts.Bus, Now: f.opts.Now, Books: books, BooksOpen: true}
@@ -167,10 +167,10 @@ func (f *Fleet) recordChild(ctx context.Context, name, runID string) (stop func(
 	}
 }
 
-// hostBooks are the fleet's books of a run its supervisor executes
+// supervisorBooks are the fleet's books of a run its supervisor executes
 // (execute.Books): the run file, written when the run started (the task
 // claimed then), and the history.
-type hostBooks struct {
+type supervisorBooks struct {
 	f           *Fleet
 	name, runID string
 	rec         *agentrun.Record
@@ -181,11 +181,11 @@ type hostBooks struct {
 	err error
 }
 
-func (b *hostBooks) Claim(context.Context) error { return nil } // at start
+func (b *supervisorBooks) Claim(context.Context) error { return nil } // at start
 
 // Open keeps the record in the store's runs table (a fleet run needs the
 // store: its history is there), the log next to the agent.
-func (b *hostBooks) Open(ctx context.Context) (agentrun.Recorder, error) {
+func (b *supervisorBooks) Open(ctx context.Context) (agentrun.Recorder, error) {
 	st, err := b.f.runStore(ctx)
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (b *hostBooks) Open(ctx context.Context) (agentrun.Recorder, error) {
 // Close ends the run under the agent's lock, unless a stop that gave up
 // on the supervisor recorded it meanwhile; a run a stop asked for ends
 // stopped.
-func (b *hostBooks) Close(ctx context.Context, end func(stopped bool) error) error {
+func (b *supervisorBooks) Close(ctx context.Context, end func(stopped bool) error) error {
 	f := b.f
 	if b.st != nil {
 		b.st.Close()
