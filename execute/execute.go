@@ -73,7 +73,7 @@ type Planned struct {
 	// agentrun.Headless).
 	Executor agentrun.Executor
 	// Exclusive says this process runs this run and nothing else (the
-	// fleet's run host): agentrun.Run.Exclusive.
+	// fleet's supervisor): agentrun.Run.Exclusive.
 	Exclusive bool
 	// Bus receives the run's events (nil = events.Default()); Now is the
 	// clock (nil = time.Now).
@@ -105,7 +105,7 @@ type Books interface {
 	// Close books the run's end. It calls end first, which concludes the
 	// record (stopped: a person or a manager agent stopped the run), moves
 	// the task on and ends the session — unless the run was recorded
-	// meanwhile (the fleet: a stop that gave up on its host), which is not
+	// meanwhile (the fleet: a stop that gave up on its supervisor), which is not
 	// ended again.
 	Close(ctx context.Context, end func(stopped bool) error) error
 }
@@ -158,7 +158,7 @@ func Run(ctx context.Context, p *Planned) error {
 }
 
 // Fail ends a planned run whose books are open without running it: the
-// fleet's run host, when the run's command cannot be built. cause is the
+// fleet's supervisor, when the run's command cannot be built. cause is the
 // reason the record and the task's status log give.
 func Fail(ctx context.Context, p *Planned, cause error) error {
 	x := &execution{Planned: p, claimed: p.BooksOpen, open: p.BooksOpen}
