@@ -3,7 +3,7 @@
 // list --backend coder` and the MCP tools can be tried and measured
 // without a Coder deployment:
 //
-//	go run ./internal/testing/fakecoder --token T --workspaces 50
+//	go run ./fleet/coder/codertest/fakecoder --token T --workspaces 50
 //
 // It prints CODER_URL=... and CODER_SESSION_TOKEN=... lines (ready for
 // `eval` or `export`) on stdout and serves until interrupted. Its clock
