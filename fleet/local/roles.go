@@ -1,8 +1,7 @@
 package local
 
-// deps.go is the fleet's one door to the task lifecycle (package task),
-// prompt assembly (package prompt) and runs of agent CLIs (package
-// agentrun: model choice, the claim, exec, the record and the finish).
+// A local agent's role is an agent mode of its project (package skills):
+// its body is the agent's system prompt.
 
 import (
 	"context"
