@@ -62,21 +62,12 @@ type Options struct {
 	BeforeApprovedEdit func(store.Request)
 }
 
-// Bridge is a live supervised run.
-type Bridge interface {
-	// Send delivers text as the next user message: claude takes it at any
-	// time; codex steers the running turn or starts a new one; gemini only
-	// between turns, so mid-turn it is queued until the turn ends.
-	Send(ctx context.Context, text string) error
-	// Interrupt stops the current turn (a pending request is withdrawn).
-	Interrupt(ctx context.Context) error
-	// TurnEnded receives the result event of each turn.
-	TurnEnded() <-chan runner.Event
-	// Close ends the conversation: the CLI finishes and exits.
-	Close() error
-	// Wait waits for the CLI to exit and returns the run's result.
-	Wait() (runner.Result, error)
-}
+// Bridge is a live supervised run: a runner.Conversation whose Send
+// delivers the next user message (claude takes it at any time; codex steers
+// the running turn or starts a new one; gemini only between turns, so
+// mid-turn it is queued until the turn ends) and whose Interrupt withdraws
+// a pending request.
+type Bridge = runner.Conversation
 
 // Started is a CLI's live bridge as its Starter returns it: the Bridge,
 // the CLI's process (stopped and continued with the session) and a stop

@@ -28,8 +28,7 @@ type claudeBridge struct {
 	g       *bridge.Gate
 	p       *runner.Interactive
 	start   time.Time
-	wmu     sync.Mutex
-	w       io.WriteCloser
+	stdin   *bridge.Stdin
 	parser  runner.Parser
 	res     runner.Result
 	turns   chan runner.Event
@@ -65,7 +64,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 		cleanup()
 		return nil, err
 	}
-	b := &claudeBridge{g: g, p: p, start: time.Now(), w: p.Stdin, cleanup: cleanup,
+	b := &claudeBridge{g: g, p: p, start: time.Now(), stdin: bridge.NewStdin(p.Stdin), cleanup: cleanup,
 		parser: Runner{}.NewParser(runner.Request{Model: req.Model}),
 		res:    runner.Result{CLI: runner.CLIClaude, Model: req.Model},
 		turns:  make(chan runner.Event, 16), done: make(chan struct{}),
@@ -85,19 +84,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	return b, nil
 }
 
-func (b *claudeBridge) write(v any) error {
-	line, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	if b.w == nil {
-		return bridge.ErrClosed
-	}
-	_, err = b.w.Write(append(line, '\n'))
-	return err
-}
+func (b *claudeBridge) write(v any) error { return b.stdin.Write(v) }
 
 func (b *claudeBridge) Send(ctx context.Context, text string) error {
 	return b.write(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}, "parent_tool_use_id": nil, "session_id": ""})
@@ -113,16 +100,7 @@ func (b *claudeBridge) Interrupt(ctx context.Context) error {
 
 func (b *claudeBridge) TurnEnded() <-chan runner.Event { return b.turns }
 
-func (b *claudeBridge) Close() error {
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	if b.w == nil {
-		return nil
-	}
-	err := b.w.Close()
-	b.w = nil
-	return err
-}
+func (b *claudeBridge) Close() error { return b.stdin.Close() }
 
 func (b *claudeBridge) Stop() {
 	b.mu.Lock()

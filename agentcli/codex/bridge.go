@@ -29,8 +29,7 @@ type codexBridge struct {
 	g     *bridge.Gate
 	p     *runner.Interactive
 	start time.Time
-	wmu   sync.Mutex
-	w     io.WriteCloser
+	stdin *bridge.Stdin
 
 	mu       sync.Mutex
 	nextID   int
@@ -80,7 +79,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	if err != nil {
 		return nil, err
 	}
-	b := &codexBridge{g: g, p: p, start: time.Now(), w: p.Stdin, calls: map[int]chan codexMsg{},
+	b := &codexBridge{g: g, p: p, start: time.Now(), stdin: bridge.NewStdin(p.Stdin), calls: map[int]chan codexMsg{},
 		pending: map[string]context.CancelFunc{}, changes: map[string]json.RawMessage{}, asked: map[string]bool{},
 		turns: make(chan runner.Event, 16), done: make(chan struct{}),
 		res: runner.Result{CLI: runner.CLICodex, Model: req.Model}}
@@ -124,19 +123,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	return b, nil
 }
 
-func (b *codexBridge) write(m any) error {
-	line, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	if b.w == nil {
-		return bridge.ErrClosed
-	}
-	_, err = b.w.Write(append(line, '\n'))
-	return err
-}
+func (b *codexBridge) write(v any) error { return b.stdin.Write(v) }
 
 func (b *codexBridge) notify(method string, params any) error {
 	m := map[string]any{"method": method}
@@ -208,16 +195,7 @@ func (b *codexBridge) Interrupt(ctx context.Context) error {
 
 func (b *codexBridge) TurnEnded() <-chan runner.Event { return b.turns }
 
-func (b *codexBridge) Close() error {
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	if b.w == nil {
-		return nil
-	}
-	err := b.w.Close()
-	b.w = nil
-	return err
-}
+func (b *codexBridge) Close() error { return b.stdin.Close() }
 
 func (b *codexBridge) Stop() {
 	b.mu.Lock()

@@ -81,7 +81,7 @@ func (w *world) run(t *testing.T, cfg Config, prompt string) (runner.Result, Out
 	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
 	defer cancel()
 	pol := &policy.Policy{Root: w.cli.Dir, AskAll: true}
-	start := func(ctx context.Context, wt Watch) (Conversation, error) {
+	start := func(ctx context.Context, wt Watch) (runner.Conversation, error) {
 		return agentcli.StartSupervised(ctx, bridge.Request{CLI: w.c.name, Binary: w.cli.Binary, Model: w.cli.Model, Dir: w.cli.Dir, Env: w.cli.Env, CleanEnv: true,
 			ExtraArgs: w.cli.ExtraArgs, Prompt: prompt},
 			bridge.Options{Store: w.st, Session: w.ses, Policy: func() *policy.Policy { return pol }, OnEvent: wt.OnEvent, BeforeApprovedEdit: wt.BeforeApprovedEdit})

@@ -37,22 +37,6 @@ type Options struct {
 	Checkpoint func(ctx context.Context, label string) error
 }
 
-// Conversation is a live supervised run as Run drives it: a bridge.Bridge
-// (package bridge and the CLIs' packages start one; keepmoving only drives
-// it).
-type Conversation interface {
-	// Send delivers text as the next user message.
-	Send(ctx context.Context, text string) error
-	// Interrupt stops the current turn.
-	Interrupt(ctx context.Context) error
-	// TurnEnded receives the result event of each turn.
-	TurnEnded() <-chan runner.Event
-	// Close ends the conversation: the CLI finishes and exits.
-	Close() error
-	// Wait waits for the CLI to exit and returns the run's result.
-	Wait() (runner.Result, error)
-}
-
 // Watch is what Run sees of a run while it lasts, for its starter to wire
 // into the CLI's bridge (bridge.Options' OnEvent and BeforeApprovedEdit).
 type Watch struct {
@@ -64,8 +48,10 @@ type Watch struct {
 	BeforeApprovedEdit func(store.Request)
 }
 
-// Starter starts the run's CLI under supervision with w in place.
-type Starter func(ctx context.Context, w Watch) (Conversation, error)
+// Starter starts the run's CLI under supervision with w in place: a
+// runner.Conversation (package bridge and the CLIs' packages start one;
+// keepmoving only drives it).
+type Starter func(ctx context.Context, w Watch) (runner.Conversation, error)
 
 // Outcome is how a supervised run ended.
 type Outcome struct {
@@ -137,7 +123,7 @@ type keeper struct {
 	o     Options
 	st    *store.Store
 	ses   store.Session
-	b     Conversation
+	b     runner.Conversation
 	wd    *watchdog.Watchdog
 	cli   string
 	start time.Time

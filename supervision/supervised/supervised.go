@@ -167,7 +167,7 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 	// The policy judges paths where the CLI works (a fleet agent's
 	// worktree), not the workspace root it may be outside of.
 	pol := func() *policy.Policy { return r.live.Current().In(req.Dir) }
-	start := func(ctx context.Context, w keepmoving.Watch) (keepmoving.Conversation, error) {
+	start := func(ctx context.Context, w keepmoving.Watch) (runner.Conversation, error) {
 		return agentcli.StartSupervised(ctx, breq, bridge.Options{Store: r.st, Session: r.ses, Policy: pol, OnEvent: w.OnEvent,
 			KillGrace: req.KillGrace, BeforeApprovedEdit: w.BeforeApprovedEdit})
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
+	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/keepmoving"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -125,7 +126,7 @@ slack:
 	done := make(chan ran, 1)
 	go func() {
 		pol := &policy.Policy{Root: cli.Dir, AskAll: true}
-		start := func(ctx context.Context, w keepmoving.Watch) (keepmoving.Conversation, error) {
+		start := func(ctx context.Context, w keepmoving.Watch) (runner.Conversation, error) {
 			return agentcli.StartSupervised(ctx, bridge.Request{CLI: "claude", Binary: cli.Binary, Model: cli.Model, Dir: cli.Dir, Env: cli.Env, CleanEnv: true,
 				ExtraArgs: cli.ExtraArgs, Prompt: "Think hard about the task"},
 				bridge.Options{Store: st, Session: ses, Policy: func() *policy.Policy { return pol }, OnEvent: w.OnEvent, BeforeApprovedEdit: w.BeforeApprovedEdit})
