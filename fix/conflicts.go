@@ -219,9 +219,11 @@ func (r *renumberer) finish(c matrix.Conflict, ids []string) (string, *Renumbere
 			break
 		}
 	}
-	if id == "" {
+	if id == "" || !c.AddedBoth {
+		// A row both sides changed is one task: two rows of it would be a
+		// task twice.
 		return "", nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "id", Reason: fmt.Sprintf(
-			"the conflict on line %d does not hold one task on both sides (it holds %s), so there are no two rows to keep: finish it with --fix=ours ID or --fix=theirs ID",
+			"the conflict on line %d is not one ID added on both sides as two tasks (it holds %s, changed on both sides), so there are no two tasks to keep: keep one side with --fix=ours ID or --fix=theirs ID",
 			c.Line, strings.Join(c.IDs(), ", "))}
 	}
 	newID, err := r.doc.NewID(r.o.Now, func(x string) bool {

@@ -199,8 +199,8 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 	if cs := matrix.ConflictBlocks(doc.Bytes()); len(cs) > 0 {
 		// A marker line ends the table around it: rows would be read wrong.
 		return Report{}, &agenterr.Error{Kind: agenterr.Refused, Err: matrix.ErrUnfinishedMerge, Reason: fmt.Sprintf(
-			"the matrix holds %s (the first on line %d); finish them first (agentinfra validate names each and how: --fix=ours ID, --fix=theirs ID, --fix=renumber, or an edit), then run --fix=%s again",
-			plural(len(cs), "unfinished merge conflict"), cs[0].Line, o.Mode)}
+			"the matrix holds %s (the first on line %d); finish %s first (agentinfra validate names each and how: --fix=ours ID, --fix=theirs ID, --fix=renumber, or an edit), then run --fix=%s again",
+			plural(len(cs), "unfinished merge conflict"), cs[0].Line, map[bool]string{true: "it", false: "them"}[len(cs) == 1], o.Mode)}
 	}
 	before := doc.Bytes()
 	p, err := r.plan(doc)

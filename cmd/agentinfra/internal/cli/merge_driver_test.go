@@ -69,7 +69,9 @@ func (r *mergeRepo) agentinfra(args ...string) (string, int) {
 	return string(out), cmd.ProcessState.ExitCode()
 }
 
-func (r *mergeRepo) matrix() string { return mustRead(r.t, filepath.Join(r.root, ".agent", "DEVELOPMENT_MATRIX.md")) }
+func (r *mergeRepo) matrix() string {
+	return mustRead(r.t, filepath.Join(r.root, ".agent", "DEVELOPMENT_MATRIX.md"))
+}
 
 func (r *mergeRepo) setMatrix(s string) {
 	r.t.Helper()
@@ -265,9 +267,13 @@ func (r *mergeRepo) checkResult(want string) {
 
 func TestMergeDriverNewRowsOnBothSides(t *testing.T) {
 	mergeCase{
-		base:   mergeBase,
-		ours:   func(s string) string { return addAfter(s, "T-3", mrow("T-4", "TODO", "", "", "Added on main", "2026-01-02")) },
-		theirs: func(s string) string { return addAfter(s, "T-3", mrow("T-5", "TODO", "", "", "Added on the branch", "2026-01-03")) },
+		base: mergeBase,
+		ours: func(s string) string {
+			return addAfter(s, "T-3", mrow("T-4", "TODO", "", "", "Added on main", "2026-01-02"))
+		},
+		theirs: func(s string) string {
+			return addAfter(s, "T-3", mrow("T-5", "TODO", "", "", "Added on the branch", "2026-01-03"))
+		},
 		want: addAfter(addAfter(mergeBase, "T-3", mrow("T-4", "TODO", "", "", "Added on main", "2026-01-02")),
 			"T-4", mrow("T-5", "TODO", "", "", "Added on the branch", "2026-01-03")),
 	}.run(t)
@@ -301,10 +307,12 @@ func TestMergeDriverSameRowDifferentCells(t *testing.T) {
 func TestMergeDriverSameCellAlike(t *testing.T) {
 	done := mrow("T-2", "DONE", "", "", "Second task", "2026-01-06")
 	mergeCase{
-		base:   mergeBase,
-		ours:   func(s string) string { return setRow(s, "T-2", done) },
-		theirs: func(s string) string { return addAfter(setRow(s, "T-2", done), "T-3", mrow("T-4", "TODO", "", "", "More", "2026-01-06")) },
-		want:   addAfter(setRow(mergeBase, "T-2", done), "T-3", mrow("T-4", "TODO", "", "", "More", "2026-01-06")),
+		base: mergeBase,
+		ours: func(s string) string { return setRow(s, "T-2", done) },
+		theirs: func(s string) string {
+			return addAfter(setRow(s, "T-2", done), "T-3", mrow("T-4", "TODO", "", "", "More", "2026-01-06"))
+		},
+		want: addAfter(setRow(mergeBase, "T-2", done), "T-3", mrow("T-4", "TODO", "", "", "More", "2026-01-06")),
 	}.run(t)
 }
 
@@ -395,9 +403,13 @@ func TestMergeDriverCRLF(t *testing.T) {
 	crlf := strings.ReplaceAll(mergeBase, "\n", "\r\n")
 	t1 := mrow("T-1", "DONE", "go-testing", "@ann", "First task", "2026-01-02")
 	mergeCase{
-		base:   crlf,
-		ours:   func(s string) string { return addAfter(setRow(s, "T-1", t1), "T-3", mrow("T-4", "TODO", "", "", "Main's", "2026-01-02")) },
-		theirs: func(s string) string { return addAfter(s, "T-3", mrow("T-5", "TODO", "", "", "Branch's", "2026-01-02")) },
+		base: crlf,
+		ours: func(s string) string {
+			return addAfter(setRow(s, "T-1", t1), "T-3", mrow("T-4", "TODO", "", "", "Main's", "2026-01-02"))
+		},
+		theirs: func(s string) string {
+			return addAfter(s, "T-3", mrow("T-5", "TODO", "", "", "Branch's", "2026-01-02"))
+		},
 		want: addAfter(addAfter(setRow(crlf, "T-1", t1), "T-3", mrow("T-4", "TODO", "", "", "Main's", "2026-01-02")),
 			"T-4", mrow("T-5", "TODO", "", "", "Branch's", "2026-01-02")),
 	}.run(t)
