@@ -125,6 +125,12 @@ func TestMergeByID(t *testing.T) {
 		base: mrows(r1), ours: mrows(r1, r2), theirs: mrows(r1, r2, r3),
 		want: mrows(r1, r2, r3),
 	}, {
+		// Ours' new row stays after the row it follows on ours.
+		name: "rows moved on one side only keep that side's order",
+		base: mrows(r1, r2, r3), ours: mrows(r1, r2, r3, trow("T-4", "TODO", "", "", "four", "2026-01-02")),
+		theirs: mrows(r3, r1, trow("T-2", "DONE", "", "", "two", "2026-01-02")),
+		want:   mrows(r3, trow("T-4", "TODO", "", "", "four", "2026-01-02"), r1, trow("T-2", "DONE", "", "", "two", "2026-01-02")),
+	}, {
 		name: "prose edited on both sides, apart: merged as lines",
 		base: mrows(r1), ours: strings.Replace(mrows(r1, r2), "Prose before.", "Prose before, edited.", 1),
 		theirs: strings.Replace(mrows(r1, r3), "Prose after.", "Prose after, edited.", 1),

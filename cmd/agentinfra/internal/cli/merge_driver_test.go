@@ -167,7 +167,6 @@ var mergeModes = []mergeMode{
 // file when it is clean. A conflicted case names the conflict's task, what
 // validate must say, and how to finish it.
 type mergeCase struct {
-	name         string
 	base         string
 	ours, theirs func(string) string
 	// files are committed with each side's edit (task folders).
