@@ -140,9 +140,11 @@ func mergeDriverWarning(ctx context.Context, f *Factory, ws *workspace.Workspace
 		return nil
 	}
 	line, _ := mergeAttributeLine(src)
-	if line == 0 {
+	if line == 0 || configFileSetsDriver(ws.Root) {
 		return nil
 	}
+	// Not in the repository's config file: git decides (an include, a
+	// worktree's config, no repository at all).
 	if _, err := gitOutput(ctx, ws.Root, "rev-parse", "--git-dir"); err != nil {
 		return nil
 	}
@@ -152,4 +154,57 @@ func mergeDriverWarning(ctx context.Context, f *Factory, ws *workspace.Workspace
 	return &matrix.Diagnostic{File: displayPath(f.Cwd, path), Line: line, Col: 1, Severity: matrix.SeverityWarning,
 		Message: "the matrix's merge driver (" + mergeAttribute + ") is named here but this clone's git config has no " + mergeDriverKey +
 			", so git merges the matrix line by line, without a word; run `" + registerCommand + "` to register it"}
+}
+
+// configFileSetsDriver reports whether the config file of the repository
+// holding dir sets merge.agentinfra.driver: read as text, so that validate
+// (and every commit's hook) starts no git process in a clone that is set
+// up. False when it cannot tell; the caller then asks git.
+func configFileSetsDriver(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		gitPath := filepath.Join(d, ".git")
+		fi, err := os.Stat(gitPath)
+		if err == nil {
+			common := gitPath
+			if !fi.IsDir() { // a worktree's .git file: "gitdir: PATH", whose commondir holds the config
+				b, err := os.ReadFile(gitPath)
+				p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+				if err != nil || !ok {
+					return false
+				}
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(d, p)
+				}
+				common = p
+				if c, err := os.ReadFile(filepath.Join(p, "commondir")); err == nil {
+					common = strings.TrimSpace(string(c))
+					if !filepath.IsAbs(common) {
+						common = filepath.Join(p, common)
+					}
+				}
+			}
+			cfg, err := os.ReadFile(filepath.Join(common, "config"))
+			return err == nil && configSetsDriver(string(cfg))
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
+
+// configSetsDriver reports whether a git config file's text has a driver
+// key in its [merge "agentinfra"] section.
+func configSetsDriver(cfg string) bool {
+	in := false
+	for _, line := range strings.Split(cfg, "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "[") {
+			in = strings.EqualFold(strings.Join(strings.Fields(strings.Trim(l, "[]")), " "), `merge "agentinfra"`)
+			continue
+		}
+		if k, v, ok := strings.Cut(l, "="); in && ok && strings.EqualFold(strings.TrimSpace(k), "driver") && strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	return false
 }
