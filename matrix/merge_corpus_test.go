@@ -121,6 +121,12 @@ func BenchmarkMerge(b *testing.B) {
 		b.Run(fmt.Sprintf("rows=%d/changes=100+100", n), func(b *testing.B) {
 			b.SetBytes(int64(len(base)))
 			b.ReportAllocs()
+			cpu := processCPU()
+			defer func() {
+				if used := processCPU() - cpu; used > 0 {
+					b.ReportMetric(float64(used.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				}
+			}()
 			for b.Loop() {
 				res, err := Merge(base, ours, theirs, MergeOptions{})
 				if err != nil || len(res.Conflicts) > 0 || res.ByLines != "" {
