@@ -273,3 +273,44 @@ func TestConflictDiagnostics(t *testing.T) {
 		t.Errorf("renumbered: %v %q", err, renumbered)
 	}
 }
+
+// Deps is a set column too; a file with one task table per priority
+// merges table by table; git's %L sets the markers' length; a conflict of
+// the text around the tables is one of the merge's conflicts, with its line.
+func TestMergeMoreShapes(t *testing.T) {
+	deps := func(d string) string {
+		return "| ID | Status | Deps |\n|---|---|---|\n| a | TODO | |\n| b | TODO | " + d + " |\n"
+	}
+	res := mustMerge(t, deps("a"), deps("a, c"), deps("d"))
+	if want := deps("c, d"); string(res.Bytes) != want || len(res.Conflicts) > 0 {
+		t.Errorf("Deps:\n%s\nwant:\n%s", res.Bytes, want)
+	}
+
+	twoTables := func(p1, p2 string) string {
+		return "## P1\n\n" + mergeHeader + p1 + "\n\n## P2\n\n" + mergeHeader + p2 + "\n"
+	}
+	a, b := trow("A-1", "TODO", "", "", "one", "2026-01-01"), trow("B-1", "TODO", "", "", "two", "2026-01-01")
+	a2, b2 := trow("A-2", "TODO", "", "", "ours", "2026-01-02"), trow("B-2", "TODO", "", "", "theirs", "2026-01-02")
+	res = mustMerge(t, twoTables(a, b), twoTables(a+"\n"+a2, b), twoTables(a, b+"\n"+b2))
+	if want := twoTables(a+"\n"+a2, b+"\n"+b2); string(res.Bytes) != want || len(res.Conflicts) > 0 {
+		t.Errorf("two tables:\n%s\nwant:\n%s", res.Bytes, want)
+	}
+
+	r1 := trow("T-1", "TODO", "", "", "one", "2026-01-01")
+	res, err := Merge([]byte(mrows(r1)), []byte(mrows(trow("T-1", "TODO", "", "", "ours", "2026-01-01"))),
+		[]byte(mrows(trow("T-1", "TODO", "", "", "theirs", "2026-01-01"))), MergeOptions{MarkerSize: 9})
+	if err != nil || !strings.Contains(string(res.Bytes), "\n<<<<<<<<< ours\n") || !strings.Contains(string(res.Bytes), "\n=========\n") ||
+		!strings.Contains(string(res.Bytes), "\n>>>>>>>>> theirs\n") || len(Conflicts(res.Bytes, nil)) != 1 {
+		t.Errorf("marker size 9: %v\n%s", err, res.Bytes)
+	}
+
+	prose := func(p, rows string) string { return "# Matrix\n\n" + p + "\n\n" + mergeHeader + rows + "\n" }
+	res = mustMerge(t, prose("Prose.", r1), prose("Ours' prose.", r1+"\n"+b), prose("Theirs' prose.", r1+"\n"+b2))
+	want := "# Matrix\n\n<<<<<<< ours\nOurs' prose.\n=======\nTheirs' prose.\n>>>>>>> theirs\n\n" + mergeHeader + r1 + "\n" + b + "\n" + b2 + "\n"
+	if string(res.Bytes) != want || conflictString(res.Conflicts) != "lines  line 3 by ; " {
+		t.Errorf("prose conflict (%s):\n%s\nwant:\n%s", conflictString(res.Conflicts), res.Bytes, want)
+	}
+	if ds := ConflictDiagnostics(Conflicts(res.Bytes, nil)); len(ds) != 1 || !strings.Contains(ds[0].Message, "merge conflict (lines 3-7) outside the task rows") {
+		t.Errorf("diagnostics of the prose conflict: %v", ds)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -100,7 +101,9 @@ func mergeDriverRun(ctx context.Context, o *MergeDriverOptions) error {
 		fmt.Fprintf(o.IO.ErrOut, "agentinfra merge-driver: %s: %v; merging it line by line instead\n", o.Path, err)
 		out, n, lerr := lines(files[0], files[1], files[2])
 		if lerr != nil {
-			return fmt.Errorf("merge-driver: %s: %w", o.Path, lerr)
+			// Not even git's line merge: both whole versions between markers.
+			fmt.Fprintf(o.IO.ErrOut, "agentinfra merge-driver: %s: %v; writing both versions between conflict markers\n", o.Path, lerr)
+			out, n = wholeConflict(files[1], files[2], o.MarkerSize), 1
 		}
 		res = matrix.MergeResult{Bytes: out}
 		if n > 0 {
@@ -184,4 +187,24 @@ func gitMergeFile(ctx context.Context, markerSize int) func(base, ours, theirs [
 		}
 		return nil, 0, fmt.Errorf("git merge-file: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
 	}
+}
+
+// wholeConflict is one conflict of the two whole files.
+func wholeConflict(ours, theirs []byte, size int) []byte {
+	var b bytes.Buffer
+	section := func(marker byte, label string, text []byte) {
+		b.WriteString(strings.Repeat(string(marker), size))
+		if label != "" {
+			b.WriteString(" " + label)
+		}
+		b.WriteByte('\n')
+		b.Write(text)
+		if len(text) > 0 && text[len(text)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	section('<', "ours", ours)
+	section('=', "", theirs)
+	b.WriteString(strings.Repeat(">", size) + " theirs\n")
+	return b.Bytes()
 }

@@ -143,3 +143,45 @@ func TestTaskCreateSkipsIDsOfOtherBranches(t *testing.T) {
 		t.Errorf("create on main again: %s, want T-7 (T-6 is the worktree's, not committed)", id)
 	}
 }
+
+// merge-driver on three files, as git calls it: the merge is written into
+// OURS; exit 0 when clean, 1 with the conflicts named on stderr. When not
+// even git's line merge can run, both whole versions go between markers:
+// never one side's version alone while git records a conflict.
+func TestMergeDriverOnFiles(t *testing.T) {
+	bin := taskBinary(t)
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	drive := func(env []string, base, ours, theirs string) (string, string, int) {
+		b, o, th := write("base", base), write("ours", ours), write("theirs", theirs)
+		cmd := exec.Command(bin, "merge-driver", b, o, th, ".agent/DEVELOPMENT_MATRIX.md", "7")
+		cmd.Env = env
+		out, _ := cmd.CombinedOutput()
+		return mustRead(t, o), string(out), cmd.ProcessState.ExitCode()
+	}
+	t4 := mrow("T-4", "TODO", "", "", "Main's", "2026-01-02")
+	t5 := mrow("T-5", "TODO", "", "", "Branch's", "2026-01-02")
+	got, out, code := drive(gitEnv(), mergeBase, addAfter(mergeBase, "T-3", t4), addAfter(mergeBase, "T-3", t5))
+	if want := addAfter(addAfter(mergeBase, "T-3", t4), "T-4", t5); code != 0 || got != want || out != "" {
+		t.Errorf("clean merge: exit %d, output %q\n%s", code, out, got)
+	}
+	got, out, code = drive(gitEnv(), mergeBase, setRow(mergeBase, "T-2", mrow("T-2", "DONE", "", "", "Second task", "2026-01-01")),
+		setRow(mergeBase, "T-2", mrow("T-2", "BLOCKED", "", "", "Second task", "2026-01-01")))
+	if code != 1 || !strings.Contains(got, "<<<<<<< ours\n| T-2 | DONE |") ||
+		!strings.Contains(out, `agentinfra merge-driver: .agent/DEVELOPMENT_MATRIX.md:8: task T-2: both sides changed Status (ours "DONE", theirs "BLOCKED")`) {
+		t.Errorf("conflict: exit %d\n%s\n%s", code, out, got)
+	}
+	// A table added on one side: merged as lines, and no git to do it.
+	ours := mergeBase + "\n" + strings.SplitN(mergeBase, "| T-1", 2)[0][strings.Index(mergeBase, "| ID"):] + t4 + "\n"
+	theirs := strings.Replace(mergeBase, "Kept as written.", "Kept.", 1)
+	got, out, code = drive([]string{"PATH=" + t.TempDir()}, mergeBase, ours, theirs)
+	if code != 1 || got != "<<<<<<< ours\n"+ours+"=======\n"+theirs+">>>>>>> theirs\n" || !strings.Contains(out, "writing both versions between conflict markers") {
+		t.Errorf("no git: exit %d\n%s\n%s", code, out, got)
+	}
+}
