@@ -100,6 +100,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
+			if ok, _ := s.auth.valid(r); !ok {
+				return // the session expired: the page's reconnect gets the 401
+			}
 			if _, err := w.Write([]byte(": ping\n\n")); err != nil || rc.Flush() != nil {
 				return
 			}
