@@ -23,7 +23,7 @@ var ErrTooLarge = errors.New("file too large")
 // .agent/config.yaml, .agent/policy.yaml, the user's allowlist. Real ones
 // are a few KiB; without a bound, a file grown by mistake (or a link to
 // something endless) would be read whole into memory before any check.
-const MaxConfigBytes int64 = 1 << 20
+const MaxConfigBytes = 1 << 20
 
 // Read returns the content of the regular file at path (symbolic links
 // followed), refusing anything else with ErrNotRegular and a file of more
