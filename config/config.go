@@ -30,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -39,6 +38,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -104,13 +104,13 @@ func Loads() int64 { return loads.Load() }
 
 // Load reads and decodes root's .agent/config.yaml. getenv reads the
 // environment (nil: none) for $AGENTINFRA_LOCK_TIMEOUT and the HOME of a
-// `~/` path; read reads the file (nil: os.ReadFile; the workspace passes
-// its ReadFile, which refuses a link out of it and anything but a regular
-// file). A missing file is the defaults; an unreadable file or one that is
+// `~/` path; read reads the file (nil: a regular file of at most
+// regularfile.MaxConfigBytes; the workspace passes its ReadFileMax, which
+// also refuses a link out of it). A missing file is the defaults; an unreadable file or one that is
 // not YAML is an error.
 func Load(root string, getenv func(string) string, read func(string) ([]byte, error)) (*Config, error) {
 	if read == nil {
-		read = os.ReadFile
+		read = func(p string) ([]byte, error) { return regularfile.Read(p, regularfile.MaxConfigBytes) }
 	}
 	path := filepath.Join(root, filepath.FromSlash(Rel))
 	src, err := read(path)
