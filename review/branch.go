@@ -116,3 +116,25 @@ func moveBranch(ctx context.Context, g git, branch, baseBranch, from, to string)
 	}
 	return nil
 }
+
+// FindWorktree returns the worktree of the repository at dir that has
+// branch checked out ("" when none has).
+func FindWorktree(ctx context.Context, dir, branch string) (string, error) {
+	wts, err := worktrees(ctx, git{dir: dir})
+	if err != nil {
+		return "", err
+	}
+	for _, w := range wts {
+		if w.branch == "refs/heads/"+branch {
+			return w.path, nil
+		}
+	}
+	return "", nil
+}
+
+// CurrentBranch is the branch checked out in the worktree at dir ("" when
+// its HEAD is detached).
+func CurrentBranch(ctx context.Context, dir string) string {
+	b, _ := git{dir: dir}.out(ctx, "symbolic-ref", "--short", "-q", "HEAD")
+	return b
+}

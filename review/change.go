@@ -112,8 +112,8 @@ func (c Comment) Where() string {
 type Landing struct {
 	// Commit is the base branch's new tip; "" when the change made no
 	// difference to the base (nothing was committed).
-	Commit   string    `json:"commit,omitempty"`
-	Strategy string    `json:"strategy"`
+	Commit   string `json:"commit,omitempty"`
+	Strategy string `json:"strategy"`
 	// Onto is the base branch's tip the change landed on.
 	Onto   string    `json:"onto"`
 	By     string    `json:"by"`
@@ -122,6 +122,16 @@ type Landing struct {
 }
 
 const recordVersion = 1
+
+// Span is the two commits whose diff is the change: its base and last
+// commit, or once it has landed, the base branch before and after (the
+// agent's commits may be gone by then: a squash or rebase replaced them).
+func (c Change) Span() (from, to string) {
+	if l := c.Landed; l != nil && l.Commit != "" {
+		return l.Onto, l.Commit
+	}
+	return c.Base, c.Head
+}
 
 // folder is task id's folder, or a NotFound error.
 func (s *Service) folder(ctx context.Context, id string) (string, error) {

@@ -112,6 +112,10 @@ func (s *Service) Approve(ctx context.Context, id string, o ApproveOptions) (App
 			return &agenterr.Error{Kind: agenterr.Conflict, Err: task.ErrNotInReview, Field: "id",
 				Reason: fmt.Sprintf("task %s is %s; only a task in REVIEW is landed", id, info.Task.Status)}
 		}
+		if c.State == StateChanges {
+			return &agenterr.Error{Kind: agenterr.Conflict, Field: "id",
+				Reason: fmt.Sprintf("changes to task %s were requested and its change has not been recorded again since: it is recorded when the agent's next run on it ends", id)}
+		}
 		if err := gate(c, set.Checks, o.Force); err != nil {
 			return err
 		}
@@ -120,15 +124,18 @@ func (s *Service) Approve(ctx context.Context, id string, o ApproveOptions) (App
 		if err != nil {
 			return &agenterr.Error{Kind: agenterr.Conflict, Field: "base_branch", Reason: fmt.Sprintf("the base branch %s is gone: nothing to land on", c.BaseBranch), Err: err}
 		}
-		mg := git{dir: mergeDir(ctx, g)}
-		tip, conflicts, err := build(ctx, mg, c, strategy, onto, o.By, info.Task)
+		wts, err := worktrees(ctx, g)
+		if err != nil {
+			return err
+		}
+		tip, conflicts, err := build(ctx, git{dir: mergeDir(wts, g.dir)}, c, strategy, onto, o.By, info.Task)
 		if err != nil {
 			return err
 		}
 		if len(conflicts) > 0 {
 			return s.refuseConflict(ctx, dir, c, conflicts, o.By)
 		}
-		updated, err := land(ctx, g, c.BaseBranch, onto, tip)
+		updated, err := land(ctx, g, wts, c.BaseBranch, onto, tip)
 		if err != nil {
 			return err
 		}
@@ -265,30 +272,25 @@ func worktrees(ctx context.Context, g git) ([]checkout, error) {
 // mergeDir is where merges run: the repository's main worktree, so that
 // its .gitattributes (merge drivers, binary files) apply as they would to
 // a person's git merge; the git directory itself for a bare repository.
-func mergeDir(ctx context.Context, g git) string {
-	wts, err := worktrees(ctx, g)
-	if err == nil && len(wts) > 0 && !wts[0].bare {
+func mergeDir(wts []checkout, gitDir string) string {
+	if len(wts) > 0 && !wts[0].bare {
 		if _, err := os.Stat(wts[0].path); err == nil {
 			return wts[0].path
 		}
 	}
-	return g.dir
+	return gitDir
 }
 
 // land moves the base branch from onto to tip (a compare-and-set) and
-// brings every worktree that has it checked out along, refusing first,
+// brings every worktree of wts that has it checked out along, refusing first,
 // naming the files, when one has local changes the move would touch. It
 // returns the worktrees it updated. When a worktree cannot be brought
 // along after all, the base branch goes back and the error says why.
-func land(ctx context.Context, g git, baseBranch, onto, tip string) ([]string, error) {
+func land(ctx context.Context, g git, wts []checkout, baseBranch, onto, tip string) ([]string, error) {
 	if tip == onto {
 		return nil, nil
 	}
 	ref := "refs/heads/" + baseBranch
-	wts, err := worktrees(ctx, g)
-	if err != nil {
-		return nil, err
-	}
 	var out []git
 	touched, err := g.changedPaths(ctx, onto, tip)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // main checkout (a tracked file changed, an untracked file) are the same
 // bytes before and after, and still uncommitted.
 func TestThreeAgentsLandInTurn(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	papi, sony, kiki := f.agent("papi"), f.agent("sony"), f.agent("kiki")
@@ -81,7 +82,7 @@ func TestThreeAgentsLandInTurn(t *testing.T) {
 
 	for _, c := range []struct {
 		id, agent, wt string
-		files     []string
+		files         []string
 	}{{idP, "papi", papi, []string{"a.go"}}, {idS, "sony", sony, []string{"b.go"}}, {idK, "kiki", kiki, []string{"c.go", "d.go"}}} {
 		res, err := f.svc.Approve(ctx, c.id, ApproveOptions{By: "ana"})
 		if err != nil {
@@ -127,6 +128,10 @@ func TestThreeAgentsLandInTurn(t *testing.T) {
 	if items, _ := f.svc.List(ctx); len(items) != 0 {
 		t.Errorf("review list after landing all: %d items", len(items))
 	}
+	// A landed change is still shown: as it landed.
+	if d, err := f.svc.Show(ctx, idK); err != nil || d.Files != 2 || d.Added != 6 || len(d.Stat) != 2 || d.State() != StateLanded {
+		t.Errorf("show of a landed change: %+v, %v", d.Item, err)
+	}
 	if r := f.readme(idS); !strings.Contains(r, "## Review") || !strings.Contains(r, "landed on main as") || !strings.Contains(r, "status REVIEW → DONE by ana: landed on main") {
 		t.Errorf("sony's task README does not tell the landing:\n%s", r)
 	}
@@ -137,6 +142,7 @@ func TestThreeAgentsLandInTurn(t *testing.T) {
 // stays in REVIEW marked conflict; the agent's prompt, once sent back,
 // says which files to rebase.
 func TestConflictChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	zed := f.agent("zed")
@@ -182,6 +188,7 @@ func TestConflictChangesNothing(t *testing.T) {
 // A local edit in the main checkout of a file the change touches refuses
 // the landing, naming the file; nothing changes.
 func TestLocalEditOfTouchedFileRefuses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	papi := f.agent("papi")
@@ -218,8 +225,10 @@ func TestLocalEditOfTouchedFileRefuses(t *testing.T) {
 // merge commit of main and the change, rebase the agent's commits one by
 // one with their authors and messages; the files are the same.
 func TestStrategies(t *testing.T) {
+	t.Parallel()
 	for _, strategy := range []string{"squash", "merge", "rebase"} {
 		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			ctx := context.Background()
 			papi := f.agent("papi")
@@ -285,6 +294,7 @@ func TestStrategies(t *testing.T) {
 // Landing is a compare-and-set of main: a landing that finds main moved
 // since it read it changes nothing and says to approve again.
 func TestLandRefusesAMovedBase(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	papi := f.agent("papi")
@@ -302,7 +312,11 @@ func TestLandRefusesAMovedBase(t *testing.T) {
 	f.git(f.root, "add", "q.go")
 	f.git(f.root, "commit", "-q", "-m", "another landing")
 	moved := f.git(f.root, "rev-parse", "main")
-	if _, err := land(ctx, g, "main", onto, tip); err == nil || !strings.Contains(agenterrReason(err), "main moved while the change was landing") {
+	wts, err := worktrees(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := land(ctx, g, wts, "main", onto, tip); err == nil || !strings.Contains(agenterrReason(err), "main moved while the change was landing") {
 		t.Fatalf("land over a moved main: %v", err)
 	}
 	if got := f.git(f.root, "rev-parse", "main"); got != moved {

@@ -65,13 +65,14 @@ func (s *Service) List(ctx context.Context) ([]Item, error) {
 	}
 	out := make([]Item, 0, len(tasks))
 	for _, t := range tasks {
-		out = append(out, s.item(ctx, t, set.Checks))
+		out = append(out, s.item(t, set.Checks))
 	}
+	measure(ctx, out)
 	return out, nil
 }
 
-// item is t with its change.
-func (s *Service) item(ctx context.Context, t matrix.Task, checks []string) Item {
+// item is t with its change, not yet measured.
+func (s *Service) item(t matrix.Task, checks []string) Item {
 	it := Item{Task: t}
 	dir, _ := task.Folder(s.ws, nil, t.ID)
 	if dir == "" {
@@ -87,10 +88,58 @@ func (s *Service) item(ctx context.Context, t matrix.Task, checks []string) Item
 	}
 	it.Change, it.Checks = &c, ChecksState(c, checks)
 	it.AgeSeconds = int64(s.now().Sub(c.RecordedAt) / time.Second)
-	if it.Files, it.Added, it.Deleted, err = stat(ctx, git{dir: c.GitDir}, c.Base, c.Head); err != nil {
-		it.Problem = err.Error()
-	}
 	return it
+}
+
+// measure fills the items' sizes: one git diff-tree per repository for
+// all its changes (a process per change made a list of 50 take a second
+// on a busy machine).
+func measure(ctx context.Context, items []Item) {
+	byRepo := map[string][]int{}
+	for i, it := range items {
+		if it.Change != nil && it.Problem == "" {
+			byRepo[it.Change.GitDir] = append(byRepo[it.Change.GitDir], i)
+		}
+	}
+	for gitDir, idx := range byRepo {
+		var in strings.Builder
+		for _, i := range idx {
+			from, to := items[i].Change.Span()
+			fmt.Fprintf(&in, "%s %s\n", to, from) // the commit to, with from as its parent
+		}
+		b, err := git{dir: gitDir}.run(ctx, strings.NewReader(in.String()), "diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-textconv", "--numstat")
+		if err != nil {
+			// One change's commits are missing: measured one by one, the
+			// error goes to its own item.
+			for _, i := range idx {
+				from, to := items[i].Change.Span()
+				if items[i].Files, items[i].Added, items[i].Deleted, err = stat(ctx, git{dir: gitDir}, from, to); err != nil {
+					items[i].Problem = err.Error()
+				}
+			}
+			continue
+		}
+		byHead := map[string][]FileStat{}
+		head := ""
+		for _, f := range splitNUL(b) {
+			if !strings.Contains(f, "\t") {
+				head = f // a diff's header: the commit
+				continue
+			}
+			byHead[head] = append(byHead[head], parseNumstat(f))
+		}
+		for _, i := range idx {
+			from, to := items[i].Change.Span()
+			if from == to {
+				continue
+			}
+			for _, fs := range byHead[to] {
+				items[i].Files++
+				items[i].Added += fs.Added
+				items[i].Deleted += fs.Deleted
+			}
+		}
+	}
 }
 
 // FileStat is one file of a change.
@@ -112,16 +161,22 @@ func fileStats(ctx context.Context, g git, base, head string) ([]FileStat, error
 	}
 	out := make([]FileStat, 0, len(recs))
 	for _, r := range recs {
-		f := strings.SplitN(r, "\t", 3)
-		if len(f) != 3 {
-			continue
-		}
-		fs := FileStat{Path: f[2], Binary: f[0] == "-"}
-		fs.Added, _ = strconv.Atoi(f[0])
-		fs.Deleted, _ = strconv.Atoi(f[1])
-		out = append(out, fs)
+		out = append(out, parseNumstat(r))
 	}
 	return out, nil
+}
+
+// parseNumstat reads one record of git's --numstat -z: added, deleted,
+// path, tab-separated ("-" for a binary file's counts).
+func parseNumstat(r string) FileStat {
+	f := strings.SplitN(r, "\t", 3)
+	if len(f) != 3 {
+		return FileStat{Path: r}
+	}
+	fs := FileStat{Path: f[2], Binary: f[0] == "-"}
+	fs.Added, _ = strconv.Atoi(f[0])
+	fs.Deleted, _ = strconv.Atoi(f[1])
+	return fs
 }
 
 // stat is the change's size: files, lines added and deleted.
@@ -156,12 +211,15 @@ func (s *Service) Show(ctx context.Context, id string) (Detail, error) {
 	if _, _, err := s.load(ctx, id); err != nil {
 		return Detail{}, err
 	}
-	d := Detail{Item: s.item(ctx, info.Task, set.Checks), Review: task.ReviewLines([]byte(info.Readme))}
+	items := []Item{s.item(info.Task, set.Checks)}
+	measure(ctx, items)
+	d := Detail{Item: items[0], Review: task.ReviewLines([]byte(info.Readme))}
 	if d.Review == nil {
 		d.Review = []string{}
 	}
 	if c := d.Change; c != nil {
-		if d.Stat, err = fileStats(ctx, git{dir: c.GitDir}, c.Base, c.Head); err != nil {
+		from, to := c.Span()
+		if d.Stat, err = fileStats(ctx, git{dir: c.GitDir}, from, to); err != nil {
 			return Detail{}, err
 		}
 	}
@@ -176,7 +234,7 @@ type DiffOptions struct {
 	Width int
 }
 
-// Diff writes task id's change against its base, as git diff prints it
+// Diff writes task id's change against its base (Change.Span), as git diff prints it
 // (no colour: callers colour it, after making what the agent wrote inert
 // for a terminal).
 func (s *Service) Diff(ctx context.Context, id string, w io.Writer, o DiffOptions) error {
@@ -191,7 +249,8 @@ func (s *Service) Diff(ctx context.Context, id string, w io.Writer, o DiffOption
 			args = append(args, fmt.Sprintf("--stat-width=%d", o.Width))
 		}
 	}
-	cmd := exec.CommandContext(ctx, "git", append(args, c.Base, c.Head, "--")...)
+	from, to := c.Span()
+	cmd := exec.CommandContext(ctx, "git", append(args, from, to, "--")...)
 	cmd.Env = gitEnv()
 	cmd.Stdout = w
 	var stderr strings.Builder

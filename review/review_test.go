@@ -21,6 +21,7 @@ import (
 // file and line; recording the agent's next work starts round 2 with the
 // comments kept.
 func TestRequestChanges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	papi := f.agent("papi")
@@ -86,6 +87,7 @@ func TestRequestChanges(t *testing.T) {
 
 // A bad comment is refused and nothing is written.
 func TestRequestChangesRefusesBadComments(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	papi := f.agent("papi")
@@ -115,6 +117,7 @@ func TestRequestChangesRefusesBadComments(t *testing.T) {
 // approve, force lands it anyway; a change recorded again must be checked
 // again; a check past its timeout is killed, with what it started.
 func TestChecksGateApprove(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.config("review:\n  checks: [\"test -f a.go\", \"test -f 'ok file.txt'\"]\n")
@@ -216,6 +219,7 @@ func TestCheckTimeoutKillsItsProcesses(t *testing.T) {
 // The next task starts from the current base; nothing uncommitted nor
 // unrecorded is ever moved away.
 func TestPrepareBranch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	papi := f.agent("papi")

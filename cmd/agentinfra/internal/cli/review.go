@@ -31,6 +31,7 @@ Exit codes: 0 success, 1 failure (or failing checks), 2 usage error, 3 no such t
 or change, 4 conflict (with the base, with local changes, a task not in REVIEW),
 5 refused (checks not passed: --force).`,
 		Example: `  agentinfra review list
+  agentinfra review record 3f9a2c --agent papi
   agentinfra review show 3f9a2c
   agentinfra review changes 3f9a2c --comment "return the error" --file fetch.go --line 42
   agentinfra review check 3f9a2c
@@ -40,6 +41,7 @@ or change, 4 conflict (with the base, with local changes, a task not in REVIEW),
 	}
 	cmd.AddCommand(
 		NewCmdReviewList(f, nil),
+		NewCmdReviewRecord(f, nil),
 		NewCmdReviewShow(f, nil),
 		NewCmdReviewChanges(f, nil),
 		NewCmdReviewCheck(f, nil),

@@ -117,9 +117,10 @@ func TestReviewCommands(t *testing.T) {
 	if _, err := task.Finish(context.Background(), ws, id, task.FinishOptions{OK: true}, "@papi", taskNow); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := review.New(ws, nil).Show(context.Background(), id)
-	if _, err := review.New(ws, nil).Record(context.Background(), review.RecordInput{Task: id, Agent: "papi", Worktree: c.Change.Worktree, Branch: "agent/papi", BaseBranch: "main"}); err != nil {
-		t.Fatal(err)
+	// record finds the branch, its worktree and the base by itself.
+	code, out, errOut = runCLI(t, root, cliOpts{}, "review", "record", id, "--agent", "papi")
+	if code != 0 || !strings.Contains(out, "(round 2): 1 commit(s) on agent/papi from main") {
+		t.Fatalf("review record: %d\n%s\n%s", code, out, errOut)
 	}
 	code, _, errOut = runCLI(t, root, cliOpts{}, "review", "approve", id)
 	if code != 5 || !strings.Contains(errOut, "checks have not run") {
