@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
@@ -74,7 +74,7 @@ func ChecksState(c Change, checks []string) string {
 	switch r := c.Checks; {
 	case len(checks) == 0:
 		return ChecksNone
-	case r == nil || r.Head != c.Head || strings.Join(r.Commands(), "\x00") != strings.Join(checks, "\x00"):
+	case r == nil || r.Head != c.Head || !slices.Equal(r.Commands(), checks):
 		return ChecksNotRun
 	case r.Passed:
 		return ChecksPassed

@@ -212,13 +212,14 @@ func (s *Service) refuseConflict(ctx context.Context, dir string, c Change, file
 // gate refuses a change whose checks have not passed on its last commit,
 // unless force.
 func gate(c Change, checks []string, force bool) error {
+	state := ChecksState(c, checks)
 	if force || checksPassed(c, checks) {
 		return nil
 	}
 	why := "have not run on its last commit"
-	if r := c.Checks; r != nil && r.Head == c.Head && slices.Equal(r.Commands(), checks) {
+	if state == ChecksFailed {
 		var failed []string
-		for _, x := range r.Results {
+		for _, x := range c.Checks.Results {
 			if !x.Passed {
 				failed = append(failed, fmt.Sprintf("%s (%s)", x.Command, x.Outcome()))
 			}
@@ -229,14 +230,11 @@ func gate(c Change, checks []string, force bool) error {
 		Reason: fmt.Sprintf("task %s's checks %s; run them (review check %s) once the change is fixed, or land it anyway", c.Task, why, c.Task)}
 }
 
-// checksPassed reports whether the configured checks passed on the
-// change's last commit (true when none are configured).
+// checksPassed reports whether nothing gates the landing: the configured
+// checks passed on the change's last commit, or none are configured.
 func checksPassed(c Change, checks []string) bool {
-	if len(checks) == 0 {
-		return true
-	}
-	r := c.Checks
-	return r != nil && r.Head == c.Head && r.Passed && slices.Equal(r.Commands(), checks)
+	s := ChecksState(c, checks)
+	return s == ChecksPassed || s == ChecksNone
 }
 
 // checkout is a worktree and the commit it has checked out.

@@ -15,8 +15,8 @@ import (
 // everything uncommitted, kiki both —; the three changes are listed;
 // landing them in turn puts every change on main, each task DONE, each
 // agent's branch at the new main; the person's uncommitted edits in the
-// main checkout (a tracked file changed, an untracked file) are the same
-// bytes before and after, and still uncommitted.
+// main checkout (a tracked file changed, a file staged, an untracked file)
+// are the same bytes before and after, and still uncommitted.
 func TestThreeAgentsLandInTurn(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -29,7 +29,9 @@ func TestThreeAgentsLandInTurn(t *testing.T) {
 	// The person's own work in the main checkout, which nothing may touch.
 	f.write(f.root, "notes.txt", "notes\nmy local thoughts\n")
 	f.write(f.root, "scratch.txt", "untracked scratch\n")
-	mine := []string{"notes.txt", "scratch.txt"}
+	f.write(f.root, "staged.txt", "staged, not committed\n")
+	f.git(f.root, "add", "staged.txt")
+	mine := []string{"notes.txt", "scratch.txt", "staged.txt"}
 	before := hashFiles(t, f.root, mine...)
 
 	// papi commits on its own.
@@ -122,7 +124,7 @@ func TestThreeAgentsLandInTurn(t *testing.T) {
 	if after := hashFiles(t, f.root, mine...); after != before {
 		t.Errorf("the person's uncommitted files changed: %s → %s", before, after)
 	}
-	if st := f.git(f.root, "status", "--porcelain", "--", "notes.txt", "scratch.txt"); st != "M notes.txt\n?? scratch.txt" {
+	if st := f.git(f.root, append([]string{"status", "--porcelain", "--"}, mine...)...); st != "M notes.txt\nA  staged.txt\n?? scratch.txt" {
 		t.Errorf("the person's edits are no longer uncommitted: %q", st)
 	}
 	if items, _ := f.svc.List(ctx); len(items) != 0 {
@@ -343,4 +345,38 @@ func taskOf(t *testing.T, f *fixture, id string) matrix.Task {
 		t.Fatal(err)
 	}
 	return info.Task
+}
+
+// Two approvals at once both land, one after the other: neither is lost.
+func TestConcurrentApprovals(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	ids := map[string]string{}
+	for _, name := range []string{"papi", "sony"} {
+		wt := f.agent(name)
+		ids[name] = f.taskInReview("File of "+name, name)
+		f.write(wt, name+".go", "package util\n")
+		f.record(ids[name], name, wt)
+	}
+	errs := make(chan error, 2)
+	for _, id := range ids {
+		go func() {
+			_, err := f.svc.Approve(ctx, id, ApproveOptions{})
+			errs <- err
+		}()
+	}
+	for range ids {
+		if err := <-errs; err != nil {
+			t.Errorf("approve: %v", err)
+		}
+	}
+	if n := f.git(f.root, "rev-list", "--count", "main"); n != "3" {
+		t.Errorf("main has %s commits, want 3 (init and both landings)", n)
+	}
+	for name, id := range ids {
+		if f.read(f.root, name+".go") == "" || f.status(id) != "DONE" {
+			t.Errorf("%s's change did not land", name)
+		}
+	}
 }
