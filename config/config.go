@@ -8,6 +8,7 @@
 //	projects:  the projects agents work in                 → []Project (package fleet)
 //	coder:     the Coder backend                           → Coder (package fleet/coder)
 //	supervision: supervised sessions                       → Supervision (package supervision)
+//	review:    how a finished task's change lands          → Review (package review)
 //
 // and the one environment variable that tunes a service, the matrix lock's
 // timeout ($AGENTINFRA_LOCK_TIMEOUT), read through the caller's getenv.
@@ -67,6 +68,7 @@ type Config struct {
 	fleet       Fleet
 	coder       Coder
 	supervision Supervision
+	review      Review
 	sections    map[string]error // a section's error, by section name
 }
 
@@ -151,7 +153,7 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
 		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line,
-			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision)", Err: ErrConfig}
+			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, review)", Err: ErrConfig}
 	}
 	d := decoder{file: name}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -173,6 +175,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 			c.coder, err = d.coder(v, root, getenv)
 		case "supervision":
 			c.supervision, err = d.supervisionSection(v)
+		case "review":
+			c.review, err = d.reviewSection(v)
 		default:
 			continue
 		}

@@ -122,6 +122,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdSkill(f),
 		NewCmdMode(f),
 		NewCmdMetadata(f),
+		NewCmdReview(f),
 	)
 	if heavy != nil {
 		root.AddCommand(heavy(f)...)
