@@ -14,6 +14,9 @@ import (
 // A dry run says "would fix", "would join", ...; a row that could not move
 // says why after its lines; with nothing to do it says so.
 func (r Report) Summary() string {
+	if conflictMode(r.Mode) {
+		return r.conflictSummary()
+	}
 	var joined, moved []string
 	for _, fx := range r.Rows {
 		who := fx.ID
@@ -62,4 +65,36 @@ func (r Report) Summary() string {
 		return "nothing to fix: " + what + "; no file changed"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// conflictSummary is Summary for the modes that finish conflicts:
+//
+//	finished 2 conflicts: kept ours of T-2 (line 6); kept both of T-5 (line 12): theirs is T-7 now, its folder .agent/tasks/T-7_docs
+func (r Report) conflictSummary() string {
+	var parts []string
+	for _, f := range r.Conflicts {
+		what := "the conflict"
+		if len(f.IDs) > 0 {
+			what = strings.Join(f.IDs, ", ")
+		}
+		s := fmt.Sprintf("kept %s of %s (line %d)", f.Kept, what, f.Line)
+		if rn := f.Renumbered; rn != nil {
+			s += fmt.Sprintf(": theirs is %s now", rn.To)
+			switch {
+			case rn.Folder != "":
+				s += ", its folder " + rn.Folder
+			case rn.Note != "":
+				s += " (" + rn.Note + ")"
+			}
+		}
+		parts = append(parts, s)
+	}
+	verb := "finished"
+	if r.DryRun {
+		verb = "would finish"
+	}
+	if len(parts) == 0 {
+		return "no conflict finished; no file changed"
+	}
+	return verb + " " + fmt.Sprintf("%d %s", len(parts), mdtext.Plural(len(parts), "conflict", "conflicts")) + ": " + strings.Join(parts, "; ")
 }

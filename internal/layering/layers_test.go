@@ -28,8 +28,8 @@ var layers = []struct {
 	// their bridges share.
 	{"clis", []string{"bridge", "agentcli"}},
 	// The services: supervision (the surfaces' one way to its state), the
-	// supervised run, the run executor, dispatch, the fleet.
-	{"services", []string{"supervision", "execute", "dispatch", "fleet"}},
+	// supervised run, the run executor, dispatch, the fleet, review and landing.
+	{"services", []string{"supervision", "execute", "dispatch", "fleet", "review"}},
 	// The surfaces: a person's or a client's way in.
 	{"surfaces", []string{"console", "slack", "mcpserver", "cmd"}},
 }

@@ -242,9 +242,13 @@ func Reap(ctx context.Context, ws *workspace.Workspace, st *store.Store) ([]Reap
 			continue
 		}
 		reason := fmt.Sprintf("its supervisor (pid %d) died while the run went on", sup.PID)
-		ses, err := st.SetSessionStatus(ctx, id, store.Transition{To: store.SessionInterrupted, By: "agentinfra", Surface: store.SurfaceSupervisor, Reason: reason})
+		// A compare-and-set from the statuses LiveSupervisors read: of
+		// the processes that found the same dead supervisor, the one that
+		// moved the session reaps its run and reports it, once.
+		ses, err := st.SetSessionStatus(ctx, id, store.Transition{To: store.SessionInterrupted, By: "agentinfra", Surface: store.SurfaceSupervisor, Reason: reason,
+			From: []string{store.SessionCreated, store.SessionActive, store.SessionPaused}})
 		if errors.Is(err, store.ErrBadTransition) {
-			continue // ended meanwhile by another process
+			continue // ended meanwhile, or reaped by another process
 		}
 		if err != nil {
 			return out, err

@@ -114,6 +114,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdMigrate(f, nil),
 		NewCmdRestore(f, nil),
 		NewCmdHook(f),
+		NewCmdMergeDriver(f, nil),
 		NewCmdTask(f),
 		NewCmdPrompt(f, nil),
 		NewCmdModel(f, nil),
@@ -121,6 +122,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdSkill(f),
 		NewCmdMode(f),
 		NewCmdMetadata(f),
+		NewCmdReview(f),
 	)
 	if heavy != nil {
 		root.AddCommand(heavy(f)...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -93,7 +94,7 @@ func checkpointListRun(ctx context.Context, o *KeepMovingOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSESSION\tCOMMIT\tAGE\tBY\tLABEL")
 	for _, c := range cps {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.SessionID, orDash(short(c.Commit)), since(o.Now(), c.CreatedAt), supervision.Handle(c.CreatedBy), mdtext.Shorten(oneLine(c.Label), 60))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.SessionID, orDash(short(c.Commit)), since(o.Now(), c.CreatedAt), supervision.Handle(c.CreatedBy), termsafe.Line(mdtext.Shorten(oneLine(c.Label), 60)))
 	}
 	return tw.Flush()
 }
@@ -134,7 +135,7 @@ func checkpointRestoreRun(ctx context.Context, o *KeepMovingOptions) error {
 	}
 	fmt.Fprintf(o.IO.Out, "Restored checkpoint %d in %s:\n", c.ID, c.Dir)
 	for _, ch := range changed {
-		fmt.Fprintf(o.IO.Out, "  %-8s %s\n", ch.Status, ch.Path)
+		fmt.Fprintf(o.IO.Out, "  %-8s %s\n", ch.Status, termsafe.Line(ch.Path)) // a name the agent chose
 	}
 	return nil
 }
