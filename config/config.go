@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -211,7 +212,7 @@ func (d decoder) mapping(n *yaml.Node, section string, known []string, each func
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !contains(known, k.Value) {
+		if !slices.Contains(known, k.Value) {
 			return d.bad(k, section+"."+k.Value, "unknown key; the %s section takes %s", section, list(known))
 		}
 		if err := each(k.Value, k, v); err != nil {
@@ -236,13 +237,4 @@ func list(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
-}
-
-func contains(words []string, w string) bool {
-	for _, x := range words {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -42,7 +43,7 @@ func (d decoder) reviewSection(n *yaml.Node) (Review, error) {
 			if err != nil {
 				return err
 			}
-			if !contains(ReviewStrategies, w) {
+			if !slices.Contains(ReviewStrategies, w) {
 				e := d.badValue(v, "review.strategy", "use squash, merge or rebase").(*agenterr.Error)
 				e.Valid = ReviewStrategies
 				return e

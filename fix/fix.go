@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/internal/textdiff"
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -200,7 +201,7 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 		// A marker line ends the table around it: rows would be read wrong.
 		return Report{}, &agenterr.Error{Kind: agenterr.Refused, Err: matrix.ErrUnfinishedMerge, Reason: fmt.Sprintf(
 			"the matrix holds %s (the first on line %d); finish %s first (agentinfra validate names each and how: --fix=ours ID, --fix=theirs ID, --fix=renumber, or an edit), then run --fix=%s again",
-			plural(len(cs), "unfinished merge conflict"), cs[0].Line, map[bool]string{true: "it", false: "them"}[len(cs) == 1], o.Mode)}
+			fmt.Sprintf("%d %s", len(cs), mdtext.Plural(len(cs), "unfinished merge conflict", "unfinished merge conflicts")), cs[0].Line, map[bool]string{true: "it", false: "them"}[len(cs) == 1], o.Mode)}
 	}
 	before := doc.Bytes()
 	p, err := r.plan(doc)

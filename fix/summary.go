@@ -3,6 +3,8 @@ package fix
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
 // Summary is the one-line account of the fix, as `validate --fix` prints it:
@@ -39,7 +41,7 @@ func (r Report) Summary() string {
 	}
 	var parts []string
 	if n := len(r.Rows); n > 0 {
-		s := verb("fixed", "would fix") + " " + plural(n, "row") + ": "
+		s := verb("fixed", "would fix") + " " + fmt.Sprintf("%d %s", n, mdtext.Plural(n, "row", "rows")) + ": "
 		var acts []string
 		if len(joined) > 0 {
 			acts = append(acts, verb("joined ", "join ")+strings.Join(joined, ", "))
@@ -50,7 +52,7 @@ func (r Report) Summary() string {
 		parts = append(parts, s+strings.Join(acts, "; "))
 	}
 	if r.Canonicalized > 0 {
-		parts = append(parts, verb("canonicalized ", "would canonicalize ")+plural(r.Canonicalized, "value"))
+		parts = append(parts, verb("canonicalized ", "would canonicalize ")+fmt.Sprintf("%d %s", r.Canonicalized, mdtext.Plural(r.Canonicalized, "value", "values")))
 	}
 	if len(parts) == 0 && len(r.NotFixed) > 0 {
 		return "nothing --fix can repair; no file changed"
@@ -63,13 +65,6 @@ func (r Report) Summary() string {
 		return "nothing to fix: " + what + "; no file changed"
 	}
 	return strings.Join(parts, "; ")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // conflictSummary is Summary for the modes that finish conflicts:
@@ -101,5 +96,5 @@ func (r Report) conflictSummary() string {
 	if len(parts) == 0 {
 		return "no conflict finished; no file changed"
 	}
-	return verb + " " + plural(len(parts), "conflict") + ": " + strings.Join(parts, "; ")
+	return verb + " " + fmt.Sprintf("%d %s", len(parts), mdtext.Plural(len(parts), "conflict", "conflicts")) + ": " + strings.Join(parts, "; ")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
 // ErrUnfinishedMerge is a write refused because the matrix holds the
@@ -19,7 +20,7 @@ func unfinishedMerge(src []byte) error {
 		return nil
 	}
 	return &agenterr.Error{Kind: agenterr.Refused, Err: ErrUnfinishedMerge, Reason: fmt.Sprintf("the matrix holds %d unfinished merge %s (the first on line %d), so nothing was changed: finish %s first (`agentinfra validate` names each and how: --fix=ours ID, --fix=theirs ID, --fix=renumber, or an edit), then run the command again",
-		len(blocks), plural(len(blocks), "conflict", "conflicts"), blocks[0].Line, plural(len(blocks), "it", "them"))}
+		len(blocks), mdtext.Plural(len(blocks), "conflict", "conflicts"), blocks[0].Line, mdtext.Plural(len(blocks), "it", "them"))}
 }
 
 // FinishConflicts is ModifyThen for finishing a merge's conflicts: fn must

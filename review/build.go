@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
@@ -42,7 +43,7 @@ func build(ctx context.Context, g git, c Change, strategy, onto string, by task.
 	case "squash":
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s: %s\n\n", c.Task, title(t.Description))
-		fmt.Fprintf(&b, "The change of %s on %s (%s):\n", c.Agent, c.Branch, plural(len(c.Commits), "commit"))
+		fmt.Fprintf(&b, "The change of %s on %s (%s):\n", c.Agent, c.Branch, fmt.Sprintf("%d %s", len(c.Commits), mdtext.Plural(len(c.Commits), "commit", "commits")))
 		for _, cm := range c.Commits {
 			fmt.Fprintf(&b, "- %s %s\n", short(cm.Hash), cm.Subject)
 		}

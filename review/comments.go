@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
@@ -155,7 +156,7 @@ func Prompt(c Change, t matrix.Task) string {
 	if cs := roundComments(c); len(cs) > 0 && cs[0].By != "" {
 		b.WriteString(" by " + cs[0].By)
 	}
-	fmt.Fprintf(&b, ". The change is on your branch %s: %s from %s at %s.\n\n", c.Branch, plural(len(c.Commits), "commit"), c.BaseBranch, short(c.Base))
+	fmt.Fprintf(&b, ". The change is on your branch %s: %s from %s at %s.\n\n", c.Branch, fmt.Sprintf("%d %s", len(c.Commits), mdtext.Plural(len(c.Commits), "commit", "commits")), c.BaseBranch, short(c.Base))
 	b.WriteString("Address every comment below in your worktree and commit your work; when you are done, the task goes back to review.\n\n")
 	for i, cm := range roundComments(c) {
 		where := cm.Where()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/config"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
@@ -162,7 +163,7 @@ func (s *Service) finishLanding(ctx context.Context, c Change, o ApproveOptions,
 	case l.Commit == "":
 		line += ": the change made no difference to " + c.BaseBranch + ", nothing was committed"
 	default:
-		line += fmt.Sprintf(" as %s (%s of %s)", short(l.Commit), l.Strategy, plural(len(c.Commits), "commit"))
+		line += fmt.Sprintf(" as %s (%s of %s)", short(l.Commit), l.Strategy, fmt.Sprintf("%d %s", len(c.Commits), mdtext.Plural(len(c.Commits), "commit", "commits")))
 	}
 	if o.By != "" {
 		line += " by " + string(o.By)

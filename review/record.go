@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
@@ -122,7 +123,7 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 		if in.Run != "" {
 			line += " at the end of run " + in.Run
 		}
-		line += fmt.Sprintf(": %s on %s from %s at %s, %d file(s) +%d −%d", plural(len(commits), "commit"), in.Branch, in.BaseBranch, short(base), files, add, del)
+		line += fmt.Sprintf(": %s on %s from %s at %s, %d file(s) +%d −%d", fmt.Sprintf("%d %s", len(commits), mdtext.Plural(len(commits), "commit", "commits")), in.Branch, in.BaseBranch, short(base), files, add, del)
 		_, err = task.Review(ctx, s.ws, in.Task, task.ReviewNote{Lines: []string{line}}, task.AgentActor(in.Agent), s.now())
 		return err
 	})
@@ -282,13 +283,6 @@ func short(h string) string {
 		return h[:10]
 	}
 	return h
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // listFiles names files in a message: the first ten, then how many more.
