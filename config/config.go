@@ -10,6 +10,7 @@
 //	supervision: supervised sessions and keeping them moving → Supervision
 //	           (packages supervision, supervision/keepmoving)
 //	slack:     the Slack app                               → Slack (package slack)
+//	review:    how a finished task's change lands          → Review (package review)
 //
 // and the one environment variable that tunes a service, the matrix lock's
 // timeout ($AGENTINFRA_LOCK_TIMEOUT), read through the caller's getenv.
@@ -33,6 +34,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -41,6 +43,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -70,6 +73,7 @@ type Config struct {
 	coder       Coder
 	supervision Supervision
 	slack       Slack
+	review      Review
 	sections    map[string]error // a section's error, by section name
 }
 
@@ -110,11 +114,14 @@ func Loads() int64 { return loads.Load() }
 
 // Load reads and decodes root's .agent/config.yaml. getenv reads the
 // environment (nil: none) for $AGENTINFRA_LOCK_TIMEOUT and the HOME of a
-// `~/` path; read reads the file: the workspace passes its ReadFile, which
-// refuses a link out of it and anything but a regular file (package config
-// cannot import workspace, which imports it). A missing file is the
-// defaults; an unreadable file or one that is not YAML is an error.
+// `~/` path; read reads the file (nil: a regular file of at most
+// regularfile.MaxConfigBytes; the workspace passes its ReadFileMax, which
+// also refuses a link out of it). A missing file is the defaults; an unreadable file or one that is
+// not YAML is an error.
 func Load(root string, getenv func(string) string, read func(string) ([]byte, error)) (*Config, error) {
+	if read == nil {
+		read = func(p string) ([]byte, error) { return regularfile.Read(p, regularfile.MaxConfigBytes) }
+	}
 	path := filepath.Join(root, filepath.FromSlash(Rel))
 	src, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -154,7 +161,7 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
 		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line, Col: top.Column,
-			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, slack)", Err: ErrConfig}
+			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, slack, review)", Err: ErrConfig}
 	}
 	d := decoder{file: name}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -178,6 +185,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 			c.supervision, err = d.supervisionSection(v)
 		case "slack":
 			c.slack, err = d.slack(v)
+		case "review":
+			c.review, err = d.reviewSection(v)
 		default:
 			continue
 		}
@@ -212,7 +221,7 @@ func (d decoder) mapping(n *yaml.Node, section string, known []string, each func
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !contains(known, k.Value) {
+		if !slices.Contains(known, k.Value) {
 			return d.bad(k, section+"."+k.Value, "unknown key; the %s section takes %s", section, list(known))
 		}
 		if err := each(k.Value, k, v); err != nil {
@@ -237,15 +246,6 @@ func list(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
-}
-
-func contains(words []string, w string) bool {
-	for _, x := range words {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
 
 // count is a whole number, least or more.
@@ -277,7 +277,7 @@ func (d decoder) oneOf(n *yaml.Node, key string, valid ...string) (string, error
 	if err != nil {
 		return "", err
 	}
-	if !contains(valid, w) {
+	if !slices.Contains(valid, w) {
 		e := d.badValue(n, key, "use %s", orList(valid)).(*agenterr.Error)
 		e.Valid = valid
 		return "", e

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,10 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentinfra/agentinfra/events"
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
-	"github.com/agentinfra/agentinfra/supervision/keepmoving"
 )
 
 // Issue 22's continuation prompts and stall alerts in the inbox, answered
@@ -21,8 +17,8 @@ import (
 
 // promptCard is one continuation prompt as the inbox shows it.
 type promptCard struct {
-	store.Prompt
-	Session   store.Session
+	supervision.Prompt
+	Session   supervision.Session
 	MayDecide bool
 	Pending   bool
 }
@@ -30,8 +26,8 @@ type promptCard struct {
 // alertCard is one stall alert as the inbox shows it. A nudged alert is
 // still active: its buttons stay, under who nudged it.
 type alertCard struct {
-	store.Alert
-	Session   store.Session
+	supervision.Alert
+	Session   supervision.Session
 	MayDecide bool
 	Active    bool
 }
@@ -70,100 +66,70 @@ func parseKeep(q string) keepIDs {
 	return k
 }
 
+// inboxOf is what waits (the service's inbox) and the items of keep in
+// their current state, each list oldest first.
 func (s *Server) inboxOf(ctx context.Context, keep keepIDs) (inboxView, error) {
+	in, err := s.svc.Inbox(ctx)
+	if err != nil {
+		return inboxView{}, err
+	}
 	var v inboxView
-	var err error
-	if v.Requests, err = s.inboxCards(ctx, keep.requests); err != nil {
-		return v, err
-	}
-	if v.Prompts, err = s.promptCards(ctx, keep.prompts); err != nil {
-		return v, err
-	}
-	v.Alerts, err = s.alertCards(ctx, keep.alerts)
-	return v, err
+	v.Requests = cardsOf(ctx, in.Requests, func(p supervision.PendingView) (int64, supervision.Request) { return p.ID, p.Request }, keep.requests, s.svc.Request, s.cardOf)
+	v.Prompts = cardsOf(ctx, in.Prompts, func(p supervision.PromptView) (int64, supervision.Prompt) { return p.ID, p.Prompt }, keep.prompts, s.svc.Prompt, s.promptCardOf)
+	v.Alerts = cardsOf(ctx, in.Alerts, func(a supervision.AlertView) (int64, supervision.Alert) { return a.ID, a.Alert }, keep.alerts, s.svc.Alert, s.alertCardOf)
+	return v, nil
 }
 
-func (s *Server) promptCards(ctx context.Context, keep []int64) ([]promptCard, error) {
-	pending, err := s.o.Store.PendingPrompts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []promptCard
-	seen := map[int64]bool{}
-	for _, p := range pending {
-		seen[p.ID] = true
-		out = append(out, s.promptCardOf(ctx, p.Prompt))
+// cardsOf makes the cards of the waiting items and of those of keep the
+// page shows already (read as they are now), by ID.
+func cardsOf[V, T, C any](ctx context.Context, waiting []V, item func(V) (int64, T), keep []int64, read func(context.Context, int64) (T, error), card func(context.Context, T) C) []C {
+	byID := map[int64]T{}
+	var ids []int64
+	for _, w := range waiting {
+		id, it := item(w)
+		ids = append(ids, id)
+		byID[id] = it
 	}
 	for _, id := range keep {
-		if seen[id] {
+		if _, ok := byID[id]; ok {
 			continue
 		}
-		if p, err := s.o.Store.Prompt(ctx, id); err == nil {
-			seen[id] = true
-			out = append(out, s.promptCardOf(ctx, p))
+		if it, err := read(ctx, id); err == nil {
+			ids = append(ids, id)
+			byID[id] = it
 		}
 	}
-	sortByID(out, func(c promptCard) int64 { return c.ID })
-	return out, nil
+	slices.Sort(ids)
+	out := make([]C, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, card(ctx, byID[id]))
+	}
+	return out
 }
 
-func (s *Server) promptCardOf(ctx context.Context, p store.Prompt) promptCard {
-	c := promptCard{Prompt: p, Pending: p.Status == store.PromptPending}
-	c.Session, _ = s.o.Store.Session(ctx, p.SessionID)
-	c.MayDecide = supervision.MayControl(s.o.Config, s.o.User, c.Session)
+func (s *Server) promptCardOf(ctx context.Context, p supervision.Prompt) promptCard {
+	c := promptCard{Prompt: p, Pending: p.Status == supervision.PromptPending}
+	c.Session, c.MayDecide = s.sessionOf(ctx, p.SessionID)
 	return c
 }
 
-func (s *Server) alertCards(ctx context.Context, keep []int64) ([]alertCard, error) {
-	active, err := s.o.Store.ActiveAlerts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []alertCard
-	seen := map[int64]bool{}
-	for _, a := range active {
-		seen[a.ID] = true
-		out = append(out, s.alertCardOf(ctx, a.Alert))
-	}
-	for _, id := range keep {
-		if seen[id] {
-			continue
-		}
-		if a, err := s.o.Store.Alert(ctx, id); err == nil {
-			seen[id] = true
-			out = append(out, s.alertCardOf(ctx, a))
-		}
-	}
-	sortByID(out, func(c alertCard) int64 { return c.ID })
-	return out, nil
-}
-
-func (s *Server) alertCardOf(ctx context.Context, a store.Alert) alertCard {
+func (s *Server) alertCardOf(ctx context.Context, a supervision.Alert) alertCard {
 	c := alertCard{Alert: a, Active: a.Active()}
-	c.Session, _ = s.o.Store.Session(ctx, a.SessionID)
-	c.MayDecide = supervision.MayControl(s.o.Config, s.o.User, c.Session)
+	c.Session, c.MayDecide = s.sessionOf(ctx, a.SessionID)
 	return c
 }
 
-func sortByID[T any](list []T, id func(T) int64) {
-	slices.SortFunc(list, func(a, b T) int { return cmp.Compare(id(a), id(b)) })
+// sessionOf is a session and whether the console's person may act on it
+// (its owner or an operator: the service's rule).
+func (s *Server) sessionOf(ctx context.Context, id int64) (supervision.Session, bool) {
+	ses, err := s.svc.Session(ctx, id)
+	return ses, err == nil && s.svc.May(ctx, s.actor, ses, "") == nil
 }
 
 // pendingCount is what waits for a person: requests, prompts, alerts.
 func (s *Server) pendingCount(ctx context.Context) (int, error) {
-	r, err := s.o.Store.Pending(ctx)
-	if err != nil {
-		return 0, err
-	}
-	p, err := s.o.Store.PendingPrompts(ctx)
-	if err != nil {
-		return 0, err
-	}
-	a, err := s.o.Store.ActiveAlerts(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return len(r) + len(p) + len(a), nil
+	in, err := s.svc.Inbox(ctx)
+	return in.Len(), err
 }
 
 func itemID(r *http.Request, what string) (int64, error) {
@@ -172,19 +138,6 @@ func itemID(r *http.Request, what string) (int64, error) {
 		return 0, badInput("%s ID %q is not a number", what, r.PathValue("id"))
 	}
 	return id, nil
-}
-
-// mayControl is the owner/operator check of the CLI's answer, made before
-// the store's own, so that the refusal names who may.
-func (s *Server) mayControl(ctx context.Context, sessionID int64, what string) error {
-	ses, err := s.o.Store.Session(ctx, sessionID)
-	if err != nil {
-		return err
-	}
-	if !supervision.MayControl(s.o.Config, s.o.User, ses) {
-		return fmt.Errorf("%w: %s may not answer %s: only its session's owner %s or an operator may", store.ErrNotAllowed, store.Handle(s.o.User), what, store.Handle(ses.Owner))
-	}
-	return nil
 }
 
 // answerPrompt is POST /prompts/{id}/{continue|refine|stop}; refine takes
@@ -196,40 +149,16 @@ func (s *Server) answerPrompt(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, ret, err)
 		return
 	}
-	action, text := r.PathValue("action"), strings.TrimSpace(r.FormValue("text"))
-	switch action {
-	case store.ActionContinue, store.ActionStop:
-		text = ""
-	case store.ActionRefine:
-		if text == "" {
-			s.fail(w, r, ret, badInput("refine needs the new instruction: it is sent to the agent as its next message"))
-			return
-		}
-	default:
-		s.fail(w, r, ret, badInput("a prompt is answered with continue, refine or stop, not %q", action))
-		return
-	}
-	ctx := r.Context()
-	p, err := s.o.Store.Prompt(ctx, id)
+	got, err := s.svc.AnswerPrompt(r.Context(), s.actor, supervision.PromptAnswer{Prompt: id, Action: r.PathValue("action"), Instruction: r.FormValue("text")})
 	if err != nil {
 		s.fail(w, r, ret, err)
 		return
 	}
-	if err := s.mayControl(ctx, p.SessionID, fmt.Sprintf("prompt p%d", id)); err != nil {
-		s.fail(w, r, ret, err)
-		return
-	}
-	got, err := s.o.Store.DecidePrompt(ctx, store.PromptDecision{ID: id, Action: action, Instruction: text, By: s.o.User, Surface: store.SurfaceWeb})
-	if err != nil {
-		s.fail(w, r, ret, err)
-		return
-	}
-	s.o.Bus.Publish(events.Event{Kind: events.PromptChanged, Root: s.o.Workspace.Root, SessionID: got.SessionID, ItemID: got.ID, Status: got.Status, Text: got.Instruction, Actor: s.o.User})
 	s.done(w, r, ret, fmt.Sprintf("Prompt p%d %s.", got.ID, got.Status))
 }
 
-// answerAlert is POST /alerts/{id}/{nudge|stop}; a nudge's message is
-// "text", else the watchdog's configured nudge.
+// answerAlert is POST /alerts/{id}/{nudge|dismiss|stop}; a nudge's
+// message is "text", else the watchdog's configured nudge.
 func (s *Server) answerAlert(w http.ResponseWriter, r *http.Request) {
 	ret := back(r, "/inbox")
 	id, err := itemID(r, "stall alert")
@@ -237,54 +166,16 @@ func (s *Server) answerAlert(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, ret, err)
 		return
 	}
-	d := store.AlertDecision{ID: id, By: s.o.User, Surface: store.SurfaceWeb}
-	switch action := r.PathValue("action"); action {
-	case store.AlertNudge:
-		d.Action = store.AlertNudge
-		if d.Text = strings.TrimSpace(r.FormValue("text")); d.Text == "" {
-			if d.Text, err = s.defaultNudge(); err != nil {
-				s.fail(w, r, ret, err)
-				return
-			}
-		}
-	case store.AlertStop:
-		d.Action = store.AlertStop
-	default:
-		s.fail(w, r, ret, badInput("a stall alert is answered with nudge or stop, not %q", action))
-		return
-	}
-	ctx := r.Context()
-	a, err := s.o.Store.Alert(ctx, id)
+	action := r.PathValue("action")
+	got, err := s.svc.AnswerAlert(r.Context(), s.actor, supervision.AlertAnswer{Alert: id, Action: action, Text: r.FormValue("text")})
 	if err != nil {
 		s.fail(w, r, ret, err)
 		return
 	}
-	if err := s.mayControl(ctx, a.SessionID, fmt.Sprintf("stall alert s%d", id)); err != nil {
-		s.fail(w, r, ret, err)
-		return
-	}
-	got, err := s.o.Store.DecideAlert(ctx, d)
-	if err != nil {
-		s.fail(w, r, ret, err)
-		return
-	}
-	s.o.Bus.Publish(events.Event{Kind: events.AlertChanged, Root: s.o.Workspace.Root, SessionID: got.SessionID, ItemID: got.ID, Status: got.Status, Text: d.Text, Actor: s.o.User})
-	msg := fmt.Sprintf("Stall alert s%d: session %d is being stopped.", got.ID, got.SessionID)
-	if d.Action == store.AlertNudge {
-		msg = fmt.Sprintf("Stall alert s%d nudged: the message is queued for session %d.", got.ID, got.SessionID)
-	}
+	msg := map[string]string{
+		supervision.AlertNudge:   fmt.Sprintf("Stall alert s%d nudged: the message is queued for session %d.", got.ID, got.SessionID),
+		supervision.AlertDismiss: fmt.Sprintf("Stall alert s%d dismissed.", got.ID),
+		supervision.AlertStop:    fmt.Sprintf("Stall alert s%d: session %d is being stopped.", got.ID, got.SessionID),
+	}[action]
 	s.done(w, r, ret, msg)
-}
-
-// defaultNudge is the watchdog's nudge of the workspace's config, as
-// `agentinfra answer sN nudge` without a message sends it.
-func (s *Server) defaultNudge() (string, error) {
-	cfg, err := keepmoving.LoadConfig(s.o.Workspace)
-	if err != nil {
-		return "", err
-	}
-	if n := cfg.Watchdog.Nudge; n != "" {
-		return n, nil
-	}
-	return "Are you still working? Say what you are doing or what blocks you.", nil
 }

@@ -158,7 +158,7 @@ func TestConsoleAnswersOnlyForTheOwnerOrAnOperator(t *testing.T) {
 		t.Fatalf("bob's inbox offers the buttons:\n%s", page)
 	}
 	for _, u := range []string{fmt.Sprintf("/prompts/%d/continue", p.ID), fmt.Sprintf("/alerts/%d/stop", a.ID)} {
-		if resp, body := post(t, w.base+u, ck, w.base, url.Values{}); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "only its session's owner @ana") {
+		if resp, body := post(t, w.base+u, ck, w.base, url.Values{}); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "only the session's owner @ana") {
 			t.Errorf("bob answers %s: %s %q", u, resp.Status, body)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/httpguard"
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -22,25 +21,25 @@ import (
 // Options are what a console serves.
 type Options struct {
 	Workspace *workspace.Workspace
-	Store     *store.Store
-	// Config is the workspace's supervision section (who may decide).
-	Config supervision.Config
+	// Supervision is the workspace's supervision service: every request,
+	// prompt, alert, session and checkpoint the pages show or change goes
+	// through it, with the rules and events of every other surface.
+	Supervision *supervision.Service
 	// Fleet is the workspace's fleet (nil: the fleet page says there is none).
 	Fleet fleet.Backend
-	// Bus is the process's event bus (nil: events.Default()).
-	Bus *events.Bus
 	// User is the person who acts through the page (who started the console).
 	User string
-	// Now is the clock (nil: time.Now); Getenv reads the environment (nil: none).
+	// Now is the clock (nil: time.Now); Getenv reads the environment (nil:
+	// none): who the person is when User is "".
 	Now    func() time.Time
 	Getenv func(string) string
 	// SessionLog follows a session's run log (nil: the fleet's logs of the
 	// session's agent and run; a session of no agent shows its audit log only).
 	SessionLog SessionLog
-	// Steering and Checkpoints are issue 22's services; nil leaves their
-	// parts out of the session page.
-	Steering    Steering
-	Checkpoints Checkpoints
+	// SessionIdle and SessionMax end a browser's session after that long
+	// without a request, and that long after it signed in (0: the
+	// defaults, DefaultSessionIdle and DefaultSessionMax).
+	SessionIdle, SessionMax time.Duration
 	// NoWatchers leaves out the file and fleet watchers (the store's and the
 	// matrix's changes then reach the page only through what this process
 	// publishes); for tests of the handlers alone.
@@ -49,11 +48,14 @@ type Options struct {
 
 // Server is a running console's handler.
 type Server struct {
-	o    Options
-	auth *auth
-	tpl  *templates
-	mux  *http.ServeMux
-	ctx  context.Context
+	o   Options
+	svc *supervision.Service
+	// actor is the console's person, acting through the web page.
+	actor supervision.Actor
+	auth  *auth
+	tpl   *templates
+	mux   *http.ServeMux
+	ctx   context.Context
 	// watchers are the goroutines that feed the bus; Serve waits for them
 	// after ctx ends, so nothing writes in the workspace (the fleet
 	// watcher's folders) once the console has returned.
@@ -63,11 +65,8 @@ type Server struct {
 // New prepares a console and starts what feeds its live updates (until ctx
 // ends): the store's changes, the matrix file's and the fleet's, onto the bus.
 func New(ctx context.Context, o Options) (*Server, error) {
-	if o.Workspace == nil || o.Store == nil {
-		return nil, errors.New("the console needs the workspace and its store")
-	}
-	if o.Bus == nil {
-		o.Bus = events.Default()
+	if o.Workspace == nil || o.Supervision == nil {
+		return nil, errors.New("the console needs the workspace and its supervision service")
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -87,23 +86,27 @@ func New(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, auth: newAuth(o.Now), tpl: tpl, ctx: ctx}
+	s := &Server{o: o, svc: o.Supervision, actor: supervision.Person(o.User, supervision.SurfaceWeb), auth: newAuth(o.Now, o.SessionIdle, o.SessionMax), tpl: tpl, ctx: ctx}
 	if !o.NoWatchers {
-		if err := o.Store.PublishChanges(ctx, o.Bus, o.Workspace.Root); err != nil {
+		if err := s.svc.PublishChanges(ctx); err != nil {
 			return nil, err
 		}
-		mw, err := task.WatchMatrix(ctx, o.Workspace, o.Bus, 50*time.Millisecond)
+		mw, err := task.WatchMatrix(ctx, o.Workspace, s.bus(), 50*time.Millisecond)
 		if err != nil {
 			return nil, fmt.Errorf("watch the matrix: %w", err)
 		}
 		s.watchers.Go(func() { <-ctx.Done(); mw.Close() })
 		if w, ok := o.Fleet.(fleet.Watcher); ok {
-			s.watchers.Go(func() { w.Watch(ctx, o.Bus, time.Second) })
+			s.watchers.Go(func() { w.Watch(ctx, s.bus(), time.Second) })
 		}
 	}
 	s.routes()
 	return s, nil
 }
+
+// bus is the process's event bus, the supervision service's: what the
+// live pages follow, what the watchers publish on.
+func (s *Server) bus() *events.Bus { return s.svc.Bus() }
 
 // Link mints a one-time link to the console at base ("http://HOST:PORT").
 func (s *Server) Link(base string) string {
@@ -122,8 +125,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.login(w, r)
 		return
 	}
-	if !s.auth.valid(r) {
-		http.Error(w, "unauthorized: open the link `agentinfra console` printed (each link works once; the page's \"Open on another device\" makes a new one)", http.StatusUnauthorized)
+	if ok, why := s.auth.valid(r); !ok {
+		msg := "unauthorized: open the link `agentinfra console` printed (each link works once; the page's \"Open on another device\" makes a new one)"
+		if why != "" {
+			msg = "unauthorized: this browser's session expired (" + why + "); run `agentinfra console` for a new link"
+		}
+		http.Error(w, msg, http.StatusUnauthorized)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
@@ -139,7 +146,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized: this link was used already, has expired or is wrong; run `agentinfra console` for a new one, or use \"Open on another device\" on a page that is signed in", http.StatusUnauthorized)
 		return
 	}
-	setSessionCookie(w, r, c)
+	setSessionCookie(w, r, c, s.auth.max)
 	http.Redirect(w, r, "/inbox", http.StatusSeeOther) // the token leaves the address bar
 }
 

@@ -4,13 +4,13 @@
 // from a laptop or a phone.
 //
 // It is an adapter like the CLI and the MCP server: every change goes
-// through the services the CLI uses (supervision.Decide and MoveSession,
-// fleet.Backend, task.UpdateTask), so the page has no rule of its own.
+// through the services the CLI uses (supervision.Service, fleet.Backend,
+// task.UpdateTask), so the page has no rule of its own.
 // Pages are server-rendered from Go templates with a little JavaScript,
 // all embedded in the binary (no build step, no external request); live
 // regions re-read their HTML when a server-sent event from the process's
 // event bus says what changed (the store's changes from any process reach
-// the bus through store.PublishChanges, the matrix file's through
+// the bus through supervision.Service.PublishChanges, the matrix file's through
 // task.WatchMatrix, the fleet's through fleet.Watch).
 //
 // Security: it listens on loopback unless told otherwise; the URL it prints

@@ -4,18 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // card is one request as the inbox shows it.
 type card struct {
-	store.Request
-	Session store.Session
+	supervision.Request
+	Session supervision.Session
 	// Always is what "approve always" would add ("" AlwaysErr when it can).
 	Always    *supervision.AlwaysPlan
 	AlwaysErr string
@@ -25,12 +23,11 @@ type card struct {
 	Pending bool
 }
 
-func (s *Server) cardOf(ctx context.Context, r store.Request) card {
-	c := card{Request: r, Pending: r.Status == store.StatusPending}
-	c.Session, _ = s.o.Store.Session(ctx, r.SessionID)
-	c.MayDecide = supervision.MayControl(s.o.Config, s.o.User, c.Session)
+func (s *Server) cardOf(ctx context.Context, r supervision.Request) card {
+	c := card{Request: r, Pending: r.Status == supervision.StatusPending}
+	c.Session, c.MayDecide = s.sessionOf(ctx, r.SessionID)
 	if c.Pending {
-		plan, err := supervision.PlanAlways(s.o.Workspace.Root, s.o.Getenv, r)
+		plan, err := s.svc.PlanAlways(ctx, r.ID)
 		if err != nil {
 			c.AlwaysErr = err.Error()
 		} else {
@@ -38,39 +35,6 @@ func (s *Server) cardOf(ctx context.Context, r store.Request) card {
 		}
 	}
 	return c
-}
-
-// inboxCards are the pending requests, oldest first, and the requests of
-// keep (what the page shows already) in their current state: a request
-// decided elsewhere stays on the page with who decided it.
-func (s *Server) inboxCards(ctx context.Context, keep []int64) ([]card, error) {
-	pending, err := s.o.Store.Pending(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var ids []int64
-	byID := map[int64]store.Request{}
-	for _, p := range pending {
-		ids = append(ids, p.ID)
-		byID[p.ID] = p.Request
-	}
-	for _, id := range keep {
-		if _, ok := byID[id]; ok {
-			continue
-		}
-		r, err := s.o.Store.Request(ctx, id)
-		if err != nil {
-			continue
-		}
-		ids = append(ids, id)
-		byID[id] = r
-	}
-	slices.Sort(ids)
-	out := make([]card, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, s.cardOf(ctx, byID[id]))
-	}
-	return out, nil
 }
 
 func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request) {
@@ -114,35 +78,26 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	var plan *supervision.AlwaysPlan
+	d := supervision.Decision{Request: id, Approve: true, Reason: strings.TrimSpace(r.FormValue("reason"))}
 	if r.FormValue("always") != "" {
-		req, err := s.o.Store.Request(ctx, id)
-		if err != nil {
-			s.fail(w, r, ret, err)
-			return
-		}
-		if req.Status != store.StatusPending {
-			s.fail(w, r, ret, &store.DecidedError{Request: req})
-			return
-		}
-		if plan, err = supervision.PlanAlways(s.o.Workspace.Root, s.o.Getenv, req); err != nil {
+		if d.Always, err = s.svc.PlanAlways(ctx, id); err != nil {
 			s.fail(w, r, ret, err)
 			return
 		}
 		// The rule the page showed is the rule written, or nothing is.
-		if shown := r.FormValue("rule"); shown != plan.Rule.Key+": "+plan.Rule.Value {
-			s.fail(w, r, ret, badInput("the rule changed since the page showed it (now %s: %s): look again", plan.Rule.Key, plan.Rule.Value))
+		if shown := r.FormValue("rule"); shown != d.Always.RuleText() {
+			s.fail(w, r, ret, badInput("the rule changed since the page showed it (now %s): look again", d.Always.RuleText()))
 			return
 		}
 	}
-	got, err := supervision.Decide(ctx, s.o.Store, store.Decision{RequestID: id, Approve: true, By: s.o.User, Surface: store.SurfaceWeb, Reason: strings.TrimSpace(r.FormValue("reason"))}, plan)
+	got, err := s.svc.Decide(ctx, s.actor, d)
 	if err != nil {
 		s.fail(w, r, ret, err)
 		return
 	}
 	msg := fmt.Sprintf("Request %d approved.", got.ID)
-	if plan.Changes() {
-		msg = fmt.Sprintf("Request %d approved; .agent/policy.yaml now auto-approves %s: %s.", got.ID, plan.Rule.Key, plan.Rule.Value)
+	if d.Always.Changes() {
+		msg = fmt.Sprintf("Request %d approved; .agent/policy.yaml now auto-approves %s.", got.ID, d.Always.RuleText())
 	}
 	s.done(w, r, ret, msg)
 }
@@ -159,7 +114,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, ret, badInput("a rejection needs a reason: the agent is told why"))
 		return
 	}
-	got, err := supervision.Decide(r.Context(), s.o.Store, store.Decision{RequestID: id, By: s.o.User, Surface: store.SurfaceWeb, Reason: reason}, nil)
+	got, err := s.svc.Decide(r.Context(), s.actor, supervision.Decision{Request: id, Reason: reason})
 	if err != nil {
 		s.fail(w, r, ret, err)
 		return

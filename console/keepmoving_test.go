@@ -11,18 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/console"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/checkpoint"
 )
 
-func withKeepMoving(o *console.Options) {
-	o.Steering = console.StoreSteering{Store: o.Store, Config: o.Config, Bus: o.Bus, Root: o.Workspace.Root}
-	o.Checkpoints = console.StoreCheckpoints{Store: o.Store, Config: o.Config}
-}
-
 func TestConsoleSteersASession(t *testing.T) {
-	w := newWorld(t, worldOpts{opts: withKeepMoving})
+	w := newWorld(t)
 	ck := w.login(t)
 	ses := w.activeSession(t, "claude", "", "")
 	page := fmt.Sprintf("%s/sessions/%d", w.base, ses.ID)
@@ -53,7 +47,7 @@ func TestConsoleRestoresACheckpointShowingTheDivergedFilesFirst(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	w := newWorld(t, worldOpts{opts: withKeepMoving})
+	w := newWorld(t)
 	ck := w.login(t)
 	root := w.ws.Root
 	git(t, root, "init", "-q")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 )
 
 // The topics a page's live regions listen to (data-live in the templates).
@@ -23,8 +24,10 @@ const (
 // topicsOf says which regions an event makes stale.
 func topicsOf(k events.Kind) []string {
 	switch k {
-	case events.SupervisionChanged, events.PromptChanged, events.AlertChanged:
+	case events.SupervisionChanged, events.RequestChanged, events.PromptChanged, events.AlertChanged, events.SessionChanged, events.SessionsPurged:
 		return []string{topicInbox, topicSessions}
+	case events.SteeringChanged, events.CheckpointChanged: // the session page's steering and checkpoints
+		return []string{topicSessions}
 	case events.TaskChanged, events.MatrixChanged:
 		return []string{topicBoard}
 	case events.AgentCreated, events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded:
@@ -35,7 +38,8 @@ func topicsOf(k events.Kind) []string {
 	return nil
 }
 
-var liveKinds = []events.Kind{events.SupervisionChanged, events.PromptChanged, events.AlertChanged, events.TaskChanged, events.MatrixChanged, events.AgentCreated,
+var liveKinds = []events.Kind{events.SupervisionChanged, events.RequestChanged, events.PromptChanged, events.AlertChanged, events.SessionChanged,
+	events.SteeringChanged, events.CheckpointChanged, events.SessionsPurged, events.TaskChanged, events.MatrixChanged, events.AgentCreated,
 	events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded}
 
 // heartbeat keeps proxies and phones from closing a quiet stream.
@@ -50,12 +54,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
-	sub := s.o.Bus.Subscribe(events.Filter{Kinds: liveKinds}, 1024)
+	sub := s.bus().Subscribe(events.Filter{Kinds: liveKinds}, 1024)
 	defer sub.Close()
 	ctx := r.Context()
 	logs := make(chan string, 256)
 	if id, err := strconv.ParseInt(r.URL.Query().Get("session"), 10, 64); err == nil && s.o.SessionLog != nil {
-		if ses, err := s.o.Store.Session(ctx, id); err == nil {
+		if ses, err := s.svc.Session(ctx, id); err == nil {
 			go func() {
 				s.o.SessionLog.Follow(ctx, ses, func(it events.RunItem) error {
 					var b bytes.Buffer
@@ -75,7 +79,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	send := func(event, data string) bool {
 		var b strings.Builder
 		fmt.Fprintf(&b, "event: %s\n", event)
-		for _, l := range strings.Split(data, "\n") {
+		for _, l := range strings.Split(termsafe.Visible(data), "\n") { // as render shows it
 			fmt.Fprintf(&b, "data: %s\n", l)
 		}
 		b.WriteString("\n")
@@ -96,6 +100,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
+			if ok, _ := s.auth.valid(r); !ok {
+				return // the session expired: the page's reconnect gets the 401
+			}
 			if _, err := w.Write([]byte(": ping\n\n")); err != nil || rc.Flush() != nil {
 				return
 			}

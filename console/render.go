@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -14,7 +15,8 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 //go:embed web/templates/*.html web/static/*
@@ -72,7 +74,10 @@ func (s *Server) render(w http.ResponseWriter, pageName, tmpl string, data any) 
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(b.Bytes())
+	// The template escaped the agent's text for HTML; a bidi override or a
+	// zero-width character in it would still reorder or hide what a person
+	// reads (a file name shown backwards): shown as escapes, on every page.
+	io.WriteString(w, termsafe.Visible(b.String()))
 }
 
 // wantsJSON: the page's script asks for JSON answers; a plain form post
@@ -109,18 +114,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// statusOf is the HTTP status of a service's error.
+// statusOf is the HTTP status of a service's error: its agenterr kind's
+// (the page's own bad input is a 400).
 func statusOf(err error) int {
-	var de *store.DecidedError
-	var le *store.LimitError
-	switch {
-	case errors.As(err, &de), errors.As(err, &le), errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrBadTransition), errors.Is(err, store.ErrPendingExists):
-		return http.StatusConflict
-	case errors.Is(err, store.ErrNotAllowed):
-		return http.StatusForbidden
-	case errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, errBadInput):
+	if errors.Is(err, errBadInput) {
 		return http.StatusBadRequest
 	}
 	return agenterr.HTTPStatus(err)
@@ -168,7 +165,7 @@ func diffOf(diff string) diffView {
 
 var funcs = template.FuncMap{
 	"diff":   diffOf,
-	"handle": store.Handle,
+	"handle": supervision.Handle,
 	"clock": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -19,13 +19,13 @@ type SessionLog interface {
 	// Follow calls fn with every item of the session's run log, then with
 	// each new one, until the run ends or ctx does. A session without a log
 	// returns at once.
-	Follow(ctx context.Context, s store.Session, fn func(events.RunItem) error) error
+	Follow(ctx context.Context, s supervision.Session, fn func(events.RunItem) error) error
 }
 
 // fleetLog is the log of a fleet agent's run (the session's agent and run).
 type fleetLog struct{ lr fleet.LogReader }
 
-func (f fleetLog) Follow(ctx context.Context, s store.Session, fn func(events.RunItem) error) error {
+func (f fleetLog) Follow(ctx context.Context, s supervision.Session, fn func(events.RunItem) error) error {
 	if s.Agent == "" {
 		return nil
 	}
@@ -33,33 +33,19 @@ func (f fleetLog) Follow(ctx context.Context, s store.Session, fn func(events.Ru
 	return err
 }
 
-// Steering sends an operator's message to a running session (issue 22:
-// delivered as the next user message through the session's bridge).
-type Steering interface {
-	Steer(ctx context.Context, sessionID int64, by, text string) error
-}
-
-// Checkpoint is one saved state of a session's worktree.
+// Checkpoint is one saved state of a session's worktree, as the page
+// lists it.
 type Checkpoint struct {
 	ID        string
 	Label     string
 	CreatedAt time.Time
 }
 
-// Checkpoints lists and restores a session's checkpoints (issue 22).
-type Checkpoints interface {
-	List(ctx context.Context, sessionID int64) ([]Checkpoint, error)
-	// Diverged lists the files changed since the checkpoint.
-	Diverged(ctx context.Context, sessionID int64, id string) ([]string, error)
-	// Restore puts the worktree back; with files diverged it needs force.
-	Restore(ctx context.Context, sessionID int64, id, by string, force bool) error
-}
-
 type sessionView struct {
-	store.Session
+	supervision.Session
 	Pending     *card
-	Requests    []store.Request
-	Audit       []store.Event
+	Requests    []supervision.Request
+	Audit       []supervision.AuditEvent
 	MayControl  bool
 	Steering    bool
 	Checkpoints []Checkpoint
@@ -79,16 +65,16 @@ func sessionID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
-func (s *Server) sessionsOf(ctx context.Context, all bool) ([]store.Session, error) {
-	f := store.SessionFilter{}
+func (s *Server) sessionsOf(ctx context.Context, all bool) ([]supervision.Session, error) {
+	f := supervision.SessionFilter{}
 	if !all {
-		f.Statuses = []string{store.SessionCreated, store.SessionActive, store.SessionPaused}
+		f.Statuses = supervision.LiveStatuses
 	}
-	return s.o.Store.Sessions(ctx, f)
+	return s.svc.Sessions(ctx, f)
 }
 
 type sessionsData struct {
-	Sessions []store.Session
+	Sessions []supervision.Session
 	All      bool
 	Max      int
 }
@@ -96,7 +82,7 @@ type sessionsData struct {
 func (s *Server) sessionsData(r *http.Request) (sessionsData, error) {
 	all := r.URL.Query().Get("all") != ""
 	ss, err := s.sessionsOf(r.Context(), all)
-	return sessionsData{Sessions: ss, All: all, Max: s.o.Config.MaxConcurrentSessions}, err
+	return sessionsData{Sessions: ss, All: all, Max: s.svc.Config().MaxConcurrentSessions}, err
 }
 
 func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
@@ -118,32 +104,37 @@ func (s *Server) sessionsList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sessionView(ctx context.Context, id int64) (sessionView, error) {
-	ses, err := s.o.Store.Session(ctx, id)
+	ses, err := s.svc.Session(ctx, id)
 	if err != nil {
 		return sessionView{}, err
 	}
-	v := sessionView{Session: ses, MayControl: supervision.MayControl(s.o.Config, s.o.User, ses), Steering: s.o.Steering != nil && ses.Live(),
-		HasLog: s.o.SessionLog != nil}
-	if v.Requests, err = s.o.Store.Requests(ctx, id); err != nil {
+	v := sessionView{Session: ses, MayControl: s.svc.May(ctx, s.actor, ses, "") == nil, Steering: ses.Live(), HasLog: s.o.SessionLog != nil}
+	if v.Requests, err = s.svc.Requests(ctx, id); err != nil {
 		return v, err
 	}
 	for _, r := range v.Requests {
-		if r.Status == store.StatusPending {
+		if r.Status == supervision.StatusPending {
 			c := s.cardOf(ctx, r)
 			v.Pending = &c
 		}
 	}
-	if v.Audit, err = s.o.Store.Audit(ctx, id); err != nil {
+	if v.Audit, err = s.svc.Audit(ctx, id); err != nil {
 		return v, err
 	}
 	v.AuditTotal = len(v.Audit)
 	if n := len(v.Audit); n > 50 {
 		v.Audit = v.Audit[n-50:]
 	}
-	if s.o.Checkpoints != nil {
-		if v.Checkpoints, err = s.o.Checkpoints.List(ctx, id); err != nil {
-			v.CheckErr = err.Error()
+	cps, err := s.svc.Checkpoints(ctx, id)
+	if err != nil {
+		v.CheckErr = err.Error()
+	}
+	for _, cp := range cps {
+		label := cp.Label
+		if label == "" {
+			label = "checkpoint " + strconv.FormatInt(cp.ID, 10)
 		}
+		v.Checkpoints = append(v.Checkpoints, Checkpoint{ID: strconv.FormatInt(cp.ID, 10), Label: label, CreatedAt: cp.CreatedAt})
 	}
 	return v, nil
 }
@@ -186,7 +177,7 @@ func (s *Server) sessionAction(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	reason := strings.TrimSpace(r.FormValue("reason"))
 	move := func(to, said string) {
-		ses, err := supervision.MoveSession(ctx, s.o.Store, s.o.Config, s.o.User, id, to, store.SurfaceWeb, reason)
+		ses, err := s.svc.MoveSession(ctx, s.actor, id, to, reason)
 		if err != nil {
 			s.fail(w, r, ret, err)
 			return
@@ -195,22 +186,18 @@ func (s *Server) sessionAction(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.PathValue("action") {
 	case "pause":
-		move(store.SessionPaused, "paused")
+		move(supervision.SessionPaused, "paused")
 	case "resume":
-		move(store.SessionActive, "active")
+		move(supervision.SessionActive, "active")
 	case "stop":
-		move(store.SessionTerminated, "stopped")
+		move(supervision.SessionTerminated, "stopped")
 	case "steer":
-		if s.o.Steering == nil {
-			s.fail(w, r, ret, badInput("steering is not available in this build"))
-			return
-		}
 		text := strings.TrimSpace(r.FormValue("text"))
 		if text == "" {
 			s.fail(w, r, ret, badInput("the message is empty: write what the agent should do"))
 			return
 		}
-		if err := s.o.Steering.Steer(ctx, id, s.o.User, text); err != nil {
+		if _, err := s.svc.Steer(ctx, s.actor, id, text); err != nil {
 			s.fail(w, r, ret, err)
 			return
 		}
@@ -223,41 +210,40 @@ func (s *Server) sessionAction(w http.ResponseWriter, r *http.Request) {
 }
 
 // restore puts a checkpoint back: with files changed since, the first post
-// shows them and only a second one with force=1 restores.
+// shows them and only a second one with force=1 restores. A live session
+// is refused (the page's Stop first).
 func (s *Server) restore(w http.ResponseWriter, r *http.Request, id int64, ret string) {
-	if s.o.Checkpoints == nil {
-		s.fail(w, r, ret, badInput("checkpoints are not available in this build"))
+	ctx := r.Context()
+	cpID := r.FormValue("checkpoint")
+	n, err := strconv.ParseInt(cpID, 10, 64)
+	if err != nil {
+		s.fail(w, r, ret, badInput("checkpoint %q is not a number", cpID))
 		return
 	}
-	ctx := r.Context()
-	cp := r.FormValue("checkpoint")
-	force := r.FormValue("force") == "1"
-	if !force {
-		diverged, err := s.o.Checkpoints.Diverged(ctx, id, cp)
+	_, _, err = s.svc.RestoreCheckpoint(ctx, s.actor, supervision.Restore{Checkpoint: n, Session: id, Force: r.FormValue("force") == "1"})
+	var div *supervision.DivergedError
+	switch {
+	case errors.As(err, &div):
+		var diverged []string
+		for _, ch := range div.Changes {
+			diverged = append(diverged, ch.Status+" "+ch.Path)
+		}
+		if wantsJSON(r) {
+			writeJSON(w, http.StatusConflict, map[string]any{"ok": false, "confirm": true, "diverged": diverged,
+				"error": fmt.Sprintf("%d files changed since checkpoint %s: restoring loses those changes", len(diverged), cpID)})
+			return
+		}
+		v, err := s.sessionView(ctx, id)
 		if err != nil {
 			s.fail(w, r, ret, err)
 			return
 		}
-		if len(diverged) > 0 {
-			if wantsJSON(r) {
-				writeJSON(w, http.StatusConflict, map[string]any{"ok": false, "confirm": true, "diverged": diverged,
-					"error": fmt.Sprintf("%d files changed since checkpoint %s: restoring loses those changes", len(diverged), cp)})
-				return
-			}
-			v, err := s.sessionView(ctx, id)
-			if err != nil {
-				s.fail(w, r, ret, err)
-				return
-			}
-			v.Diverged, v.RestoreID = diverged, cp
-			w.WriteHeader(http.StatusConflict)
-			s.page(w, r, "session", fmt.Sprintf("Session %d", id), v)
-			return
-		}
-	}
-	if err := s.o.Checkpoints.Restore(ctx, id, cp, s.o.User, force); err != nil {
+		v.Diverged, v.RestoreID = diverged, cpID
+		w.WriteHeader(http.StatusConflict)
+		s.page(w, r, "session", fmt.Sprintf("Session %d", id), v)
+	case err != nil:
 		s.fail(w, r, ret, err)
-		return
+	default:
+		s.done(w, r, ret, "Restored checkpoint "+cpID+".")
 	}
-	s.done(w, r, ret, "Restored checkpoint "+cp+".")
 }

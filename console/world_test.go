@@ -84,7 +84,11 @@ func newWorld(t *testing.T, wo ...worldOpts) *world {
 		t.Fatal(err)
 	}
 	bus := events.New()
-	o := console.Options{Workspace: ws, Store: st, Config: supervision.Config{MaxConcurrentSessions: 50}, Bus: bus, User: "ana"}
+	svc, err := supervision.New(supervision.Options{Store: st, Config: supervision.Config{MaxConcurrentSessions: 50}, Workspace: ws, Bus: bus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := console.Options{Workspace: ws, Supervision: svc, User: "ana"}
 	for _, w := range wo {
 		if w.opts != nil {
 			w.opts(&o)

@@ -2,6 +2,11 @@
 
 package contain
 
+import (
+	"errors"
+	"net"
+)
+
 // Without /proc the run's processes cannot be found: only the agent CLI's
 // process group is signalled (by the runner).
 
@@ -20,3 +25,21 @@ func ProcStart(pid int) string { return "" }
 // Alive cannot tell a dead process without /proc: any pid counts as
 // alive (a live supervisor is never taken for a crashed one).
 func Alive(pid int, start string) bool { return pid > 0 }
+
+// Proc names a process.
+type Proc struct {
+	PID   int
+	Start string
+}
+
+// InsideRun cannot read a process's ancestry without /proc: nothing is
+// found inside a run.
+func InsideRun(pid int, supervisors []Proc) (bool, string) { return false, "" }
+
+// CallerInsideRun is InsideRun of this process.
+func CallerInsideRun(supervisors []Proc) (bool, string) { return false, "" }
+
+// PeerPIDs needs /proc.
+func PeerPIDs(c net.Conn) ([]int, error) {
+	return nil, errors.New("the peer of a connection can only be found on Linux")
+}

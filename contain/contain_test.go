@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("CONTAIN_TEST_SUBREAPER") == "1" {
 		os.Exit(subreaperMain())
 	}
+	if h := os.Getenv("CONTAIN_TEST_HELPER"); h != "" {
+		os.Exit(helperMain(h))
+	}
 	os.Exit(m.Run())
 }
 

@@ -57,11 +57,16 @@ const (
 	// RunEvent: one event the agent CLI printed during a run (RunID; Run
 	// holds it: message, tool_use, tool_result, error, ...).
 	RunEvent Kind = "run.event"
-	// Supervision (issue 22): what keeps a supervised session moving, for
-	// the inbox, the web console and Slack. SessionID names the session,
-	// ItemID the alert, prompt, steering message or checkpoint, Status its
-	// new status (an alert's pending, nudged, escalated…; a prompt's
-	// pending, continued, refined…), Text the reason or the message.
+	// Supervision: each change package supervision's service makes (from
+	// any surface: the terminal, the web console, Slack) and those the
+	// supervisor makes in the run's process, for the console's live pages.
+	// SessionID names the session, ItemID the request, alert, prompt,
+	// steering message or checkpoint, Status its new status (a request's
+	// approved, rejected…; an alert's pending, nudged, escalated…; a
+	// prompt's pending, continued, refined…; a session's), Text the reason
+	// or the message, Actor who made it.
+	RequestChanged    Kind = "supervision.request"
+	SessionChanged    Kind = "supervision.session"
 	AlertChanged      Kind = "supervision.alert"
 	PromptChanged     Kind = "supervision.prompt"
 	SteeringChanged   Kind = "supervision.steering"

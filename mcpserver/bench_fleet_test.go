@@ -13,6 +13,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -21,7 +22,7 @@ import (
 func fleetOf50(b *testing.B) *workspace.Workspace {
 	ws := fleetWorkspace(b, 0)
 	stub := agentstub.Named(b, "gemini")
-	f := fleet.New(ws, fleet.Options{SupervisorArgv: []string{agentinfraBin(b), "agent", "supervise"}, Binary: stub, Env: []string{"STUB_MODE=ok"}})
+	f := local.New(ws, local.Options{SupervisorArgv: []string{agentinfraBin(b), "agent", "run-supervisor"}, Binary: stub, Env: []string{"STUB_MODE=ok"}})
 	ctx := context.Background()
 	for i := range 50 {
 		if _, err := f.Create(ctx, fleet.CreateInput{Name: fmt.Sprintf("a%d", i), Spec: "s"}); err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/agentside"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
@@ -96,7 +96,7 @@ func (s *Server) addAskApproval() error {
 			"description": {Desc: "Why, and what happens if approved."},
 			"file":        {Desc: "The file the diff changes, relative to the workspace."},
 			"diff":        {Desc: "Unified diff of that one file (---/+++ and @@ hunks)."},
-			"risk":        {Desc: "Your grading; the policy's is used when higher.", Enum: []string{store.RiskLow, store.RiskHigh, store.RiskCritical}},
+			"risk":        {Desc: "Your grading; the policy's is used when higher.", Enum: []string{supervision.RiskLow, supervision.RiskHigh, supervision.RiskCritical}},
 			"timeout":     agentTimeoutProp,
 		},
 		Required: []string{"title"},
@@ -111,7 +111,7 @@ func (s *Server) addAskApproval() error {
 		}
 		text := fmt.Sprintf("request %d: %s", v.RequestID, v.Status)
 		if v.DecidedBy != "" && v.Status != agentside.VerdictTimeout {
-			text += " by " + store.Handle(v.DecidedBy) + " via " + v.Surface
+			text += " by " + supervision.Handle(v.DecidedBy) + " via " + v.Surface
 		}
 		if v.Reason != "" {
 			text += ": " + v.Reason
@@ -203,7 +203,7 @@ func (s *Server) addForwardPrompt() error {
 		Tool: &mcp.Tool{Name: "forward_prompt", Title: "Ask the operator how to go on",
 			Description: "Ask the operator how to go on, and wait. Use at the end of a turn, with a question, or after an error; blocks until the operator answers (`agentinfra answer ID continue|stop|refine TEXT`): status continued, refined (follow instruction), stopped (stop working), expired (an error_recovery prompt nobody answered: do not go on)."},
 		Props: map[string]prop{
-			"kind":    {Enum: store.PromptKinds, Desc: "continuation (default), clarification (a question), error_recovery, resource_warning."},
+			"kind":    {Enum: supervision.PromptKinds, Desc: "continuation (default), clarification (a question), error_recovery, resource_warning."},
 			"text":    {Desc: "What the operator reads: your question, the error, where you stand."},
 			"timeout": agentTimeoutProp,
 		},
@@ -330,9 +330,9 @@ func (s *Server) addSetOperationalMode() error {
 	return addTool(s.mcp, toolSpec{
 		Tool: &mcp.Tool{Name: "set_operational_mode", Title: "Where requests are answered",
 			Description: "Set where your session's requests are answered. local (terminal and console), remote (Slack too), hybrid."},
-		Props:    map[string]prop{"mode": {Enum: store.Modes}},
+		Props:    map[string]prop{"mode": {Enum: supervision.Modes}},
 		Required: []string{"mode"},
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in modeIn, _ map[string]json.RawMessage) (store.Session, string, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in modeIn, _ map[string]json.RawMessage) (supervision.Session, string, error) {
 		ses, err := s.agentClient(req).SetMode(ctx, in.Mode)
 		if err != nil {
 			return ses, "", err

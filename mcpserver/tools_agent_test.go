@@ -311,6 +311,10 @@ func TestRecoverState(t *testing.T) {
 func TestCheckAutoApproveAndPolicyTimeout(t *testing.T) {
 	ws := newWorkspace(t, 0)
 	writeFile(t, filepath.Join(ws.Root, ".agent", "policy.yaml"), "auto_approve:\n  write: [\"docs/**\"]\ntimeouts:\n  approval: 1s\n")
+	// The user's allowlist bounds the workspace's write patterns too.
+	cfg := t.TempDir()
+	t.Setenv("AGENTINFRA_CONFIG_DIR", cfg)
+	writeFile(t, filepath.Join(cfg, "allowlist.yaml"), "write: [\"**\"]\n")
 	cs := agentConnect(t, agentServer(t, ws), "checker", nil)
 	for _, c := range []struct {
 		args map[string]any

@@ -7,7 +7,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -23,21 +22,17 @@ func (s *Server) registerSupervisionTools() {
 		Description: "Read-only: the approval requests of supervised agent runs that wait for a person (id, session, tool, command/file/url, risk, age). Agents cannot decide them; a person runs `agentinfra approve ID` or `agentinfra reject ID --reason TEXT`.",
 		InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			conf, err := supervision.LoadConfig(s.ws)
+			svc, err := supervision.Open(ctx, s.ws, supervision.Options{Getenv: s.opts.Getenv})
 			if err != nil {
 				return errorResult(err, nil), nil
 			}
-			st, err := store.OpenWorkspace(ctx, s.ws, supervision.StoreOptions(conf))
-			if err != nil {
-				return errorResult(err, nil), nil
-			}
-			defer st.Close()
-			pending, err := st.Pending(ctx)
+			defer svc.Close()
+			pending, err := svc.Pending(ctx)
 			if err != nil {
 				return errorResult(err, nil), nil
 			}
 			if pending == nil {
-				pending = []store.PendingView{}
+				pending = []supervision.PendingView{}
 			}
 			for i := range pending { // the tool input can be a whole file: the diff says what changes
 				pending[i].ToolInput = ""

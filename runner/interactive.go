@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentinfra/agentinfra/contain"
 )
 
 // Interactive is an agent CLI started for a conversation over its standard
@@ -35,7 +37,9 @@ func StartInteractive(argv []string, dir string, env []string, clean bool) (*Int
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = mergeEnv(clean, env)
+	if err := contain.Setup(cmd, clean, env); err != nil {
+		return nil, err
+	}
 	startInGroup(cmd)
 	p := &Interactive{Cmd: cmd, stderr: newHeadTail(stderrHead, stderrTail), done: make(chan struct{})}
 	cmd.Stderr = p.stderr
@@ -97,7 +101,7 @@ func (p *Interactive) Wait() (code int, stderrTail string, err error) {
 }
 
 // ClipEventText cuts an event's text the way Exec's events are cut.
-func ClipEventText(s string) string { return clip(s, maxEventText) }
+func ClipEventText(s string) string { return clip(s, MaxEventText) }
 
 // SecretValues are the values of secret-named variables in env (to scrub
 // them from what is recorded).

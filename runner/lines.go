@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
-	"strings"
 )
 
 // readLines calls fn for each line of r (without the newline). A line longer
@@ -43,33 +41,4 @@ func readLines(r io.Reader, max int, fn func([]byte)) {
 			return
 		}
 	}
-}
-
-// mergeEnv builds the child's environment: the inherited one (unless clean),
-// then the additions in order; a later KEY= wins.
-func mergeEnv(clean bool, adds ...[]string) []string {
-	var base []string
-	if !clean {
-		base = os.Environ()
-	}
-	idx := map[string]int{}
-	out := make([]string, 0, len(base)+8)
-	put := func(kv string) {
-		k, _, _ := strings.Cut(kv, "=")
-		if i, ok := idx[k]; ok {
-			out[i] = kv
-			return
-		}
-		idx[k] = len(out)
-		out = append(out, kv)
-	}
-	for _, kv := range base {
-		put(kv)
-	}
-	for _, a := range adds {
-		for _, kv := range a {
-			put(kv)
-		}
-	}
-	return out
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentinfra/agentinfra/contain"
 )
 
 // process is one started agent CLI: the leader of its own process group, and
@@ -31,7 +33,9 @@ type process struct {
 func startProcess(args []string, req Request, c Command, parser Parser, onEvent func(Event)) (*process, error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = req.Dir
-	cmd.Env = mergeEnv(req.CleanEnv, req.Env, c.Env)
+	if err := contain.Setup(cmd, req.CleanEnv, req.Env, c.Env); err != nil {
+		return nil, err
+	}
 	if c.Stdin != "" {
 		cmd.Stdin = strings.NewReader(c.Stdin)
 		// Wait also waits for the stdin copy: bound it, in case something left
@@ -73,7 +77,7 @@ func startProcess(args []string, req Request, c Command, parser Parser, onEvent 
 		readLines(io.TeeReader(outR, p.stdout), maxLine, func(line []byte) {
 			for _, ev := range parser.Line(line) {
 				if onEvent != nil {
-					ev.Text = clip(ev.Text, maxEventText)
+					ev.Text = clip(ev.Text, MaxEventText)
 					onEvent(ev)
 				}
 			}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // alertKind is a stall alert (the agent was silent past the watchdog's
 // threshold): nudge / nudge with a message (asked as a threaded reply) /
-// stop. An escalation (the nudges did not help) posts the configured
+// dismiss / stop. An escalation (the nudges did not help) posts the configured
 // channel mention in the thread.
 type alertKind struct{}
 
@@ -21,18 +21,16 @@ const (
 	actionAlertNudge    = "alert_nudge"
 	actionAlertNudgeMsg = "alert_nudge_message"
 	actionAlertStop     = "alert_stop"
+	actionAlertDismiss  = "alert_dismiss"
 )
-
-// defaultNudge is the message of a plain nudge.
-const defaultNudge = "You have been silent for a while: please report your progress and continue the task."
 
 func (alertKind) handles(action string) bool { return strings.HasPrefix(action, "alert_") }
 
 func (alertKind) buttons() []string {
-	return []string{actionAlertNudge, actionAlertNudgeMsg, actionAlertStop}
+	return []string{actionAlertNudge, actionAlertNudgeMsg, actionAlertDismiss, actionAlertStop}
 }
 
-func alertRender(ses store.Session, a store.Alert) func(string) (string, []slack.Block) {
+func alertRender(ses supervision.Session, a supervision.Alert) func(string) (string, []slack.Block) {
 	return func(status string) (string, []slack.Block) {
 		text := fmt.Sprintf("Stall alert s%d: session %d is silent", a.ID, ses.ID)
 		body := fmt.Sprintf(":zzz: *Stall alert s%d* — the agent of session %d has been silent", a.ID, ses.ID)
@@ -45,7 +43,7 @@ func alertRender(ses store.Session, a store.Alert) func(string) (string, []slack
 		blocks := []slack.Block{slack.NewSectionBlock(md(body), nil, nil), slack.NewContextBlock("", md(escape(fmt.Sprintf("session %d · %s", ses.ID, sessionLine(ses)))))}
 		if status == "" {
 			blocks = append(blocks, buttons(fmt.Sprintf("alert-%d", a.ID), a.ID,
-				[3]string{actionAlertNudge, "Nudge", "primary"}, [3]string{actionAlertNudgeMsg, "Nudge with a message…", ""}, [3]string{actionAlertStop, "Stop", "danger"}))
+				[3]string{actionAlertNudge, "Nudge", "primary"}, [3]string{actionAlertNudgeMsg, "Nudge with a message…", ""}, [3]string{actionAlertDismiss, "Dismiss", ""}, [3]string{actionAlertStop, "Stop", "danger"}))
 		} else {
 			blocks = append(blocks, slack.NewSectionBlock(md(status), nil, nil))
 			text += " — " + status
@@ -54,24 +52,24 @@ func alertRender(ses store.Session, a store.Alert) func(string) (string, []slack
 	}
 }
 
-func alertLine(conf Config, a store.Alert) string {
+func alertLine(conf Config, a supervision.Alert) string {
 	by := conf.mention(a.DecidedBy)
 	via := ""
-	if a.Surface != store.SurfaceSlack && a.Surface != "" && a.Surface != store.SurfaceSupervisor {
+	if a.Surface != supervision.SurfaceSlack && a.Surface != "" && a.Surface != supervision.SurfaceSupervisor {
 		via = " via " + a.Surface
 	}
 	switch a.Status {
-	case store.AlertNudged:
-		if a.DecidedBy == store.ActorWatchdog {
+	case supervision.AlertNudged:
+		if a.DecidedBy == supervision.ActorWatchdog {
 			return fmt.Sprintf(":wave: Nudged by the watchdog (%d so far)", a.Nudges)
 		}
 		return fmt.Sprintf(":wave: Nudged by %s%s (%d so far)", by, via, a.Nudges)
-	case store.AlertSelfRecovered:
+	case supervision.AlertSelfRecovered:
 		return ":white_check_mark: The agent spoke again (self-recovered)"
-	case store.AlertEscalated:
+	case supervision.AlertEscalated:
 		return fmt.Sprintf(":rotating_light: Escalated after %d nudges", a.Nudges)
-	case store.AlertDismissed:
-		if a.DecidedBy != "" && a.DecidedBy != store.ActorWatchdog {
+	case supervision.AlertDismissed:
+		if a.DecidedBy != "" && a.DecidedBy != supervision.ActorWatchdog {
 			return fmt.Sprintf(":heavy_minus_sign: Dismissed by %s%s", by, via)
 		}
 		return ":heavy_minus_sign: Dismissed" + reasonSuffix(a.Reason)
@@ -86,12 +84,12 @@ func reasonSuffix(r string) string {
 	return ": " + escape(clip(r, 300))
 }
 
-func (alertKind) onAudit(ctx context.Context, s *Service, ev store.Event, ses store.Session) error {
+func (alertKind) onAudit(ctx context.Context, s *Service, ev supervision.AuditEvent, ses supervision.Session) error {
 	id := itemOf(ev, "alert")
 	if id == 0 {
 		return nil
 	}
-	a, err := s.st.Alert(ctx, id)
+	a, err := s.sup.Alert(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -99,15 +97,15 @@ func (alertKind) onAudit(ctx context.Context, s *Service, ev store.Event, ses st
 	switch ev.Action {
 	case "alert_raised":
 		text, blocks := render("")
-		_, _, err := s.postItem(ctx, ses, store.ItemAlert, a.ID, text, blocks)
+		_, _, err := s.postItem(ctx, ses, supervision.ItemAlert, a.ID, text, blocks)
 		return err
 	case "alert_escalated":
 		// The escalation goes to the channel, not only to the thread's
 		// followers: the mention is what people get notified by.
-		if err := s.settle(ctx, store.ItemAlert, a.ID, render, alertLine(s.conf, a)); err != nil {
+		if err := s.settle(ctx, supervision.ItemAlert, a.ID, render, alertLine(s.conf, a)); err != nil {
 			return err
 		}
-		p, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemSession, ses.ID)
+		p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
 		if err != nil {
 			return err
 		}
@@ -118,19 +116,19 @@ func (alertKind) onAudit(ctx context.Context, s *Service, ev store.Event, ses st
 	case "alert_nudge":
 		if a.Active() {
 			// A nudge (the watchdog's or a person's) leaves the alert open.
-			return s.noteOpen(ctx, store.ItemAlert, a.ID, render, alertLine(s.conf, a))
+			return s.noteOpen(ctx, supervision.ItemAlert, a.ID, render, alertLine(s.conf, a))
 		}
 	}
 	if a.Active() {
 		return nil
 	}
-	return s.settle(ctx, store.ItemAlert, a.ID, render, alertLine(s.conf, a))
+	return s.settle(ctx, supervision.ItemAlert, a.ID, render, alertLine(s.conf, a))
 }
 
 // noteOpen rewrites an open item's message with a line under its buttons.
 func (s *Service) noteOpen(ctx context.Context, item string, id int64, render func(string) (string, []slack.Block), line string) error {
 	defer s.locks.lock(fmt.Sprintf("%s/%d", item, id))()
-	p, err := s.st.PostOf(ctx, store.SurfaceSlack, item, id)
+	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, item, id)
 	if err != nil || p.State == stateFinal {
 		return nil
 	}
@@ -143,46 +141,46 @@ func (k alertKind) onClick(ctx context.Context, s *Service, c click) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.st.Alert(ctx, id)
+	a, err := s.sup.Alert(ctx, id)
 	if err != nil {
 		return err
 	}
-	ses, err := s.st.Session(ctx, a.SessionID)
+	ses, err := s.sup.Session(ctx, a.SessionID)
 	if err != nil {
 		return err
 	}
-	if ok, err := s.allowed(ctx, c, ses, fmt.Sprintf("stall alert s%d", a.ID)); !ok {
+	if ok, err := s.allowed(ctx, c, ses, 0, fmt.Sprintf("answer stall alert s%d", a.ID)); !ok {
 		return err
 	}
 	switch c.Action {
 	case actionAlertNudgeMsg:
 		return s.askText(ctx, c, actionAlertNudge, "nudge", a.ID, fmt.Sprintf("what should the nudge say to the agent (stall alert s%d)?", a.ID))
 	case actionAlertStop:
-		return k.decide(ctx, s, c, ses, a, store.AlertStop, "")
+		return k.decide(ctx, s, c, ses, a, supervision.AlertStop, "")
+	case actionAlertDismiss:
+		return k.decide(ctx, s, c, ses, a, supervision.AlertDismiss, "")
 	}
-	return k.decide(ctx, s, c, ses, a, store.AlertNudge, defaultNudge)
+	// A plain nudge says the watchdog's configured nudge.
+	return k.decide(ctx, s, c, ses, a, supervision.AlertNudge, "")
 }
 
 func (k alertKind) onText(ctx context.Context, s *Service, in input, text string) error {
-	if strings.TrimSpace(text) == "" {
-		text = defaultNudge
-	}
-	a, err := s.st.Alert(ctx, in.ItemID)
+	a, err := s.sup.Alert(ctx, in.ItemID)
 	if err != nil {
 		return err
 	}
-	ses, err := s.st.Session(ctx, a.SessionID)
+	ses, err := s.sup.Session(ctx, a.SessionID)
 	if err != nil {
 		return err
 	}
 	c := click{Action: actionAlertNudgeMsg, UserID: in.UserID, Person: in.Person, Channel: in.Channel, TS: in.MessageTS, ThreadTS: in.ThreadTS}
-	return k.decide(ctx, s, c, ses, a, store.AlertNudge, text)
+	return k.decide(ctx, s, c, ses, a, supervision.AlertNudge, text)
 }
 
-func (alertKind) decide(ctx context.Context, s *Service, c click, ses store.Session, a store.Alert, action, text string) error {
-	return s.decideFlow(ctx, c, store.ItemAlert, a.ID, alertRender(ses, a), func() (outcomeOf, error) {
-		got, err := s.st.DecideAlert(ctx, store.AlertDecision{ID: a.ID, Action: action, By: c.Person, Surface: store.SurfaceSlack, Text: text})
-		var lost *store.AlertDecidedError
+func (alertKind) decide(ctx context.Context, s *Service, c click, ses supervision.Session, a supervision.Alert, action, text string) error {
+	return s.decideFlow(ctx, c, supervision.ItemAlert, a.ID, alertRender(ses, a), func() (outcomeOf, error) {
+		got, err := s.sup.AnswerAlert(ctx, c.actor(), supervision.AlertAnswer{Alert: a.ID, Action: action, Text: text})
+		var lost *supervision.DecidedError
 		if errors.As(err, &lost) {
 			return outcomeOf{Line: alertLine(s.conf, lost.Alert), Final: !lost.Alert.Active(), Lost: err}, nil
 		}
@@ -190,7 +188,7 @@ func (alertKind) decide(ctx context.Context, s *Service, c click, ses store.Sess
 			return outcomeOf{}, err
 		}
 		line := alertLine(s.conf, got)
-		if action == store.AlertStop {
+		if action == supervision.AlertStop {
 			line = fmt.Sprintf(":octagonal_sign: Stopped by %s: the session's run ends", s.conf.mention(c.Person))
 		}
 		return outcomeOf{Line: line, Final: !got.Active()}, nil

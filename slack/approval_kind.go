@@ -4,21 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/slack-go/slack"
 
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // approvalKind is an approval request: posted in the session's thread with
 // approve / reject buttons, updated with the outcome however it is decided.
 type approvalKind struct{}
 
-// Buttons of a request.
+// Buttons of a request, and of the confirmation "approve always" asks.
 const (
-	actionApprove = "approve"
-	actionReject  = "reject"
+	actionApprove       = "approve"
+	actionReject        = "reject"
+	actionApproveAlways = "approve_always"
+	actionConfirmAlways = "approve_always_confirm"
 )
 
 // Post states of a request's message.
@@ -29,15 +32,17 @@ const (
 
 func (approvalKind) handles(action string) bool { return strings.HasPrefix(action, "request_") }
 
-func (approvalKind) buttons() []string { return []string{actionApprove, actionReject} }
+func (approvalKind) buttons() []string {
+	return []string{actionApprove, actionReject, actionApproveAlways, actionConfirmAlways}
+}
 
-func (k approvalKind) onAudit(ctx context.Context, s *Service, ev store.Event, ses store.Session) error {
-	r, err := s.st.Request(ctx, ev.RequestID)
+func (k approvalKind) onAudit(ctx context.Context, s *Service, ev supervision.AuditEvent, ses supervision.Session) error {
+	r, err := s.sup.Request(ctx, ev.RequestID)
 	if err != nil {
 		return err
 	}
 	if ev.Action == "request_raised" {
-		if _, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemRequest, r.ID); err == nil {
+		if _, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemRequest, r.ID); err == nil {
 			return nil // posted already (caught up at start)
 		}
 		return k.post(ctx, s, ses, r)
@@ -45,7 +50,7 @@ func (k approvalKind) onAudit(ctx context.Context, s *Service, ev store.Event, s
 	// Decided somewhere (here, a terminal, the web page, the timeout): show
 	// the outcome, unless a click here already did.
 	defer s.locks.lock(fmt.Sprintf("request/%d", r.ID))()
-	p, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemRequest, r.ID)
+	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemRequest, r.ID)
 	if err != nil {
 		return nil // never posted (raised before a first start): nothing to update
 	}
@@ -56,18 +61,18 @@ func (k approvalKind) onAudit(ctx context.Context, s *Service, ev store.Event, s
 	if err := s.update(ctx, p.Channel, p.TS, text, blocks); err != nil {
 		return err
 	}
-	_, err = s.st.SetPostState(ctx, store.SurfaceSlack, store.ItemRequest, r.ID, stateOpen, stateFinal)
+	_, err = s.sup.SetPostState(ctx, supervision.SurfaceSlack, supervision.ItemRequest, r.ID, stateOpen, stateFinal)
 	return err
 }
 
 // post puts a pending request in the session's thread: the diff inline when
 // short, else uploaded as a file in the thread.
-func (approvalKind) post(ctx context.Context, s *Service, ses store.Session, r store.Request) error {
+func (approvalKind) post(ctx context.Context, s *Service, ses supervision.Session, r supervision.Request) error {
 	threadTS, err := s.thread(ctx, ses)
 	if err != nil {
 		return err
 	}
-	tp, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemSession, ses.ID)
+	tp, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
 	if err != nil {
 		return err
 	}
@@ -77,7 +82,7 @@ func (approvalKind) post(ctx context.Context, s *Service, ses store.Session, r s
 	if err != nil {
 		return fmt.Errorf("post request %d: %w", r.ID, err)
 	}
-	if err := s.st.PutPost(ctx, store.Post{Surface: store.SurfaceSlack, ItemKind: store.ItemRequest, ItemID: r.ID, SessionID: ses.ID, Channel: tp.Channel, TS: ts}); err != nil {
+	if err := s.sup.PutPost(ctx, supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: supervision.ItemRequest, ItemID: r.ID, SessionID: ses.ID, Channel: tp.Channel, TS: ts}); err != nil {
 		return err
 	}
 	if r.Diff != "" && !inlineDiff(s.conf, r.Diff) {
@@ -96,33 +101,37 @@ func inlineDiff(conf Config, diff string) bool {
 
 // outcome is the last line of a decided request's message. lostClick: a
 // click here lost to a decision taken elsewhere.
-func outcome(conf Config, r store.Request, lostClick bool) string {
+func outcome(conf Config, r supervision.Request, lostClick bool) string {
 	by := conf.mention(r.DecidedBy)
 	reason := ""
 	if r.Reason != "" {
 		reason = ": " + escape(clip(r.Reason, 500))
 	}
-	if lostClick && (r.Status == store.StatusApproved || r.Status == store.StatusRejected) {
+	if lostClick && (r.Status == supervision.StatusApproved || r.Status == supervision.StatusRejected) {
 		return fmt.Sprintf(":information_source: Already decided via %s by %s (%s)%s", r.Surface, by, r.Status, reason)
 	}
 	switch r.Status {
-	case store.StatusApproved:
+	case supervision.StatusApproved:
 		via := ""
-		if r.Surface != store.SurfaceSlack {
+		if r.Surface != supervision.SurfaceSlack {
 			via = " via " + r.Surface
 		}
-		return fmt.Sprintf(":white_check_mark: Approved by %s%s%s", by, via, reason)
-	case store.StatusRejected:
+		approved := "Approved"
+		if r.Always {
+			approved = "Approved always" // and such requests from now on: a policy rule
+		}
+		return fmt.Sprintf(":white_check_mark: %s by %s%s%s", approved, by, via, reason)
+	case supervision.StatusRejected:
 		via := ""
-		if r.Surface != store.SurfaceSlack {
+		if r.Surface != supervision.SurfaceSlack {
 			via = " via " + r.Surface
 		}
 		return fmt.Sprintf(":x: Rejected by %s%s%s", by, via, reason)
-	case store.StatusExpired:
+	case supervision.StatusExpired:
 		return ":hourglass: Expired" + reason + " (the agent was denied)"
-	case store.StatusWithdrawn:
+	case supervision.StatusWithdrawn:
 		return ":leftwards_arrow_with_hook: Withdrawn by the agent"
-	case store.StatusInterrupted:
+	case supervision.StatusInterrupted:
 		return ":warning: Interrupted" + reason
 	}
 	return r.Status
@@ -130,8 +139,8 @@ func outcome(conf Config, r store.Request, lostClick bool) string {
 
 // requestBlocks is a request's message: what the agent asks, then the
 // buttons (status ""), "Processing…", or the outcome.
-func requestBlocks(s *Service, ses store.Session, r store.Request, status string) (string, []slack.Block) {
-	risk := map[string]string{store.RiskLow: ":large_green_circle: low", store.RiskHigh: ":large_orange_circle: high", store.RiskCritical: ":red_circle: *critical*"}[r.Risk]
+func requestBlocks(s *Service, ses supervision.Session, r supervision.Request, status string) (string, []slack.Block) {
+	risk := map[string]string{supervision.RiskLow: ":large_green_circle: low", supervision.RiskHigh: ":large_orange_circle: high", supervision.RiskCritical: ":red_circle: *critical*"}[r.Risk]
 	if risk == "" {
 		risk = r.Risk
 	}
@@ -168,9 +177,10 @@ func requestBlocks(s *Service, ses store.Session, r store.Request, status string
 	case "":
 		approve := slack.NewButtonBlockElement(actionApprove, fmt.Sprint(r.ID), plain("Approve"))
 		approve.Style = slack.StylePrimary
+		always := slack.NewButtonBlockElement(actionApproveAlways, fmt.Sprint(r.ID), plain("Approve always…"))
 		reject := slack.NewButtonBlockElement(actionReject, fmt.Sprint(r.ID), plain("Reject"))
 		reject.Style = slack.StyleDanger
-		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("request-%d", r.ID), approve, reject))
+		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("request-%d", r.ID), approve, always, reject))
 	default:
 		blocks = append(blocks, slack.NewSectionBlock(md(status), nil, nil))
 		text += " — " + status
@@ -180,44 +190,94 @@ func requestBlocks(s *Service, ses store.Session, r store.Request, status string
 
 const processing = ":hourglass_flowing_sand: Processing…"
 
-// onClick: approve decides now; reject asks for the reason first.
+// onClick: approve decides now; reject asks for the reason first;
+// approve always shows the policy rule it adds, and its confirmation
+// (value "ID:fingerprint" of the rule shown) decides.
 func (k approvalKind) onClick(ctx context.Context, s *Service, c click) error {
-	id, err := c.id()
+	value, shown, _ := strings.Cut(c.Value, ":")
+	id, err := strconv.ParseInt(value, 10, 64)
 	if err != nil {
 		return fmt.Errorf("button value %q is not a request ID", c.Value)
 	}
-	r, err := s.st.Request(ctx, id)
+	r, err := s.sup.Request(ctx, id)
 	if err != nil {
 		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Request %d: %v", id, err))
 	}
-	ses, err := s.st.Session(ctx, r.SessionID)
+	ses, err := s.sup.Session(ctx, r.SessionID)
 	if err != nil {
 		return err
 	}
-	if c.Person == "" {
-		return s.refuse(ctx, c, ses.ID, r.ID, s.notMapped(c))
+	if ok, err := s.allowed(ctx, c, ses, r.ID, fmt.Sprintf("decide request %d", r.ID)); !ok {
+		return err
 	}
-	if !s.st.MayDecide(c.Person, ses) {
-		return s.refuse(ctx, c, ses.ID, r.ID, fmt.Sprintf("%s may not decide request %d: only the session's owner %s or an operator (supervision.operators) may",
-			store.Handle(c.Person), r.ID, store.Handle(ses.Owner)))
-	}
-	if c.Action == actionReject {
+	switch c.Action {
+	case actionReject:
 		return k.askReason(ctx, s, c, r)
+	case actionApproveAlways:
+		return k.askAlways(ctx, s, c, r)
+	case actionConfirmAlways:
+		return k.confirmAlways(ctx, s, c, ses, r, shown)
 	}
-	return k.decide(ctx, s, c, ses, r.ID, true, "")
+	_, err = k.decide(ctx, s, c, ses, supervision.Decision{Request: r.ID, Approve: true})
+	return err
 }
 
 // askReason asks the person for the reject reason as a threaded reply that
 // mentions the app (a modal opened from a button in a thread does not
 // render).
-func (approvalKind) askReason(ctx context.Context, s *Service, c click, r store.Request) error {
-	if r.Status != store.StatusPending {
-		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, (&store.DecidedError{Request: r}).Error())
+func (approvalKind) askReason(ctx context.Context, s *Service, c click, r supervision.Request) error {
+	if r.Status != supervision.StatusPending {
+		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, (&supervision.DecidedError{Request: r}).Error())
 	}
 	s.inputs.put(input{Kind: actionApprove, Verb: actionReject, ItemID: r.ID, Channel: c.Channel, ThreadTS: c.ThreadTS, UserID: c.UserID, Person: c.Person, MessageTS: c.TS})
 	_, err := s.post(ctx, c.Channel, c.ThreadTS, fmt.Sprintf("<@%s> why reject request %d? Reply in this thread mentioning %s with the reason (it is sent to the agent), e.g. `%s use a temporary folder`.",
 		c.UserID, r.ID, s.mentionApp(), s.mentionApp()), nil)
 	return err
+}
+
+// askAlways shows, in the thread, the rule "approve always" would add to
+// the workspace policy (and the policy file's diff), with the button that
+// adds it and approves: nothing is written before that click.
+func (approvalKind) askAlways(ctx context.Context, s *Service, c click, r supervision.Request) error {
+	plan, err := s.sup.PlanAlways(ctx, r.ID)
+	if err != nil {
+		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Approve always, request %d: %v", r.ID, err))
+	}
+	body := fmt.Sprintf("<@%s> approving request %d always adds `%s` to .agent/policy.yaml", c.UserID, r.ID, escape(plan.RuleText()))
+	if plan.Diff == "" {
+		body += " (it is there already)"
+	} else {
+		body += ":\n```" + escape(clip(strings.TrimRight(plan.Diff, "\n"), 2000)) + "```"
+	}
+	if plan.Note != "" {
+		body += "\n:warning: " + escape(plan.Note)
+	}
+	confirm := slack.NewButtonBlockElement(actionConfirmAlways, fmt.Sprintf("%d:%s", r.ID, plan.Fingerprint()), plain("Add the rule and approve"))
+	confirm.Style = slack.StylePrimary
+	text := fmt.Sprintf("Approve always, request %d: adds %s", r.ID, plan.RuleText())
+	_, err = s.post(ctx, c.Channel, c.ThreadTS, text, []slack.Block{slack.NewSectionBlock(md(body), nil, nil),
+		slack.NewActionBlock(fmt.Sprintf("always-%d", r.ID), confirm)})
+	return err
+}
+
+// confirmAlways is the click on askAlways' button: the rule planned now
+// must be the rule shown (else nothing is written and the person looks
+// again), then the approval with the rule, as a click on Approve.
+func (k approvalKind) confirmAlways(ctx context.Context, s *Service, c click, ses supervision.Session, r supervision.Request, shown string) error {
+	plan, err := s.sup.PlanAlways(ctx, r.ID)
+	if err != nil {
+		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Not decided: %v", err))
+	}
+	if plan.Fingerprint() != shown {
+		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Not decided: the rule changed since it was shown (now `%s`): click Approve always again", escape(plan.RuleText())))
+	}
+	won, err := k.decide(ctx, s, c, ses, supervision.Decision{Request: r.ID, Approve: true, Always: plan})
+	if !won {
+		return err
+	}
+	// The confirmation's message says what it did; its button goes.
+	done := fmt.Sprintf(":white_check_mark: %s added `%s` to .agent/policy.yaml and approved request %d.", s.conf.mention(c.Person), escape(plan.RuleText()), r.ID)
+	return errors.Join(err, s.update(ctx, c.Channel, c.TS, done, []slack.Block{slack.NewSectionBlock(md(done), nil, nil)}))
 }
 
 // onText is the reject reason.
@@ -227,57 +287,60 @@ func (k approvalKind) onText(ctx context.Context, s *Service, in input, text str
 		_, err := s.post(ctx, in.Channel, in.ThreadTS, fmt.Sprintf("<@%s> the reason is empty: reply again mentioning %s with why request %d is rejected.", in.UserID, s.mentionApp(), in.ItemID), nil)
 		return err
 	}
-	r, err := s.st.Request(ctx, in.ItemID)
+	r, err := s.sup.Request(ctx, in.ItemID)
 	if err != nil {
 		return err
 	}
-	ses, err := s.st.Session(ctx, r.SessionID)
+	ses, err := s.sup.Session(ctx, r.SessionID)
 	if err != nil {
 		return err
 	}
 	c := click{Action: actionReject, Value: fmt.Sprint(in.ItemID), UserID: in.UserID, Person: in.Person, Channel: in.Channel, TS: in.MessageTS, ThreadTS: in.ThreadTS}
-	return k.decide(ctx, s, c, ses, r.ID, false, text)
+	_, err = k.decide(ctx, s, c, ses, supervision.Decision{Request: r.ID, Reason: text})
+	return err
 }
 
 // decide is the click's decision: "Processing…" first, then the store's
 // compare-and-set, then the outcome. Of two clicks (a double click, two
 // people) the second waits for the first and is told it lost.
-func (approvalKind) decide(ctx context.Context, s *Service, c click, ses store.Session, id int64, approve bool, reason string) error {
+func (approvalKind) decide(ctx context.Context, s *Service, c click, ses supervision.Session, d supervision.Decision) (won bool, err error) {
+	id := d.Request
 	defer s.locks.lock(fmt.Sprintf("request/%d", id))()
-	p, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemRequest, id)
+	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemRequest, id)
 	if err != nil {
-		return err
+		return false, err
 	}
-	cur, err := s.st.Request(ctx, id)
+	cur, err := s.sup.Request(ctx, id)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if cur.Status != store.StatusPending && p.State == stateFinal {
+	if cur.Status != supervision.StatusPending && p.State == stateFinal {
 		// The message already shows the outcome: only the clicker is told.
-		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, (&store.DecidedError{Request: cur}).Error())
+		return false, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, (&supervision.DecidedError{Request: cur}).Error())
 	}
 	text, blocks := requestBlocks(s, ses, cur, processing)
 	if err := s.update(ctx, p.Channel, p.TS, text, blocks); err != nil {
-		return err
+		return false, err
 	}
-	r, derr := s.st.Decide(ctx, store.Decision{RequestID: id, Approve: approve, By: c.Person, Surface: store.SurfaceSlack, Reason: reason})
-	var lost *store.DecidedError
+	r, derr := s.sup.Decide(ctx, c.actor(), d)
+	var lost *supervision.DecidedError
 	switch {
-	case derr == nil:
 	case errors.As(derr, &lost):
 		r = lost.Request
 		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, derr.Error())
-	default:
+	case derr != nil && r.Status != supervision.StatusApproved:
 		// Not decided (not allowed after all, the database busy): the
 		// buttons come back and the person is told why.
 		text, blocks := requestBlocks(s, ses, cur, "")
 		s.update(ctx, p.Channel, p.TS, text, blocks)
-		return errors.Join(derr, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, "Not decided: "+derr.Error()))
+		return false, errors.Join(derr, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, "Not decided: "+derr.Error()))
+	case derr != nil: // approved, but its policy rule could not be written
+		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, derr.Error())
 	}
-	text, blocks = requestBlocks(s, ses, r, outcome(s.conf, r, lost != nil && r.Surface != store.SurfaceSlack))
+	text, blocks = requestBlocks(s, ses, r, outcome(s.conf, r, lost != nil && r.Surface != supervision.SurfaceSlack))
 	if err := s.update(ctx, p.Channel, p.TS, text, blocks); err != nil {
-		return err
+		return lost == nil, err
 	}
-	_, err = s.st.SetPostState(ctx, store.SurfaceSlack, store.ItemRequest, id, stateOpen, stateFinal)
-	return err
+	_, err = s.sup.SetPostState(ctx, supervision.SurfaceSlack, supervision.ItemRequest, id, stateOpen, stateFinal)
+	return lost == nil, err
 }

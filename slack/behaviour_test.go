@@ -11,6 +11,8 @@ import (
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
 	"github.com/agentinfra/agentinfra/internal/testing/golden"
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 func (w *world) ephemeral(user string, contains string) fakeslack.Ephemeral {
@@ -344,11 +346,17 @@ func TestASessionsOwnChannel(t *testing.T) {
 
 func TestRefusedTokensStopWithAClearError(t *testing.T) {
 	fake := fakeslack.New(t)
-	st, err := store.Open(t.Context(), t.TempDir()+"/a.db", store.Options{})
+	dir := t.TempDir()
+	st, err := store.Open(t.Context(), dir+"/a.db", store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	ws, _ := workspace.New(dir)
+	sup, err := supervision.New(supervision.Options{Store: st, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		tokens Tokens
 		want   string
@@ -356,7 +364,7 @@ func TestRefusedTokensStopWithAClearError(t *testing.T) {
 		{Tokens{App: "xapp-wrong", Bot: fakeslack.BotToken}, EnvAppToken},
 		{Tokens{App: fakeslack.AppToken, Bot: "xoxb-wrong"}, EnvBotToken},
 	} {
-		svc, err := New(Options{Store: st, Config: testConfig(), Tokens: c.tokens, APIURL: fake.APIURL()})
+		svc, err := New(Options{Supervision: sup, Config: testConfig(), Tokens: c.tokens, APIURL: fake.APIURL()})
 		if err != nil {
 			t.Fatal(err)
 		}

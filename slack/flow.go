@@ -7,12 +7,12 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // itemOf reads the ID of a prompt or alert from an audit event's detail
 // ({"prompt": 12} / {"alert": 5}).
-func itemOf(ev store.Event, key string) int64 {
+func itemOf(ev supervision.AuditEvent, key string) int64 {
 	var d map[string]any
 	json.Unmarshal(ev.Detail, &d)
 	if v, ok := d[key].(float64); ok {
@@ -35,7 +35,7 @@ type outcomeOf struct {
 // the outcome; the second of two clicks waits and is told it lost.
 func (s *Service) decideFlow(ctx context.Context, c click, item string, id int64, render func(status string) (string, []slack.Block), decide func() (outcomeOf, error)) error {
 	defer s.locks.lock(fmt.Sprintf("%s/%d", item, id))()
-	p, err := s.st.PostOf(ctx, store.SurfaceSlack, item, id)
+	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, item, id)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (s *Service) decideFlow(ctx context.Context, c click, item string, id int64
 		return err
 	}
 	if out.Final {
-		_, err = s.st.SetPostState(ctx, store.SurfaceSlack, item, id, stateOpen, stateFinal)
+		_, err = s.sup.SetPostState(ctx, supervision.SurfaceSlack, item, id, stateOpen, stateFinal)
 	}
 	return err
 }
@@ -74,7 +74,7 @@ func (s *Service) decideFlow(ctx context.Context, c click, item string, id int64
 // already did.
 func (s *Service) settle(ctx context.Context, item string, id int64, render func(status string) (string, []slack.Block), line string) error {
 	defer s.locks.lock(fmt.Sprintf("%s/%d", item, id))()
-	p, err := s.st.PostOf(ctx, store.SurfaceSlack, item, id)
+	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, item, id)
 	if err != nil || p.State == stateFinal {
 		return nil
 	}
@@ -82,20 +82,20 @@ func (s *Service) settle(ctx context.Context, item string, id int64, render func
 	if err := s.update(ctx, p.Channel, p.TS, text, blocks); err != nil {
 		return err
 	}
-	_, err = s.st.SetPostState(ctx, store.SurfaceSlack, item, id, stateOpen, stateFinal)
+	_, err = s.sup.SetPostState(ctx, supervision.SurfaceSlack, item, id, stateOpen, stateFinal)
 	return err
 }
 
 // postItem posts an item's message with its buttons in the session's thread.
-func (s *Service) postItem(ctx context.Context, ses store.Session, item string, id int64, text string, blocks []slack.Block) (channel, threadTS string, err error) {
-	if _, err := s.st.PostOf(ctx, store.SurfaceSlack, item, id); err == nil {
+func (s *Service) postItem(ctx context.Context, ses supervision.Session, item string, id int64, text string, blocks []slack.Block) (channel, threadTS string, err error) {
+	if _, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, item, id); err == nil {
 		return "", "", nil // posted already
 	}
 	threadTS, err = s.thread(ctx, ses)
 	if err != nil {
 		return "", "", err
 	}
-	tp, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemSession, ses.ID)
+	tp, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
 	if err != nil {
 		return "", "", err
 	}
@@ -104,18 +104,18 @@ func (s *Service) postItem(ctx context.Context, ses store.Session, item string, 
 	if err != nil {
 		return "", "", fmt.Errorf("post %s %d: %w", item, id, err)
 	}
-	return tp.Channel, threadTS, s.st.PutPost(ctx, store.Post{Surface: store.SurfaceSlack, ItemKind: item, ItemID: id, SessionID: ses.ID, Channel: tp.Channel, TS: ts})
+	return tp.Channel, threadTS, s.sup.PutPost(ctx, supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: item, ItemID: id, SessionID: ses.ID, Channel: tp.Channel, TS: ts})
 }
 
-// allowed checks that the clicker may act on a session's item, refusing
-// (ephemeral + audit) otherwise.
-func (s *Service) allowed(ctx context.Context, c click, ses store.Session, what string) (bool, error) {
+// allowed checks that the clicker may do what (of a session's item, a
+// request's requestID), refusing (ephemeral + audit) otherwise: a member
+// linked to an agentinfra user whom the service allows.
+func (s *Service) allowed(ctx context.Context, c click, ses supervision.Session, requestID int64, what string) (bool, error) {
 	if c.Person == "" {
-		return false, s.refuse(ctx, c, ses.ID, 0, s.notMapped(c))
+		return false, s.refuse(ctx, c, ses.ID, requestID, s.notMapped(c))
 	}
-	if !s.st.MayDecide(c.Person, ses) {
-		return false, s.refuse(ctx, c, ses.ID, 0, fmt.Sprintf("%s may not answer %s: only the session's owner %s or an operator (supervision.operators) may",
-			store.Handle(c.Person), what, store.Handle(ses.Owner)))
+	if err := s.sup.May(ctx, c.actor(), ses, what); err != nil {
+		return false, s.refuse(ctx, c, ses.ID, requestID, err.Error())
 	}
 	return true, nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // kind is one kind of message in a session's thread: the audit actions it
@@ -25,7 +25,7 @@ type kind interface {
 	// handles says whether an audit action is this kind's.
 	handles(action string) bool
 	// onAudit posts or updates the message of the event's item.
-	onAudit(ctx context.Context, s *Service, ev store.Event, ses store.Session) error
+	onAudit(ctx context.Context, s *Service, ev supervision.AuditEvent, ses supervision.Session) error
 	// buttons lists the action_ids of its buttons.
 	buttons() []string
 	// onClick answers a click from a person allowed to act (the kind
@@ -48,6 +48,11 @@ type click struct {
 }
 
 func (c click) id() (int64, error) { return strconv.ParseInt(c.Value, 10, 64) }
+
+// actor is the clicker as the supervision service knows them.
+func (c click) actor() supervision.Actor {
+	return supervision.Person(c.Person, supervision.SurfaceSlack)
+}
 
 func (s *Service) onInteractive(ctx context.Context, cb slack.InteractionCallback) {
 	if cb.Type != slack.InteractionTypeBlockActions {
@@ -81,7 +86,7 @@ func (s *Service) refuse(ctx context.Context, c click, sessionID, requestID int6
 		who = "slack:" + c.UserID
 	}
 	detail, _ := json.Marshal(map[string]any{"action": c.Action, "value": c.Value, "slack_user": c.UserID, "slack_name": c.UserName, "why": why})
-	rerr := s.st.Record(ctx, store.Event{SessionID: sessionID, RequestID: requestID, Actor: who, Surface: store.SurfaceSlack, Action: "slack_refused", Detail: detail})
+	rerr := s.sup.Record(ctx, supervision.AuditEvent{SessionID: sessionID, RequestID: requestID, Actor: who, Surface: supervision.SurfaceSlack, Action: "slack_refused", Detail: detail})
 	eerr := s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, ":no_entry: Not allowed: "+why)
 	if rerr != nil {
 		return rerr
@@ -164,18 +169,18 @@ func (s *Service) onEventsAPI(ctx context.Context, evt socketmode.Event) {
 // question: a steering message, delivered to the agent as its next user
 // message by the session's supervisor (queued until the CLI can take it).
 func (s *Service) onThreadMention(ctx context.Context, channel, threadTS, userID, text string) {
-	id, err := s.st.SessionOfThread(ctx, store.SurfaceSlack, channel, threadTS)
+	id, err := s.sup.SessionOfThread(ctx, supervision.SurfaceSlack, channel, threadTS)
 	if err != nil {
 		s.ephemeral(ctx, channel, threadTS, userID, "This thread is not a supervised session's: mention the app in a session's thread to send its agent a message, or see `/agentinfra help`.")
 		return
 	}
-	ses, err := s.st.Session(ctx, id)
+	ses, err := s.sup.Session(ctx, id)
 	if err != nil {
 		return
 	}
 	c := click{Action: "steer", Value: text, UserID: userID, Channel: channel, ThreadTS: threadTS}
 	c.Person, _ = s.conf.person(userID)
-	if ok, err := s.allowed(ctx, c, ses, fmt.Sprintf("session %d (steering)", id)); !ok {
+	if ok, err := s.allowed(ctx, c, ses, 0, fmt.Sprintf("steer session %d", id)); !ok {
 		if err != nil {
 			s.log.Warn("slack: refuse steering", "err", err)
 		}
@@ -185,7 +190,7 @@ func (s *Service) onThreadMention(ctx context.Context, channel, threadTS, userID
 		s.ephemeral(ctx, channel, threadTS, userID, "Nothing to send: write the message after the mention.")
 		return
 	}
-	m, err := s.st.Steer(ctx, id, text, c.Person, store.SurfaceSlack)
+	m, err := s.sup.Steer(ctx, c.actor(), id, text)
 	if err != nil {
 		s.ephemeral(ctx, channel, threadTS, userID, fmt.Sprintf("Not sent to session %d: %v", id, err))
 		return

@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // promptKind is a continuation prompt (a turn ended and the run is not
@@ -28,7 +28,7 @@ func (promptKind) buttons() []string {
 	return []string{actionPromptContinue, actionPromptRefine, actionPromptStop}
 }
 
-func promptRender(ses store.Session, p store.Prompt) func(string) (string, []slack.Block) {
+func promptRender(ses supervision.Session, p supervision.Prompt) func(string) (string, []slack.Block) {
 	return func(status string) (string, []slack.Block) {
 		text := fmt.Sprintf("Prompt p%d (%s): the agent's turn ended", p.ID, p.Kind)
 		body := fmt.Sprintf(":speech_balloon: *Prompt p%d* — %s: the agent's turn ended and the run is not finished.", p.ID, strings.ReplaceAll(p.Kind, "_", " "))
@@ -47,51 +47,51 @@ func promptRender(ses store.Session, p store.Prompt) func(string) (string, []sla
 	}
 }
 
-func promptLine(conf Config, p store.Prompt, lost bool) string {
+func promptLine(conf Config, p supervision.Prompt, lost bool) string {
 	by := conf.mention(p.DecidedBy)
-	if lost && p.Surface != store.SurfaceSlack && p.DecidedBy != "" {
+	if lost && p.Surface != supervision.SurfaceSlack && p.DecidedBy != "" {
 		return fmt.Sprintf(":information_source: Already decided via %s by %s (%s)", p.Surface, by, p.Status)
 	}
 	via := ""
-	if p.Surface != store.SurfaceSlack && p.Surface != "" {
+	if p.Surface != supervision.SurfaceSlack && p.Surface != "" {
 		via = " via " + p.Surface
 	}
 	switch p.Status {
-	case store.PromptContinued:
-		if p.DecidedBy == "" || p.Surface == store.SurfaceTimeout {
+	case supervision.PromptContinued:
+		if p.DecidedBy == "" || p.Surface == supervision.SurfaceTimeout {
 			return ":arrow_forward: Continued (no answer before the timeout)"
 		}
 		return fmt.Sprintf(":arrow_forward: Continued by %s%s", by, via)
-	case store.PromptRefined:
+	case supervision.PromptRefined:
 		return fmt.Sprintf(":pencil2: Refined by %s%s: %s", by, via, escape(clip(p.Instruction, 500)))
-	case store.PromptStopped:
+	case supervision.PromptStopped:
 		return fmt.Sprintf(":octagonal_sign: Stopped by %s%s", by, via)
-	case store.PromptExpired:
+	case supervision.PromptExpired:
 		return ":hourglass: Expired without an answer (an error-recovery prompt never continues by itself)"
-	case store.PromptWithdrawn:
+	case supervision.PromptWithdrawn:
 		return ":leftwards_arrow_with_hook: Withdrawn"
 	}
 	return p.Status
 }
 
-func (promptKind) onAudit(ctx context.Context, s *Service, ev store.Event, ses store.Session) error {
+func (promptKind) onAudit(ctx context.Context, s *Service, ev supervision.AuditEvent, ses supervision.Session) error {
 	id := itemOf(ev, "prompt")
 	if id == 0 {
 		return nil
 	}
-	p, err := s.st.Prompt(ctx, id)
+	p, err := s.sup.Prompt(ctx, id)
 	if err != nil {
 		return err
 	}
 	if ev.Action == "prompt_raised" {
 		text, blocks := promptRender(ses, p)("")
-		_, _, err := s.postItem(ctx, ses, store.ItemPrompt, p.ID, text, blocks)
+		_, _, err := s.postItem(ctx, ses, supervision.ItemPrompt, p.ID, text, blocks)
 		return err
 	}
-	if p.Status == store.PromptPending {
+	if p.Status == supervision.PromptPending {
 		return nil
 	}
-	return s.settle(ctx, store.ItemPrompt, p.ID, promptRender(ses, p), promptLine(s.conf, p, false))
+	return s.settle(ctx, supervision.ItemPrompt, p.ID, promptRender(ses, p), promptLine(s.conf, p, false))
 }
 
 func (k promptKind) onClick(ctx context.Context, s *Service, c click) error {
@@ -99,24 +99,24 @@ func (k promptKind) onClick(ctx context.Context, s *Service, c click) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.st.Prompt(ctx, id)
+	p, err := s.sup.Prompt(ctx, id)
 	if err != nil {
 		return err
 	}
-	ses, err := s.st.Session(ctx, p.SessionID)
+	ses, err := s.sup.Session(ctx, p.SessionID)
 	if err != nil {
 		return err
 	}
-	if ok, err := s.allowed(ctx, c, ses, fmt.Sprintf("prompt p%d", p.ID)); !ok {
+	if ok, err := s.allowed(ctx, c, ses, 0, fmt.Sprintf("answer prompt p%d", p.ID)); !ok {
 		return err
 	}
 	switch c.Action {
 	case actionPromptRefine:
 		return s.askText(ctx, c, actionPromptContinue, "refine", p.ID, fmt.Sprintf("what should the agent do instead (prompt p%d)? It is sent as its next message.", p.ID))
 	case actionPromptStop:
-		return k.decide(ctx, s, c, ses, p, store.ActionStop, "")
+		return k.decide(ctx, s, c, ses, p, supervision.ActionStop, "")
 	}
-	return k.decide(ctx, s, c, ses, p, store.ActionContinue, "")
+	return k.decide(ctx, s, c, ses, p, supervision.ActionContinue, "")
 }
 
 func (k promptKind) onText(ctx context.Context, s *Service, in input, text string) error {
@@ -125,27 +125,27 @@ func (k promptKind) onText(ctx context.Context, s *Service, in input, text strin
 		_, err := s.post(ctx, in.Channel, in.ThreadTS, fmt.Sprintf("<@%s> the instruction is empty: reply again mentioning %s.", in.UserID, s.mentionApp()), nil)
 		return err
 	}
-	p, err := s.st.Prompt(ctx, in.ItemID)
+	p, err := s.sup.Prompt(ctx, in.ItemID)
 	if err != nil {
 		return err
 	}
-	ses, err := s.st.Session(ctx, p.SessionID)
+	ses, err := s.sup.Session(ctx, p.SessionID)
 	if err != nil {
 		return err
 	}
 	c := click{Action: actionPromptRefine, UserID: in.UserID, Person: in.Person, Channel: in.Channel, TS: in.MessageTS, ThreadTS: in.ThreadTS}
-	return k.decide(ctx, s, c, ses, p, store.ActionRefine, text)
+	return k.decide(ctx, s, c, ses, p, supervision.ActionRefine, text)
 }
 
-func (promptKind) decide(ctx context.Context, s *Service, c click, ses store.Session, p store.Prompt, action, instruction string) error {
-	return s.decideFlow(ctx, c, store.ItemPrompt, p.ID, promptRender(ses, p), func() (outcomeOf, error) {
-		got, err := s.st.DecidePrompt(ctx, store.PromptDecision{ID: p.ID, Action: action, Instruction: instruction, By: c.Person, Surface: store.SurfaceSlack})
-		var lost *store.PromptDecidedError
+func (promptKind) decide(ctx context.Context, s *Service, c click, ses supervision.Session, p supervision.Prompt, action, instruction string) error {
+	return s.decideFlow(ctx, c, supervision.ItemPrompt, p.ID, promptRender(ses, p), func() (outcomeOf, error) {
+		got, err := s.sup.AnswerPrompt(ctx, c.actor(), supervision.PromptAnswer{Prompt: p.ID, Action: action, Instruction: instruction})
+		var lost *supervision.DecidedError
 		if errors.As(err, &lost) {
 			return outcomeOf{Line: promptLine(s.conf, lost.Prompt, true), Final: true, Lost: err}, nil
 		}
 		if err != nil {
-			if cur, cerr := s.st.Prompt(ctx, p.ID); cerr == nil && cur.Status != store.PromptPending {
+			if cur, cerr := s.sup.Prompt(ctx, p.ID); cerr == nil && cur.Status != supervision.PromptPending {
 				return outcomeOf{Line: promptLine(s.conf, cur, true), Final: true, Lost: err}, nil
 			}
 			return outcomeOf{}, err

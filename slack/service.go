@@ -14,15 +14,18 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
 // Options make a Service.
 type Options struct {
-	Store  *store.Store
-	Config Config
-	Tokens Tokens
+	// Supervision is the workspace's supervision service: every decision,
+	// answer and session change from Slack goes through it.
+	Supervision *supervision.Service
+	Config      Config
+	Tokens      Tokens
 	// APIURL is the Web API's base URL ("" = Slack's; tests point it at a
 	// fake Slack on 127.0.0.1).
 	APIURL string
@@ -47,7 +50,7 @@ type Options struct {
 
 // Service is a running Slack surface.
 type Service struct {
-	st     *store.Store
+	sup    *supervision.Service
 	conf   Config
 	opts   Options
 	api    *slack.Client
@@ -63,12 +66,13 @@ type Service struct {
 
 // New prepares a Service (nothing is sent before Run).
 func New(opts Options) (*Service, error) {
-	if opts.Store == nil {
-		return nil, errors.New("the Slack service needs the store")
+	if opts.Supervision == nil {
+		return nil, errors.New("the Slack service needs the supervision service")
 	}
 	if opts.Tokens.App == "" || opts.Tokens.Bot == "" {
 		return nil, fmt.Errorf("%w: the Slack service needs both tokens", ErrNoTokens)
 	}
+	contain.Conceal(opts.Tokens.App, opts.Tokens.Bot) // from the keyring too: never in a registry command's environment
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -85,7 +89,7 @@ func New(opts Options) (*Service, error) {
 	if opts.PingInterval > 0 {
 		smOpts = append(smOpts, socketmode.OptionPingInterval(opts.PingInterval))
 	}
-	s := &Service{st: opts.Store, conf: opts.Config.withDefaults(), opts: opts, api: api, sm: socketmode.New(api, smOpts...),
+	s := &Service{sup: opts.Supervision, conf: opts.Config.withDefaults(), opts: opts, api: api, sm: socketmode.New(api, smOpts...),
 		out: newOutbox(opts.Queue), log: log, inputs: newInputs(), ready: make(chan struct{})}
 	s.kinds = []kind{sessionKind{}, approvalKind{}, promptKind{}, alertKind{}}
 	return s, nil
@@ -223,18 +227,18 @@ func (s *Service) ack(req *socketmode.Request, payload any) {
 // hand. An event whose handling was cut short is handled again after a
 // restart; one Slack refused (a wrong channel) is logged and passed.
 func (s *Service) tail(ctx, work context.Context) error {
-	cursor, ok, err := s.st.Cursor(work, store.SurfaceSlack)
+	cursor, ok, err := s.sup.Cursor(work, supervision.SurfaceSlack)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		// First start: history is not replayed; live sessions and their
 		// pending requests are caught up below.
-		if cursor, err = s.st.LastAuditSeq(work); err != nil {
+		if cursor, err = s.sup.LastAuditSeq(work); err != nil {
 			return err
 		}
 	}
-	changes, err := s.st.Changes(ctx)
+	changes, err := s.sup.Changes(ctx)
 	if err != nil {
 		return err
 	}
@@ -242,7 +246,7 @@ func (s *Service) tail(ctx, work context.Context) error {
 		s.log.Warn("slack: catching up live sessions", "err", err)
 	}
 	for {
-		evs, err := s.st.AuditAfter(work, cursor, 200)
+		evs, err := s.sup.AuditAfter(work, cursor, 200)
 		if err != nil {
 			return err
 		}
@@ -261,7 +265,7 @@ func (s *Service) tail(ctx, work context.Context) error {
 		}
 		if done != cursor {
 			cursor = done
-			if err := s.st.SetCursor(work, store.SurfaceSlack, cursor); err != nil {
+			if err := s.sup.SetCursor(work, supervision.SurfaceSlack, cursor); err != nil {
 				return err
 			}
 		}
@@ -281,7 +285,7 @@ func (s *Service) tail(ctx, work context.Context) error {
 
 // route hands an audit event to the kind that posts it, for sessions that
 // post at all (remote or hybrid).
-func (s *Service) route(ctx context.Context, ev store.Event) error {
+func (s *Service) route(ctx context.Context, ev supervision.AuditEvent) error {
 	if ev.SessionID == 0 {
 		return nil
 	}
@@ -289,7 +293,7 @@ func (s *Service) route(ctx context.Context, ev store.Event) error {
 		if !k.handles(ev.Action) {
 			continue
 		}
-		ses, err := s.st.Session(ctx, ev.SessionID)
+		ses, err := s.sup.Session(ctx, ev.SessionID)
 		if err != nil {
 			return err
 		}
@@ -303,18 +307,18 @@ func (s *Service) route(ctx context.Context, ev store.Event) error {
 
 // posts reports whether a session appears on Slack: only remote and
 // hybrid sessions do; local ones stay on the terminal and the web page.
-func posts(ses store.Session) bool {
-	return ses.Mode == store.ModeRemote || ses.Mode == store.ModeHybrid
+func posts(ses supervision.Session) bool {
+	return ses.Mode == supervision.ModeRemote || ses.Mode == supervision.ModeHybrid
 }
 
 // catchUp gives each live remote session its thread and posts its pending
 // request, when the service was not running as they came.
 func (s *Service) catchUp(ctx context.Context) error {
-	live, err := s.st.Sessions(ctx, store.SessionFilter{Statuses: []string{store.SessionActive, store.SessionPaused}})
+	live, err := s.sup.Sessions(ctx, supervision.SessionFilter{Statuses: []string{supervision.SessionActive, supervision.SessionPaused}})
 	if err != nil {
 		return err
 	}
-	pending, err := s.st.Pending(ctx)
+	pending, err := s.sup.Pending(ctx)
 	if err != nil {
 		return err
 	}
@@ -327,13 +331,13 @@ func (s *Service) catchUp(ctx context.Context) error {
 		}
 	}
 	for _, p := range pending {
-		if p.Mode != store.ModeRemote && p.Mode != store.ModeHybrid {
+		if p.Mode != supervision.ModeRemote && p.Mode != supervision.ModeHybrid {
 			continue
 		}
-		if _, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemRequest, p.ID); err == nil {
+		if _, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemRequest, p.ID); err == nil {
 			continue
 		}
-		ses, err := s.st.Session(ctx, p.SessionID)
+		ses, err := s.sup.Session(ctx, p.SessionID)
 		if err != nil {
 			return err
 		}
@@ -345,7 +349,7 @@ func (s *Service) catchUp(ctx context.Context) error {
 }
 
 // channelOf is where a session posts.
-func (s *Service) channelOf(ses store.Session) (string, error) {
+func (s *Service) channelOf(ses supervision.Session) (string, error) {
 	if ses.Channel != "" {
 		return ses.Channel, nil
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // sessionKind is the thread itself: its first message when the session
@@ -29,12 +29,12 @@ func (sessionKind) onClick(context.Context, *Service, click) error { return nil 
 
 func (sessionKind) onText(context.Context, *Service, input, string) error { return nil }
 
-func (sessionKind) onAudit(ctx context.Context, s *Service, ev store.Event, ses store.Session) error {
+func (sessionKind) onAudit(ctx context.Context, s *Service, ev supervision.AuditEvent, ses supervision.Session) error {
 	ts, err := s.thread(ctx, ses)
 	if err != nil {
 		return err
 	}
-	p, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemSession, ses.ID)
+	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
 	if err != nil {
 		return err
 	}
@@ -58,13 +58,13 @@ func (sessionKind) onAudit(ctx context.Context, s *Service, ev store.Event, ses 
 }
 
 // thread returns the ts of a session's thread, starting it when needed.
-func (s *Service) thread(ctx context.Context, ses store.Session) (string, error) {
+func (s *Service) thread(ctx context.Context, ses supervision.Session) (string, error) {
 	defer s.locks.lock(fmt.Sprintf("session/%d", ses.ID))()
-	p, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemSession, ses.ID)
+	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
 	if err == nil {
 		return p.TS, nil
 	}
-	if !errors.Is(err, store.ErrNotFound) {
+	if !errors.Is(err, supervision.ErrNotFound) {
 		return "", err
 	}
 	channel, err := s.channelOf(ses)
@@ -76,10 +76,10 @@ func (s *Service) thread(ctx context.Context, ses store.Session) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("start the thread of session %d in %s: %w", ses.ID, channel, err)
 	}
-	return ts, s.st.PutPost(ctx, store.Post{Surface: store.SurfaceSlack, ItemKind: store.ItemSession, ItemID: ses.ID, SessionID: ses.ID, Channel: channel, TS: ts})
+	return ts, s.sup.PutPost(ctx, supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: supervision.ItemSession, ItemID: ses.ID, SessionID: ses.ID, Channel: channel, TS: ts})
 }
 
-func sessionLine(ses store.Session) string {
+func sessionLine(ses supervision.Session) string {
 	parts := []string{ses.CLI}
 	if ses.Agent != "" {
 		parts = append(parts, "agent "+ses.Agent)
@@ -87,12 +87,12 @@ func sessionLine(ses store.Session) string {
 	if ses.TaskID != "" {
 		parts = append(parts, "task "+ses.TaskID)
 	}
-	parts = append(parts, "owner "+store.Handle(ses.Owner), "mode "+ses.Mode)
+	parts = append(parts, "owner "+supervision.Handle(ses.Owner), "mode "+ses.Mode)
 	return strings.Join(parts, " · ")
 }
 
 // startBlocks is the thread's first message.
-func startBlocks(ses store.Session, conf Config) (string, []slack.Block) {
+func startBlocks(ses supervision.Session, conf Config) (string, []slack.Block) {
 	title := ses.Title
 	if title == "" {
 		title = "supervised run"
@@ -109,9 +109,9 @@ func startBlocks(ses store.Session, conf Config) (string, []slack.Block) {
 }
 
 // endBlocks is the thread's last message: the outcome of the run.
-func endBlocks(ses store.Session) (string, []slack.Block) {
+func endBlocks(ses supervision.Session) (string, []slack.Block) {
 	icon := ":checkered_flag:"
-	if ses.Status == store.SessionInterrupted {
+	if ses.Status == supervision.SessionInterrupted {
 		icon = ":warning:"
 	}
 	reason := ses.EndReason

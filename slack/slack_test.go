@@ -14,6 +14,8 @@ import (
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 const channel = "C0AGENTS"
@@ -30,6 +32,7 @@ type world struct {
 	t    *testing.T
 	fake *fakeslack.Server
 	st   *store.Store
+	sup  *supervision.Service
 	svc  *Service
 	ctx  context.Context
 	stop context.CancelFunc
@@ -49,12 +52,25 @@ func newWorld(t *testing.T, conf Config) *world {
 	w := &world{t: t, fake: fakeslack.New(t), conf: conf, dbDir: t.TempDir()}
 	w.ctx, w.stop = context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(w.stop)
-	st, err := store.Open(w.ctx, filepath.Join(w.dbDir, store.FileName), store.Options{Operators: []string{"@bo"}, PollInterval: 10 * time.Millisecond})
+	st, err := store.Open(w.ctx, filepath.Join(w.dbDir, store.FileName), store.Options{PollInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	w.st = st
+	ws, err := workspace.New(w.dbDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.Getenv = func(k string) string {
+		if k == "AGENTINFRA_CONFIG_DIR" { // the user's allowlist is the test's own
+			return w.dbDir
+		}
+		return ""
+	}
+	if w.sup, err = supervision.New(supervision.Options{Store: st, Config: supervision.Config{Operators: []string{"@bo"}}, Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
 	w.start()
 	return w
 }
@@ -63,7 +79,7 @@ func newWorld(t *testing.T, conf Config) *world {
 func (w *world) start() {
 	w.t.Helper()
 	hellos := w.fake.Hellos()
-	svc, err := New(Options{Store: w.st, Config: w.conf, Tokens: Tokens{App: fakeslack.AppToken, Bot: fakeslack.BotToken}, APIURL: w.fake.APIURL(), Backoff: 50 * time.Millisecond, Log: testLog(w.t)})
+	svc, err := New(Options{Supervision: w.sup, Config: w.conf, Tokens: Tokens{App: fakeslack.AppToken, Bot: fakeslack.BotToken}, APIURL: w.fake.APIURL(), Backoff: 50 * time.Millisecond, Log: testLog(w.t)})
 	if err != nil {
 		w.t.Fatal(err)
 	}

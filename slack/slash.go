@@ -10,8 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/agentinfra/agentinfra/store"
-	"github.com/agentinfra/agentinfra/supervision/checkpoint"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
@@ -58,10 +57,10 @@ func (s *Service) onSlash(ctx context.Context, cmd slack.SlashCommand) string {
 		if err != nil {
 			return err.Error()
 		}
-		if !s.st.MayDecide(person, ses) {
-			why := fmt.Sprintf("%s may not %s session %d: only its owner %s or an operator (supervision.operators) may", store.Handle(person), verb, ses.ID, store.Handle(ses.Owner))
-			s.refuseSlash(ctx, c, ses.ID, why)
-			return ":no_entry: Not allowed: " + why
+		// Asked first, so that a refusal is audited with what was tried.
+		if err := s.sup.May(ctx, c.actor(), ses, fmt.Sprintf("%s session %d", slashWhat[verb], ses.ID)); err != nil {
+			s.refuseSlash(ctx, c, ses.ID, err.Error())
+			return ":no_entry: Not allowed: " + err.Error()
 		}
 		switch verb {
 		case "steer":
@@ -69,18 +68,18 @@ func (s *Service) onSlash(ctx context.Context, cmd slack.SlashCommand) string {
 			if text == "" {
 				return "`/agentinfra steer ID TEXT` needs the message"
 			}
-			m, err := s.st.Steer(ctx, ses.ID, text, person, store.SurfaceSlack)
+			m, err := s.sup.Steer(ctx, c.actor(), ses.ID, text)
 			if err != nil {
 				return fmt.Sprintf("Session %d: %v", ses.ID, err)
 			}
 			return fmt.Sprintf("Queued for the agent of session %d (steering m%d): it gets it as its next message.", ses.ID, m.ID)
 		case "checkpoint":
 			label := strings.Join(args[2:], " ")
-			c, err := checkpoint.Create(ctx, s.st, ses.ID, ses.Workspace, label, person)
+			cp, err := s.sup.CreateCheckpoint(ctx, c.actor(), ses.ID, label)
 			if err != nil {
 				return fmt.Sprintf("Session %d: %v", ses.ID, err)
 			}
-			return fmt.Sprintf("Checkpoint %d of session %d: %s (restore from a terminal: `agentinfra checkpoint restore %d`)", c.ID, ses.ID, c.Commit[:12], c.ID)
+			return fmt.Sprintf("Checkpoint %d of session %d: %s (restore from a terminal: `agentinfra checkpoint restore %d`)", cp.ID, ses.ID, cp.Commit[:12], cp.ID)
 		}
 		if verb == "run" {
 			if len(args) < 3 {
@@ -88,12 +87,12 @@ func (s *Service) onSlash(ctx context.Context, cmd slack.SlashCommand) string {
 			}
 			return s.slashRun(ctx, ses, person, args[2])
 		}
-		to := map[string]string{"pause": store.SessionPaused, "resume": store.SessionActive, "stop": store.SessionTerminated}[verb]
-		reason := "stopped from Slack by " + store.Handle(person)
+		to := map[string]string{"pause": supervision.SessionPaused, "resume": supervision.SessionActive, "stop": supervision.SessionTerminated}[verb]
+		reason := "stopped from Slack by " + supervision.Handle(person)
 		if verb == "stop" && len(args) > 2 {
 			reason = strings.Join(args[2:], " ")
 		}
-		if _, err := s.st.SetSessionStatus(ctx, ses.ID, store.Transition{To: to, By: person, Surface: store.SurfaceSlack, Reason: reason}); err != nil {
+		if _, err := s.sup.MoveSession(ctx, c.actor(), ses.ID, to, reason); err != nil {
 			return fmt.Sprintf("Session %d: %v", ses.ID, err)
 		}
 		return fmt.Sprintf("Session %d: %s.", ses.ID, map[string]string{"pause": "paused", "resume": "resumed", "stop": "stopped"}[verb])
@@ -101,33 +100,37 @@ func (s *Service) onSlash(ctx context.Context, cmd slack.SlashCommand) string {
 	return fmt.Sprintf("Unknown command %q.\n%s", verb, slashHelp)
 }
 
+// slashWhat is what a slash command's verb does to a session, as a refusal
+// says it.
+var slashWhat = map[string]string{"pause": "change", "resume": "change", "stop": "change", "run": "run a command in", "steer": "steer", "checkpoint": "checkpoint"}
+
 func (s *Service) refuseSlash(ctx context.Context, c click, sessionID int64, why string) {
 	who := c.Person
 	if who == "" {
 		who = "slack:" + c.UserID
 	}
 	detail, _ := json.Marshal(map[string]any{"action": c.Action, "text": c.Value, "slack_user": c.UserID, "slack_name": c.UserName, "why": why})
-	if err := s.st.Record(ctx, store.Event{SessionID: sessionID, Actor: who, Surface: store.SurfaceSlack, Action: "slack_refused", Detail: detail}); err != nil {
+	if err := s.sup.Record(ctx, supervision.AuditEvent{SessionID: sessionID, Actor: who, Surface: supervision.SurfaceSlack, Action: "slack_refused", Detail: detail}); err != nil {
 		s.log.Warn("slack: audit a refusal", "err", err)
 	}
 }
 
 // slashSession is a remote session by ID (local ones are not reachable
 // from Slack).
-func (s *Service) slashSession(ctx context.Context, arg string) (store.Session, error) {
+func (s *Service) slashSession(ctx context.Context, arg string) (supervision.Session, error) {
 	id, err := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64)
 	if err != nil {
-		return store.Session{}, fmt.Errorf("%q is not a session ID (`/agentinfra sessions` lists them)", arg)
+		return supervision.Session{}, fmt.Errorf("%q is not a session ID (`/agentinfra sessions` lists them)", arg)
 	}
-	ses, err := s.st.Session(ctx, id)
+	ses, err := s.sup.Session(ctx, id)
 	if err != nil || !posts(ses) {
-		return store.Session{}, fmt.Errorf("no remote session %d (`/agentinfra sessions` lists them)", id)
+		return supervision.Session{}, fmt.Errorf("no remote session %d (`/agentinfra sessions` lists them)", id)
 	}
 	return ses, nil
 }
 
 func (s *Service) slashSessions(ctx context.Context) string {
-	live, err := s.st.Sessions(ctx, store.SessionFilter{Statuses: []string{store.SessionCreated, store.SessionActive, store.SessionPaused}})
+	live, err := s.sup.Sessions(ctx, supervision.SessionFilter{Statuses: supervision.LiveStatuses})
 	if err != nil {
 		return err.Error()
 	}
@@ -149,13 +152,13 @@ func (s *Service) slashSessions(ctx context.Context) string {
 }
 
 func (s *Service) slashPending(ctx context.Context) string {
-	pending, err := s.st.Pending(ctx)
+	pending, err := s.sup.Pending(ctx)
 	if err != nil {
 		return err.Error()
 	}
 	var b strings.Builder
 	for _, p := range pending {
-		if p.Mode != store.ModeRemote && p.Mode != store.ModeHybrid {
+		if p.Mode != supervision.ModeRemote && p.Mode != supervision.ModeHybrid {
 			continue
 		}
 		fmt.Fprintf(&b, "• request *%d* (session %d, risk %s): %s\n", p.ID, p.SessionID, p.Risk, escape(clip(p.Title, 200)))
@@ -168,7 +171,7 @@ func (s *Service) slashPending(ctx context.Context) string {
 
 // slashRun runs a registered command in the session's workspace and posts
 // its output (the last lines) in the session's thread.
-func (s *Service) slashRun(ctx context.Context, ses store.Session, person, name string) string {
+func (s *Service) slashRun(ctx context.Context, ses supervision.Session, person, name string) string {
 	reg, err := s.registry(ses.Workspace)
 	if err != nil {
 		return err.Error()
@@ -182,11 +185,11 @@ func (s *Service) slashRun(ctx context.Context, ses store.Session, person, name 
 		return err.Error()
 	}
 	channel, _ := s.channelOf(ses)
-	if p, err := s.st.PostOf(ctx, store.SurfaceSlack, store.ItemSession, ses.ID); err == nil {
+	if p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID); err == nil {
 		channel = p.Channel
 	}
 	detail, _ := json.Marshal(map[string]any{"command": name, "argv": reg[name]})
-	s.st.Record(ctx, store.Event{SessionID: ses.ID, Actor: person, Surface: store.SurfaceSlack, Action: "command_run", Detail: detail})
+	s.sup.Record(ctx, supervision.AuditEvent{SessionID: ses.ID, Actor: person, Surface: supervision.SurfaceSlack, Action: "command_run", Detail: detail})
 	go func() {
 		rctx, cancel := context.WithTimeout(ctx, runTimeout)
 		defer cancel()

@@ -41,22 +41,6 @@ type Alert struct {
 // Active reports whether the alert still waits (pending or nudged).
 func (a Alert) Active() bool { return a.Status == AlertPending || a.Status == AlertNudged }
 
-// AlertDecidedError is the answer to an alert action that lost: the alert
-// was no longer active.
-type AlertDecidedError struct{ Alert Alert }
-
-func (e *AlertDecidedError) Error() string {
-	a := e.Alert
-	return fmt.Sprintf("stall alert s%d is already %s via %s by %s at %s", a.ID, a.Status, orDashS(a.Surface), Handle(a.DecidedBy), a.UpdatedAt.Format(time.RFC3339))
-}
-
-func orDashS(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 const alertCols = `id, session_id, status, nudges, raised_at, updated_at, decided_by, surface, reason`
 
 func scanAlert(sc scanner) (Alert, error) {
@@ -79,8 +63,12 @@ func alertTx(ctx context.Context, q queryer, id int64) (Alert, error) {
 func (s *Store) Alert(ctx context.Context, id int64) (Alert, error) { return alertTx(ctx, s.db, id) }
 
 // ActiveAlert is the session's active alert (ok false when none).
-func (s *Store) ActiveAlert(ctx context.Context, sessionID int64) (a Alert, ok bool, err error) {
-	a, err = scanAlert(s.db.QueryRowContext(ctx, `SELECT `+alertCols+` FROM alerts WHERE session_id = ? AND status IN ('pending','nudged')`, sessionID))
+func (s *Store) ActiveAlert(ctx context.Context, sessionID int64) (Alert, bool, error) {
+	return activeAlertTx(ctx, s.db, sessionID)
+}
+
+func activeAlertTx(ctx context.Context, q queryer, sessionID int64) (a Alert, ok bool, err error) {
+	a, err = scanAlert(q.QueryRowContext(ctx, `SELECT `+alertCols+` FROM alerts WHERE session_id = ? AND status IN ('pending','nudged')`, sessionID))
 	if isNoRows(err) {
 		return Alert{}, false, nil
 	}
@@ -89,20 +77,7 @@ func (s *Store) ActiveAlert(ctx context.Context, sessionID int64) (a Alert, ok b
 
 // Alerts lists a session's alerts, oldest first.
 func (s *Store) Alerts(ctx context.Context, sessionID int64) ([]Alert, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+alertCols+` FROM alerts WHERE session_id = ? ORDER BY id`, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanAlert, `SELECT `+alertCols+` FROM alerts WHERE session_id = ? ORDER BY id`, sessionID)
 }
 
 // RaiseAlert records a pending stall alert for a live session. A session
@@ -110,29 +85,16 @@ func (s *Store) Alerts(ctx context.Context, sessionID int64) ([]Alert, error) {
 func (s *Store) RaiseAlert(ctx context.Context, sessionID int64, reason string) (Alert, error) {
 	var out Alert
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		ses, err := sessionTx(ctx, tx, sessionID)
-		if err != nil {
-			return err
-		}
-		if ses.Ended() {
-			return fmt.Errorf("%w: session %d is %s", ErrBadTransition, ses.ID, ses.Status)
-		}
 		now := ms(s.now())
-		res, err := tx.ExecContext(ctx, `INSERT INTO alerts (session_id, status, raised_at, updated_at, reason) VALUES (?, 'pending', ?, ?, ?)`,
-			sessionID, now, now, reason)
-		if isUnique(err) {
-			cur, err := scanAlert(tx.QueryRowContext(ctx, `SELECT `+alertCols+` FROM alerts WHERE session_id = ? AND status IN ('pending','nudged')`, sessionID))
-			if err != nil {
-				return err
+		id, err := alertItems.raiseTx(ctx, tx, sessionID, ActorWatchdog, now, map[string]any{"reason": reason},
+			`INSERT INTO alerts (session_id, status, raised_at, updated_at, reason) VALUES (?, 'pending', ?, ?, ?)`, sessionID, now, now, reason)
+		if errors.Is(err, ErrPendingExists) {
+			if cur, ok, rerr := activeAlertTx(ctx, tx, sessionID); rerr == nil && ok {
+				out = cur
+				return fmt.Errorf("%w: session %d has stall alert s%d", ErrPendingExists, sessionID, cur.ID)
 			}
-			out = cur
-			return fmt.Errorf("%w: session %d has stall alert s%d", ErrPendingExists, sessionID, cur.ID)
 		}
 		if err != nil {
-			return fmt.Errorf("raise a stall alert: %w", err)
-		}
-		id, _ := res.LastInsertId()
-		if err := audit(ctx, tx, now, sessionID, 0, ActorWatchdog, SurfaceSupervisor, "alert_raised", map[string]any{"alert": id, "reason": reason}); err != nil {
 			return err
 		}
 		out, err = alertTx(ctx, tx, id)
@@ -162,10 +124,13 @@ type AlertDecision struct {
 	Reason string
 }
 
-// DecideAlert is the compare-and-set of an action on an alert: it applies
-// only while the alert is active; the loser gets an *AlertDecidedError.
-// People must be the session's owner or an operator (ErrNotAllowed). A stop
-// also terminates the session (its run ends; what it waited on is closed).
+// AlertActions lists the actions on an alert.
+var AlertActions = []string{AlertNudge, AlertDismiss, AlertStop}
+
+// DecideAlert is the compare-and-set of an action on an alert (answerTx):
+// it applies only while the alert is active; the loser gets a
+// *DecidedError. A stop also terminates the session (its run ends; what it
+// waited on is closed).
 func (s *Store) DecideAlert(ctx context.Context, d AlertDecision) (Alert, error) {
 	person := d.By != ActorWatchdog
 	if person {
@@ -182,63 +147,49 @@ func (s *Store) DecideAlert(ctx context.Context, d AlertDecision) (Alert, error)
 	case AlertDismiss, AlertStop:
 		status = AlertDismissed
 	default:
-		return Alert{}, fmt.Errorf("unknown alert action %q: use nudge, dismiss or stop", d.Action)
+		return Alert{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "action", Value: d.Action, Valid: AlertActions, Reason: "unknown action on a stall alert"}
 	}
-	var out Alert
-	var lost error
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		a, err := alertTx(ctx, tx, d.ID)
-		if err != nil {
-			return err
-		}
-		ses, err := sessionTx(ctx, tx, a.SessionID)
-		if err != nil {
-			return err
-		}
-		if person && !s.mayDecide(d.By, ses) {
-			return notAllowed(d.By, ses, fmt.Sprintf("stall alert s%d", a.ID))
-		}
-		now := ms(s.now())
-		nudge := 0
+	nudge := 0
+	if d.Action == AlertNudge {
+		nudge = 1
+	}
+	out, err := s.answerAlert(ctx, d.ID, func(_ Alert, t time.Time) answer {
+		now := ms(t)
+		a := answer{id: d.ID, by: d.By, surface: d.Surface, person: person,
+			set:    `status = ?, nudges = nudges + ?, updated_at = ?, decided_by = ?, surface = ?, reason = CASE WHEN ? = '' THEN reason ELSE ? END`,
+			args:   []any{status, nudge, now, d.By, d.Surface, d.Reason, d.Reason},
+			action: "alert_" + d.Action, detail: map[string]any{"text": d.Text, "reason": d.Reason}}
 		if d.Action == AlertNudge {
-			nudge = 1
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE alerts SET status = ?, nudges = nudges + ?, updated_at = ?, decided_by = ?, surface = ?, reason = CASE WHEN ? = '' THEN reason ELSE ? END
-			WHERE id = ? AND status IN ('pending','nudged')`, status, nudge, now, d.By, d.Surface, d.Reason, d.Reason, d.ID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			out, lost = a, &AlertDecidedError{Alert: a}
-			return nil
-		}
-		if d.Action == AlertNudge {
-			st := "queued"
-			var delivered any
-			if !person {
-				st, delivered = "delivered", now
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO steering (session_id, text, sent_by, surface, status, created_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				a.SessionID, d.Text, d.By, d.Surface, st, now, delivered); err != nil {
+			// A person's nudge is queued (the supervisor delivers it); the
+			// watchdog's own is recorded as delivered (it sends it itself).
+			a.also = func(tx *sql.Tx, sessionID, now int64) error {
+				st, delivered := "queued", any(nil)
+				if !person {
+					st, delivered = "delivered", now
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO steering (session_id, text, sent_by, surface, status, created_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+					sessionID, d.Text, d.By, d.Surface, st, now, delivered)
 				return err
 			}
 		}
-		if err := audit(ctx, tx, now, a.SessionID, 0, d.By, d.Surface, "alert_"+d.Action, map[string]any{"alert": a.ID, "text": d.Text, "reason": d.Reason}); err != nil {
-			return err
-		}
-		out, err = alertTx(ctx, tx, d.ID)
-		return err
+		return a
 	})
 	if err != nil {
-		return Alert{}, err
+		return out, err
 	}
-	if lost == nil && d.Action == AlertStop {
+	if d.Action == AlertStop {
 		if _, err := s.SetSessionStatus(ctx, out.SessionID, Transition{To: SessionTerminated, By: d.By, Surface: d.Surface,
 			Reason: fmt.Sprintf("stopped from stall alert s%d", out.ID)}); err != nil && !errors.Is(err, ErrBadTransition) {
 			return out, err
 		}
 	}
-	return out, lost
+	return out, nil
+}
+
+// answerAlert runs an answer of alert id (answerItem; an alert has no
+// deadline).
+func (s *Store) answerAlert(ctx context.Context, id int64, a func(cur Alert, now time.Time) answer) (Alert, error) {
+	return answerItem(ctx, s, alertItems, id, alertTx, a, nil, func(a Alert) *DecidedError { return &DecidedError{Alert: a} })
 }
 
 // CloseAlert ends an active alert without a person: self_recovered (the
@@ -249,23 +200,12 @@ func (s *Store) CloseAlert(ctx context.Context, id int64, status, reason string)
 	if status != AlertSelfRecovered && status != AlertEscalated && status != AlertDismissed {
 		return Alert{}, false, fmt.Errorf("CloseAlert: status %q is not self_recovered, escalated or dismissed", status)
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		now := ms(s.now())
-		res, err := tx.ExecContext(ctx, `UPDATE alerts SET status = ?, updated_at = ?, decided_by = ?, surface = ?, reason = ? WHERE id = ? AND status IN ('pending','nudged')`,
-			status, now, ActorWatchdog, SurfaceSupervisor, reason, id)
-		if err != nil {
-			return err
-		}
-		if a, err = alertTx(ctx, tx, id); err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			won = true
-			return audit(ctx, tx, now, a.SessionID, 0, ActorWatchdog, SurfaceSupervisor, "alert_"+status, map[string]any{"alert": id, "nudges": a.Nudges, "reason": reason})
-		}
-		return nil
-	})
-	return a, won, err
+	return settled(s.answerAlert(ctx, id, func(cur Alert, t time.Time) answer {
+		now := ms(t)
+		return answer{id: id, by: ActorWatchdog, surface: SurfaceSupervisor,
+			set:  `status = ?, updated_at = ?, decided_by = ?, surface = ?, reason = ?`,
+			args: []any{status, now, ActorWatchdog, SurfaceSupervisor, reason}, action: "alert_" + status, detail: map[string]any{"nudges": cur.Nudges, "reason": reason}}
+	}))
 }
 
 // AlertView is an active alert with its session, for inboxes.
@@ -280,25 +220,11 @@ type AlertView struct {
 
 // ActiveAlerts lists the active alerts of every session, oldest first.
 func (s *Store) ActiveAlerts(ctx context.Context) ([]AlertView, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixed("a.", alertCols)+`, s.owner, s.cli, s.agent, s.task_id, s.last_tool
+	return queryAll(ctx, s.db, func(sc scanner) (v AlertView, err error) {
+		v.Alert, err = scanAlert(withMore{sc, []any{&v.Owner, &v.CLI, &v.Agent, &v.TaskID, &v.LastTool}})
+		return v, err
+	}, `SELECT `+prefixed("a.", alertCols)+`, s.owner, s.cli, s.agent, s.task_id, s.last_tool
 		FROM alerts a JOIN sessions s ON s.id = a.session_id WHERE a.status IN ('pending','nudged') ORDER BY a.id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []AlertView
-	for rows.Next() {
-		var v AlertView
-		var raised, updated int64
-		a := &v.Alert
-		if err := rows.Scan(&a.ID, &a.SessionID, &a.Status, &a.Nudges, &raised, &updated, &a.DecidedBy, &a.Surface, &a.Reason,
-			&v.Owner, &v.CLI, &v.Agent, &v.TaskID, &v.LastTool); err != nil {
-			return nil, err
-		}
-		a.RaisedAt, a.UpdatedAt = fromMS(raised), fromMS(updated)
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // WatchdogPaused tells whether a person paused the session's watchdog.
@@ -313,7 +239,7 @@ func (s *Store) WatchdogPaused(ctx context.Context, sessionID int64) (bool, erro
 
 // SetWatchdogPaused pauses or resumes the session's stall watchdog (a
 // person expecting a long silence: a build). Pausing dismisses the active
-// alert. Only the owner or an operator may.
+// alert.
 func (s *Store) SetWatchdogPaused(ctx context.Context, sessionID int64, paused bool, by, surface string) error {
 	if err := checkPerson(by, surface); err != nil {
 		return err
@@ -322,9 +248,6 @@ func (s *Store) SetWatchdogPaused(ctx context.Context, sessionID int64, paused b
 		ses, err := sessionTx(ctx, tx, sessionID)
 		if err != nil {
 			return err
-		}
-		if !s.mayDecide(by, ses) {
-			return notAllowed(by, ses, fmt.Sprintf("the watchdog of session %d", ses.ID))
 		}
 		if ses.Ended() {
 			return fmt.Errorf("%w: session %d is %s", ErrBadTransition, ses.ID, ses.Status)
@@ -344,6 +267,3 @@ func (s *Store) SetWatchdogPaused(ctx context.Context, sessionID int64, paused b
 		return audit(ctx, tx, now, sessionID, 0, by, surface, action, nil)
 	})
 }
-
-// Unwrap makes a lost alert action a conflict (exit 4, HTTP 409).
-func (e *AlertDecidedError) Unwrap() error { return agenterr.ErrConflict }

@@ -5,14 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
-
-	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // Request statuses: pending → approved | rejected | expired | interrupted | withdrawn.
@@ -128,33 +125,19 @@ func (s *Store) RaiseRequest(ctx context.Context, n NewRequest) (Request, error)
 	}
 	var out Request
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		ses, err := sessionTx(ctx, tx, n.SessionID)
-		if err != nil {
-			return err
-		}
-		if ses.Ended() {
-			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("session %d is %s: it cannot raise a request", ses.ID, ses.Status), Err: ErrBadTransition}
-		}
 		now := s.now()
 		var expires any
 		if n.Timeout > 0 {
 			expires = ms(now.Add(n.Timeout))
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, file_hash)
+		id, err := requestItems.raiseTx(ctx, tx, n.SessionID, ActorAgentinfra, ms(now), map[string]any{"tool": n.Tool, "kind": n.Kind, "title": n.Title, "risk": n.Risk},
+			`INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, file_hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
 			n.SessionID, n.NativeID, n.Kind, n.Tool, n.ToolInput, n.Command, n.File, n.Diff, n.URL, n.Title, n.Risk, ms(now), expires, n.FileHash)
-		if isUnique(err) {
-			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("session %d already has a pending request", n.SessionID), Err: ErrPendingExists}
-		}
 		if err != nil {
-			return fmt.Errorf("raise a request: %w", err)
-		}
-		id, _ := res.LastInsertId()
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_tool = ?, updated_at = ? WHERE id = ?`, n.Tool, ms(now), n.SessionID); err != nil {
 			return err
 		}
-		if err := audit(ctx, tx, ms(now), n.SessionID, id, ActorAgentinfra, SurfaceSupervisor, "request_raised",
-			map[string]any{"tool": n.Tool, "kind": n.Kind, "title": n.Title, "risk": n.Risk}); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_tool = ?, updated_at = ? WHERE id = ?`, n.Tool, ms(now), n.SessionID); err != nil {
 			return err
 		}
 		out, err = requestTx(ctx, tx, id)
@@ -192,139 +175,75 @@ type Decision struct {
 	Always bool
 }
 
-// Decide is the compare-and-set of a decision: the request goes from
-// pending to approved or rejected only if it is still pending and its
+// Decide is the compare-and-set of a decision (answerTx): the request goes
+// from pending to approved or rejected only if it is still pending and its
 // deadline has not passed. The loser of a race gets a *DecidedError naming
 // the winner; an answer after the deadline marks the request expired (if
-// the bridge has not yet) and gets ErrExpired. Only the session's owner and
-// Options.Operators may decide (ErrNotAllowed).
+// the bridge has not yet) and gets ErrExpired. Who may decide is the
+// caller's rule (package supervision's service): the store records who did.
 func (s *Store) Decide(ctx context.Context, d Decision) (Request, error) {
-	if !slices.Contains(PeopleSurfaces, d.Surface) {
-		return Request{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "surface", Value: d.Surface, Valid: PeopleSurfaces, Reason: "unknown surface"}
-	}
-	if d.By == "" {
-		return Request{}, agenterr.Invalidf("by", "a decision needs the name of the person who takes it")
+	if err := checkPerson(d.By, d.Surface); err != nil {
+		return Request{}, err
 	}
 	status := StatusRejected
 	if d.Approve {
 		status = StatusApproved
 	}
-	var out Request
-	var lost error
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		r, err := requestTx(ctx, tx, d.RequestID)
-		if err != nil {
-			return err
-		}
-		ses, err := sessionTx(ctx, tx, r.SessionID)
-		if err != nil {
-			return err
-		}
-		if !s.mayDecide(d.By, ses) {
-			return &agenterr.Error{Kind: agenterr.Forbidden, Holder: ses.Owner, Err: ErrNotAllowed, Reason: fmt.Sprintf(
-				"%s may not decide request %d: only the session's owner %s or an operator (supervision.operators in .agent/config.yaml) may",
-				Handle(d.By), r.ID, Handle(ses.Owner))}
-		}
-		now := s.now()
-		res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?
-			WHERE id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?)`,
-			status, ms(now), d.By, d.Surface, d.Reason, d.Always && d.Approve, d.RequestID, ms(now))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			if err := audit(ctx, tx, ms(now), r.SessionID, r.ID, d.By, d.Surface, "request_"+status, map[string]any{"reason": d.Reason, "always": d.Always}); err != nil {
-				return err
-			}
-			out, err = requestTx(ctx, tx, d.RequestID)
-			return err
-		}
-		if r.Status == StatusPending { // its deadline passed: it expires now, never approved
-			if r, err = expireTx(ctx, tx, r, now); err != nil {
-				return err
-			}
-		}
-		out, lost = r, &DecidedError{Request: r}
-		return nil
+	return s.answerRequest(ctx, d.RequestID, func(_ Request, now time.Time) answer {
+		return answer{id: d.RequestID, by: d.By, surface: d.Surface, person: true,
+			set:    `status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?`,
+			args:   []any{status, ms(now), d.By, d.Surface, d.Reason, d.Always && d.Approve},
+			action: "request_" + status, detail: map[string]any{"reason": d.Reason, "always": d.Always}}
 	})
-	if err != nil {
-		return Request{}, err
-	}
-	return out, lost
 }
 
-func (s *Store) mayDecide(who string, ses Session) bool {
-	who = strings.TrimPrefix(who, "@")
-	if who == strings.TrimPrefix(ses.Owner, "@") {
-		return true
+// answerRequest runs an answer of request id (answerItem); its deadline
+// expires it, never approved.
+func (s *Store) answerRequest(ctx context.Context, id int64, a func(cur Request, now time.Time) answer) (Request, error) {
+	return answerItem(ctx, s, requestItems, id, requestTx, a, expiry, func(r Request) *DecidedError { return &DecidedError{Request: r} })
+}
+
+// expiry is agentinfra's timeout of request r (the CLIs have none).
+func expiry(r Request, now time.Time) answer {
+	reason := "timed out"
+	if r.ExpiresAt != nil {
+		reason = "timed out after " + r.ExpiresAt.Sub(r.CreatedAt).Round(time.Second).String()
 	}
-	for _, op := range s.opts.Operators {
-		if strings.TrimPrefix(op, "@") == who {
-			return true
-		}
-	}
-	return false
+	return answer{id: r.ID, by: ActorAgentinfra, surface: SurfaceTimeout,
+		set:  `status = 'expired', decided_at = ?, decided_by = ?, surface = 'timeout', reason = ?`,
+		args: []any{ms(now), ActorAgentinfra, reason}, action: "request_expired", detail: map[string]any{"reason": reason}}
 }
 
 // Expire marks a pending request expired (agentinfra's timeout: the CLIs
 // have none). won is false when the request had been decided first; the
 // returned request is then the decided one, which the bridge follows.
 func (s *Store) Expire(ctx context.Context, id int64) (r Request, won bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		cur, err := requestTx(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if cur.Status != StatusPending {
-			r = cur
-			return nil
-		}
-		r, err = expireTx(ctx, tx, cur, s.now())
-		won = err == nil
-		return err
-	})
-	return r, won, err
+	r, err = s.answerRequest(ctx, id, expiry)
+	return settled(r, err)
 }
 
-func expireTx(ctx context.Context, tx *sql.Tx, r Request, now time.Time) (Request, error) {
-	reason := "timed out"
-	if r.ExpiresAt != nil {
-		reason = "timed out after " + r.ExpiresAt.Sub(r.CreatedAt).Round(time.Second).String()
+// settled turns a lost answer of the store's own (a timer, the agent, the
+// watchdog) into won false: the item as it is, no error.
+func settled[T any](item T, err error) (T, bool, error) {
+	if _, lost := err.(*DecidedError); lost {
+		return item, false, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'expired', decided_at = ?, decided_by = ?, surface = 'timeout', reason = ?
-		WHERE id = ? AND status = 'pending'`, ms(now), ActorAgentinfra, reason, r.ID); err != nil {
-		return r, err
-	}
-	if err := audit(ctx, tx, ms(now), r.SessionID, r.ID, ActorAgentinfra, SurfaceTimeout, "request_expired", map[string]any{"reason": reason}); err != nil {
-		return r, err
-	}
-	return requestTx(ctx, tx, r.ID)
+	return item, err == nil, err
 }
 
-// Close ends a pending request without a person: withdrawn (the CLI took
-// it back), interrupted (the run stopped), or approved by the policy. won
-// is false when it had been decided first.
+// CloseRequest ends a pending request without a person: withdrawn (the
+// CLI took it back) or interrupted (the run stopped). won is false when it
+// had been decided first.
 func (s *Store) CloseRequest(ctx context.Context, id int64, status, surface, reason string) (r Request, won bool, err error) {
 	if status != StatusWithdrawn && status != StatusInterrupted {
 		return Request{}, false, fmt.Errorf("CloseRequest: status %q is not withdrawn or interrupted", status)
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		now := ms(s.now())
-		res, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ? WHERE id = ? AND status = 'pending'`,
-			status, now, ActorAgentinfra, surface, reason, id)
-		if err != nil {
-			return err
-		}
-		if r, err = requestTx(ctx, tx, id); err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			won = true
-			return audit(ctx, tx, now, r.SessionID, id, ActorAgentinfra, surface, "request_"+status, map[string]any{"reason": reason})
-		}
-		return nil
+	r, err = s.answerRequest(ctx, id, func(_ Request, now time.Time) answer {
+		return answer{id: id, by: ActorAgentinfra, surface: surface,
+			set:  `status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?`,
+			args: []any{status, ms(now), ActorAgentinfra, surface, reason}, action: "request_" + status, detail: map[string]any{"reason": reason}}
 	})
-	return r, won, err
+	return settled(r, err)
 }
 
 // PendingView is a pending request with its session, for inboxes.
@@ -340,45 +259,16 @@ type PendingView struct {
 
 // Pending lists the pending requests of every session, oldest first.
 func (s *Store) Pending(ctx context.Context) ([]PendingView, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixed("a.", requestCols)+`, s.owner, s.workspace, s.cli, s.agent, s.task_id, s.mode
+	return queryAll(ctx, s.db, func(sc scanner) (v PendingView, err error) {
+		v.Request, err = scanRequest(withMore{sc, []any{&v.Owner, &v.Workspace, &v.CLI, &v.Agent, &v.TaskID, &v.Mode}})
+		return v, err
+	}, `SELECT `+prefixed("a.", requestCols)+`, s.owner, s.workspace, s.cli, s.agent, s.task_id, s.mode
 		FROM approvals a JOIN sessions s ON s.id = a.session_id WHERE a.status = 'pending' ORDER BY a.id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []PendingView
-	for rows.Next() {
-		var v PendingView
-		var created int64
-		var expires, decided sql.NullInt64
-		r := &v.Request
-		if err := rows.Scan(&r.ID, &r.SessionID, &r.NativeID, &r.Kind, &r.Tool, &r.ToolInput, &r.Command, &r.File, &r.Diff, &r.URL,
-			&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always,
-			&v.Owner, &v.Workspace, &v.CLI, &v.Agent, &v.TaskID, &v.Mode); err != nil {
-			return nil, err
-		}
-		r.CreatedAt, r.ExpiresAt, r.DecidedAt = fromMS(created), fromNullMS(expires), fromNullMS(decided)
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // Requests lists a session's requests, oldest first.
 func (s *Store) Requests(ctx context.Context, sessionID int64) ([]Request, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+requestCols+` FROM approvals WHERE session_id = ? ORDER BY id`, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Request
-	for rows.Next() {
-		r, err := scanRequest(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanRequest, `SELECT `+requestCols+` FROM approvals WHERE session_id = ? ORDER BY id`, sessionID)
 }
 
 func prefixed(p, cols string) string {

@@ -52,30 +52,25 @@ func (s *Store) Record(ctx context.Context, e Event) error {
 
 // Audit lists a session's events (0 = every session's), oldest first.
 func (s *Store) Audit(ctx context.Context, sessionID int64) ([]Event, error) {
-	q := `SELECT seq, at, COALESCE(session_id, 0), COALESCE(request_id, 0), actor, surface, action, detail FROM audit`
+	q := `SELECT ` + eventCols + ` FROM audit`
 	var args []any
 	if sessionID != 0 {
 		q += ` WHERE session_id = ?`
 		args = append(args, sessionID)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY seq`, args...)
-	if err != nil {
-		return nil, err
+	return queryAll(ctx, s.db, scanEvent, q+` ORDER BY seq`, args...)
+}
+
+const eventCols = `seq, at, COALESCE(session_id, 0), COALESCE(request_id, 0), actor, surface, action, detail`
+
+func scanEvent(sc scanner) (Event, error) {
+	var e Event
+	var at int64
+	var detail string
+	err := sc.Scan(&e.Seq, &at, &e.SessionID, &e.RequestID, &e.Actor, &e.Surface, &e.Action, &detail)
+	e.At = fromMS(at)
+	if detail != "" {
+		e.Detail = json.RawMessage(detail)
 	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var e Event
-		var at int64
-		var detail string
-		if err := rows.Scan(&e.Seq, &at, &e.SessionID, &e.RequestID, &e.Actor, &e.Surface, &e.Action, &detail); err != nil {
-			return nil, err
-		}
-		e.At = fromMS(at)
-		if detail != "" {
-			e.Detail = json.RawMessage(detail)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return e, err
 }

@@ -78,20 +78,7 @@ func (s *Store) Checkpoints(ctx context.Context, sessionID int64) ([]Checkpoint,
 		q += ` WHERE session_id = ?`
 		args = append(args, sessionID)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Checkpoint
-	for rows.Next() {
-		c, err := scanCheckpoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanCheckpoint, q+` ORDER BY id`, args...)
 }
 
 // RecordRestore appends a restore to the audit log.

@@ -69,19 +69,6 @@ func (s *Store) ReleaseClaim(ctx context.Context, id int64, reason string) error
 // ones, and approved agent-side edits (a file hash recorded) not yet
 // applied. An agent-side client that restarted picks them up again.
 func (s *Store) Unconsumed(ctx context.Context, sessionID int64) ([]Request, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+requestCols+` FROM approvals WHERE session_id = ?
+	return queryAll(ctx, s.db, scanRequest, `SELECT `+requestCols+` FROM approvals WHERE session_id = ?
 		AND (status = 'pending' OR (status = 'approved' AND file_hash != '' AND consumed_at IS NULL)) ORDER BY id`, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Request
-	for rows.Next() {
-		r, err := scanRequest(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }

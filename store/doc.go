@@ -16,7 +16,8 @@
 //     answers from any surfaces and processes exactly one wins, the others
 //     get a *DecidedError naming the winner's surface, person and time; an
 //     answer after the deadline gets ErrExpired and marks the request
-//     expired, never approved;
+//     expired, never approved. Prompts and stall alerts are answered the
+//     same way, by the same code (pending.go);
 //   - one pending request per session (a partial unique index);
 //   - at most Options.MaxSessions sessions active or paused at once
 //     (*LimitError names the limit and the sessions holding it);
@@ -25,6 +26,10 @@
 // Changes made by other processes are seen through Changes, which polls
 // PRAGMA data_version on a connection of its own (cheap: it reads the WAL
 // index); WaitDecision uses it to block a bridge until a request is decided.
+//
+// Who may decide is not the store's to say: package supervision's Service,
+// the surfaces' one way in, authorises each change before it reaches the
+// store; the store records who made it.
 //
 // The schema is versioned with PRAGMA user_version and migrated forward, in
 // one transaction, from an empty file or from any earlier version (see

@@ -15,7 +15,7 @@ import (
 // message, the watchdog's own is recorded as delivered.
 func TestAlertsOneActiveAndCompareAndSet(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(t, Options{Operators: []string{"@bo"}})
+	s := newStore(t, Options{})
 	ses := activeSession(t, s, "ana")
 	a, err := s.RaiseAlert(ctx, ses.ID, "silent for 5m0s")
 	if err != nil || a.Status != AlertPending || !a.Active() {
@@ -27,9 +27,6 @@ func TestAlertsOneActiveAndCompareAndSet(t *testing.T) {
 	a, err = s.DecideAlert(ctx, AlertDecision{ID: a.ID, Action: AlertNudge, By: ActorWatchdog, Text: "are you there?"})
 	if err != nil || a.Status != AlertNudged || a.Nudges != 1 {
 		t.Fatalf("watchdog nudge: %+v %v", a, err)
-	}
-	if _, err := s.DecideAlert(ctx, AlertDecision{ID: a.ID, Action: AlertNudge, By: "mallory", Surface: SurfaceTerminal}); !errors.Is(err, ErrNotAllowed) {
-		t.Fatalf("a stranger's nudge: %v", err)
 	}
 	a, err = s.DecideAlert(ctx, AlertDecision{ID: a.ID, Action: AlertNudge, By: "bo", Surface: SurfaceSlack, Text: "run the tests again"})
 	if err != nil || a.Nudges != 2 || a.DecidedBy != "bo" {
@@ -45,7 +42,7 @@ func TestAlertsOneActiveAndCompareAndSet(t *testing.T) {
 		t.Fatalf("self-recovered: %+v %v %v", a, won, err)
 	}
 	_, err = s.DecideAlert(ctx, AlertDecision{ID: a.ID, Action: AlertDismiss, By: "ana", Surface: SurfaceTerminal})
-	var de *AlertDecidedError
+	var de *DecidedError
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "already self_recovered via supervisor by watchdog") {
 		t.Fatalf("dismissing a recovered alert: %v", err)
 	}
@@ -102,7 +99,7 @@ func TestPromptDecisionsAndTimeouts(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			_, err := s.DecidePrompt(ctx, PromptDecision{ID: p.ID, Action: ActionRefine, Instruction: "use SQLite " + string(rune('a'+i)), By: "ana", Surface: SurfaceWeb})
-			var de *PromptDecidedError
+			var de *DecidedError
 			switch {
 			case err == nil:
 				wins.Add(1)
@@ -166,9 +163,6 @@ func TestSteeringIsClaimedOnce(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, Options{})
 	ses := activeSession(t, s, "ana")
-	if _, err := s.Steer(ctx, ses.ID, "hi", "mallory", SurfaceTerminal); !errors.Is(err, ErrNotAllowed) {
-		t.Fatalf("a stranger steers: %v", err)
-	}
 	m, _ := s.Steer(ctx, ses.ID, "use the v2 API", "ana", SurfaceTerminal)
 	var wins atomic.Int32
 	var wg sync.WaitGroup

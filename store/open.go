@@ -34,8 +34,6 @@ type Options struct {
 	// MaxSessions bounds the sessions active or paused at once (0 =
 	// DefaultMaxSessions; negative = no bound).
 	MaxSessions int
-	// Operators may decide any session's requests (besides its owner).
-	Operators []string
 	// Now is the clock (tests pin it); nil = time.Now.
 	Now func() time.Time
 	// PollInterval is how often Changes looks for other processes' commits

@@ -109,27 +109,7 @@ func (s *Store) AuditAfter(ctx context.Context, seq int64, limit int) ([]Event, 
 	if limit <= 0 {
 		limit = 500
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, at, COALESCE(session_id, 0), COALESCE(request_id, 0), actor, surface, action, detail
-		FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var e Event
-		var at int64
-		var detail string
-		if err := rows.Scan(&e.Seq, &at, &e.SessionID, &e.RequestID, &e.Actor, &e.Surface, &e.Action, &detail); err != nil {
-			return nil, err
-		}
-		e.At = fromMS(at)
-		if detail != "" {
-			e.Detail = []byte(detail)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanEvent, `SELECT `+eventCols+` FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
 }
 
 // LastAuditSeq is the newest audit event's number (0 for an empty log).
@@ -138,11 +118,6 @@ func (s *Store) LastAuditSeq(ctx context.Context) (int64, error) {
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM audit`).Scan(&seq)
 	return seq, err
 }
-
-// MayDecide reports whether who may decide the requests of ses: its owner
-// or an operator (the check Decide makes; surfaces ask it first so that a
-// refused click changes nothing they show).
-func (s *Store) MayDecide(who string, ses Session) bool { return s.mayDecide(who, ses) }
 
 // SetSessionChannel sets where the remote surface posts a session ("" =
 // the config's channel).

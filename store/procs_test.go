@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -38,7 +37,7 @@ func TestMain(m *testing.M) {
 // print its ID.
 func helperMain(role string) int {
 	ctx := context.Background()
-	s, err := Open(ctx, os.Getenv("STORE_DB"), Options{PollInterval: pollFromEnv(), Operators: strings.Split(os.Getenv("STORE_OPERATORS"), ",")})
+	s, err := Open(ctx, os.Getenv("STORE_DB"), Options{PollInterval: pollFromEnv()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -157,7 +156,7 @@ func helper(t testing.TB, role, db string, env ...string) helperProc {
 // Twenty processes answer the same request at once: exactly one wins, the
 // nineteen others are told it was already decided, by whom and where.
 func TestTwentyProcessesAnswerOneRequest(t *testing.T) {
-	s := newStore(t, Options{Operators: []string{"ops"}})
+	s := newStore(t, Options{})
 	ses := activeSession(t, s, "ana")
 	r := raise(t, s, ses.ID, time.Hour)
 	const n = 20
@@ -169,7 +168,7 @@ func TestTwentyProcessesAnswerOneRequest(t *testing.T) {
 			by = "ops"
 		}
 		procs = append(procs, helper(t, "decide", s.Path(), "STORE_ID="+itoa(r.ID), "STORE_BY="+by,
-			"STORE_SURFACE="+surfaces[i%3], "STORE_OPERATORS=ops", fmt.Sprintf("STORE_APPROVE=%d", i%2)))
+			"STORE_SURFACE="+surfaces[i%3], fmt.Sprintf("STORE_APPROVE=%d", i%2)))
 	}
 	for _, p := range procs { // every process has its connection open
 		if !p.out.Scan() || p.out.Text() != "ready" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,30 +57,6 @@ type Prompt struct {
 	Reason      string     `json:"reason,omitempty"`
 }
 
-// PromptDecidedError is the answer to a decision on a prompt that lost: it
-// had already been decided, timed out or been withdrawn.
-type PromptDecidedError struct{ Prompt Prompt }
-
-func (e *PromptDecidedError) Error() string {
-	p := e.Prompt
-	at := "?"
-	if p.DecidedAt != nil {
-		at = p.DecidedAt.Format(time.RFC3339)
-	}
-	switch {
-	case p.Surface == SurfaceTimeout:
-		return fmt.Sprintf("prompt p%d already timed out at %s (%s)", p.ID, at, p.Status)
-	case p.Status == PromptWithdrawn:
-		return fmt.Sprintf("prompt p%d was withdrawn at %s (%s)", p.ID, at, p.Reason)
-	}
-	return fmt.Sprintf("prompt p%d already %s via %s by %s at %s", p.ID, p.Status, p.Surface, Handle(p.DecidedBy), at)
-}
-
-// Is makes errors.Is(err, ErrExpired) true for a prompt that timed out.
-func (e *PromptDecidedError) Is(target error) bool {
-	return target == ErrExpired && e.Prompt.Surface == SurfaceTimeout
-}
-
 const promptCols = `id, session_id, kind, text, status, instruction, created_at, expires_at, decided_at, decided_by, surface, reason`
 
 func scanPrompt(sc scanner) (Prompt, error) {
@@ -104,20 +81,7 @@ func (s *Store) Prompt(ctx context.Context, id int64) (Prompt, error) { return p
 
 // Prompts lists a session's prompts, oldest first.
 func (s *Store) Prompts(ctx context.Context, sessionID int64) ([]Prompt, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+promptCols+` FROM prompts WHERE session_id = ? ORDER BY id`, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Prompt
-	for rows.Next() {
-		p, err := scanPrompt(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanPrompt, `SELECT `+promptCols+` FROM prompts WHERE session_id = ? ORDER BY id`, sessionID)
 }
 
 // NewPrompt is what RaisePrompt needs. Timeout 0 means it never times out.
@@ -131,33 +95,20 @@ type NewPrompt struct {
 // RaisePrompt records a pending prompt of a live session; a session that
 // already has one gets ErrPendingExists.
 func (s *Store) RaisePrompt(ctx context.Context, n NewPrompt) (Prompt, error) {
-	if !contains(PromptKinds, n.Kind) {
-		return Prompt{}, fmt.Errorf("unknown prompt kind %q: use one of %s", n.Kind, strings.Join(PromptKinds, ", "))
+	if !slices.Contains(PromptKinds, n.Kind) {
+		return Prompt{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "kind", Value: n.Kind, Valid: PromptKinds, Reason: "unknown prompt kind"}
 	}
 	var out Prompt
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		ses, err := sessionTx(ctx, tx, n.SessionID)
-		if err != nil {
-			return err
-		}
-		if ses.Ended() {
-			return fmt.Errorf("%w: session %d is %s", ErrBadTransition, ses.ID, ses.Status)
-		}
 		now := s.now()
 		var expires any
 		if n.Timeout > 0 {
 			expires = ms(now.Add(n.Timeout))
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO prompts (session_id, kind, text, status, created_at, expires_at) VALUES (?, ?, ?, 'pending', ?, ?)`,
+		id, err := promptItems.raiseTx(ctx, tx, n.SessionID, ActorAgentinfra, ms(now), map[string]any{"kind": n.Kind},
+			`INSERT INTO prompts (session_id, kind, text, status, created_at, expires_at) VALUES (?, ?, ?, 'pending', ?, ?)`,
 			n.SessionID, n.Kind, n.Text, ms(now), expires)
-		if isUnique(err) {
-			return fmt.Errorf("%w: session %d already has a pending prompt", ErrPendingExists, n.SessionID)
-		}
 		if err != nil {
-			return fmt.Errorf("raise a prompt: %w", err)
-		}
-		id, _ := res.LastInsertId()
-		if err := audit(ctx, tx, ms(now), n.SessionID, 0, ActorAgentinfra, SurfaceSupervisor, "prompt_raised", map[string]any{"prompt": id, "kind": n.Kind}); err != nil {
 			return err
 		}
 		out, err = promptTx(ctx, tx, id)
@@ -175,12 +126,12 @@ type PromptDecision struct {
 	Surface     string
 }
 
-// DecidePrompt is the compare-and-set of a decision on a prompt, as for
-// approval requests: of any number of answers exactly one wins, the others
-// get a *PromptDecidedError; an answer after the deadline applies the
-// timeout instead (continue, or expired for error_recovery, which never
-// continues by itself) and is refused with an error that Is ErrExpired.
-// Only the session's owner and operators may decide.
+// DecidePrompt is the compare-and-set of a decision on a prompt
+// (answerTx), as for approval requests: of any number of answers exactly
+// one wins, the others get a *DecidedError; an answer after the deadline
+// applies the timeout instead (continue, or expired for error_recovery,
+// which never continues by itself) and is refused with an error that Is
+// ErrExpired.
 func (s *Store) DecidePrompt(ctx context.Context, d PromptDecision) (Prompt, error) {
 	if err := checkPerson(d.By, d.Surface); err != nil {
 		return Prompt{}, err
@@ -197,71 +148,29 @@ func (s *Store) DecidePrompt(ctx context.Context, d PromptDecision) (Prompt, err
 	case ActionStop:
 		status = PromptStopped
 	default:
-		return Prompt{}, fmt.Errorf("unknown answer %q: use continue, refine or stop", d.Action)
+		return Prompt{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "action", Value: d.Action, Valid: PromptActions, Reason: "unknown answer to a prompt"}
 	}
-	var out Prompt
-	var lost error
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		p, err := promptTx(ctx, tx, d.ID)
-		if err != nil {
-			return err
-		}
-		ses, err := sessionTx(ctx, tx, p.SessionID)
-		if err != nil {
-			return err
-		}
-		if !s.mayDecide(d.By, ses) {
-			return notAllowed(d.By, ses, fmt.Sprintf("prompt p%d", p.ID))
-		}
-		now := s.now()
-		res, err := tx.ExecContext(ctx, `UPDATE prompts SET status = ?, instruction = ?, decided_at = ?, decided_by = ?, surface = ?
-			WHERE id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?)`,
-			status, d.Instruction, ms(now), d.By, d.Surface, d.ID, ms(now))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			if err := audit(ctx, tx, ms(now), p.SessionID, 0, d.By, d.Surface, "prompt_"+status, map[string]any{"prompt": p.ID, "instruction": d.Instruction}); err != nil {
-				return err
-			}
-			out, err = promptTx(ctx, tx, d.ID)
-			return err
-		}
-		if p.Status == PromptPending { // its deadline passed: the timeout's outcome, never the late answer
-			if p, err = timeoutPromptTx(ctx, tx, p, now); err != nil {
-				return err
-			}
-		}
-		out, lost = p, &PromptDecidedError{Prompt: p}
-		return nil
+	return s.answerPrompt(ctx, d.ID, func(_ Prompt, now time.Time) answer {
+		return answer{id: d.ID, by: d.By, surface: d.Surface, person: true,
+			set:    `status = ?, instruction = ?, decided_at = ?, decided_by = ?, surface = ?`,
+			args:   []any{status, d.Instruction, ms(now), d.By, d.Surface},
+			action: "prompt_" + status, detail: map[string]any{"instruction": d.Instruction}}
 	})
-	if err != nil {
-		return Prompt{}, err
-	}
-	return out, lost
 }
 
-// TimeoutPrompt applies a prompt's timeout (agentinfra's timer): it
-// continues, except error_recovery, which expires (the run does not go on
-// by itself). won is false when the prompt had been decided first.
-func (s *Store) TimeoutPrompt(ctx context.Context, id int64) (p Prompt, won bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		cur, err := promptTx(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if cur.Status != PromptPending {
-			p = cur
-			return nil
-		}
-		p, err = timeoutPromptTx(ctx, tx, cur, s.now())
-		won = err == nil
-		return err
-	})
-	return p, won, err
+// PromptActions lists the answers to a prompt.
+var PromptActions = []string{ActionContinue, ActionRefine, ActionStop}
+
+// answerPrompt runs an answer of prompt id (answerItem); its deadline
+// applies the timeout's outcome, never the late answer.
+func (s *Store) answerPrompt(ctx context.Context, id int64, a func(cur Prompt, now time.Time) answer) (Prompt, error) {
+	return answerItem(ctx, s, promptItems, id, promptTx, a, promptTimeout, func(p Prompt) *DecidedError { return &DecidedError{Prompt: p} })
 }
 
-func timeoutPromptTx(ctx context.Context, tx *sql.Tx, p Prompt, now time.Time) (Prompt, error) {
+// promptTimeout is the outcome of prompt p's timeout (agentinfra's
+// timer): it continues, except error_recovery, which expires (the run does
+// not go on by itself).
+func promptTimeout(p Prompt, now time.Time) answer {
 	status := PromptContinued
 	reason := "nobody answered"
 	if p.ExpiresAt != nil {
@@ -271,37 +180,26 @@ func timeoutPromptTx(ctx context.Context, tx *sql.Tx, p Prompt, now time.Time) (
 		status = PromptExpired
 		reason += ": an error is never continued by itself"
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE prompts SET status = ?, decided_at = ?, decided_by = ?, surface = 'timeout', reason = ?
-		WHERE id = ? AND status = 'pending'`, status, ms(now), ActorAgentinfra, reason, p.ID); err != nil {
-		return p, err
-	}
-	if err := audit(ctx, tx, ms(now), p.SessionID, 0, ActorAgentinfra, SurfaceTimeout, "prompt_"+status, map[string]any{"prompt": p.ID, "reason": reason}); err != nil {
-		return p, err
-	}
-	return promptTx(ctx, tx, p.ID)
+	return answer{id: p.ID, by: ActorAgentinfra, surface: SurfaceTimeout,
+		set:  `status = ?, decided_at = ?, decided_by = ?, surface = 'timeout', reason = ?`,
+		args: []any{status, ms(now), ActorAgentinfra, reason}, action: "prompt_" + status, detail: map[string]any{"reason": reason}}
+}
+
+// TimeoutPrompt applies a prompt's timeout (promptTimeout). won is false
+// when the prompt had been decided first.
+func (s *Store) TimeoutPrompt(ctx context.Context, id int64) (p Prompt, won bool, err error) {
+	return settled(s.answerPrompt(ctx, id, promptTimeout))
 }
 
 // WithdrawPrompt closes a pending prompt that no longer applies (the agent
 // went on: a steering message started a new turn). won is false when it had
 // been decided first.
 func (s *Store) WithdrawPrompt(ctx context.Context, id int64, reason string) (p Prompt, won bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		now := ms(s.now())
-		res, err := tx.ExecContext(ctx, `UPDATE prompts SET status = 'withdrawn', decided_at = ?, decided_by = ?, surface = ?, reason = ? WHERE id = ? AND status = 'pending'`,
-			now, ActorAgentinfra, SurfaceSupervisor, reason, id)
-		if err != nil {
-			return err
-		}
-		if p, err = promptTx(ctx, tx, id); err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			won = true
-			return audit(ctx, tx, now, p.SessionID, 0, ActorAgentinfra, SurfaceSupervisor, "prompt_withdrawn", map[string]any{"prompt": id, "reason": reason})
-		}
-		return nil
-	})
-	return p, won, err
+	return settled(s.answerPrompt(ctx, id, func(_ Prompt, now time.Time) answer {
+		return answer{id: id, by: ActorAgentinfra, surface: SurfaceSupervisor,
+			set:  `status = 'withdrawn', decided_at = ?, decided_by = ?, surface = ?, reason = ?`,
+			args: []any{ms(now), ActorAgentinfra, SurfaceSupervisor, reason}, action: "prompt_withdrawn", detail: map[string]any{"reason": reason}}
+	}))
 }
 
 // PendingPrompt is the session's pending prompt (ok false when none).
@@ -315,27 +213,13 @@ func (s *Store) PendingPrompt(ctx context.Context, sessionID int64) (p Prompt, o
 
 // WaitPrompt blocks until prompt id is no longer pending (decided, timed
 // out or withdrawn, by any process) and returns it.
-func (s *Store) WaitPrompt(ctx context.Context, id int64) (Prompt, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	changes, err := s.Changes(wctx)
-	if err != nil {
-		return Prompt{}, err
-	}
-	for {
-		p, err := s.Prompt(ctx, id)
-		if err != nil || p.Status != PromptPending {
-			return p, err
-		}
-		select {
-		case <-ctx.Done():
-			return p, ctx.Err()
-		case _, ok := <-changes:
-			if !ok {
-				return p, ctx.Err()
-			}
-		}
-	}
+func (s *Store) WaitPrompt(ctx context.Context, id int64) (p Prompt, err error) {
+	err = s.waitSettled(ctx, func() (bool, error) {
+		var err error
+		p, err = s.Prompt(ctx, id)
+		return p.Status != PromptPending, err
+	})
+	return p, err
 }
 
 // PromptView is a pending prompt with its session, for inboxes.
@@ -349,36 +233,9 @@ type PromptView struct {
 
 // PendingPrompts lists the pending prompts of every session, oldest first.
 func (s *Store) PendingPrompts(ctx context.Context) ([]PromptView, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixed("p.", promptCols)+`, s.owner, s.cli, s.agent, s.task_id
+	return queryAll(ctx, s.db, func(sc scanner) (v PromptView, err error) {
+		v.Prompt, err = scanPrompt(withMore{sc, []any{&v.Owner, &v.CLI, &v.Agent, &v.TaskID}})
+		return v, err
+	}, `SELECT `+prefixed("p.", promptCols)+`, s.owner, s.cli, s.agent, s.task_id
 		FROM prompts p JOIN sessions s ON s.id = p.session_id WHERE p.status = 'pending' ORDER BY p.id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []PromptView
-	for rows.Next() {
-		var v PromptView
-		var created int64
-		var expires, decided sql.NullInt64
-		p := &v.Prompt
-		if err := rows.Scan(&p.ID, &p.SessionID, &p.Kind, &p.Text, &p.Status, &p.Instruction, &created, &expires, &decided, &p.DecidedBy, &p.Surface, &p.Reason,
-			&v.Owner, &v.CLI, &v.Agent, &v.TaskID); err != nil {
-			return nil, err
-		}
-		p.CreatedAt, p.ExpiresAt, p.DecidedAt = fromMS(created), fromNullMS(expires), fromNullMS(decided)
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// Unwrap makes a lost decision on a prompt a conflict (exit 4, HTTP 409).
-func (e *PromptDecidedError) Unwrap() error { return agenterr.ErrConflict }

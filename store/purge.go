@@ -201,20 +201,7 @@ func (s *Store) sessionIDs(ctx context.Context, q string, args ...any) ([]int64,
 
 func (s *Store) checkpointsOf(ctx context.Context, ids []int64) ([]Checkpoint, error) {
 	in, args := inList(ids)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE session_id IN `+in+` ORDER BY id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Checkpoint
-	for rows.Next() {
-		c, err := scanCheckpoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanCheckpoint, `SELECT `+checkpointCols+` FROM checkpoints WHERE session_id IN `+in+` ORDER BY id`, args...)
 }
 
 // inList is "(?,?,…)" and its arguments.

@@ -149,20 +149,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]RunRow, error) {
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []RunRow
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanRun, q, args...)
 }
 
 // ArchiveRuns moves the current runs of a caller's agent to archive (a

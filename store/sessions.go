@@ -150,20 +150,7 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		ses, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ses)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, scanSession, q, args...)
 }
 
 // transitions lists the statuses each status may go to.
@@ -179,12 +166,15 @@ type Transition struct {
 	By      string
 	Surface string
 	Reason  string
+	// From, when set, makes the move a compare-and-set: it happens only
+	// from one of these statuses, and a session in another one (To
+	// included: moved there by another process) is ErrBadTransition. Of
+	// processes racing to make the same move, one wins and knows it.
+	From []string
 }
 
-// SetSessionStatus moves a session to t.To when its status allows it. A
-// person (a surface of PeopleSurfaces) may move only their own sessions,
-// or any as an operator (ErrNotAllowed).
-// Going from created to active checks max_concurrent_sessions in the same
+// SetSessionStatus moves a session to t.To when its status allows it (who
+// may ask is package supervision's rule). Going from created to active checks max_concurrent_sessions in the same
 // transaction (*LimitError). Ending a session interrupts its pending
 // request. Moving to the status it has changes nothing.
 func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (Session, error) {
@@ -194,10 +184,8 @@ func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (S
 		if err != nil {
 			return err
 		}
-		if slices.Contains(PeopleSurfaces, t.Surface) && !s.mayDecide(t.By, cur) {
-			return &agenterr.Error{Kind: agenterr.Forbidden, Holder: cur.Owner, Err: ErrNotAllowed, Reason: fmt.Sprintf(
-				"%s may not change session %d: only its owner %s or an operator (supervision.operators in .agent/config.yaml) may",
-				Handle(t.By), id, Handle(cur.Owner))}
+		if len(t.From) > 0 && !slices.Contains(t.From, cur.Status) {
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("session %d is %s already, not %s", id, cur.Status, strings.Join(t.From, " or ")), Err: ErrBadTransition}
 		}
 		if cur.Status == t.To {
 			out = cur
@@ -219,11 +207,7 @@ func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (S
 		ended := any(nil)
 		if t.To == SessionTerminated || t.To == SessionInterrupted {
 			ended = now
-			if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'interrupted', decided_at = ?, decided_by = ?, surface = ?, reason = ?
-				WHERE session_id = ? AND status = 'pending'`, now, t.By, orSurface(t.Surface), "the session ended: "+t.Reason, id); err != nil {
-				return err
-			}
-			if err := closeWaitingTx(ctx, tx, id, now, t); err != nil {
+			if err := endWaitingTx(ctx, tx, id, now, t); err != nil {
 				return err
 			}
 		}
@@ -248,20 +232,7 @@ func orSurface(s string) string {
 }
 
 func liveSessions(ctx context.Context, tx *sql.Tx) ([]Session, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE status IN ('active','paused') ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		ses, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ses)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanSession, `SELECT `+sessionCols+` FROM sessions WHERE status IN ('active','paused') ORDER BY id`)
 }
 
 // SetProgress records the session's last tool and progress line (either

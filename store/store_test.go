@@ -121,22 +121,6 @@ func TestExpireLosesToAnEarlierDecision(t *testing.T) {
 	}
 }
 
-func TestOnlyTheOwnerOrAnOperatorDecides(t *testing.T) {
-	ctx := context.Background()
-	s := newStore(t, Options{Operators: []string{"@ops"}})
-	ses := activeSession(t, s, "ana")
-	r := raise(t, s, ses.ID, 0)
-	if _, err := s.Decide(ctx, Decision{RequestID: r.ID, Approve: true, By: "mallory", Surface: SurfaceTerminal}); !errors.Is(err, ErrNotAllowed) {
-		t.Fatalf("a stranger decided: %v", err)
-	}
-	if got, _ := s.Request(ctx, r.ID); got.Status != StatusPending {
-		t.Fatalf("a refused decision changed the request: %+v", got)
-	}
-	if _, err := s.Decide(ctx, Decision{RequestID: r.ID, Approve: true, By: "ops", Surface: SurfaceSlack}); err != nil {
-		t.Fatalf("an operator could not decide: %v", err)
-	}
-}
-
 func TestMaxConcurrentSessions(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, Options{})

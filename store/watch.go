@@ -56,27 +56,13 @@ func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
 
 // WaitDecision blocks until request id is no longer pending (decided,
 // expired, withdrawn or interrupted, by any process) and returns it.
-func (s *Store) WaitDecision(ctx context.Context, id int64) (Request, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	changes, err := s.Changes(wctx)
-	if err != nil {
-		return Request{}, err
-	}
-	for {
-		r, err := s.Request(ctx, id)
-		if err != nil || r.Status != StatusPending {
-			return r, err
-		}
-		select {
-		case <-ctx.Done():
-			return r, ctx.Err()
-		case _, ok := <-changes:
-			if !ok {
-				return r, ctx.Err()
-			}
-		}
-	}
+func (s *Store) WaitDecision(ctx context.Context, id int64) (r Request, err error) {
+	err = s.waitSettled(ctx, func() (bool, error) {
+		var err error
+		r, err = s.Request(ctx, id)
+		return r.Status != StatusPending, err
+	})
+	return r, err
 }
 
 // PublishChanges publishes an events.SupervisionChanged on bus (with Root

@@ -1,6 +1,9 @@
-// Package supervision holds what the supervised runs share: the
-// supervision section of .agent/config.yaml and who the person at this
-// terminal is. Its subpackage policy decides what needs a person.
+// Package supervision is the supervised runs' service (Service): the one
+// way the surfaces read and change supervision state, with one rule of who
+// may (authorise), the store's compare-and-set, and an event for every
+// change. It also holds the supervision section of .agent/config.yaml and
+// who the person at this terminal is. Its subpackage policy decides what
+// needs a person.
 package supervision
 
 import (
@@ -41,11 +44,6 @@ func LoadConfig(ws *workspace.Workspace) (Config, error) {
 		c.Mode = store.ModeLocal
 	}
 	return c, nil
-}
-
-// StoreOptions are the store's options under the config c.
-func StoreOptions(c Config) store.Options {
-	return store.Options{MaxSessions: c.MaxConcurrentSessions, Operators: c.Operators}
 }
 
 // EnvUser names the variable that says who the person at this terminal is.

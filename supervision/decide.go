@@ -2,10 +2,13 @@ package supervision
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
@@ -13,7 +16,8 @@ import (
 // AlwaysPlan is what "approve always" adds to the workspace policy for one
 // request: the rule, the policy file's diff (empty when the rule is there
 // already), and a note when the user's allowlist keeps the rule from taking
-// effect. Every surface (terminal, web page) shows it before it is written.
+// effect. Every surface (terminal, web page, Slack) shows it before it is
+// written.
 type AlwaysPlan struct {
 	Rule policy.Rule
 	Diff string
@@ -21,17 +25,37 @@ type AlwaysPlan struct {
 	// does not list the command, or it is above max_risk); "" otherwise.
 	Note string
 
-	path string
-	src  []byte
+	request int64
+	path    string
+	src     []byte
 }
 
 // Changes reports whether writing the plan changes the policy file.
 func (p *AlwaysPlan) Changes() bool { return p != nil && p.src != nil }
 
-// PlanAlways is the rule "approve always" would add for request r of the
-// workspace at root, and the policy file's diff; it writes nothing.
-func PlanAlways(root string, getenv func(string) string, r store.Request) (*AlwaysPlan, error) {
-	paths := policy.DefaultPaths(root, getenv)
+// RuleText is the rule as the surfaces show it: "commands: go test ./...".
+func (p *AlwaysPlan) RuleText() string { return p.Rule.Key + ": " + p.Rule.Value }
+
+// Fingerprint names the rule shortly (a button's value carries it): the
+// plan confirmed is the plan written, or nothing is.
+func (p *AlwaysPlan) Fingerprint() string {
+	sum := sha256.Sum256([]byte(p.RuleText()))
+	return hex.EncodeToString(sum[:8])
+}
+
+// PlanAlways is the rule "approve always" would add for pending request
+// id, and the policy file's diff; it writes nothing. A request no longer
+// pending gets its *DecidedError.
+func (s *Service) PlanAlways(ctx context.Context, id int64) (*AlwaysPlan, error) {
+	r, err := s.st.Request(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != store.StatusPending {
+		return nil, &DecidedError{Request: r}
+	}
+	root := s.ws.Root
+	paths := policy.DefaultPaths(root, s.getenv)
 	rule, err := policy.RuleFor(root, PolicyAction(r))
 	if err != nil {
 		return nil, err
@@ -40,7 +64,7 @@ func PlanAlways(root string, getenv func(string) string, r store.Request) (*Alwa
 	if err != nil {
 		return nil, err
 	}
-	p := &AlwaysPlan{Rule: rule, Diff: diff, path: paths.Workspace}
+	p := &AlwaysPlan{Rule: rule, Diff: diff, request: id, path: paths.Workspace}
 	if diff != "" {
 		p.src = src
 	}
@@ -57,7 +81,7 @@ func PlanAlways(root string, getenv func(string) string, r store.Request) (*Alwa
 }
 
 // PolicyAction is a stored request as the policy sees it.
-func PolicyAction(r store.Request) policy.Action {
+func PolicyAction(r Request) policy.Action {
 	a := policy.Action{Tool: r.Tool, Command: r.Command, File: r.File, URL: r.URL}
 	switch r.Kind {
 	case store.KindCommand:
@@ -72,53 +96,50 @@ func PolicyAction(r store.Request) policy.Action {
 	return a
 }
 
-// Decide takes a person's decision on a request (the store's
-// compare-and-set: the loser of a race gets a *store.DecidedError naming the
-// winner). An approval with plan (approve always) writes the plan's rule to
-// the policy file once the decision is taken; a plan is only for an
-// approval. The terminal and the web page both decide through it.
-func Decide(ctx context.Context, st *store.Store, d store.Decision, plan *AlwaysPlan) (store.Request, error) {
-	if plan != nil && !d.Approve {
-		return store.Request{}, fmt.Errorf("a policy rule goes only with an approval")
+// Decision is a person's answer to an approval request.
+type Decision struct {
+	Request int64
+	Approve bool
+	// Reason is kept with the decision; a rejection's reaches the agent.
+	Reason string
+	// Always is "approve always": the plan (PlanAlways) whose rule is
+	// written to the workspace policy once the approval is taken. Only
+	// with Approve.
+	//
+	// "Approve for this session" (such requests of this session approved
+	// without asking, no policy rule) would be one more scope here; the
+	// bridge has no per-session rules yet, so no surface offers it.
+	Always *AlwaysPlan
+}
+
+// Decide takes a's decision on a request: authorise, the store's
+// compare-and-set (the loser of a race gets a *DecidedError naming the
+// winner; an answer after the deadline gets one that Is ErrExpired), then
+// the plan's rule is written and RequestChanged published.
+func (s *Service) Decide(ctx context.Context, a Actor, d Decision) (Request, error) {
+	if d.Always != nil && (!d.Approve || d.Always.request != d.Request) {
+		return Request{}, agenterr.Invalidf("always", "a policy rule goes only with the approval of the request it was planned for")
 	}
-	d.Always = d.Always || plan != nil
-	r, err := st.Decide(ctx, d)
+	r, err := s.st.Request(ctx, d.Request)
+	if err != nil {
+		return Request{}, err
+	}
+	ses, err := s.st.Session(ctx, r.SessionID)
+	if err != nil {
+		return Request{}, err
+	}
+	if err := s.authorise(ctx, a, ses, fmt.Sprintf("decide request %d", r.ID)); err != nil {
+		return Request{}, err
+	}
+	r, err = s.st.Decide(ctx, store.Decision{RequestID: d.Request, Approve: d.Approve, By: a.Name, Surface: a.Surface, Reason: d.Reason, Always: d.Always != nil})
 	if err != nil {
 		return r, err
 	}
-	if plan.Changes() {
-		if err := policy.WriteRule(plan.path, plan.src); err != nil {
-			return r, fmt.Errorf("request %d is approved, but the rule could not be written: %w", d.RequestID, err)
+	s.publish(events.Event{Kind: events.RequestChanged, SessionID: r.SessionID, ItemID: r.ID, Status: r.Status, Text: r.Reason, Actor: a.Name})
+	if d.Always.Changes() {
+		if err := policy.WriteRule(d.Always.path, d.Always.src); err != nil {
+			return r, fmt.Errorf("request %d is approved, but the rule could not be written: %w", r.ID, err)
 		}
 	}
 	return r, nil
-}
-
-// MoveSession pauses, resumes or stops session id for person who, through
-// surface: only the session's owner or an operator of conf may. Every
-// surface moves sessions through it.
-func MoveSession(ctx context.Context, st *store.Store, conf Config, who string, id int64, to, surface, reason string) (store.Session, error) {
-	cur, err := st.Session(ctx, id)
-	if err != nil {
-		return store.Session{}, err
-	}
-	if !MayControl(conf, who, cur) {
-		return store.Session{}, fmt.Errorf("%w: %s may not change session %d: only its owner %s or an operator (supervision.operators in .agent/config.yaml) may",
-			store.ErrNotAllowed, store.Handle(who), id, store.Handle(cur.Owner))
-	}
-	return st.SetSessionStatus(ctx, id, store.Transition{To: to, By: who, Surface: surface, Reason: reason})
-}
-
-// MayControl reports whether who is the session's owner or an operator.
-func MayControl(conf Config, who string, s store.Session) bool {
-	who = strings.TrimPrefix(who, "@")
-	if who == strings.TrimPrefix(s.Owner, "@") {
-		return true
-	}
-	for _, op := range conf.Operators {
-		if strings.TrimPrefix(op, "@") == who {
-			return true
-		}
-	}
-	return false
 }

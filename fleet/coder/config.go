@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/agentinfra/agentinfra/contain"
 )
 
 // Environment variables, the names the coder CLI uses.
@@ -54,6 +56,7 @@ func ConfigFrom(getenv func(string) string, configURL, tokenFile string) (Config
 		return Config{}, &Error{Kind: KindUnauthorized, Msg: fmt.Sprintf(
 			"no Coder session token: set %s (create one with `coder tokens create`) or coder.token_file in .agent/config.yaml", EnvToken)}
 	}
+	contain.Conceal(cfg.Token) // read from a file too: never in an agent's environment
 	return cfg, nil
 }
 

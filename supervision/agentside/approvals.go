@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
@@ -82,19 +83,18 @@ func (c *Client) AskApproval(ctx context.Context, a Ask, progress Progress) (Ver
 	if a.Title == "" {
 		return Verdict{}, agenterr.Invalidf("title", "required: one line saying what is to be approved")
 	}
-	root := c.svc.o.Workspace.Root
+	pol := c.policy()
 	n := store.NewRequest{Kind: store.KindTool, Tool: "ask_approval", Title: a.Title, ToolInput: a.Description, Diff: a.Diff}
 	act := policy.Action{Kind: policy.KindTool, Tool: "ask_approval"}
 	if a.File != "" || a.Diff != "" {
-		rel, hash, err := c.checkEdit(a.File, a.Diff)
+		rel, hash, err := c.checkEdit(pol, a.File, a.Diff)
 		if err != nil {
 			return Verdict{}, err
 		}
 		n.Kind, n.Tool, n.File, n.FileHash = store.KindEdit, "ask_approval", rel, hash
 		act = policy.Action{Kind: policy.KindEdit, Tool: "ask_approval", File: rel}
 	}
-	pol := c.policy()
-	n.Risk = policy.Assess(root, act).Risk
+	n.Risk = pol.Assess(act).Risk
 	if act.Kind == policy.KindTool {
 		n.Risk = store.RiskHigh // an action the policy cannot see into
 	}
@@ -143,9 +143,9 @@ func (c *Client) AskApproval(ctx context.Context, a Ask, progress Progress) (Ver
 
 // checkEdit checks an edit's path and diff against the file as it is now,
 // and returns the path relative to the workspace and the file's hash.
-func (c *Client) checkEdit(file, diff string) (rel, hash string, err error) {
+func (c *Client) checkEdit(pol *policy.Policy, file, diff string) (rel, hash string, err error) {
 	root := c.svc.o.Workspace.Root
-	if rel, err = relPath(root, file); err != nil {
+	if rel, err = relPath(pol, file); err != nil {
 		return "", "", err
 	}
 	f, err := parseDiff(rel, diff)
@@ -203,7 +203,7 @@ func (c *Client) AcceptDiff(ctx context.Context, id int64) (Accepted, error) {
 		return Accepted{}, err
 	}
 	if owner.CLI != CLI || strings.TrimPrefix(owner.Owner, "@") != strings.TrimPrefix(c.svc.owner, "@") {
-		return Accepted{}, &agenterr.Error{Kind: agenterr.Forbidden, Err: store.ErrNotAllowed, Reason: fmt.Sprintf(
+		return Accepted{}, &agenterr.Error{Kind: agenterr.Forbidden, Err: supervision.ErrNotAllowed, Reason: fmt.Sprintf(
 			"request %d belongs to session %d (%s, %s): accept_diff applies only the approved edits of %s's MCP clients", id, owner.ID, owner.CLI, store.Handle(owner.Owner), store.Handle(c.svc.owner))}
 	}
 	if r.Kind != store.KindEdit || r.File == "" {
@@ -236,7 +236,8 @@ func (c *Client) AcceptDiff(ctx context.Context, id int64) (Accepted, error) {
 func (c *Client) apply(claim store.Consumable) (Accepted, error) {
 	root := c.svc.o.Workspace.Root
 	r := claim.Request
-	rel, err := relPath(root, r.File)
+	// Judged again: a symlink may have changed since the agent asked.
+	rel, err := relPath(c.policy(), r.File)
 	if err != nil {
 		return Accepted{}, err
 	}

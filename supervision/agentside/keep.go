@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // Forward is a continuation prompt an agent forwards to its operator.
@@ -242,7 +243,7 @@ func (c *Client) RecoverState(ctx context.Context, previous int64) (State, error
 			return State{}, err
 		}
 		if p.CLI != CLI || strings.TrimPrefix(p.Owner, "@") != strings.TrimPrefix(c.svc.owner, "@") {
-			return State{}, &agenterr.Error{Kind: agenterr.Forbidden, Err: store.ErrNotAllowed, Field: "previous_session",
+			return State{}, &agenterr.Error{Kind: agenterr.Forbidden, Err: supervision.ErrNotAllowed, Field: "previous_session",
 				Reason: fmt.Sprintf("session %d is not one of %s's MCP clients' sessions", previous, store.Handle(c.svc.owner))}
 		}
 		prev = &p

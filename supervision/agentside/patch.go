@@ -8,19 +8,20 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/supervision/policy"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // ErrOutside is a file path that leaves the workspace ("..", an absolute
-// path elsewhere, a symlink out) or names git's own folder: the
-// workspace's one error for it, so every caller can test for the same.
+// path elsewhere, a symlink out) or leads into git's own folders or
+// agentinfra's control files: the workspace's one error for it, so every
+// caller can test for the same.
 var ErrOutside = workspace.ErrOutside
 
 // ErrPatchConflict: the file is no longer what the diff was approved for.
@@ -29,38 +30,31 @@ var ErrPatchConflict = agenterr.New(agenterr.Conflict, "patch_conflict")
 // absentHash is the hash of a file that does not exist (a diff creating it).
 const absentHash = "absent"
 
-// relPath turns the file of a request (relative to root, or absolute
-// inside it) into a slash path relative to root. It refuses any ".."
-// element, absolute paths elsewhere and .git: nothing the agent names
-// may reach outside the workspace or into git's hooks. Symlinks are
-// refused when the file is opened (os.Root).
-func relPath(root, p string) (string, error) {
+// relPath turns the file of a request (relative to the workspace, or
+// absolute inside it) into the slash path, relative to the workspace, of
+// where it leads: the policy's one judgement of paths (policy.Place), which
+// follows symlinks and "..". A path leading outside the workspace, into a
+// .git folder at any depth (or a git directory a .git file links to), or
+// to one of agentinfra's control files (.agent/config.yaml,
+// .agent/policy.yaml, .agent/state/, the user's agentinfra folder) is
+// refused with ErrOutside: no agent edits them through accept_diff. The
+// write itself then goes through os.Root, so a symlink swapped in between
+// still cannot lead it out.
+func relPath(pol *policy.Policy, p string) (string, error) {
 	if strings.TrimSpace(p) == "" {
 		return "", agenterr.Invalidf("file", "required: the file the diff changes, relative to the workspace")
 	}
 	if strings.ContainsRune(p, 0) {
 		return "", agenterr.Invalidf("file", "a path cannot hold a NUL byte")
 	}
-	for _, el := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
-		if el == ".." {
-			return "", fmt.Errorf("%w: %q has a \"..\" element: name the file relative to the workspace %s, without \"..\"", ErrOutside, p, root)
-		}
-	}
-	if filepath.IsAbs(p) {
-		rel, err := filepath.Rel(root, filepath.Clean(p))
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return "", fmt.Errorf("%w: %s is not inside the workspace %s", ErrOutside, p, root)
-		}
-		p = rel
-	}
-	rel := path.Clean(filepath.ToSlash(p))
-	if rel == "." || rel == "" {
+	pl := pol.Place(p)
+	switch {
+	case pl.Never != "":
+		return "", fmt.Errorf("%w: %s: %s (the workspace is %s); an agent does not edit it through accept_diff", ErrOutside, pl.Shown(), pl.Never, pol.Root)
+	case pl.Rel == ".":
 		return "", agenterr.Invalidf("file", "%q names the workspace itself, not a file", p)
 	}
-	if first, _, _ := strings.Cut(rel, "/"); first == ".git" {
-		return "", fmt.Errorf("%w: %s is inside .git: an agent does not edit git's own files", ErrOutside, p)
-	}
-	return rel, nil
+	return pl.Rel, nil
 }
 
 // readIn reads rel inside root through os.Root, so a symlink (of the file

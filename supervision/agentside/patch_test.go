@@ -4,24 +4,75 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
 func TestRelPathRefusesWhatLeavesTheWorkspace(t *testing.T) {
 	root := t.TempDir()
-	for _, p := range []string{"../x", "a/../../x", "a/..", `..`, "/etc/passwd", filepath.Join(filepath.Dir(root), "other", "x"),
+	pol := &policy.Policy{Root: root}
+	for _, p := range []string{"../x", "a/../../x", `..`, "/etc/passwd", filepath.Join(filepath.Dir(root), "other", "x"),
 		".git/config", ".git", "./.git/hooks/x"} {
-		if rel, err := relPath(root, p); !errors.Is(err, ErrOutside) {
+		if rel, err := relPath(pol, p); !errors.Is(err, ErrOutside) {
 			t.Errorf("relPath(%q) = %q, %v; want ErrOutside", p, rel, err)
 		}
 	}
-	for p, want := range map[string]string{"a/b.go": "a/b.go", "./a//b.go": "a/b.go", filepath.Join(root, "c", "d.txt"): "c/d.txt", ".github/x.yml": ".github/x.yml"} {
-		if rel, err := relPath(root, p); err != nil || rel != want {
+	for p, want := range map[string]string{"a/b.go": "a/b.go", "./a//b.go": "a/b.go", filepath.Join(root, "c", "d.txt"): "c/d.txt",
+		".github/x.yml": ".github/x.yml", "a/../b.go": "b.go"} {
+		if rel, err := relPath(pol, p); err != nil || rel != want {
 			t.Errorf("relPath(%q) = %q, %v; want %q", p, rel, err, want)
 		}
 	}
-	if _, err := relPath(root, "."); err == nil {
-		t.Error("the workspace itself was accepted as a file")
+	for _, p := range []string{".", "a/.."} {
+		if _, err := relPath(pol, p); err == nil || errors.Is(err, ErrOutside) {
+			t.Errorf("relPath(%q): %v, want the workspace itself refused as a file", p, err)
+		}
+	}
+}
+
+// Issue 27, items 1 and 8: accept_diff judges where a path leads, with the
+// policy's own judgement. A nested repository's hook, a .git folder reached
+// through a committed symlink, a git directory a .git file links to, and
+// agentinfra's own config (operators: ["@agentbot"]) are refused; before,
+// only a .git first element was.
+func TestRelPathRefusesGitAndControlFilesAtAnyDepth(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{".git/hooks", "sub/.git/hooks", "docs", "gitstore/objects", "gitstore/refs", "wt", ".agent/state"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "gitstore", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "wt", ".git"), []byte("gitdir: ../gitstore\n"), 0o644)
+	if err := os.Symlink("../.git", filepath.Join(root, "docs", "gitdir")); err != nil {
+		t.Fatal(err)
+	}
+	pol := &policy.Policy{Root: root, Paths: policy.DefaultPaths(root, func(k string) string {
+		if k == "AGENTINFRA_CONFIG_DIR" {
+			return filepath.Join(root, "userconf")
+		}
+		return ""
+	})}
+	for p, want := range map[string]string{
+		"sub/.git/hooks/post-checkout": "inside a .git folder",
+		"docs/gitdir/config":           "docs/gitdir/config → .git/config",
+		"docs/gitdir/hooks/pre-commit": "inside a .git folder",
+		"gitstore/hooks/post-checkout": "inside the git directory gitstore",
+		"wt/.git":                      "inside a .git folder",
+		".agent/config.yaml":           "control file .agent/config.yaml",
+		".agent/policy.yaml":           "control file .agent/policy.yaml",
+		".agent/state/agentinfra.db":   "control file .agent/state",
+		"userconf/allowlist.yaml":      "agentinfra's own configuration",
+	} {
+		rel, err := relPath(pol, p)
+		if !errors.Is(err, ErrOutside) || !strings.Contains(err.Error(), want) {
+			t.Errorf("relPath(%q) = %q, %v; want ErrOutside saying %q", p, rel, err, want)
+		}
+	}
+	if rel, err := relPath(pol, ".agent/agents/dev.md"); err != nil || rel != ".agent/agents/dev.md" {
+		t.Errorf("a mode file: %q %v", rel, err)
 	}
 }
 

@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,25 +21,33 @@ type Rule struct {
 }
 
 // RuleFor is the rule that would auto-approve an action like a ("approve
-// --always"): the exact command, the file's workspace-relative path, or
-// the tool's name.
+// --always"), in the form the rules match: a command as its shell words
+// (one plain command; each word quoted only as the shell needs, so `echo
+// 'hello world'` stays that and `/bin/bash -lc 'touch ok.txt'` becomes
+// `touch ok.txt`), the file's resolved worktree-relative path with its
+// glob characters escaped (a file named ** is the rule \*\*, not every
+// file), or the tool's name. A path that is never auto-approved has no rule.
 func RuleFor(root string, a Action) (Rule, error) {
 	switch a.Kind {
 	case KindCommand:
 		if strings.TrimSpace(a.Command) == "" {
 			return Rule{}, agenterr.Invalidf("command", "the request has no command")
 		}
-		return Rule{"commands", strings.TrimSpace(a.Command)}, nil
+		pc := parseCommand(a.Command)
+		if pc.Dynamic || len(pc.Cmds) != 1 || len(pc.Cmds[0].Redirects) > 0 {
+			return Rule{}, agenterr.Refusedf("%q is not one plain command (it has pipes, ;, &&, redirections, variables or substitutions): a rule matches one command; approve it without --always, or add a rule for each part to .agent/%s by hand", a.Command, FileName)
+		}
+		return Rule{"commands", pc.Cmds[0].String()}, nil
 	case KindEdit, KindRead:
-		rel := Rel(root, a.File)
-		if rel == "" {
-			return Rule{}, agenterr.Refusedf("%s is outside the workspace: the policy approves only files inside it", a.File)
+		pl := (&Policy{Root: root}).Place(a.File)
+		if pl.Never != "" {
+			return Rule{}, agenterr.Refusedf("%s is never auto-approved (%s): no rule can approve it", pl.Shown(), pl.Never)
 		}
 		key := "write"
 		if a.Kind == KindRead {
 			key = "read"
 		}
-		return Rule{key, rel}, nil
+		return Rule{key, escapeGlob(pl.Rel)}, nil
 	}
 	if a.Tool == "" {
 		return Rule{}, agenterr.Invalidf("tool", "the request names no tool")
@@ -48,11 +55,23 @@ func RuleFor(root string, a Action) (Rule, error) {
 	return Rule{"tools", a.Tool}, nil
 }
 
+// escapeGlob makes a path a doublestar pattern matching only itself.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // AddRule returns the policy file's bytes with r added under auto_approve
 // (every other byte kept as it was), and the unified diff between the two.
 // A rule already there changes nothing (new == old, diff "").
 func AddRule(path string, r Rule) (newSrc []byte, diff string, err error) {
-	old, err := os.ReadFile(path)
+	old, err := readPolicyFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", err
 	}

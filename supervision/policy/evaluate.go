@@ -17,6 +17,24 @@ type Verdict struct {
 	// person is asked.
 	Rule string
 	Why  []string
+	// Paths are the action's files as a person reads them, resolved
+	// ("docs/gitdir/config → .git/config").
+	Paths []string
+}
+
+// Detail is what the audit log records of a verdict: a caller records it
+// under the action "policy_allowed" when Auto (the policy let the CLI go
+// ahead), and records what the CLI then did (it ran the tool, or refused
+// it) as its own event — never "auto_approved" for a tool that did not run.
+func (v Verdict) Detail() map[string]any {
+	d := map[string]any{"auto": v.Auto, "risk": v.Risk, "rule": v.Rule}
+	if len(v.Why) > 0 {
+		d["why"] = v.Why
+	}
+	if len(v.Paths) > 0 {
+		d["paths"] = v.Paths
+	}
+	return d
 }
 
 // shellTools and writeTools are tool names whose calls are judged by the
@@ -24,23 +42,66 @@ type Verdict struct {
 var shellTools = []string{"Bash", "run_shell_command", "shell", "exec_command", "shell_command", "execute"}
 var writeTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "apply_patch", "edit"}
 
-// Evaluate decides whether a can run without asking.
+// In is the policy for an agent that works in dir (a fleet agent's
+// worktree): the same rules, its paths judged relative to dir — the
+// worktree's .git, .agent/config.yaml and .agent/policy.yaml are its
+// control files, and the workspace's own (outside dir) are outside.
+// dir "" is p itself.
+func (p *Policy) In(dir string) *Policy {
+	if p == nil || dir == "" || dir == p.Root {
+		return p
+	}
+	q := *p
+	q.Root = dir
+	return &q
+}
+
+// MaxRisk is the highest risk the policy may auto-approve: the lower of
+// the workspace's auto_approve.max_risk and the user's allowlist's max_risk
+// (low when the allowlist does not say, or there is none). Critical is
+// never auto-approved, whatever both say.
+func (p *Policy) MaxRisk() string {
+	ws, user := p.File.AutoApprove.MaxRisk, p.Allowlist.MaxRisk
+	if ws == "" {
+		ws = RiskLow
+	}
+	if user == "" {
+		user = RiskLow
+	}
+	m := ws
+	if RiskAtMost(user, ws) {
+		m = user
+	}
+	if m == RiskCritical {
+		m = RiskHigh
+	}
+	return m
+}
+
+// Evaluate decides whether a can run without asking: the action's risk is
+// at most MaxRisk, nothing in it is never auto-approved (a path outside the
+// worktree, in .git or a control file), and a rule of the workspace policy
+// and a rule of the user's allowlist of the same kind both match it — a
+// workspace policy only narrows what the allowlist allows.
 func (p *Policy) Evaluate(a Action) Verdict {
-	as := Assess(p.Root, a)
-	v := Verdict{Risk: as.Risk, Why: as.Why}
+	as := p.Assess(a)
+	v := Verdict{Risk: as.Risk, Why: as.Why, Paths: as.Paths}
 	if p.AskAll {
 		v.Rule = "the policy file does not parse: every action asks"
 		return v
 	}
-	maxRisk := p.File.AutoApprove.MaxRisk
-	if maxRisk == "" {
-		maxRisk = RiskLow
-	}
-	if !RiskAtMost(as.Risk, maxRisk) {
-		v.Rule = fmt.Sprintf("risk %s is above auto_approve.max_risk %s (%s)", as.Risk, maxRisk, strings.Join(as.Why, "; "))
+	if as.Never != "" {
+		v.Rule = "never auto-approved: " + as.Never
 		return v
 	}
-	aa := p.File.AutoApprove
+	if maxRisk := p.MaxRisk(); !RiskAtMost(as.Risk, maxRisk) {
+		v.Rule = fmt.Sprintf("risk %s is above max_risk %s (%s)", as.Risk, maxRisk, strings.Join(as.Why, "; "))
+		if as.Risk == RiskCritical {
+			v.Rule = fmt.Sprintf("critical is never auto-approved (%s)", strings.Join(as.Why, "; "))
+		}
+		return v
+	}
+	aa, user := p.File.AutoApprove, p.Allowlist
 	switch a.Kind {
 	case KindCommand:
 		pc := parseCommand(a.Command)
@@ -50,46 +111,66 @@ func (p *Policy) Evaluate(a Action) Verdict {
 		}
 		var rules []string
 		for _, c := range pc.Cmds {
-			s := c.String()
-			g := anyGlob(aa.Commands, s)
+			g := anyGlob(aa.Commands, c)
 			if g == "" {
-				v.Rule = fmt.Sprintf("no auto_approve.commands glob matches %q", s)
+				v.Rule = fmt.Sprintf("no auto_approve.commands glob matches %s", c)
 				return v
 			}
-			if u := anyGlob(p.Allowlist.Commands, s); u == "" {
-				v.Rule = fmt.Sprintf("%q matches the workspace's %q but not the user's allowlist", s, g)
+			if u := anyGlob(user.Commands, c); u == "" {
+				v.Rule = fmt.Sprintf("%s matches the workspace's %q but not the user's allowlist (commands)", c, g)
 				return v
 			}
 			rules = append(rules, "commands: "+g)
 		}
 		v.Auto, v.Rule = true, strings.Join(slices.Compact(rules), ", ")
 	case KindEdit, KindRead:
-		rel := Rel(p.Root, a.File)
-		if rel == "" {
-			v.Rule = "the file is outside the workspace"
-			return v
-		}
-		pats, key := aa.Read, "read"
+		pats, upats, key := aa.Read, user.Read, "read"
 		if a.Kind == KindEdit {
-			pats, key = aa.Write, "write"
+			pats, upats, key = aa.Write, user.Write, "write"
 		}
-		for _, pat := range pats {
-			if ok, _ := doublestar.Match(pat, rel); ok {
-				v.Auto, v.Rule = true, key+": "+pat
+		var rules []string
+		for _, f := range append([]string{a.File}, a.Files...) {
+			if f == "" && len(a.Files) > 0 {
+				continue
+			}
+			rel := p.Place(f).Rel
+			pat := matchPattern(pats, rel)
+			if pat == "" {
+				v.Rule = fmt.Sprintf("no auto_approve.%s pattern matches %s", key, rel)
 				return v
 			}
+			if matchPattern(upats, rel) == "" {
+				v.Rule = fmt.Sprintf("%s matches the workspace's %s: %s but not the user's allowlist (%s)", rel, key, pat, key)
+				return v
+			}
+			rules = append(rules, key+": "+pat)
 		}
-		v.Rule = fmt.Sprintf("no auto_approve.%s pattern matches %s", key, rel)
+		v.Auto, v.Rule = true, strings.Join(slices.Compact(rules), ", ")
 	default:
 		if slices.Contains(shellTools, a.Tool) || slices.Contains(writeTools, a.Tool) {
 			v.Rule = a.Tool + " is judged by the command and write rules"
 			return v
 		}
-		if slices.Contains(aa.Tools, a.Tool) {
-			v.Auto, v.Rule = true, "tools: "+a.Tool
+		if !slices.Contains(aa.Tools, a.Tool) {
+			v.Rule = "tool " + a.Tool + " is not in auto_approve.tools"
 			return v
 		}
-		v.Rule = "tool " + a.Tool + " is not in auto_approve.tools"
+		if !slices.Contains(user.Tools, a.Tool) {
+			v.Rule = "tool " + a.Tool + " is in the workspace's auto_approve.tools but not the user's allowlist (tools)"
+			return v
+		}
+		v.Auto, v.Rule = true, "tools: "+a.Tool
 	}
 	return v
+}
+
+// matchPattern is the first file pattern (doublestar, worktree-relative)
+// matching rel, the resolved path; "" when none does.
+func matchPattern(pats []string, rel string) string {
+	for _, pat := range pats {
+		if ok, _ := doublestar.Match(pat, rel); ok {
+			return pat
+		}
+	}
+	return ""
 }

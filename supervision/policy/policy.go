@@ -1,11 +1,15 @@
 // Package policy decides which of an agent's actions need a person: the
 // workspace's policy file (.agent/policy.yaml) auto-approves commands
-// (globs), tools, and file patterns for reading and writing, up to a risk
-// threshold; the user's own allowlist (allowlist.yaml in the user's config
-// folder, e.g. ~/.config/agentinfra/) bounds it, so a workspace policy — a
-// file anyone who can push to the repository can change — cannot
-// auto-approve a command the user never listed. Risk rules (Assess) grade
-// every action low, high or critical. A policy that does not parse means
+// (globs in shell words), tools, and file patterns for reading and writing,
+// up to a risk threshold; the user's own allowlist (allowlist.yaml in the
+// user's config folder, e.g. ~/.config/agentinfra/) bounds every kind of
+// rule and the threshold, so a workspace policy — a file anyone who can push
+// to the repository can change — can only narrow what the user allows.
+// Risk rules (Assess) grade every action low, high or critical: a command by
+// what it can run (the command table, commands.go), a path by where it
+// leads once its symlinks are followed (Place, paths.go: outside the
+// worktree, in a git directory or one of agentinfra's control files is
+// critical and never auto-approved). A policy that does not parse means
 // "ask for everything", with a warning naming the line. Live reloads both
 // files when they change (fsnotify). The same rules are translated into
 // each CLI's own permission settings (native.go) so that only what needs a
@@ -19,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,6 +31,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 )
 
 // FileName is the workspace policy's name inside .agent/.
@@ -54,11 +59,11 @@ func RiskAtMost(a, b string) bool { return slices.Index(riskOrder, a) <= slices.
 // File is the workspace policy file as written:
 //
 //	auto_approve:
-//	  commands: ["git status", "go test *"]   # globs over the whole command line
+//	  commands: ["git status", "go test *"]   # globs in shell words (commandGlob)
 //	  tools: [Read, Grep, Glob]               # tool names (any CLI's)
-//	  read: ["**"]                            # workspace-relative file patterns
+//	  read: ["**"]                            # worktree-relative patterns of where a path leads
 //	  write: ["docs/**", "*.md"]
-//	  max_risk: low                           # nothing above it is auto-approved
+//	  max_risk: low                           # nothing above it (nor above the allowlist's) is auto-approved
 //	timeouts:
 //	  approval: 1h                            # or never
 //	commands:                                 # the registry: run remotely by name
@@ -78,14 +83,39 @@ type AutoApprove struct {
 	MaxRisk  string   `yaml:"max_risk"`
 }
 
-// Allowlist is the user's own bound on commands.
+// Allowlist is the user's own bound on every workspace's policy: a
+// workspace auto-approves an action only when its own rule and the
+// allowlist's rule of the same kind both match, and only up to the lower of
+// the two max_risk (the allowlist's is low unless it says otherwise). No
+// allowlist, or a key it does not have, auto-approves nothing of that kind.
+//
+//	commands: ["git status", "go test *"]   # command globs
+//	tools: [Grep, Glob]                      # tool names
+//	read: ["**"]                             # file patterns (resolved, worktree-relative)
+//	write: ["docs/**", "*.md"]
+//	max_risk: low                            # low (default) or high
 type Allowlist struct {
 	Commands []string `yaml:"commands"`
+	Tools    []string `yaml:"tools"`
+	Read     []string `yaml:"read"`
+	Write    []string `yaml:"write"`
+	MaxRisk  string   `yaml:"max_risk"`
+	// Supervision says what environment agents get (contain.EnvRules:
+	// env: allowlist passes only pass_env and what each CLI needs); read
+	// by contain.ChildEnv wherever agentinfra starts an agent.
+	Supervision contain.EnvRules `yaml:"supervision"`
 }
+
+// MaxFileSize is the largest policy or allowlist file read (the cap of
+// every configuration file a person writes): a policy
+// longer than this is not one a person wrote (and a symlink to /dev/zero
+// must not exhaust memory).
+const MaxFileSize = regularfile.MaxConfigBytes
 
 // Policy is the effective policy of a workspace.
 type Policy struct {
-	Root      string // the workspace root
+	Root      string // the worktree the agent works in: paths are judged relative to it
+	Paths     Paths  // the files it was read from
 	File      File
 	Allowlist Allowlist
 	// AskAll is set when the workspace policy could not be read: every
@@ -98,10 +128,16 @@ type Policy struct {
 	timeouts map[string]time.Duration // kind → timeout; 0 = never
 }
 
-// Paths names the two files of a workspace's policy.
+// Paths names the two files of a workspace's policy, and where the
+// person's own files are (which no agent may touch: control files).
 type Paths struct {
 	Workspace string // .agent/policy.yaml
 	Allowlist string // <user config>/agentinfra/allowlist.yaml ("" = none)
+	// UserConfig is the person's agentinfra folder of tokens
+	// ($XDG_CONFIG_HOME/agentinfra, else ~/.config/agentinfra; "" = unknown).
+	UserConfig string
+	// Home is $HOME, for the paths an agent names with ~ ("" = unknown).
+	Home string
 }
 
 // DefaultPaths are the files of the workspace at root: the allowlist is in
@@ -113,13 +149,16 @@ func DefaultPaths(root string, getenv func(string) string) Paths {
 	if getenv == nil {
 		return p
 	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		p.Home = h
+		p.UserConfig = filepath.Join(h, ".config", "agentinfra")
+	}
+	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		p.UserConfig = filepath.Join(x, "agentinfra")
+	}
 	dir := getenv("AGENTINFRA_CONFIG_DIR")
-	switch {
-	case dir != "":
-	case filepath.IsAbs(getenv("XDG_CONFIG_HOME")):
-		dir = filepath.Join(getenv("XDG_CONFIG_HOME"), "agentinfra")
-	case getenv("HOME") != "":
-		dir = filepath.Join(getenv("HOME"), ".config", "agentinfra")
+	if dir == "" {
+		dir = p.UserConfig
 	}
 	if dir != "" {
 		p.Allowlist = filepath.Join(dir, AllowlistName)
@@ -129,10 +168,12 @@ func DefaultPaths(root string, getenv func(string) string) Paths {
 
 // Load reads the policy of the workspace at root. It never fails: a file
 // that is missing is an empty policy (everything asks), a file that does not
-// parse makes the policy AskAll with a warning.
+// parse, is not a regular file or is larger than MaxFileSize makes the
+// policy AskAll with a warning. An allowlist that cannot be read or does
+// not parse is none (nothing is auto-approved), with a warning.
 func Load(root string, paths Paths) *Policy {
-	p := &Policy{Root: root}
-	if b, err := os.ReadFile(paths.Workspace); err == nil {
+	p := &Policy{Root: root, Paths: paths}
+	if b, err := readPolicyFile(paths.Workspace); err == nil {
 		f, perr := Parse(paths.Workspace, b)
 		if perr != nil {
 			p.AskAll = true
@@ -145,13 +186,17 @@ func Load(root string, paths Paths) *Policy {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("read %s: %v; every action asks a person", paths.Workspace, err))
 	}
 	if paths.Allowlist != "" {
-		if b, err := os.ReadFile(paths.Allowlist); err == nil {
-			var a Allowlist
-			if err := decodeStrict(b, &a); err != nil {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %v; no command is auto-approved", paths.Allowlist, err))
+		b, err := readPolicyFile(paths.Allowlist)
+		switch {
+		case err == nil:
+			a, perr := parseAllowlist(b)
+			if perr != nil {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %v; nothing is auto-approved", paths.Allowlist, perr))
 			} else {
 				p.Allowlist = a
 			}
+		case !errors.Is(err, fs.ErrNotExist):
+			p.Warnings = append(p.Warnings, fmt.Sprintf("read %s: %v; nothing is auto-approved", paths.Allowlist, err))
 		}
 	}
 	if !p.AskAll {
@@ -163,8 +208,45 @@ func Load(root string, paths Paths) *Policy {
 		if err != nil {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %v", paths.Workspace, err))
 		}
+		for _, g := range p.File.AutoApprove.Commands {
+			if _, err := compileGlob(g); err != nil {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: auto_approve.commands %q %v; it matches nothing", paths.Workspace, g, err))
+			}
+		}
+	}
+	for _, g := range p.Allowlist.Commands {
+		if _, err := compileGlob(g); err != nil {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: commands %q %v; it matches nothing", paths.Allowlist, g, err))
+		}
 	}
 	return p
+}
+
+// readPolicyFile reads a policy or allowlist file: a regular file (a
+// symlink to one is followed) of at most MaxFileSize bytes.
+func readPolicyFile(path string) ([]byte, error) {
+	b, err := regularfile.Read(path, MaxFileSize)
+	switch {
+	case errors.Is(err, regularfile.ErrNotRegular):
+		return nil, fmt.Errorf("%w: a policy is a regular file (replace it with one)", err)
+	case errors.Is(err, regularfile.ErrTooLarge):
+		return nil, fmt.Errorf("%w (a policy file holds at most %d bytes)", err, MaxFileSize)
+	}
+	return b, err
+}
+
+func parseAllowlist(src []byte) (Allowlist, error) {
+	var a Allowlist
+	if err := decodeStrict(src, &a); err != nil {
+		return Allowlist{}, err
+	}
+	if a.MaxRisk == "" {
+		a.MaxRisk = RiskLow
+	}
+	if !slices.Contains(riskOrder, a.MaxRisk) {
+		return Allowlist{}, fmt.Errorf("max_risk %q: use low or high", a.MaxRisk)
+	}
+	return a, nil
 }
 
 // Parse reads a workspace policy file; the error names the file and line.

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/agentinfra/agentinfra/contain"
 )
 
 // Registry is the named commands an operator may run in a session's
@@ -17,13 +19,26 @@ type Registry map[string][]string
 func newRegistry(m map[string]string) (Registry, error) {
 	r := Registry{}
 	for name, line := range m {
-		p := parseCommand(line)
-		if p.Dynamic || len(p.Cmds) != 1 || len(p.Cmds[0].Redirects) > 0 {
-			return r, fmt.Errorf("commands.%s: %q must be one plain command (no pipes, redirections, variables or substitutions): it runs without a shell", name, line)
+		argv, err := PlainCommand(line)
+		if err != nil {
+			return r, fmt.Errorf("commands.%s: %w", name, err)
 		}
-		r[name] = p.Cmds[0].Args
+		r[name] = argv
 	}
 	return r, nil
+}
+
+// PlainCommand splits a command line into the argv of one plain command,
+// as bash would split its words (quotes allowed), for running it without
+// a shell: the registry's commands, the review's checks. A line only a
+// shell can run (a pipe, a redirection, a variable, a substitution, two
+// commands) is refused.
+func PlainCommand(line string) ([]string, error) {
+	p := parseCommand(line)
+	if p.Dynamic || len(p.Cmds) != 1 || len(p.Cmds[0].Redirects) > 0 {
+		return nil, fmt.Errorf("%q must be one plain command (no pipes, redirections, variables or substitutions): it runs without a shell", line)
+	}
+	return p.Cmds[0].Args, nil
 }
 
 // Names lists the registered names, sorted.
@@ -37,7 +52,9 @@ func (r Registry) Names() []string {
 }
 
 // Run runs the named command in dir and returns its combined output. A
-// name not in the registry is refused.
+// name not in the registry is refused. The command may run code an agent
+// wrote (go test): it gets the environment an agent would
+// (contain.ChildEnv), without agentinfra's credentials.
 func (r Registry) Run(ctx context.Context, name, dir string) ([]byte, error) {
 	argv, ok := r[name]
 	if !ok {
@@ -45,6 +62,7 @@ func (r Registry) Run(ctx context.Context, name, dir string) ([]byte, error) {
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = contain.ChildEnv("", false)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

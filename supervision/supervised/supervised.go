@@ -21,8 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/contain"
@@ -153,11 +155,25 @@ func (r *Run) AttachRun(ctx context.Context, runID string) error {
 // keepmoving's reason, so that dispatch and the fleet block the task and
 // say why.
 func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cmd runner.Command, onEvent func(runner.Event)) (runner.Result, error) {
-	res, out, err := keepmoving.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
-		Env: req.Env, CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
-		bridge.Options{Store: r.st, Session: r.ses, Policy: r.live.Current, OnEvent: onEvent, KillGrace: req.KillGrace},
-		keepmoving.Options{Config: r.keep, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
-			Checkpoint: r.checkpointOf(req.Dir)})
+	// The CLI and everything it starts are contained (package contain):
+	// writes only in req.Dir, the temporary folders and the CLI's own;
+	// the workspace's store and the user's config out of sight.
+	box := contain.Sandbox{CLI: rn.Name(), Workspace: r.ws.Root}
+	if w := box.Warning(req.Dir, req.Env); w != "" && onEvent != nil {
+		onEvent(runner.Event{Kind: "warning", Text: w})
+	}
+	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
+		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}
+	// The policy judges paths where the CLI works (a fleet agent's
+	// worktree), not the workspace root it may be outside of.
+	pol := func() *policy.Policy { return r.live.Current().In(req.Dir) }
+	start := func(ctx context.Context, w keepmoving.Watch) (runner.Conversation, error) {
+		return agentcli.StartSupervised(ctx, breq, bridge.Options{Store: r.st, Session: r.ses, Policy: pol, OnEvent: w.OnEvent,
+			KillGrace: req.KillGrace, BeforeApprovedEdit: w.BeforeApprovedEdit})
+	}
+	res, out, err := keepmoving.Run(ctx, start, keepmoving.Options{Config: r.keep, Store: r.st, Session: r.ses, CLI: rn.Name(), Model: req.Model,
+		Timeout: req.Timeout, OnEvent: onEvent, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
+		Checkpoint: r.checkpointOf(req.Dir)})
 	return blockedResult(res, out), err
 }
 
@@ -226,9 +242,13 @@ func Reap(ctx context.Context, ws *workspace.Workspace, st *store.Store) ([]Reap
 			continue
 		}
 		reason := fmt.Sprintf("its supervisor (pid %d) died while the run went on", sup.PID)
-		ses, err := st.SetSessionStatus(ctx, id, store.Transition{To: store.SessionInterrupted, By: "agentinfra", Surface: store.SurfaceSupervisor, Reason: reason})
+		// A compare-and-set from the statuses LiveSupervisors read: of
+		// the processes that found the same dead supervisor, the one that
+		// moved the session reaps its run and reports it, once.
+		ses, err := st.SetSessionStatus(ctx, id, store.Transition{To: store.SessionInterrupted, By: "agentinfra", Surface: store.SurfaceSupervisor, Reason: reason,
+			From: []string{store.SessionCreated, store.SessionActive, store.SessionPaused}})
 		if errors.Is(err, store.ErrBadTransition) {
-			continue // ended meanwhile by another process
+			continue // ended meanwhile, or reaped by another process
 		}
 		if err != nil {
 			return out, err

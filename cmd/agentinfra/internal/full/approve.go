@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -101,36 +101,31 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 		return err
 	}
 	defer env.Close()
-	var plan *supervision.AlwaysPlan
+	d := supervision.Decision{Request: id, Approve: o.Approve, Reason: o.Reason}
 	if o.Always {
-		r, err := env.st.Request(ctx, id)
+		plan, err := env.svc.PlanAlways(ctx, id)
 		if err != nil {
 			return err
 		}
-		if r.Status != store.StatusPending {
-			return (&store.DecidedError{Request: r})
-		}
-		if plan, err = supervision.PlanAlways(env.ws.Root, env.ws.Getenv, r); err != nil {
-			return err
-		}
 		if plan.Diff != "" {
-			fmt.Fprint(o.IO.ErrOut, plan.Diff)
+			fmt.Fprint(o.IO.ErrOut, termsafe.Text(plan.Diff)) // its rule is made of the agent's command or path
 			if !o.Yes && !confirm(o.IO, "Add this rule to .agent/policy.yaml and approve?") {
 				return &agenterr.Error{Kind: agenterr.Refused, Override: "yes", Reason: "nothing changed: the rule was not confirmed"}
 			}
 		}
 		if plan.Note != "" {
-			fmt.Fprintf(o.IO.ErrOut, "note: %s\n", plan.Note)
+			fmt.Fprintf(o.IO.ErrOut, "note: %s\n", termsafe.Text(plan.Note))
 		}
+		d.Always = plan
 	}
-	r, err := supervision.Decide(ctx, env.st, store.Decision{RequestID: id, Approve: o.Approve, By: env.user, Surface: store.SurfaceTerminal, Reason: o.Reason, Always: o.Always}, plan)
+	r, err := env.svc.Decide(ctx, env.user, d)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, r)
 	}
-	fmt.Fprintf(o.IO.Out, "Request %d %s by %s.\n", r.ID, r.Status, store.Handle(r.DecidedBy))
+	fmt.Fprintf(o.IO.Out, "Request %d %s by %s.\n", r.ID, r.Status, supervision.Handle(r.DecidedBy))
 	return nil
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/console"
-	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/httpguard"
 )
@@ -91,10 +90,7 @@ func consoleRun(ctx context.Context, o *ConsoleOptions) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bus := events.Default()
-	srv, err := console.New(ctx, console.Options{Workspace: env.ws, Store: env.st, Config: env.conf, Fleet: fl, User: env.user, Getenv: o.Getenv, Bus: bus,
-		Steering:    console.StoreSteering{Store: env.st, Config: env.conf, Bus: bus, Root: env.ws.Root},
-		Checkpoints: console.StoreCheckpoints{Store: env.st, Config: env.conf}})
+	srv, err := console.New(ctx, console.Options{Workspace: env.ws, Supervision: env.svc, Fleet: fl, User: env.user.Name, Getenv: o.Getenv})
 	if err != nil {
 		return err
 	}
@@ -114,7 +110,7 @@ func consoleRun(ctx context.Context, o *ConsoleOptions) error {
 	}
 	link := srv.Link(base)
 	fmt.Fprintf(o.IO.Out, "agentinfra console for %s, as %s:\n\n  %s\n\nThe link works once (within 15 minutes); the page's \"Open on another device\" makes another. Ctrl-C stops the console.\n",
-		env.ws.Root, env.user, link)
+		env.ws.Root, env.user.Name, link)
 	if o.IO.IsTTY && !o.NoQR {
 		if qr, err := console.TerminalQR(link); err == nil {
 			fmt.Fprintf(o.IO.Out, "\n%s", qr)

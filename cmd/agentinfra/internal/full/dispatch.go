@@ -14,8 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/task"
@@ -144,9 +146,16 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 			lines := lineReader(o.IO.In)
 			inlineCtx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})
-			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, sup, lines) }()
+			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, ws, sup, lines) }()
 			return func() { stop(); <-done }
 		}
+	}
+	// A supervised run's processes stay below this process whatever they
+	// do (setsid, a double fork), as below the fleet's supervisor: a
+	// decision from one of them is then refused (contain.InsideRun), and
+	// all are ended with the run. This process runs nothing else.
+	if d.ApprovalMode == runner.ApprovalAsk && !d.DryRun {
+		d.Exclusive = contain.BecomeSubreaper() == nil
 	}
 	out, runErr := dispatch.Run(ctx, ws, d, onEvent)
 	if runErr != nil && out.Outcome == "" {
@@ -177,7 +186,7 @@ func progressPrinter(ios *cli.IOStreams) func(runner.Event) {
 	return func(e runner.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		line := e.String()
+		line := termsafe.Line(e.String()) // the tool's input is the agent's
 		if r := []rune(line); len(r) > width-3 && width > 20 {
 			line = string(r[:width-4]) + "…"
 		}
@@ -243,7 +252,7 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 	fmt.Fprintf(w, "tracking: %s\n", o.TrackingFile)
 	fmt.Fprintf(w, "result:   %s\n", o.ResultFile)
 	if r := o.Result; r != nil && r.Response != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(r.Response, "\n"))
+		fmt.Fprintf(w, "\n%s\n", termsafe.Text(strings.TrimRight(r.Response, "\n")))
 	}
 }
 

@@ -17,15 +17,24 @@ import (
 	"sync"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/supervised"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // inlinePrompt follows the session of sup until ctx is done, asking on
-// ios about every pending request. who decides is the session's owner.
-func inlinePrompt(ctx context.Context, ios *cli.IOStreams, sup *supervised.Run, lines <-chan string) {
-	st, ses := sup.Store(), sup.Session()
-	changes, err := st.Changes(ctx)
+// ios about every pending request. who decides is the session's owner, at
+// this terminal.
+func inlinePrompt(ctx context.Context, ios *cli.IOStreams, ws *workspace.Workspace, sup *supervised.Run, lines <-chan string) {
+	ses := sup.Session()
+	svc, err := supervision.New(supervision.Options{Store: sup.Store(), Workspace: ws})
+	if err != nil {
+		fmt.Fprintf(ios.ErrOut, "agentinfra: the inline prompt is off (%v)\n", err)
+		return
+	}
+	owner := supervision.Person(ses.Owner, supervision.SurfaceTerminal)
+	changes, err := svc.Changes(ctx)
 	if err != nil {
 		fmt.Fprintf(ios.ErrOut, "agentinfra: the inline prompt is off (%v): answer with `agentinfra approve ID` / `agentinfra reject ID --reason TEXT`\n", err)
 		return
@@ -37,38 +46,42 @@ func inlinePrompt(ctx context.Context, ios *cli.IOStreams, sup *supervised.Run, 
 			return
 		case <-changes:
 		}
-		reqs, err := st.Requests(ctx, ses.ID)
+		reqs, err := svc.Requests(ctx, ses.ID)
 		if err != nil {
 			continue
 		}
 		for _, r := range reqs {
-			if r.Status != store.StatusPending || asked[r.ID] {
+			if r.Status != supervision.StatusPending || asked[r.ID] {
 				continue
 			}
 			asked[r.ID] = true
-			askInline(ctx, ios, st, ses, r, lines, changes)
+			askInline(ctx, ios, svc, owner, r, lines, changes)
 		}
 	}
 }
 
 // askInline shows one request and waits for an answer typed here, or for
 // the request to be decided elsewhere (or withdrawn, or expired).
-func askInline(ctx context.Context, ios *cli.IOStreams, st *store.Store, ses store.Session, r store.Request, lines <-chan string, changes <-chan struct{}) {
+func askInline(ctx context.Context, ios *cli.IOStreams, svc *supervision.Service, owner supervision.Actor, r supervision.Request, lines <-chan string, changes <-chan struct{}) {
 	w := ios.ErrOut
-	fmt.Fprintf(w, "\n? request %d (risk %s): %s\n", r.ID, r.Risk, r.Title)
+	// The title, command, file, diff and URL are the agent's: shown inert
+	// (termsafe), so that they cannot clear the screen and draw another
+	// request in place of this one.
+	line := termsafe.Line
+	fmt.Fprintf(w, "\n? request %d (risk %s): %s\n", r.ID, r.Risk, line(r.Title))
 	if r.Command != "" {
-		fmt.Fprintf(w, "  command: %s\n", r.Command)
+		fmt.Fprintf(w, "  command: %s\n", line(r.Command))
 	}
 	if r.File != "" {
-		fmt.Fprintf(w, "  file:    %s\n", r.File)
+		fmt.Fprintf(w, "  file:    %s\n", line(r.File))
 	}
 	if r.Diff != "" {
 		for _, l := range strings.Split(strings.TrimRight(r.Diff, "\n"), "\n") {
-			fmt.Fprintf(w, "  | %s\n", l)
+			fmt.Fprintf(w, "  | %s\n", termsafe.Text(l))
 		}
 	}
 	if r.URL != "" {
-		fmt.Fprintf(w, "  url:     %s\n", r.URL)
+		fmt.Fprintf(w, "  url:     %s\n", line(r.URL))
 	}
 	prompt := func() {
 		fmt.Fprintf(w, "  approve? y = yes, n REASON = no (or elsewhere: agentinfra approve %d / reject %d --reason TEXT) > ", r.ID, r.ID)
@@ -80,8 +93,8 @@ func askInline(ctx context.Context, ios *cli.IOStreams, st *store.Store, ses sto
 			fmt.Fprintln(w)
 			return
 		case <-changes:
-			cur, err := st.Request(ctx, r.ID)
-			if err == nil && cur.Status != store.StatusPending {
+			cur, err := svc.Request(ctx, r.ID)
+			if err == nil && cur.Status != supervision.StatusPending {
 				fmt.Fprintf(w, "\n  request %d was %s%s\n", r.ID, cur.Status, decidedBy(cur))
 				return
 			}
@@ -95,8 +108,8 @@ func askInline(ctx context.Context, ios *cli.IOStreams, st *store.Store, ses sto
 				prompt()
 				continue
 			}
-			_, err := st.Decide(context.WithoutCancel(ctx), store.Decision{RequestID: r.ID, Approve: approve, By: ses.Owner, Surface: store.SurfaceTerminal, Reason: reason})
-			var de *store.DecidedError
+			_, err := svc.Decide(context.WithoutCancel(ctx), owner, supervision.Decision{Request: r.ID, Approve: approve, Reason: reason})
+			var de *supervision.DecidedError
 			switch {
 			case errors.As(err, &de):
 				fmt.Fprintf(w, "  %v\n", err) // decided elsewhere first
@@ -112,11 +125,11 @@ func askInline(ctx context.Context, ios *cli.IOStreams, st *store.Store, ses sto
 	}
 }
 
-func decidedBy(r store.Request) string {
+func decidedBy(r supervision.Request) string {
 	if r.DecidedBy == "" {
 		return ""
 	}
-	return fmt.Sprintf(" via %s by %s", r.Surface, store.Handle(r.DecidedBy))
+	return fmt.Sprintf(" via %s by %s", r.Surface, termsafe.Line(supervision.Handle(r.DecidedBy)))
 }
 
 // parseAnswer reads "y", "yes", "n", "no", "n because…", "no: because…".

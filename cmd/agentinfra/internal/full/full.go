@@ -37,6 +37,7 @@ func Commands(cf *cli.Factory) []*cobra.Command {
 		NewCmdCheckpoint(f),
 		NewCmdSlack(f, nil),
 		NewCmdConsole(f, nil),
+		NewCmdDoctor(f, nil),
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // InboxOptions is what `inbox` runs with.
@@ -67,26 +68,18 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 	defer env.Close()
 	var changes <-chan struct{}
 	if o.Watch {
-		if changes, err = env.st.Changes(ctx); err != nil {
+		if changes, err = env.svc.Changes(ctx); err != nil {
 			return err
 		}
 	}
 	for {
-		pending, err := env.st.Pending(ctx)
-		if err != nil {
-			return err
-		}
-		prompts, err := env.st.PendingPrompts(ctx)
-		if err != nil {
-			return err
-		}
-		alerts, err := env.st.ActiveAlerts(ctx)
+		in, err := env.svc.Inbox(ctx)
 		if err != nil {
 			return err
 		}
 		switch {
 		case o.JSON:
-			items, err := inboxItems(pending, prompts, alerts)
+			items, err := inboxItems(in)
 			if err != nil {
 				return err
 			}
@@ -98,10 +91,10 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 				fmt.Fprint(o.IO.Out, "\033[H\033[2J") // a fresh screen each time
 			}
 			if o.Watch {
-				fmt.Fprintf(o.IO.Out, "%s — %d pending (Ctrl-C to stop)\n", o.Now().Format("15:04:05"), len(pending))
+				fmt.Fprintf(o.IO.Out, "%s — %d pending (Ctrl-C to stop)\n", o.Now().Format("15:04:05"), len(in.Requests))
 			}
-			writeInbox(o.IO.Out, pending, o.Now(), o.IO.Width)
-			writeWaiting(o.IO.Out, prompts, alerts, o.Now())
+			writeInbox(o.IO.Out, in.Requests, o.Now(), o.IO.Width)
+			writeWaiting(o.IO.Out, in.Prompts, in.Alerts, o.Now())
 		}
 		if !o.Watch {
 			return nil
@@ -117,7 +110,7 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 	}
 }
 
-func writeInbox(w io.Writer, pending []store.PendingView, now time.Time, width int) {
+func writeInbox(w io.Writer, pending []supervision.PendingView, now time.Time, width int) {
 	if len(pending) == 0 {
 		fmt.Fprintln(w, "No pending requests.")
 		return
@@ -136,8 +129,8 @@ func writeInbox(w io.Writer, pending []store.PendingView, now time.Time, width i
 		if p.TaskID != "" {
 			agent += " " + p.TaskID
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Risk, p.SessionID, agent, store.Handle(p.Owner),
-			since(now, p.CreatedAt), expiry(now, p.ExpiresAt), mdtext.Shorten(oneLine(p.Title), limit))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Risk, p.SessionID, termsafe.Line(agent), termsafe.Line(supervision.Handle(p.Owner)),
+			since(now, p.CreatedAt), expiry(now, p.ExpiresAt), termsafe.Line(mdtext.Shorten(oneLine(p.Title), limit)))
 	}
 	tw.Flush()
 }
@@ -146,7 +139,7 @@ func writeInbox(w io.Writer, pending []store.PendingView, now time.Time, width i
 // (each now with "type": "approval"), then the continuation prompts
 // ("type": "prompt", "ref": "p4") and the active stall alerts ("type":
 // "alert", "ref": "s2").
-func inboxItems(pending []store.PendingView, prompts []store.PromptView, alerts []store.AlertView) ([]map[string]any, error) {
+func inboxItems(in supervision.Inbox) ([]map[string]any, error) {
 	items := []map[string]any{}
 	add := func(v any, typ, ref string) error {
 		b, err := json.Marshal(v)
@@ -164,17 +157,17 @@ func inboxItems(pending []store.PendingView, prompts []store.PromptView, alerts 
 		items = append(items, m)
 		return nil
 	}
-	for _, p := range pending {
+	for _, p := range in.Requests {
 		if err := add(p, "approval", ""); err != nil {
 			return nil, err
 		}
 	}
-	for _, p := range prompts {
+	for _, p := range in.Prompts {
 		if err := add(p, "prompt", fmt.Sprintf("p%d", p.ID)); err != nil {
 			return nil, err
 		}
 	}
-	for _, a := range alerts {
+	for _, a := range in.Alerts {
 		if err := add(a, "alert", fmt.Sprintf("s%d", a.ID)); err != nil {
 			return nil, err
 		}
@@ -183,7 +176,7 @@ func inboxItems(pending []store.PendingView, prompts []store.PromptView, alerts 
 }
 
 // writeWaiting lists the continuation prompts and stall alerts.
-func writeWaiting(w io.Writer, prompts []store.PromptView, alerts []store.AlertView, now time.Time) {
+func writeWaiting(w io.Writer, prompts []supervision.PromptView, alerts []supervision.AlertView, now time.Time) {
 	if len(prompts) > 0 {
 		fmt.Fprintln(w, "\nContinuation prompts (agentinfra answer pID continue|refine TEXT|stop):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -193,8 +186,8 @@ func writeWaiting(w io.Writer, prompts []store.PromptView, alerts []store.AlertV
 			if p.Agent != "" {
 				agent = p.Agent + " (" + p.CLI + ")"
 			}
-			fmt.Fprintf(tw, "p%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Kind, p.SessionID, agent, store.Handle(p.Owner),
-				since(now, p.CreatedAt), expiry(now, p.ExpiresAt), mdtext.Shorten(oneLine(p.Text), 60))
+			fmt.Fprintf(tw, "p%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Kind, p.SessionID, termsafe.Line(agent), termsafe.Line(supervision.Handle(p.Owner)),
+				since(now, p.CreatedAt), expiry(now, p.ExpiresAt), termsafe.Line(mdtext.Shorten(oneLine(p.Text), 60)))
 		}
 		tw.Flush()
 	}
@@ -207,8 +200,8 @@ func writeWaiting(w io.Writer, prompts []store.PromptView, alerts []store.AlertV
 			if a.Agent != "" {
 				agent = a.Agent + " (" + a.CLI + ")"
 			}
-			fmt.Fprintf(tw, "s%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Nudges, a.SessionID, agent, store.Handle(a.Owner),
-				since(now, a.RaisedAt), orDash(a.LastTool))
+			fmt.Fprintf(tw, "s%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Nudges, a.SessionID, termsafe.Line(agent), termsafe.Line(supervision.Handle(a.Owner)),
+				since(now, a.RaisedAt), termsafe.Line(orDash(a.LastTool)))
 		}
 		tw.Flush()
 	}
@@ -268,48 +261,51 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 		return err
 	}
 	defer env.Close()
-	r, err := env.st.Request(ctx, id)
+	r, err := env.svc.Request(ctx, id)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, r)
 	}
-	ses, _ := env.st.Session(ctx, r.SessionID)
+	ses, _ := env.svc.Session(ctx, r.SessionID)
 	w := o.IO.Out
-	fmt.Fprintf(w, "Request %d: %s\n", r.ID, oneLine(r.Title))
+	// Every text below but the numbers and statuses came from the agent
+	// (or the MCP client): shown inert (termsafe).
+	line := termsafe.Line
+	fmt.Fprintf(w, "Request %d: %s\n", r.ID, line(oneLine(r.Title)))
 	fmt.Fprintf(w, "Status:   %s\n", r.Status)
 	fmt.Fprintf(w, "Risk:     %s\n", r.Risk)
-	fmt.Fprintf(w, "Session:  %d (%s, owner %s, %s)\n", ses.ID, ses.CLI, store.Handle(ses.Owner), ses.Workspace)
-	fmt.Fprintf(w, "Tool:     %s\n", r.Tool)
+	fmt.Fprintf(w, "Session:  %d (%s, owner %s, %s)\n", ses.ID, line(ses.CLI), line(supervision.Handle(ses.Owner)), line(ses.Workspace))
+	fmt.Fprintf(w, "Tool:     %s\n", line(r.Tool))
 	if r.Command != "" {
-		fmt.Fprintf(w, "Command:  %s\n", r.Command)
+		fmt.Fprintf(w, "Command:  %s\n", line(r.Command))
 	}
 	if r.File != "" {
-		fmt.Fprintf(w, "File:     %s\n", r.File)
+		fmt.Fprintf(w, "File:     %s\n", line(r.File))
 	}
 	if r.URL != "" {
-		fmt.Fprintf(w, "URL:      %s\n", r.URL)
+		fmt.Fprintf(w, "URL:      %s\n", line(r.URL))
 	}
 	fmt.Fprintf(w, "Asked:    %s (%s ago)\n", r.CreatedAt.Local().Format(time.RFC3339), since(o.Now(), r.CreatedAt))
 	fmt.Fprintf(w, "Expires:  %s\n", expiry(o.Now(), r.ExpiresAt))
-	if r.Status != store.StatusPending {
-		fmt.Fprintf(w, "Decided:  %s via %s by %s", r.Status, r.Surface, store.Handle(r.DecidedBy))
+	if r.Status != supervision.StatusPending {
+		fmt.Fprintf(w, "Decided:  %s via %s by %s", r.Status, r.Surface, line(supervision.Handle(r.DecidedBy)))
 		if r.DecidedAt != nil {
 			fmt.Fprintf(w, " at %s", r.DecidedAt.Local().Format(time.RFC3339))
 		}
 		fmt.Fprintln(w)
 		if r.Reason != "" {
-			fmt.Fprintf(w, "Reason:   %s\n", r.Reason)
+			fmt.Fprintf(w, "Reason:   %s\n", line(r.Reason))
 		}
 	}
 	if r.Diff != "" {
-		fmt.Fprintf(w, "\n%s", r.Diff)
+		fmt.Fprintf(w, "\n%s", termsafe.Text(r.Diff))
 		if !strings.HasSuffix(r.Diff, "\n") {
 			fmt.Fprintln(w)
 		}
 	}
-	if r.Status == store.StatusPending {
+	if r.Status == supervision.StatusPending {
 		fmt.Fprintf(w, "\nDecide: agentinfra approve %d   |   agentinfra reject %d --reason TEXT\n", r.ID, r.ID)
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -60,9 +60,9 @@ stopping ends the run (a pending request is interrupted).`,
 	cmd.AddCommand(
 		mk("list", "Sessions, newest first (live ones; --all for every one)", "  agentinfra session list\n  agentinfra session list --all --json", sessionListRun, cobra.NoArgs),
 		mk("show ID", "One session: status, progress, its requests and audit log", "  agentinfra session show 3\n  agentinfra session show 3 --json", sessionShowRun, cobra.ExactArgs(1)),
-		mk("pause ID", "Pause an active session (its agent stops where it is)", "  agentinfra session pause 3", sessionMove(store.SessionPaused), cobra.ExactArgs(1)),
-		mk("resume ID", "Resume a paused session", "  agentinfra session resume 3", sessionMove(store.SessionActive), cobra.ExactArgs(1)),
-		mk("stop ID", "Stop a session: its run ends, a pending request is interrupted", "  agentinfra session stop 3 --reason \"wrong task\"", sessionMove(store.SessionTerminated), cobra.ExactArgs(1)),
+		mk("pause ID", "Pause an active session (its agent stops where it is)", "  agentinfra session pause 3", sessionMove(supervision.SessionPaused), cobra.ExactArgs(1)),
+		mk("resume ID", "Resume a paused session", "  agentinfra session resume 3", sessionMove(supervision.SessionActive), cobra.ExactArgs(1)),
+		mk("stop ID", "Stop a session: its run ends, a pending request is interrupted", "  agentinfra session stop 3 --reason \"wrong task\"", sessionMove(supervision.SessionTerminated), cobra.ExactArgs(1)),
 		newCmdSessionWatchdog(f),
 		newCmdSessionPurge(f),
 	)
@@ -75,17 +75,17 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 		return err
 	}
 	defer env.Close()
-	f := store.SessionFilter{}
+	f := supervision.SessionFilter{}
 	if !o.All {
-		f.Statuses = []string{store.SessionCreated, store.SessionActive, store.SessionPaused}
+		f.Statuses = supervision.LiveStatuses
 	}
-	ss, err := env.st.Sessions(ctx, f)
+	ss, err := env.svc.Sessions(ctx, f)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
 		if ss == nil {
-			ss = []store.Session{}
+			ss = []supervision.Session{}
 		}
 		return cli.WriteJSON(o.IO.Out, ss)
 	}
@@ -96,15 +96,16 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tMODE\tCLI\tAGENT\tTASK\tOWNER\tLAST TOOL\tUPDATED")
 	for _, s := range ss {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, orDash(s.CLI), orDash(s.Agent), orDash(s.TaskID),
-			store.Handle(s.Owner), orDash(s.LastTool), since(o.Now(), s.UpdatedAt))
+		cell := func(s string) string { return termsafe.Line(orDash(s)) } // the agent's (the MCP client's) text
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, cell(s.CLI), cell(s.Agent), cell(s.TaskID),
+			cell(supervision.Handle(s.Owner)), cell(s.LastTool), since(o.Now(), s.UpdatedAt))
 	}
 	tw.Flush()
-	fmt.Fprintf(o.IO.Out, "%d live of max_concurrent_sessions %d\n", countLive(ss), env.conf.MaxConcurrentSessions)
+	fmt.Fprintf(o.IO.Out, "%d live of max_concurrent_sessions %d\n", countLive(ss), env.svc.Config().MaxConcurrentSessions)
 	return nil
 }
 
-func countLive(ss []store.Session) int {
+func countLive(ss []supervision.Session) int {
 	n := 0
 	for _, s := range ss {
 		if s.Live() {
@@ -124,46 +125,50 @@ func sessionShowRun(ctx context.Context, o *SessionOptions) error {
 		return err
 	}
 	defer env.Close()
-	s, err := env.st.Session(ctx, id)
+	s, err := env.svc.Session(ctx, id)
 	if err != nil {
 		return err
 	}
-	reqs, err := env.st.Requests(ctx, id)
+	reqs, err := env.svc.Requests(ctx, id)
 	if err != nil {
 		return err
 	}
-	evs, err := env.st.Audit(ctx, id)
+	evs, err := env.svc.Audit(ctx, id)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, struct {
-			store.Session
-			Requests []store.Request `json:"requests"`
-			Audit    []store.Event   `json:"audit"`
+			supervision.Session
+			Requests []supervision.Request    `json:"requests"`
+			Audit    []supervision.AuditEvent `json:"audit"`
 		}{s, orEmpty(reqs), orEmpty(evs)})
 	}
 	w := o.IO.Out
-	fmt.Fprintf(w, "Session %d: %s (%s, mode %s)\n", s.ID, s.Status, s.CLI, s.Mode)
-	fmt.Fprintf(w, "Owner:     %s\nWorkspace: %s\n", store.Handle(s.Owner), s.Workspace)
+	// The texts are the agent's (the MCP client's): shown inert (termsafe).
+	line := termsafe.Line
+	fmt.Fprintf(w, "Session %d: %s (%s, mode %s)\n", s.ID, s.Status, line(s.CLI), s.Mode)
+	fmt.Fprintf(w, "Owner:     %s\nWorkspace: %s\n", line(supervision.Handle(s.Owner)), line(s.Workspace))
 	if s.Agent != "" || s.TaskID != "" {
-		fmt.Fprintf(w, "Agent:     %s  Task: %s\n", orDash(s.Agent), orDash(s.TaskID))
+		fmt.Fprintf(w, "Agent:     %s  Task: %s\n", line(orDash(s.Agent)), line(orDash(s.TaskID)))
 	}
-	fmt.Fprintf(w, "Last tool: %s\nProgress:  %s\n", orDash(s.LastTool), orDash(s.Progress))
+	fmt.Fprintf(w, "Last tool: %s\nProgress:  %s\n", line(orDash(s.LastTool)), line(orDash(s.Progress)))
 	if s.EndReason != "" {
-		fmt.Fprintf(w, "Ended:     %s\n", s.EndReason)
+		fmt.Fprintf(w, "Ended:     %s\n", line(s.EndReason))
 	}
 	fmt.Fprintf(w, "\nRequests (%d):\n", len(reqs))
 	for _, r := range reqs {
-		fmt.Fprintf(w, "  %d  %-11s %-8s %s", r.ID, r.Status, r.Risk, mdtext.Shorten(oneLine(r.Title), 80))
-		if r.Status != store.StatusPending && r.Surface != "" {
-			fmt.Fprintf(w, "  (via %s by %s)", r.Surface, store.Handle(r.DecidedBy))
+		fmt.Fprintf(w, "  %d  %-11s %-8s %s", r.ID, r.Status, r.Risk, line(mdtext.Shorten(oneLine(r.Title), 80)))
+		if r.Status != supervision.StatusPending && r.Surface != "" {
+			fmt.Fprintf(w, "  (via %s by %s)", r.Surface, line(supervision.Handle(r.DecidedBy)))
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nAudit log (%d):\n", len(evs))
 	for _, e := range evs {
-		fmt.Fprintf(w, "  %s  %-16s %-10s %s %s\n", e.At.Local().Format("15:04:05"), e.Action, e.Surface, store.Handle(e.Actor), mdtext.Shorten(string(e.Detail), 100))
+		// The detail is JSON of the agent's text: JSON escapes C0 controls
+		// but passes DEL, C1 and bidi characters raw.
+		fmt.Fprintf(w, "  %s  %-16s %-10s %s %s\n", e.At.Local().Format("15:04:05"), e.Action, e.Surface, line(supervision.Handle(e.Actor)), line(mdtext.Shorten(string(e.Detail), 100)))
 	}
 	return nil
 }
@@ -186,7 +191,7 @@ func sessionMove(to string) func(context.Context, *SessionOptions) error {
 			return err
 		}
 		defer env.Close()
-		s, err := supervision.MoveSession(ctx, env.st, env.conf, env.user, id, to, store.SurfaceTerminal, o.Reason)
+		s, err := env.svc.MoveSession(ctx, env.user, id, to, o.Reason)
 		if err != nil {
 			return err
 		}
@@ -196,13 +201,4 @@ func sessionMove(to string) func(context.Context, *SessionOptions) error {
 		fmt.Fprintf(o.IO.Out, "Session %d is %s.\n", s.ID, s.Status)
 		return nil
 	}
-}
-
-func contains(list []string, who string) bool {
-	for _, x := range list {
-		if x == who || x == "@"+who {
-			return true
-		}
-	}
-	return false
 }

@@ -93,7 +93,7 @@ func slackRun(ctx context.Context, o *SlackOptions) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: level}))
-	svc, err := slack.New(slack.Options{Store: env.st, Config: conf, Tokens: tokens, APIURL: o.Getenv(envSlackAPIURL), Getenv: o.Getenv, Log: log})
+	svc, err := slack.New(slack.Options{Supervision: env.svc, Config: conf, Tokens: tokens, APIURL: o.Getenv(envSlackAPIURL), Getenv: o.Getenv, Log: log})
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,8 @@ func newCmdSlackChannel(f *Factory) *cobra.Command {
 		Short: "Post a session in another channel than the config's",
 		Long: `Sets the Slack channel of one session (a channel ID such as C0123456789; "" goes
 back to slack.channel). It takes effect for the session's thread when it starts;
-a thread already started stays where it is.`,
+a thread already started stays where it is. Only the session's owner or an
+operator (supervision.operators) may.`,
 		Example: `  agentinfra slack channel 12 C0987654321`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -156,7 +157,7 @@ a thread already started stays where it is.`,
 				return err
 			}
 			defer env.Close()
-			if err := env.st.SetSessionChannel(cmd.Context(), id, args[1]); err != nil {
+			if err := env.svc.SetChannel(cmd.Context(), env.user, id, args[1]); err != nil {
 				return err
 			}
 			fmt.Fprintf(f.IO.Out, "Session %d posts in %s.\n", id, args[1])

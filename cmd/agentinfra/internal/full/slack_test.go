@@ -51,13 +51,19 @@ func TestSlackChannelOfASession(t *testing.T) {
 	}
 	defer st.Close()
 	ses, _ := st.CreateSession(context.Background(), store.NewSession{Owner: "ana", Mode: store.ModeRemote})
-	if code, _, stderr := runCLI(t, dir, cliOpts{}, "slack", "channel", "1", "C0OTHER"); code != 0 {
+	// Where a session posts is its owner's (or an operator's) to change.
+	mallory := cliOpts{Env: map[string]string{"AGENTINFRA_USER": "mallory"}}
+	if code, _, stderr := runCLI(t, dir, mallory, "slack", "channel", "1", "C0MINE"); code != 7 || !strings.Contains(stderr, "@mallory may not change the channel of session 1") {
+		t.Fatalf("a stranger sets the channel: code %d: %s", code, stderr)
+	}
+	ana := cliOpts{Env: map[string]string{"AGENTINFRA_USER": "ana"}}
+	if code, _, stderr := runCLI(t, dir, ana, "slack", "channel", "1", "C0OTHER"); code != 0 {
 		t.Fatalf("code %d: %s", code, stderr)
 	}
 	if got, _ := st.Session(context.Background(), ses.ID); got.Channel != "C0OTHER" {
 		t.Fatalf("channel %q", got.Channel)
 	}
-	if code, _, _ := runCLI(t, dir, cliOpts{}, "slack", "channel", "9", "C0OTHER"); code == 0 {
+	if code, _, _ := runCLI(t, dir, ana, "slack", "channel", "9", "C0OTHER"); code == 0 {
 		t.Fatal("an unknown session's channel was set")
 	}
 }

@@ -18,7 +18,8 @@
 //	stdin    count stdin bytes, report them as a codex thread id
 //	signal   kill itself with SIGKILL after printing an init event
 //
-// In every mode, STUB_FILEINFO_ENV=NAME writes the path in $NAME, the file's
+// In every mode, STUB_ENVFILE=PATH writes the stub's environment there
+// (NUL-separated), and STUB_FILEINFO_ENV=NAME writes the path in $NAME, the file's
 // permission bits (octal) and its content, one per line, to STUB_FILEINFO.
 package main
 
@@ -39,6 +40,9 @@ import (
 func main() {
 	if f := os.Getenv("STUB_ARGSFILE"); f != "" {
 		os.WriteFile(f, []byte(strings.Join(os.Args[1:], "\x00")), 0o644)
+	}
+	if f := os.Getenv("STUB_ENVFILE"); f != "" {
+		os.WriteFile(f, []byte(strings.Join(os.Environ(), "\x00")), 0o644)
 	}
 	if name := os.Getenv("STUB_FILEINFO_ENV"); name != "" {
 		path := os.Getenv(name)
