@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/contain"
-	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/statefile"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // endings are the three ways a run is ended from outside: each must leave
