@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -158,13 +159,10 @@ func (w *world) waitMessage(ts, what string, cond func(fakeslack.Message) bool) 
 // recorded waits until the service has recorded its message of an item.
 func (w *world) recorded(item string, id int64) {
 	w.t.Helper()
-	for w.ctx.Err() == nil {
-		if _, err := w.st.PostOf(w.ctx, store.SurfaceSlack, item, id); err == nil {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	w.t.Fatalf("the message of %s %d was never recorded", item, id)
+	poll.Eventually(w.t, func() bool {
+		_, err := w.st.PostOf(w.ctx, store.SurfaceSlack, item, id)
+		return err == nil
+	}, "the message of %s %d was never recorded", item, id)
 }
 
 func (w *world) dump() string {
