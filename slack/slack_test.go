@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strconv"
@@ -84,9 +85,19 @@ func (w *world) start() {
 	}
 	w.svc = svc
 	ctx, cancel := context.WithCancel(w.ctx)
-	w.done = make(chan error, 1)
-	go func() { w.done <- svc.Run(ctx) }()
+	done := make(chan error, 1)
+	w.done = done
+	go func() {
+		err := svc.Run(ctx)
+		done <- err
+		close(done)
+	}()
 	w.stopSvc = cancel
+	// Stopped before the store closes (cleanups run last first).
+	w.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 	if err := w.fake.Connected(w.ctx, hellos+1); err != nil {
 		w.t.Fatal(err)
 	}
@@ -158,13 +169,25 @@ func (w *world) waitMessage(ts, what string, cond func(fakeslack.Message) bool) 
 // recorded waits until the service has recorded its message of an item.
 func (w *world) recorded(item string, id int64) {
 	w.t.Helper()
-	for w.ctx.Err() == nil {
-		if _, err := w.st.PostOf(w.ctx, store.SurfaceSlack, item, id); err == nil {
-			return
+	w.eventually(fmt.Sprintf("the message of %s %d recorded", item, id), func() bool {
+		_, err := w.st.PostOf(w.ctx, store.SurfaceSlack, item, id)
+		return err == nil
+	})
+}
+
+// eventually waits until cond holds (polled), failing the test when the
+// world's time is up.
+func (w *world) eventually(what string, cond func() bool) {
+	w.t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-w.ctx.Done():
+			w.t.Fatalf("waiting for %s: %v", what, w.ctx.Err())
+		case <-tick.C:
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	w.t.Fatalf("the message of %s %d was never recorded", item, id)
 }
 
 func (w *world) dump() string {
