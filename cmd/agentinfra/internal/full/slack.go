@@ -51,7 +51,13 @@ Tokens: $SLACK_APP_TOKEN (xapp-…, connections:write) and $SLACK_BOT_TOKEN
 app (its manifest and scopes): docs/slack.md.
 
 It reconnects by itself when the connection drops, honours Slack's rate limits,
-and after a restart posts what happened while it was down, never twice.`,
+keeps in the store what Slack did not take yet, and after a restart posts what
+happened while it was down, never twice. One process posts for a workspace: a
+second 'agentinfra slack' says so and waits until the first stops.
+
+What an agent writes (a command, a title, a diff) is shown as text: it cannot
+mention anyone, link anywhere or close the message's code blocks (docs/slack.md,
+"Threat model").`,
 		Example: `  SLACK_APP_TOKEN=xapp-… SLACK_BOT_TOKEN=xoxb-… agentinfra slack
   agentinfra slack --channel C0123456789
   agentinfra slack login
