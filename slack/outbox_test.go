@@ -30,27 +30,29 @@ func (w *world) drained() {
 	})
 }
 
-// Six 429s in a row, and the service stopped in the middle of them: after
-// the restart every item — the thread, a request, an error_recovery
-// prompt, a stall alert, its escalation, the end of the run — is posted,
-// each exactly once.
+// Six 429s in a row on an error_recovery prompt's message, then a
+// restart: every item — the prompt, a request, a stall alert, its
+// escalation, the end of the run — is posted, each exactly once.
 func TestSixRateLimitsThenARestartPostEverythingOnce(t *testing.T) {
 	w := newWorld(t, testConfig())
-	w.fake.RateLimit("chat.postMessage", 1, 1, 1, 1, 1, 1)
 	ses := w.session(store.ModeRemote)
-	r := w.raise(ses, store.NewRequest{})
+	w.message(fmt.Sprintf("Session %d ", ses.ID))
+	w.recorded(store.ItemSession, ses.ID)
+	w.fake.RateLimit("chat.postMessage", 1, 1, 1, 1, 1, 1)
 	p, err := w.st.RaisePrompt(w.ctx, store.NewPrompt{SessionID: ses.ID, Kind: store.PromptErrorRecovery, Text: "the build broke"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := w.st.RaiseAlert(w.ctx, ses.ID, "silent for 5m0s")
-	w.st.CloseAlert(w.ctx, a.ID, store.AlertEscalated, "no answer to 3 nudges")
-	w.st.SetSessionStatus(w.ctx, ses.ID, store.Transition{To: store.SessionTerminated, By: "agentinfra", Reason: "the run finished: REVIEW"})
-	w.fake.Wait(w.ctx, "three 429s", func() bool { return len(w.fake.Calls("chat.postMessage")) >= 3 })
+	w.fake.Wait(w.ctx, "six 429s", func() bool { return len(w.fake.Calls("chat.postMessage")) >= 6 })
 	w.stopSvc()
 	if err := <-w.done; err != nil {
 		t.Fatal(err)
 	}
+	w.st.DecidePrompt(w.ctx, store.PromptDecision{ID: p.ID, Action: store.ActionContinue, By: "ana", Surface: store.SurfaceTerminal})
+	r := w.raise(ses, store.NewRequest{})
+	a, _ := w.st.RaiseAlert(w.ctx, ses.ID, "silent for 5m0s")
+	w.st.CloseAlert(w.ctx, a.ID, store.AlertEscalated, "no answer to 3 nudges")
+	w.st.SetSessionStatus(w.ctx, ses.ID, store.Transition{To: store.SessionTerminated, By: "agentinfra", Reason: "the run finished: REVIEW"})
 	w.start()
 	w.message(fmt.Sprintf("Session %d terminated: the run finished", ses.ID))
 	w.drained()

@@ -74,7 +74,9 @@ func TestRefusedAndMalformedActionsAreAnswered(t *testing.T) {
 	} {
 		before := len(w.fake.Ephemerals())
 		w.click2(bo, c.msg, c.action, c.value)
-		w.fake.Wait(w.ctx, "an answer to "+c.action, func() bool { return len(w.fake.Ephemerals()) > before })
+		if err := w.fake.Wait(w.ctx, "an answer to "+c.action, func() bool { return len(w.fake.Ephemerals()) > before }); err != nil {
+			t.Fatalf("%s %.40q: %v", c.action, c.value, err)
+		}
 		e := w.fake.Ephemerals()[before]
 		if e.User != bo.ID || !strings.Contains(e.Text, c.want) {
 			t.Errorf("%s %.40q: %q, want %q", c.action, c.value, e.Text, c.want)
