@@ -139,3 +139,23 @@ func TestALocalSessionIsNotDecidableOrSteerableFromSlack(t *testing.T) {
 		t.Fatalf("steered from Slack while local: %+v", q)
 	}
 }
+
+// A local session switched to remote gets its thread, and what waits in
+// it — raised while it was local — is posted then.
+func TestASessionSwitchedToRemotePostsWhatWaits(t *testing.T) {
+	w := newWorld(t, testConfig())
+	ses := w.session(store.ModeLocal)
+	r := w.raise(ses, store.NewRequest{})
+	p, _ := w.st.RaisePrompt(w.ctx, store.NewPrompt{SessionID: ses.ID, Kind: store.PromptClarification, Text: "Which DB?"})
+	if _, err := w.st.SetSessionMode(w.ctx, ses.ID, store.ModeRemote, "ana", store.SurfaceTerminal); err != nil {
+		t.Fatal(err)
+	}
+	root := w.message(fmt.Sprintf("Session %d ", ses.ID))
+	m := w.message(fmt.Sprintf("Request %d ", r.ID))
+	pm := w.message(fmt.Sprintf("Prompt p%d ", p.ID))
+	if m.ThreadTS != root.TS || pm.ThreadTS != root.TS {
+		t.Fatalf("not in the session's thread: %+v %+v", m, pm)
+	}
+	w.click(bo, m, actionApprove, r.ID)
+	w.waitMessage(m.TS, "the approval", func(m fakeslack.Message) bool { return strings.Contains(m.Last().Text, "Approved by <@U0BO>") })
+}

@@ -321,25 +321,31 @@ func (s *Service) catchUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byID := map[int64]supervision.Session{}
 	for _, ses := range live {
-		if !posts(ses) {
-			continue
-		}
-		byID[ses.ID] = ses
-		if _, err := s.thread(ctx, ses); err != nil {
-			return err
+		if posts(ses) {
+			if err := s.catchUpSession(ctx, ses, in); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// catchUpSession gives a session its thread and posts what of in waits in
+// it and is not posted yet.
+func (s *Service) catchUpSession(ctx context.Context, ses supervision.Session, in supervision.Inbox) error {
+	if _, err := s.thread(ctx, ses); err != nil {
+		return err
+	}
 	for _, p := range in.Requests {
-		if ses, ok := byID[p.SessionID]; ok {
+		if p.SessionID == ses.ID {
 			if err := (approvalKind{}).post(ctx, s, nil, ses, p.Request); err != nil {
 				return err
 			}
 		}
 	}
 	for _, p := range in.Prompts {
-		if ses, ok := byID[p.SessionID]; ok {
+		if p.SessionID == ses.ID {
 			text, blocks := promptRender(s.conf, ses, p.Prompt)("")
 			if _, _, err := s.postItem(ctx, ses, supervision.ItemPrompt, p.ID, text, blocks); err != nil {
 				return err
@@ -347,7 +353,7 @@ func (s *Service) catchUp(ctx context.Context) error {
 		}
 	}
 	for _, a := range in.Alerts {
-		if ses, ok := byID[a.SessionID]; ok {
+		if a.SessionID == ses.ID {
 			text, blocks := alertRender(s.conf, ses, a.Alert)("")
 			if _, _, err := s.postItem(ctx, ses, supervision.ItemAlert, a.ID, text, blocks); err != nil {
 				return err

@@ -79,32 +79,39 @@ func (sessionKind) onAudit(ctx context.Context, s *Service, d *delivery, ev supe
 }
 
 // modeChanged says in a session's thread (when it has one) that its mode
-// changed: switched to local, Slack can no longer decide or steer it.
+// changed: switched to local, Slack can no longer decide or steer it;
+// switched to remote or hybrid, what waits in it and was not posted while
+// it was local is posted now.
 func modeChanged(ctx context.Context, s *Service, d *delivery, ev supervision.AuditEvent, ses supervision.Session) error {
+	var detail struct{ To string }
+	json.Unmarshal(ev.Detail, &detail)
 	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
-	if errors.Is(err, supervision.ErrNotFound) {
-		if !posts(ses) {
-			return nil // never on Slack
-		}
-		_, err = s.thread(ctx, ses)
+	switch {
+	case errors.Is(err, supervision.ErrNotFound) && !posts(ses):
+		return nil // never on Slack
+	case err != nil && !errors.Is(err, supervision.ErrNotFound):
 		return err
+	case err == nil:
+		by := fmt.Sprintf("%s via %s", s.conf.mention(ev.Actor), inert(ev.Surface, oneLine, 40))
+		line := fmt.Sprintf(":satellite_antenna: Session %d is in %s mode now (set by %s).", ses.ID, inert(detail.To, oneLine, 20), by)
+		if detail.To == supervision.ModeLocal {
+			line = fmt.Sprintf(":house: Session %d is in local mode now (set by %s): its requests and questions are answered from the terminal or the web page, and the buttons above do nothing.", ses.ID, by)
+		}
+		if err := d.once(ctx, "mode", func() error {
+			_, err := s.post(ctx, p.Channel, p.TS, line, nil)
+			return err
+		}); err != nil {
+			return err
+		}
 	}
+	if !posts(ses) || ses.Ended() {
+		return nil
+	}
+	in, err := s.sup.Inbox(ctx)
 	if err != nil {
 		return err
 	}
-	var to string
-	var detail struct{ To string }
-	json.Unmarshal(ev.Detail, &detail)
-	to = detail.To
-	line := fmt.Sprintf(":satellite_antenna: Mode %s, set by %s via %s.", inert(to, oneLine, 20), s.conf.mention(ev.Actor), inert(ev.Surface, oneLine, 40))
-	if to == supervision.ModeLocal {
-		line = fmt.Sprintf(":house: Session %d is in local mode now (set by %s via %s): its requests and questions are answered from the terminal or the web page, and the buttons above do nothing.",
-			ses.ID, s.conf.mention(ev.Actor), inert(ev.Surface, oneLine, 40))
-	}
-	return d.once(ctx, "mode", func() error {
-		_, err := s.post(ctx, p.Channel, p.TS, line, nil)
-		return err
-	})
+	return s.catchUpSession(ctx, ses, in)
 }
 
 // thread returns the ts of a session's thread, starting it when needed.
