@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/runner"
@@ -22,7 +23,7 @@ import (
 func stubRun(t *testing.T, env ...string) (*Run, runner.Runner, runner.Request, runner.Command) {
 	t.Helper()
 	dir := t.TempDir()
-	rn, _ := runner.For("gemini")
+	rn, _ := agentcli.Runner("gemini")
 	req := runner.Request{Model: "m", Prompt: "do it", Binary: agentstub.Build(t), Env: env, Dir: dir, Timeout: 30 * time.Second, KillGrace: 200 * time.Millisecond}
 	cmd, err := rn.Command(req)
 	if err != nil {

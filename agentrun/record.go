@@ -86,6 +86,15 @@ type Record struct {
 	Result   *runner.Result `json:"result"` // nil before the run ended (and for a dry run)
 }
 
+// SetCommand notes in the record the command that runs for req (its argv
+// with secrets redacted and the prompt as a placeholder, the environment it
+// adds, redacted, how the prompt is given).
+func (r *Record) SetCommand(req runner.Request, cmd runner.Command) {
+	r.Argv = runner.RedactArgv(cmd.Argv, cmd.PromptArg)
+	r.Env = runner.RedactEnv(append(append([]string{}, req.Env...), cmd.Env...))
+	r.Stdin, r.PromptBytes = cmd.Stdin != "", len(req.Prompt)
+}
+
 // Conclude sets how the run ended from the CLI's result and the error Exec
 // returned: the outcome, the run's status and the reason, the exit code and
 // session. stopped says a person or a manager agent stopped the run.

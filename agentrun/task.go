@@ -12,18 +12,6 @@ import (
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// Claim takes the run's task for its agent (rec.Agent) through the task
-// lifecycle (a compare-and-set under the matrix lock) and notes the status
-// it had and has in the record. Refusals are the task service's.
-func Claim(ctx context.Context, ws *workspace.Workspace, rec *Record, o task.ClaimOptions, now time.Time) (matrix.Task, error) {
-	res, err := task.ClaimWith(ctx, ws, rec.TaskID, rec.Agent, now, o)
-	if err != nil {
-		return matrix.Task{}, err
-	}
-	rec.StatusBefore, rec.StatusAfter = res.Before.Status, res.After.Status
-	return res.After, nil
-}
-
 // FinishTask moves the run's task on by how the run ended: REVIEW when it
 // completed, BLOCKED otherwise, with the run's reason in the status log,
 // by the run's agent (or by, when set: agentinfra recording a run whose

@@ -1,18 +1,18 @@
-// Package bridge runs an agent CLI under supervision: each of gemini,
-// claude and codex over its own permission protocol (claude stream-json
-// with --permission-prompt-tool stdio, codex app-server, gemini ACP), every
-// permission request of the CLI goes through the workspace policy and, when
-// the policy does not approve it, becomes an approval request in the store
-// that a person decides from any surface (another process); the decision
-// goes back to the CLI, a deny with its reason where the protocol carries
-// one. agentinfra applies the timeout (the CLIs have none): an expired
-// request is denied with "timed out after …". A request the CLI takes back
-// is marked withdrawn. The CLI's events go to a callback in the shape of
-// runner.Event, and Send / Interrupt steer a live run.
+// Package bridge is what the supervised runs of every agent CLI share: a
+// CLI runs over its own permission protocol (each CLI's package in agentcli
+// holds its bridge, a Starter), every permission request it makes goes
+// through the Gate — the workspace policy and, when the policy does not
+// approve it, an approval request in the store that a person decides from
+// any surface (another process); the decision goes back to the CLI, a deny
+// with its reason where the protocol carries one. agentinfra applies the
+// timeout (the CLIs have none): an expired request is denied with "timed
+// out after …". A request the CLI takes back is marked withdrawn. The
+// CLI's events go to a callback in the shape of runner.Event, Send /
+// Interrupt steer a live run, and the run follows its session (paused,
+// resumed, stopped from any process).
 //
-// Run is the supervised exec step that dispatch and the fleet call (with a
-// session of the store); Start gives the live Bridge for issue 22's
-// watchdog and steering.
+// Start gives the live Bridge (package keepmoving drives it: the watchdog,
+// prompts, steering); Run is one supervised turn.
 package bridge
 
 import (
@@ -22,7 +22,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -63,63 +62,58 @@ type Options struct {
 	BeforeApprovedEdit func(store.Request)
 }
 
-// Bridge is a live supervised run.
-type Bridge interface {
-	// Send delivers text as the next user message: claude takes it at any
-	// time; codex steers the running turn or starts a new one; gemini only
-	// between turns, so mid-turn it is queued until the turn ends.
-	Send(ctx context.Context, text string) error
-	// Interrupt stops the current turn (a pending request is withdrawn).
-	Interrupt(ctx context.Context) error
-	// TurnEnded receives the result event of each turn.
-	TurnEnded() <-chan runner.Event
-	// Close ends the conversation: the CLI finishes and exits.
-	Close() error
-	// Wait waits for the CLI to exit and returns the run's result.
-	Wait() (runner.Result, error)
+// Bridge is a live supervised run: a runner.Conversation whose Send
+// delivers the next user message (claude takes it at any time; codex steers
+// the running turn or starts a new one; gemini only between turns, so
+// mid-turn it is queued until the turn ends) and whose Interrupt withdraws
+// a pending request.
+type Bridge = runner.Conversation
+
+// Started is a CLI's live bridge as its Starter returns it: the Bridge,
+// the CLI's process (stopped and continued with the session) and a stop
+// (the session ended).
+type Started interface {
+	Bridge
+	Process() *runner.Interactive
+	Stop()
 }
 
-// Start starts the CLI of req under supervision.
-func Start(ctx context.Context, req Request, opts Options) (Bridge, error) {
+// Starter starts one agent CLI under supervision over its own permission
+// protocol, each permission request going to g. Every CLI's package has one
+// (agentcli/claude, agentcli/codex, agentcli/gemini); package agentcli
+// picks it by name.
+type Starter func(ctx context.Context, req Request, g *Gate) (Started, error)
+
+// Start starts req's CLI with start under supervision, and follows the
+// session: paused, resumed and stopped from any process.
+func Start(ctx context.Context, start Starter, req Request, opts Options) (Bridge, error) {
 	if opts.Store == nil || opts.Session.ID == 0 {
 		return nil, fmt.Errorf("a supervised run needs the store and its session")
 	}
-	g := newGate(opts)
-	var b Bridge
-	var err error
-	switch strings.ToLower(req.CLI) {
-	case runner.CLIClaude:
-		b, err = startClaude(ctx, req, g)
-	case runner.CLICodex:
-		b, err = startCodex(ctx, req, g)
-	case "", runner.CLIGemini:
-		b, err = startGemini(ctx, req, g)
-	default:
-		return nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "cli", Value: req.CLI, Valid: runner.CLIs, Reason: "unknown agent CLI"}
-	}
+	b, err := start(ctx, req, newGate(opts))
 	if err != nil {
 		return nil, err
 	}
-	followSession(opts.Store, opts.Session.ID, b.(controlled))
+	followSession(opts.Store, opts.Session.ID, b)
 	return b, nil
 }
 
 // Run is one supervised turn: start the CLI with the prompt, wait for the
 // turn to end, close the conversation and return the result. It is the
 // exec step of a supervised dispatch or fleet run.
-func Run(ctx context.Context, req Request, opts Options) (runner.Result, error) {
+func Run(ctx context.Context, start Starter, req Request, opts Options) (runner.Result, error) {
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	b, err := Start(ctx, req, opts)
+	b, err := Start(ctx, start, req, opts)
 	if err != nil {
 		return runner.Result{CLI: req.CLI, Model: req.Model, ExitCode: -1, Error: err.Error()}, fmt.Errorf("%w: %w", runner.ErrAgentFailed, err)
 	}
 	select {
 	case <-b.TurnEnded():
-	case <-b.(controlled).proc().Done(): // stopped (session stop) or crashed
+	case <-b.(Started).Process().Done(): // stopped (session stop) or crashed
 	case <-ctx.Done():
 		b.Interrupt(context.Background())
 	}
@@ -128,7 +122,7 @@ func Run(ctx context.Context, req Request, opts Options) (runner.Result, error) 
 }
 
 // binary is the executable of a CLI.
-func binary(req Request, name string) (string, error) {
+func Binary(req Request, name string) (string, error) {
 	if req.Binary != "" {
 		return req.Binary, nil
 	}
@@ -136,7 +130,7 @@ func binary(req Request, name string) (string, error) {
 }
 
 // systemPromptFile writes the system prompt to a private file ("" for none).
-func systemPromptFile(text string) (string, func(), error) {
+func SystemPromptFile(text string) (string, func(), error) {
 	if text == "" {
 		return "", func() {}, nil
 	}
@@ -150,7 +144,7 @@ func systemPromptFile(text string) (string, func(), error) {
 }
 
 // finish fills the common parts of a result.
-func finish(res *runner.Result, start time.Time, p *runner.Interactive, stopped bool) error {
+func Finish(res *runner.Result, start time.Time, p *runner.Interactive, stopped bool) error {
 	code, tail, werr := p.Wait()
 	res.DurationMS = time.Since(start).Milliseconds()
 	res.ExitCode = code
@@ -167,4 +161,17 @@ func finish(res *runner.Result, start time.Time, p *runner.Interactive, stopped 
 		return fmt.Errorf("%w: %s", runner.ErrAgentFailed, res.Error)
 	}
 	return nil
+}
+
+// StderrExcerpt is the end of what a CLI printed on stderr, for an error
+// saying why it could not start ("" when it printed nothing).
+func StderrExcerpt(tail string) string {
+	tail = strings.TrimSpace(tail)
+	if tail == "" {
+		return ""
+	}
+	if len(tail) > 600 {
+		tail = tail[len(tail)-600:]
+	}
+	return "\nstderr: " + tail
 }

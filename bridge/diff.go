@@ -11,7 +11,7 @@ import (
 // editDiff is the unified diff of an edit computed against the file on
 // disk: the file's current content with oldText replaced by newText (all
 // of them when all), or newText as the whole file when oldText is nil.
-func editDiff(root, file string, oldText *string, newText string, all bool) string {
+func EditDiff(root, file string, oldText *string, newText string, all bool) string {
 	path := file
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)

@@ -14,7 +14,7 @@ import (
 )
 
 // ask is one permission request of a CLI, in agentinfra's terms.
-type ask struct {
+type Ask struct {
 	NativeID  string
 	Kind      string // store.Kind*
 	Tool      string
@@ -27,7 +27,7 @@ type ask struct {
 }
 
 // answer is what goes back to the CLI.
-type answer struct {
+type Answer struct {
 	Allow bool
 	// Message is the deny reason for the model (or "" when allowed).
 	Message string
@@ -40,7 +40,7 @@ type answer struct {
 
 // gate turns a CLI's permission requests into decisions: the policy's,
 // else a person's through the store.
-type gate struct {
+type Gate struct {
 	opts Options
 	// one pending request per session: a second ask waits for the first.
 	mu sync.Mutex
@@ -55,9 +55,18 @@ type gate struct {
 	prog   progress
 }
 
-func newGate(opts Options) *gate { return &gate{opts: opts, seen: map[string]bool{}} }
+func newGate(opts Options) *Gate { return &Gate{opts: opts, seen: map[string]bool{}} }
 
-func (g *gate) policy() *policy.Policy {
+// Root is the session's workspace: the folder a CLI's relative paths are
+// read from (an edit's diff is computed against the file there).
+func (g *Gate) Root() string { return g.opts.Session.Workspace }
+
+// KillGrace is the time between SIGTERM and SIGKILL when the CLI is stopped.
+func (g *Gate) KillGrace() time.Duration { return g.opts.KillGrace }
+
+// Policy is the policy in force (a broken or missing one asks a person for
+// everything).
+func (g *Gate) Policy() *policy.Policy {
 	if g.opts.Policy != nil {
 		if p := g.opts.Policy(); p != nil {
 			return p
@@ -66,7 +75,7 @@ func (g *gate) policy() *policy.Policy {
 	return &policy.Policy{Root: g.opts.Session.Workspace, AskAll: true}
 }
 
-func (g *gate) event(ev runner.Event) {
+func (g *Gate) Event(ev runner.Event) {
 	ev.Text = runner.ClipEventText(ev.Text)
 	// The session's last tool and progress line (one write per event that
 	// changes them; a failed write must not stop the run).
@@ -86,19 +95,19 @@ func (g *gate) event(ev runner.Event) {
 	}
 }
 
-func (g *gate) markAsked(id string) {
+func (g *Gate) markAsked(id string) {
 	g.seenMu.Lock()
 	g.seen[id] = true
 	g.seenMu.Unlock()
 }
 
-func (g *gate) asked(id string) bool {
+func (g *Gate) asked(id string) bool {
 	g.seenMu.Lock()
 	defer g.seenMu.Unlock()
 	return g.seen[id]
 }
 
-func action(a ask) policy.Action {
+func action(a Ask) policy.Action {
 	pa := policy.Action{Tool: a.Tool, Command: a.Command, File: a.File, URL: a.URL}
 	switch a.Kind {
 	case store.KindCommand:
@@ -118,11 +127,11 @@ func action(a ask) policy.Action {
 
 // ranWithoutAsking records a tool call the CLI ran on its own rules (the
 // native rules agentinfra gave it, or its built-in safe list).
-func (g *gate) ranWithoutAsking(nativeID string, a ask) {
+func (g *Gate) RanWithoutAsking(nativeID string, a Ask) {
 	if nativeID != "" && g.asked(nativeID) {
 		return
 	}
-	v := g.policy().Evaluate(action(a))
+	v := g.Policy().Evaluate(action(a))
 	surface, actor := store.SurfaceAgent, "agent:"+g.opts.Session.CLI
 	if v.Auto {
 		surface, actor = store.SurfacePolicy, store.ActorPolicy
@@ -133,32 +142,32 @@ func (g *gate) ranWithoutAsking(nativeID string, a ask) {
 
 // decide answers one request. ctx is canceled when the CLI withdraws the
 // request (or the run stops): the request is then marked withdrawn.
-func (g *gate) decide(ctx context.Context, a ask) answer {
+func (g *Gate) Decide(ctx context.Context, a Ask) Answer {
 	if a.NativeID != "" {
 		g.markAsked(a.NativeID)
 	}
 	st, ses := g.opts.Store, g.opts.Session
-	pol := g.policy()
+	pol := g.Policy()
 	v := pol.Evaluate(action(a))
 	if v.Auto {
 		detail, _ := json.Marshal(map[string]any{"tool": a.Tool, "command": a.Command, "file": a.File, "rule": v.Rule})
 		st.Record(context.Background(), store.Event{SessionID: ses.ID, Actor: store.ActorPolicy, Surface: store.SurfacePolicy, Action: "auto_approved", Detail: detail})
 		g.beforeEdit(a, store.Request{SessionID: ses.ID, Kind: a.Kind, Tool: a.Tool, File: a.File, Title: a.Title, Status: store.StatusApproved})
-		return answer{Allow: true, ByPolicy: true}
+		return Answer{Allow: true, ByPolicy: true}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if ctx.Err() != nil {
-		return answer{Message: "withdrawn"}
+		return Answer{Message: "withdrawn"}
 	}
 	req, err := st.RaiseRequest(context.Background(), store.NewRequest{SessionID: ses.ID, NativeID: a.NativeID, Kind: a.Kind, Tool: a.Tool,
 		ToolInput: a.ToolInput, Command: a.Command, File: a.File, Diff: a.Diff, URL: a.URL, Title: a.Title, Risk: v.Risk,
 		Timeout: pol.Timeout("approval")})
 	if err != nil {
 		// Fail closed: what cannot be asked is denied.
-		return answer{Message: "agentinfra could not record the approval request: " + err.Error()}
+		return Answer{Message: "agentinfra could not record the approval request: " + err.Error()}
 	}
-	g.event(runner.Event{Kind: "approval", Tool: a.Tool, Text: fmt.Sprintf("request %d: %s (risk %s): agentinfra approve %d / reject %d", req.ID, a.Title, v.Risk, req.ID, req.ID)})
+	g.Event(runner.Event{Kind: "approval", Tool: a.Tool, Text: fmt.Sprintf("request %d: %s (risk %s): agentinfra approve %d / reject %d", req.ID, a.Title, v.Risk, req.ID, req.ID)})
 
 	waitCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -181,12 +190,12 @@ func (g *gate) decide(ctx context.Context, a ask) answer {
 	case <-timer:
 		r, _, err = st.Expire(context.Background(), req.ID)
 		if err != nil {
-			return answer{Message: "agentinfra could not expire the approval request: " + err.Error()}
+			return Answer{Message: "agentinfra could not expire the approval request: " + err.Error()}
 		}
 	case <-ctx.Done():
 		r, _, err = st.CloseRequest(context.Background(), req.ID, store.StatusWithdrawn, store.SurfaceAgent, "the agent took the request back")
 		if err != nil || r.Status == store.StatusWithdrawn {
-			return answer{Message: "withdrawn", Request: r}
+			return Answer{Message: "withdrawn", Request: r}
 		}
 	}
 	g.beforeEdit(a, r)
@@ -194,16 +203,16 @@ func (g *gate) decide(ctx context.Context, a ask) answer {
 }
 
 // beforeEdit runs Options.BeforeApprovedEdit for an approved edit.
-func (g *gate) beforeEdit(a ask, r store.Request) {
+func (g *Gate) beforeEdit(a Ask, r store.Request) {
 	if g.opts.BeforeApprovedEdit != nil && a.Kind == store.KindEdit && r.Status == store.StatusApproved {
 		g.opts.BeforeApprovedEdit(r)
 	}
 }
 
-func answerOf(r store.Request) answer {
+func answerOf(r store.Request) Answer {
 	switch r.Status {
 	case store.StatusApproved:
-		return answer{Allow: true, Request: r}
+		return Answer{Allow: true, Request: r}
 	case store.StatusRejected:
 		msg := fmt.Sprintf("A person (%s, via %s) rejected this: ", store.Handle(r.DecidedBy), r.Surface)
 		if r.Reason != "" {
@@ -211,11 +220,11 @@ func answerOf(r store.Request) answer {
 		} else {
 			msg += "no reason given"
 		}
-		return answer{Message: msg, Reason: r.Reason, Request: r}
+		return Answer{Message: msg, Reason: r.Reason, Request: r}
 	case store.StatusExpired:
-		return answer{Message: "Denied: the approval request " + r.Reason + " without an answer", Request: r}
+		return Answer{Message: "Denied: the approval request " + r.Reason + " without an answer", Request: r}
 	}
-	return answer{Message: fmt.Sprintf("Denied: the approval request was %s (%s)", r.Status, r.Reason), Request: r}
+	return Answer{Message: fmt.Sprintf("Denied: the approval request was %s (%s)", r.Status, r.Reason), Request: r}
 }
 
-var errClosed = errors.New("the run has ended")
+var ErrClosed = errors.New("the run has ended")

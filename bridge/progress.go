@@ -57,9 +57,9 @@ func (p *progress) see(ev runner.Event) string {
 	default:
 		return ""
 	}
-	line := plural(p.tools, "tool call")
+	line := fmt.Sprintf("%d %s", p.tools, mdtext.Plural(p.tools, "tool call", "tool calls"))
 	if p.turns > 0 {
-		line += ", " + plural(p.turns, "turn") + " done"
+		line += fmt.Sprintf(", %d %s done", p.turns, mdtext.Plural(p.turns, "turn", "turns"))
 	}
 	if said := strings.Join(strings.Fields(p.said.String()), " "); said != "" {
 		line += " · “" + mdtext.Shorten(said, saidLen) + "”"
@@ -69,11 +69,4 @@ func (p *progress) see(ev runner.Event) string {
 	}
 	p.last = line
 	return line
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

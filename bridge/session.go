@@ -4,27 +4,16 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 )
-
-// controlled is what every bridge gives the session watcher.
-type controlled interface {
-	proc() *runner.Interactive
-	stop()
-}
-
-func (b *claudeBridge) proc() *runner.Interactive { return b.p }
-func (b *codexBridge) proc() *runner.Interactive  { return b.p }
-func (b *geminiBridge) proc() *runner.Interactive { return b.p }
 
 // followSession applies what people do to the session from any process
 // (`agentinfra session pause|resume|stop`): paused stops the CLI's whole
 // process group (SIGSTOP), active resumes it (SIGCONT), an ended session
 // stops the run.
-func followSession(st *store.Store, id int64, b controlled) {
+func followSession(st *store.Store, id int64, b Started) {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := b.proc()
+	p := b.Process()
 	go func() { <-p.Done(); cancel() }()
 	changes, err := st.Changes(ctx)
 	if err != nil {
@@ -44,7 +33,7 @@ func followSession(st *store.Store, id int64, b controlled) {
 				p.Signal(syscall.SIGCONT)
 			case store.SessionTerminated, store.SessionInterrupted:
 				p.Signal(syscall.SIGCONT)
-				b.stop()
+				b.Stop()
 				return
 			}
 			last = ses.Status

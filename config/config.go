@@ -8,6 +8,7 @@
 //	projects:  the projects agents work in                 → []Project (package fleet)
 //	coder:     the Coder backend                           → Coder (package fleet/coder)
 //	supervision: supervised sessions                       → Supervision (package supervision)
+//	review:    how a finished task's change lands          → Review (package review)
 //
 // and the one environment variable that tunes a service, the matrix lock's
 // timeout ($AGENTINFRA_LOCK_TIMEOUT), read through the caller's getenv.
@@ -30,8 +31,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -67,6 +69,7 @@ type Config struct {
 	fleet       Fleet
 	coder       Coder
 	supervision Supervision
+	review      Review
 	sections    map[string]error // a section's error, by section name
 }
 
@@ -104,13 +107,13 @@ func Loads() int64 { return loads.Load() }
 
 // Load reads and decodes root's .agent/config.yaml. getenv reads the
 // environment (nil: none) for $AGENTINFRA_LOCK_TIMEOUT and the HOME of a
-// `~/` path; read reads the file (nil: os.ReadFile; the workspace passes
-// its ReadFile, which refuses a link out of it and anything but a regular
-// file). A missing file is the defaults; an unreadable file or one that is
+// `~/` path; read reads the file (nil: a regular file of at most
+// regularfile.MaxConfigBytes; the workspace passes its ReadFileMax, which
+// also refuses a link out of it). A missing file is the defaults; an unreadable file or one that is
 // not YAML is an error.
 func Load(root string, getenv func(string) string, read func(string) ([]byte, error)) (*Config, error) {
 	if read == nil {
-		read = os.ReadFile
+		read = func(p string) ([]byte, error) { return regularfile.Read(p, regularfile.MaxConfigBytes) }
 	}
 	path := filepath.Join(root, filepath.FromSlash(Rel))
 	src, err := read(path)
@@ -151,7 +154,7 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
 		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line,
-			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision)", Err: ErrConfig}
+			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, review)", Err: ErrConfig}
 	}
 	d := decoder{file: name}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -173,6 +176,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 			c.coder, err = d.coder(v, root, getenv)
 		case "supervision":
 			c.supervision, err = d.supervisionSection(v)
+		case "review":
+			c.review, err = d.reviewSection(v)
 		default:
 			continue
 		}
@@ -207,7 +212,7 @@ func (d decoder) mapping(n *yaml.Node, section string, known []string, each func
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !contains(known, k.Value) {
+		if !slices.Contains(known, k.Value) {
 			return d.bad(k, section+"."+k.Value, "unknown key; the %s section takes %s", section, list(known))
 		}
 		if err := each(k.Value, k, v); err != nil {
@@ -232,13 +237,4 @@ func list(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
-}
-
-func contains(words []string, w string) bool {
-	for _, x := range words {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }

@@ -36,6 +36,10 @@ type Options struct {
 	// SessionLog follows a session's run log (nil: the fleet's logs of the
 	// session's agent and run; a session of no agent shows its audit log only).
 	SessionLog SessionLog
+	// SessionIdle and SessionMax end a browser's session after that long
+	// without a request, and that long after it signed in (0: the
+	// defaults, DefaultSessionIdle and DefaultSessionMax).
+	SessionIdle, SessionMax time.Duration
 	// NoWatchers leaves out the file and fleet watchers (the store's and the
 	// matrix's changes then reach the page only through what this process
 	// publishes); for tests of the handlers alone.
@@ -82,7 +86,7 @@ func New(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, svc: o.Supervision, actor: supervision.Person(o.User, supervision.SurfaceWeb), auth: newAuth(o.Now), tpl: tpl, ctx: ctx}
+	s := &Server{o: o, svc: o.Supervision, actor: supervision.Person(o.User, supervision.SurfaceWeb), auth: newAuth(o.Now, o.SessionIdle, o.SessionMax), tpl: tpl, ctx: ctx}
 	if !o.NoWatchers {
 		if err := s.svc.PublishChanges(ctx); err != nil {
 			return nil, err
@@ -121,8 +125,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.login(w, r)
 		return
 	}
-	if !s.auth.valid(r) {
-		http.Error(w, "unauthorized: open the link `agentinfra console` printed (each link works once; the page's \"Open on another device\" makes a new one)", http.StatusUnauthorized)
+	if ok, why := s.auth.valid(r); !ok {
+		msg := "unauthorized: open the link `agentinfra console` printed (each link works once; the page's \"Open on another device\" makes a new one)"
+		if why != "" {
+			msg = "unauthorized: this browser's session expired (" + why + "); run `agentinfra console` for a new link"
+		}
+		http.Error(w, msg, http.StatusUnauthorized)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
@@ -138,7 +146,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unauthorized: this link was used already, has expired or is wrong; run `agentinfra console` for a new one, or use \"Open on another device\" on a page that is signed in", http.StatusUnauthorized)
 		return
 	}
-	setSessionCookie(w, r, c)
+	setSessionCookie(w, r, c, s.auth.max)
 	http.Redirect(w, r, "/inbox", http.StatusSeeOther) // the token leaves the address bar
 }
 

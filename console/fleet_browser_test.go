@@ -18,13 +18,14 @@ import (
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // superviseEnv makes the test binary a fleet run's supervisor: the local
 // backend starts it with "--root ROOT NAME RUN", as the CLI's hidden
-// `agent supervise` command is started.
+// `agent run-supervisor` command is started.
 const superviseEnv = "CONSOLE_TEST_SUPERVISE"
 
 func superviseMain(args []string) int {
@@ -39,7 +40,7 @@ func superviseMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := fleet.Supervise(ctx, ws, args[2], args[3], fleet.Options{}); err != nil {
+	if err := local.RunSupervisor(ctx, ws, args[2], args[3], local.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -49,15 +50,15 @@ func superviseMain(args []string) int {
 // fleetWorld is a world whose workspace is a git repository (the local
 // fleet makes a worktree per agent) with a local fleet whose agent CLI is
 // the stub, hanging (STUB_MODE=hang) so a run stays busy until stopped.
-func fleetWorld(t *testing.T) (*world, *fleet.Fleet) {
+func fleetWorld(t *testing.T) (*world, *local.Fleet) {
 	t.Helper()
 	return fleetWorldEnv(t, "STUB_MODE=hang")
 }
 
 // fleetOptions are the local fleet's options of the tests: the test binary
 // supervises, the stub is the agent CLI with env.
-func fleetOptions(stub string, env ...string) fleet.Options {
-	return fleet.Options{
+func fleetOptions(stub string, env ...string) local.Options {
+	return local.Options{
 		SupervisorArgv: []string{os.Args[0]},
 		SupervisorEnv:  []string{superviseEnv + "=1"},
 		Binary:         stub,
@@ -68,15 +69,15 @@ func fleetOptions(stub string, env ...string) fleet.Options {
 }
 
 // fleetWorldEnv is fleetWorld with the stub's environment env.
-func fleetWorldEnv(t *testing.T, env ...string) (*world, *fleet.Fleet) {
+func fleetWorldEnv(t *testing.T, env ...string) (*world, *local.Fleet) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("the local fleet needs git")
 	}
 	stub := agentstub.Build(t)
-	var f *fleet.Fleet
+	var f *local.Fleet
 	w := newWorld(t, worldOpts{git: true, opts: func(o *console.Options) {
-		f = fleet.New(o.Workspace, fleetOptions(stub, env...))
+		f = local.New(o.Workspace, fleetOptions(stub, env...))
 		o.Fleet = f
 	}})
 	fleettest.StopRunsAtCleanup(t, f)
@@ -85,7 +86,7 @@ func fleetWorldEnv(t *testing.T, env ...string) (*world, *fleet.Fleet) {
 
 // waitAgent polls the fleet (the service the CLI uses) until agent name has
 // status want.
-func waitAgent(t *testing.T, f *fleet.Fleet, name string, want fleet.Status) fleet.Agent {
+func waitAgent(t *testing.T, f *local.Fleet, name string, want fleet.Status) fleet.Agent {
 	t.Helper()
 	var last fleet.Agent
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -189,7 +190,7 @@ func TestBrowserFleetFollowsAnotherProcessLive(t *testing.T) {
 	ctx := tab(t)
 	gate := filepath.Join(t.TempDir(), "gate") // the stub's run ends once it exists
 	w, f := fleetWorldEnv(t, "STUB_MODE=ok", "STUB_GATE="+gate)
-	other := fleet.New(w.ws, func() fleet.Options {
+	other := local.New(w.ws, func() local.Options {
 		o := fleetOptions(agentstub.Build(t), "STUB_MODE=ok", "STUB_GATE="+gate)
 		o.Bus = events.New() // nothing it publishes reaches the console's bus
 		return o

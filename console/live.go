@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 )
 
 // The topics a page's live regions listen to (data-live in the templates).
@@ -78,7 +79,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	send := func(event, data string) bool {
 		var b strings.Builder
 		fmt.Fprintf(&b, "event: %s\n", event)
-		for _, l := range strings.Split(data, "\n") {
+		for _, l := range strings.Split(termsafe.Visible(data), "\n") { // as render shows it
 			fmt.Fprintf(&b, "data: %s\n", l)
 		}
 		b.WriteString("\n")
@@ -99,6 +100,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
+			if ok, _ := s.auth.valid(r); !ok {
+				return // the session expired: the page's reconnect gets the 401
+			}
 			if _, err := w.Write([]byte(": ping\n\n")); err != nil || rc.Flush() != nil {
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -72,7 +74,10 @@ func (s *Server) render(w http.ResponseWriter, pageName, tmpl string, data any) 
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(b.Bytes())
+	// The template escaped the agent's text for HTML; a bidi override or a
+	// zero-width character in it would still reorder or hide what a person
+	// reads (a file name shown backwards): shown as escapes, on every page.
+	io.WriteString(w, termsafe.Visible(b.String()))
 }
 
 // wantsJSON: the page's script asks for JSON answers; a plain form post

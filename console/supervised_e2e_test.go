@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/console"
@@ -75,7 +76,7 @@ func (w *world) startClaude(t *testing.T, fl fileLog) *claudeRun {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
 		defer cancel()
-		_, err := bridge.Run(ctx, bridge.Request{CLI: "claude", Binary: cli.Binary, Model: cli.Model, Dir: w.ws.Root, Env: cli.Env, CleanEnv: true,
+		_, err := agentcli.RunSupervised(ctx, bridge.Request{CLI: "claude", Binary: cli.Binary, Model: cli.Model, Dir: w.ws.Root, Env: cli.Env, CleanEnv: true,
 			ExtraArgs: cli.ExtraArgs, Prompt: "Please touch ok.txt"},
 			bridge.Options{Store: w.st, Session: ses, OnEvent: func(ev runner.Event) {
 				mu.Lock()

@@ -11,7 +11,7 @@ import (
 )
 
 // Every status change of a dispatch is a move of the task lifecycle
-// (package task, through agentrun): claim, finish, each a compare-and-set
+// (package task; the finish through agentrun): claim, finish, each a compare-and-set
 // under the matrix lock, logged in the task README's status log with the
 // agent and the reason.
 
@@ -27,11 +27,12 @@ func (p *Plan) claimOptions() tasksvc.ClaimOptions {
 // only one claims the task). When the row changed since the plan, the
 // prompt and command are built again from the claimed row.
 func (p *Plan) Claim(ctx context.Context) error {
-	claimed, err := agentrun.Claim(ctx, p.ws, &p.Outcome.Record, p.claimOptions(), p.At)
+	res, err := tasksvc.ClaimWith(ctx, p.ws, p.Task.ID, p.Mention, p.At, p.claimOptions())
 	if err != nil {
 		return dispatchRefusal(err)
 	}
-	if err := p.rebuildIfChanged(ctx, claimed); err != nil {
+	p.Outcome.StatusBefore, p.Outcome.StatusAfter = res.Before.Status, res.After.Status
+	if err := p.rebuildIfChanged(ctx, res.After); err != nil {
 		return p.block(context.WithoutCancel(ctx), err)
 	}
 	return nil

@@ -1,6 +1,6 @@
 // Package dispatch runs one matrix task through an agent CLI, synchronously,
 // and brings the outcome back into the matrix and the task folder. It is
-// the synchronous caller of package agentrun (the fleet's supervisor is the
+// the synchronous caller of package execute (the fleet's supervisor is the
 // detached one), in four phases:
 //
 //   - NewPlan decides everything without writing anything: it loads the task,
@@ -11,16 +11,19 @@
 //   - Plan.Claim moves the row to IN_PROGRESS through the task lifecycle
 //     (a compare-and-set under the matrix lock, logged in the README), so two
 //     dispatchers cannot both take a task.
-//   - the run itself is agentrun's exec of the planned command: contained
-//     (nothing the agent starts outlives it), every event it prints kept in
-//     tracking/{stamp}_log.jsonl and published on the bus.
-//   - the record: tracking/{stamp}_dispatch.md (before the run: command,
-//     model and why, the exact prompt), the result appended to it and
-//     {stamp}_result.json (the run's agentrun.Record), and the row moved to
-//     REVIEW or BLOCKED with the reason.
+//   - the run itself is package execute's, of the planned command: a
+//     supervised run's session first, contained (nothing the agent starts
+//     outlives it), every event it prints kept in tracking/{stamp}_log.jsonl
+//     and published on the bus.
+//   - the record, dispatch's books of the run (books.go):
+//     tracking/{stamp}_dispatch.md (before the run: command, model and why,
+//     the exact prompt), the result appended to it and {stamp}_result.json
+//     (the run's agentrun.Record), and the row moved to REVIEW or BLOCKED
+//     with the reason.
 //
 // Run strings the phases together. dispatch does not assemble prompts
-// (package prompt), start processes or parse CLI output (package runner).
+// (package prompt), start processes or parse CLI output (package runner and
+// the CLIs' packages in agentcli).
 package dispatch
 
 import (
@@ -32,10 +35,10 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/agentrun"
+	"github.com/agentinfra/agentinfra/execute"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/prompt"
 	"github.com/agentinfra/agentinfra/runner"
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -143,90 +146,27 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	if opts.DryRun {
 		return p.Outcome, nil
 	}
-	// A supervised run takes its place among the live sessions before the
-	// task is claimed: refused (the limit, the sessions holding it), it
-	// changes nothing.
-	var sup *supervised.Run
-	if p.Outcome.ApprovalMode == runner.ApprovalAsk {
-		owner := opts.Owner
-		if owner == "" {
-			owner = supervision.CurrentUser(getenvOr(p.opts.Getenv))
-		}
-		if sup, err = supervised.Begin(ctx, ws, supervised.Params{Owner: owner, CLI: p.Outcome.CLI, Agent: p.Mention, TaskID: p.Task.ID,
-			Title: p.Outcome.Summary, Getenv: getenvOr(p.opts.Getenv)}); err != nil {
-			return p.Outcome, fmt.Errorf("%w: %w", ErrRefused, err)
-		}
-	}
-	stopFollowing := func() {}
-	endSession := func(reason string) {
-		if sup != nil {
-			stopFollowing()
-			sup.End(ctx, reason)
-		}
-	}
-	if err := p.Claim(ctx); err != nil {
-		endSession("the task could not be claimed: " + err.Error())
-		return p.Outcome, err
-	}
-	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s → IN_PROGRESS, %s", p.Task.ID, p.Outcome.StatusBefore, p.Mention)})
-
-	// From here on the row says IN_PROGRESS: whatever happens, record the
-	// outcome and move it on, even when ctx is canceled — within a minute
-	// of the moment it is recorded (however long the run took).
-	bookCtx := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	}
-	rec, err := p.startRecord()
-	if err != nil {
-		endSession("the run could not be recorded: " + err.Error())
-		bctx, cancel := bookCtx()
-		defer cancel()
-		return p.Outcome, p.block(bctx, err)
-	}
-	executor := opts.Executor
-	if sup != nil {
-		rec.st, executor = sup.Store(), sup
-		if err := sup.AttachRun(ctx, p.Outcome.RunID); err != nil {
-			p.Outcome.Warnings = append(p.Outcome.Warnings, "the session does not name its run: "+err.Error())
-		}
+	getenv := getenvOr(p.opts.Getenv)
+	x := &execute.Planned{WS: ws, Record: &p.Outcome.Record, Runner: p.Runner, Request: p.Request, Command: p.Command,
+		Supervised: p.Outcome.ApprovalMode == runner.ApprovalAsk, Owner: mdtext.Or(opts.Owner, supervision.CurrentUser(getenv)), Getenv: getenv,
+		SessionAgent: p.Mention, Executor: opts.Executor, Exclusive: opts.Exclusive, Now: p.opts.Now, OnEvent: onEvent}
+	b := &books{p: p, x: x, emit: emit}
+	x.Books = b
+	x.OnSession = func(sup *supervised.Run) func() {
 		emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("supervised: session %d; requests the policy does not allow wait for `agentinfra approve ID` / `agentinfra reject ID --reason TEXT`", sup.Session().ID)})
 		if opts.OnSupervised != nil {
-			if stop := opts.OnSupervised(sup); stop != nil {
-				stopFollowing = stop
-			}
+			return opts.OnSupervised(sup)
 		}
-	} else if st, err := openRunStore(ctx, ws); err == nil {
-		rec.st = st
-		defer st.Close()
-	} else {
-		p.Outcome.Warnings = append(p.Outcome.Warnings, "the run's record is only in its result file: "+err.Error())
+		return nil
 	}
-
-	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("running %s (model %s)", p.Outcome.CLI, mdtext.Or(p.Outcome.Model, "CLI default"))})
-	run := &agentrun.Run{Record: &p.Outcome.Record, Root: ws.Root, Recorder: rec.recorder(), Executor: executor, Now: p.opts.Now, Exclusive: p.opts.Exclusive}
-	res, runErr := run.Exec(ctx, p.Runner, p.Request, p.Command, onEvent)
-	p.Outcome.Conclude(res, runErr, false, p.opts.Now().UTC())
-	if sup != nil {
-		if ses, err := sup.Store().Session(context.WithoutCancel(ctx), sup.Session().ID); err == nil && ses.Status == store.SessionTerminated && ses.EndReason != "" && p.Outcome.Outcome != OutcomeSuccess {
-			p.Outcome.Reason = "the session was stopped: " + ses.EndReason // `session stop` said why
-		}
+	err = execute.Run(ctx, x)
+	if errors.Is(err, execute.ErrSessionRefused) {
+		return p.Outcome, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-
-	// The row first (so the files can say where it went), then the files.
-	var bookErrs []error
-	bctx, cancelBook := bookCtx()
-	defer cancelBook()
-	if err := agentrun.FinishTask(bctx, ws, &p.Outcome.Record, "", p.opts.Now()); err != nil {
-		bookErrs = append(bookErrs, err)
+	if b.rec != nil {
+		emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s, now %s", p.Task.ID, p.Outcome.Outcome, p.Outcome.StatusAfter)})
 	}
-	bookErrs = append(bookErrs, rec.finish(&p.Outcome)...)
-	endSession(p.Outcome.Outcome + ": " + p.Outcome.Reason)
-	run.Ended()
-	emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("%s: %s, now %s", p.Task.ID, p.Outcome.Outcome, p.Outcome.StatusAfter)})
-	if runErr != nil {
-		return p.Outcome, errors.Join(append([]error{runErr}, bookErrs...)...)
-	}
-	return p.Outcome, errors.Join(bookErrs...)
+	return p.Outcome, err
 }
 
 func getenvOr(getenv func(string) string) func(string) string {

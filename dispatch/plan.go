@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/matrix"
@@ -59,7 +60,7 @@ func NewPlan(ctx context.Context, ws *workspace.Workspace, opts Options) (*Plan,
 	if id == "" {
 		return p, errors.New("no task ID given: pass the ID of a matrix row (see `agentinfra task list`)")
 	}
-	r, err := runner.For(opts.CLI)
+	r, err := agentcli.Runner(opts.CLI)
 	if err != nil {
 		return p, err
 	}
@@ -146,7 +147,7 @@ func (p *Plan) build(ctx context.Context, t matrix.Task) error {
 	}
 	p.Claimed, p.Prompt = t, pr
 	o := &p.Outcome
-	o.Prompt, o.PromptBytes = pr.Text, len(pr.Text)
+	o.Prompt = pr.Text
 	o.PromptParts = append([]prompt.Part{}, pr.Parts...)
 	o.Warnings = append([]string{}, pr.Warnings...)
 	for _, s := range pr.MissingSkills {
@@ -162,9 +163,7 @@ func (p *Plan) build(ctx context.Context, t matrix.Task) error {
 	if err != nil {
 		return err
 	}
-	o.Argv = runner.RedactArgv(p.Command.Argv, p.Command.PromptArg)
-	o.Env = runner.RedactEnv(append(append([]string{}, opts.Env...), p.Command.Env...))
-	o.Stdin = p.Command.Stdin != ""
+	o.SetCommand(p.Request, p.Command)
 	o.Binary = opts.Binary
 	if o.Binary == "" {
 		bin, lerr := runner.LookupCLIEnv(p.Command.Argv[0], opts.Getenv)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/internal/textdiff"
 	"github.com/agentinfra/agentinfra/matrix"
 	tasksvc "github.com/agentinfra/agentinfra/task"
@@ -31,6 +32,13 @@ const (
 	// Move moves the long Description into the task's README and leaves its
 	// first sentence in the cell; a row without a usable ID is joined.
 	Move Mode = "move"
+	// Ours, Theirs and Renumber finish a merge's conflicts (see
+	// conflicts.go): keep ours' or theirs' side of the conflict of the IDs
+	// named, or keep both rows of one ID added on both sides, theirs with
+	// the next free ID.
+	Ours     Mode = "ours"
+	Theirs   Mode = "theirs"
+	Renumber Mode = "renumber"
 )
 
 // ErrMode marks a mode that is neither join nor move.
@@ -38,14 +46,18 @@ var ErrMode = agenterr.New(agenterr.Invalid, "unknown fix mode")
 
 // ParseMode reads a --fix value; "" is Join.
 func ParseMode(s string) (Mode, error) {
-	switch Mode(strings.ToLower(strings.TrimSpace(s))) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
 	case "", Join:
 		return Join, nil
-	case Move:
-		return Move, nil
+	case Move, Ours, Theirs, Renumber:
+		return m, nil
 	}
-	return "", fmt.Errorf("%w %q: use join (the default) or move", ErrMode, s)
+	return "", fmt.Errorf("%w %q: use join (the default), move, or, to finish a merge's conflicts, ours, theirs or renumber", ErrMode, s)
 }
+
+// TakesIDs reports whether a mode works on the task IDs given to it (the
+// modes that finish conflicts).
+func (m Mode) TakesIDs() bool { return conflictMode(m) }
 
 // Options tunes Run.
 type Options struct {
@@ -60,6 +72,9 @@ type Options struct {
 	// Getenv finds the global skills folder for the validation of the
 	// result; nil is os.Getenv.
 	Getenv func(string) string
+	// IDs are the tasks whose conflicts Ours, Theirs or Renumber finish
+	// (Renumber without IDs: every conflict of one ID added on both sides).
+	IDs []string
 }
 
 // Report says what Run did (or, in a dry run, would do) and what is left.
@@ -85,6 +100,8 @@ type Report struct {
 	// Remaining is what validate reports on the result: the file's problems
 	// and the workspace warnings.
 	Remaining []matrix.Diagnostic `json:"remaining"`
+	// Conflicts are the merge conflicts finished (Ours, Theirs, Renumber).
+	Conflicts []Finished `json:"conflicts,omitempty"`
 }
 
 // RowFix is one repaired row. Line and EndLine are where it was before.
@@ -146,8 +163,11 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 	if o.Mode == "" {
 		o.Mode = Join
 	}
-	if o.Mode != Join && o.Mode != Move {
-		return Report{}, fmt.Errorf("%w %q: use join or move", ErrMode, o.Mode)
+	if o.Mode != Join && o.Mode != Move && !conflictMode(o.Mode) {
+		return Report{}, fmt.Errorf("%w %q: use join, move, ours, theirs or renumber", ErrMode, o.Mode)
+	}
+	if (o.Mode == Ours || o.Mode == Theirs) && len(o.IDs) == 0 {
+		return Report{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "id", Reason: fmt.Sprintf("--fix=%s keeps one side of the conflict of a task: name the task (agentinfra validate --fix=%s ID)", o.Mode, o.Mode)}
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
@@ -163,6 +183,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 	if o.File == "" {
 		o.File = rep.Matrix
 	}
+	if conflictMode(o.Mode) {
+		return runConflicts(ctx, ws, o, rep, st)
+	}
 	tmpl, err := loadTemplate(ws, o)
 	if err != nil {
 		return Report{}, err
@@ -173,6 +196,12 @@ func Run(ctx context.Context, ws *workspace.Workspace, o Options) (Report, error
 	doc, err := st.Load(ctx)
 	if err != nil {
 		return Report{}, err
+	}
+	if cs := matrix.ConflictBlocks(doc.Bytes()); len(cs) > 0 {
+		// A marker line ends the table around it: rows would be read wrong.
+		return Report{}, &agenterr.Error{Kind: agenterr.Refused, Err: matrix.ErrUnfinishedMerge, Reason: fmt.Sprintf(
+			"the matrix holds %s (the first on line %d); finish %s first (agentinfra validate names each and how: --fix=ours ID, --fix=theirs ID, --fix=renumber, or an edit), then run --fix=%s again",
+			fmt.Sprintf("%d %s", len(cs), mdtext.Plural(len(cs), "unfinished merge conflict", "unfinished merge conflicts")), cs[0].Line, map[bool]string{true: "it", false: "them"}[len(cs) == 1], o.Mode)}
 	}
 	before := doc.Bytes()
 	p, err := r.plan(doc)

@@ -39,8 +39,6 @@ type Backend interface {
 	WithMetadata(ctx context.Context, agents []Agent, scope metadata.Scope)
 }
 
-var _ Backend = (*Fleet)(nil)
-
 // StopAgent stops an agent's run and reports the agent's status after it:
 // stop_agent_task's result in both adapters.
 func StopAgent(ctx context.Context, b Backend, name string) (TaskResult, error) {

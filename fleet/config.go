@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -89,8 +90,8 @@ func ConfigOf(ws *workspace.Workspace) (Config, error) {
 	return c, nil
 }
 
-// project finds a project by name (case-insensitive).
-func (c Config) project(name string) (Project, error) {
+// Project finds a project by name (case-insensitive).
+func (c Config) Project(name string) (Project, error) {
 	names := make([]string, 0, len(c.Projects))
 	for _, p := range c.Projects {
 		if strings.EqualFold(p.Name, name) {
@@ -98,11 +99,11 @@ func (c Config) project(name string) (Project, error) {
 		}
 		names = append(names, p.Name)
 	}
-	return Project{}, notFound("project", "no project %q: the projects are %s", name, strings.Join(names, ", "))
+	return Project{}, agenterr.NotFoundf("project", "no project %q: the projects are %s", name, strings.Join(names, ", "))
 }
 
-// baseBranch is the project's base branch, else the branch checked out there.
-func (p Project) baseBranch() (string, error) {
+// Base is the project's base branch (BaseBranch), else the branch checked out there.
+func (p Project) Base() (string, error) {
 	if p.BaseBranch != "" {
 		return p.BaseBranch, nil
 	}
@@ -113,9 +114,9 @@ func (p Project) baseBranch() (string, error) {
 	return "HEAD", nil
 }
 
-// worktreePath is where the agent's worktree goes: outside the repository
+// WorktreePath is where the agent's worktree goes: outside the repository
 // by default, next to it in {repo}-agents/.
-func (c Config) worktreePath(p Project, name string) string {
+func (c Config) WorktreePath(p Project, name string) string {
 	dir := c.WorktreeDir
 	if dir == "" {
 		dir = "../{repo}-agents"
@@ -124,15 +125,13 @@ func (c Config) worktreePath(p Project, name string) string {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(p.Path, dir)
 	}
-	return filepath.Join(filepath.Clean(dir), key(name))
+	return filepath.Join(filepath.Clean(dir), Key(name))
 }
 
-func isCLI(s string) bool { return s == "gemini" || s == "claude" || s == "codex" }
-
-// rolesFrom is the workspace whose agent modes are the project's roles: the
+// RolesFrom is the workspace whose agent modes are the project's roles: the
 // project's own .agent/agents/ when it has one, else the fleet's (a project
 // without modes of its own shares them).
-func (p Project) rolesFrom(fleetWS *workspace.Workspace) *workspace.Workspace {
+func (p Project) RolesFrom(fleetWS *workspace.Workspace) *workspace.Workspace {
 	if p.Path == "" || p.Path == fleetWS.Root {
 		return fleetWS
 	}

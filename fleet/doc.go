@@ -1,15 +1,15 @@
-// Package fleet runs named agents that work in parallel, each in its own git
-// worktree: create, start, stop, delete and the history of their task runs.
+// Package fleet is the model of a fleet of named agents that work in
+// parallel, each in a workspace of its own, and what every backend shares:
+// the Backend interface (create, start, stop, delete and the history of
+// their task runs), the agents' and runs' shapes and statuses, the results
+// both adapters (the CLI and the MCP server) return, one error code per
+// kind, and the rules every backend applies the same way — the checks of
+// names, sources and filters (rules.go), the history's paging, and the
+// claim of a matrix task for an agent with its prompt (claim.go).
 //
-// The state is files under .agent/fleet/ (one folder per agent, an
-// append-only history), written under a lock with atomic replaces. Statuses
-// are derived when read, from the agent's recorded state and whether the
-// supervisor process of its current run is alive, so they never go stale: a
-// run whose supervisor died without recording an end is recorded as failed
-// ("interrupted") and the agent is idle.
-//
-// Runs are detached: Start launches a small supervisor process (the hidden
-// `agentinfra agent supervise` command, in its own session) that runs the
-// agent CLI through the dispatch runners and records the outcome, so a run
-// outlives the CLI call or MCP request that started it. See docs/fleet.md.
+// The backends are packages of their own: fleet/local (this machine: git
+// worktrees and detached runs), fleet/coder (a Coder deployment); package
+// fleet/backends opens the one the configuration names. fleet/statefile is
+// how they keep their state in files several processes share. See
+// docs/fleet.md.
 package fleet

@@ -18,19 +18,3 @@ const (
 
 // CodeOf returns the HTTP-style code of err (500 when it carries no kind).
 func CodeOf(err error) int { return agenterr.HTTPStatus(err) }
-
-func badInput(field, format string, a ...any) error {
-	return agenterr.Invalidf(field, format, a...)
-}
-
-func notFound(field, format string, a ...any) error {
-	return agenterr.NotFoundf(field, format, a...)
-}
-
-func conflict(format string, a ...any) error {
-	return agenterr.Conflictf(format, a...)
-}
-
-func unavailable(err error, format string, a ...any) error {
-	return agenterr.Unavailablef(err, format, a...)
-}

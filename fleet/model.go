@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"sort"
 	"time"
 
 	"github.com/agentinfra/agentinfra/fleet/metadata"
@@ -193,3 +194,22 @@ const (
 	DefaultPageSize = 20
 	MaxPageSize     = 100
 )
+
+// SetMetadata fills the agent's metadata from a collection (any backend).
+func (a *Agent) SetMetadata(md metadata.Metadata) {
+	a.Metadata, a.MetadataCount, a.MetadataError = md.FieldsOrEmpty(), md.Count(), md.Err
+	a.metadataNames, a.metadataCollected = md.Names, true
+}
+
+// MetadataNames lists the agent's metadata fields in Taskfile order.
+func (a Agent) MetadataNames() []string {
+	if len(a.metadataNames) == len(a.Metadata) {
+		return a.metadataNames
+	}
+	names := make([]string, 0, len(a.Metadata))
+	for n := range a.Metadata {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

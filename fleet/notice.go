@@ -38,8 +38,8 @@ func WithNotices(ctx context.Context) (context.Context, *Notices) {
 	return context.WithValue(ctx, noticesKey{}, n), n
 }
 
-// notify reports n to the context's collector, if any.
-func notify(ctx context.Context, n Notice) {
+// Notify reports n to the context's collector, if any.
+func Notify(ctx context.Context, n Notice) {
 	if c, ok := ctx.Value(noticesKey{}).(*Notices); ok {
 		c.mu.Lock()
 		c.list = append(c.list, n)

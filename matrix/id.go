@@ -169,3 +169,15 @@ func isHexID(id string) bool {
 	}
 	return true
 }
+
+// NumberedIDs reports whether NewID numbers d's new IDs (a prefix and the
+// next number, TASK-12): IDs that two branches pick alike, unlike a
+// timestamp or random hex, so a caller looks at the other branches' IDs.
+func (d *Doc) NumberedIDs() bool {
+	ids := d.allIDs()
+	if isMajority(len(ids), countIf(ids, isTimestampID)) {
+		return false
+	}
+	_, _, _, ok := numberedConvention(ids)
+	return ok
+}

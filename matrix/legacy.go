@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
 // The older matrix format, written by hand before task tables had IDs: legend
@@ -52,20 +54,13 @@ func (e *NoTaskTableError) Explain(convert string) string {
 	msg := "the matrix has no task table (a table whose header has ID and Status columns)"
 	if e.ItemTables > 0 {
 		return msg + fmt.Sprintf("; it looks like the older format, %d items in %d `| Item | Priority | ... |` %s with no ID or Status column: to convert %s into one task table, %s",
-			e.Items, e.ItemTables, plural(e.ItemTables, "table", "tables"), plural(e.ItemTables, "it", "them"), convert)
+			e.Items, e.ItemTables, mdtext.Plural(e.ItemTables, "table", "tables"), mdtext.Plural(e.ItemTables, "it", "them"), convert)
 	}
 	return msg + "; add one, e.g. at the end of the file, with the header " + strings.Join(CanonicalColumns, " | ") + " and its alignment row"
 }
 
 // Unwrap lets errors.Is match ErrNoTaskTable and ErrRefused.
 func (e *NoTaskTableError) Unwrap() []error { return []error{ErrNoTaskTable, ErrRefused} }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
 
 // RequireTaskTable returns nil when d has a task table, else a
 // *NoTaskTableError that counts the older-format items d holds.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
 // Migration is what Migrate did (or, on a copy, would do).
@@ -69,7 +71,7 @@ func (d *Doc) Migrate(now time.Time) (Migration, error) {
 				TableLine: d.firstTaskTable().headerLine}, nil
 		}
 		return Migration{}, refusedf("the matrix has a task table (line %d) and also %d older-format Item %s (line %d); migrate converts only a file with no task table, so nothing was written: move those items into the task table by hand (or the task table out, migrate, and merge)",
-			d.firstTaskTable().headerLine, len(tables), plural(len(tables), "table", "tables"), tables[0].tbl.headerLine)
+			d.firstTaskTable().headerLine, len(tables), mdtext.Plural(len(tables), "table", "tables"), tables[0].tbl.headerLine)
 	}
 	if len(tables) == 0 {
 		return Migration{}, refusedf("migrate cannot convert this file: it has no task table and no older-format Item table (a table whose header has an Item column, e.g. | Item | Priority | Difficulty | Backlog | Description |); add a task table with this header instead:\n%s", strings.TrimSuffix(CanonicalHeader, "\n"))

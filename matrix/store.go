@@ -221,6 +221,11 @@ func (s *Store) modify(ctx context.Context, fn func(d *Doc) error, finish func(d
 // apply parses src, runs fn and, when verify is set, refuses a result with
 // more errors than before. changed is false when fn left the bytes alone.
 func (s *Store) apply(src []byte, fn func(d *Doc) error, verify bool) (d *Doc, changed bool, err error) {
+	if verify {
+		if err := unfinishedMerge(src); err != nil {
+			return nil, false, err
+		}
+	}
 	d = ParseWith(src, s.Vocab)
 	before := countErrors(d.diags)
 	beforeMsgs := map[string]int{}

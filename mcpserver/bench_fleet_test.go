@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -25,7 +26,7 @@ func fleetOf50(b *testing.B) *workspace.Workspace {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build stub: %v\n%s", err, out)
 	}
-	f := fleet.New(ws, fleet.Options{SupervisorArgv: []string{agentinfraBin(b), "agent", "supervise"}, Binary: stub, Env: []string{"STUB_MODE=ok"}})
+	f := local.New(ws, local.Options{SupervisorArgv: []string{agentinfraBin(b), "agent", "run-supervisor"}, Binary: stub, Env: []string{"STUB_MODE=ok"}})
 	ctx := context.Background()
 	for i := range 50 {
 		if _, err := f.Create(ctx, fleet.CreateInput{Name: fmt.Sprintf("a%d", i), Spec: "s"}); err != nil {

@@ -3,7 +3,7 @@ package mcpserver
 // The fleet tools end to end: the built `agentinfra serve` over stdio, driven
 // by the real MCP Inspector (every tool, every error code) and by the SDK's
 // client (three agents on three matrix tasks at once). Runs are the real
-// supervisor (`agentinfra agent supervise`) starting the stub agent installed
+// supervisor (`agentinfra agent run-supervisor`) starting the stub agent installed
 // as gemini in $AGENTINFRA_TOOLS.
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
@@ -77,7 +78,7 @@ func waitFleet(t *testing.T, ws *workspace.Workspace, name string, want fleet.St
 
 func waitFleetWithin(t *testing.T, ws *workspace.Workspace, name string, want fleet.Status, within time.Duration) fleet.Agent {
 	t.Helper()
-	f := fleet.New(ws, fleet.Options{})
+	f := local.New(ws, local.Options{})
 	deadline := time.Now().Add(within)
 	for {
 		a, err := f.Show(context.Background(), name)
@@ -333,7 +334,7 @@ func TestServeFleetThreeAgentsThreeTasks(t *testing.T) {
 }
 
 // TestServeFleetRealGemini: the production wiring end to end — `agentinfra
-// serve` over stdio starts `agentinfra agent supervise`, which finds the
+// serve` over stdio starts `agentinfra agent run-supervisor`, which finds the
 // real gemini through $AGENTINFRA_TOOLS and runs it against the fake model
 // server with the environment the server was given. The spec's run
 // completes with its session recorded; the next task resumes it.

@@ -47,6 +47,10 @@ const (
 // TokenFileName is the default token file's name (httpguard.DefaultTokenFile).
 const TokenFileName = "mcp-token"
 
+// TokenHint is how a client that was refused learns to get the token (the
+// 401's text): a command, run by the server's user, never the file's path.
+const TokenHint = "the server's user prints it with `agentinfra serve --print-token` (and the server's --token-file, if it was started with one)"
+
 // HTTPOptions configure ServeHTTP.
 type HTTPOptions struct {
 	// Addr is host:port to listen on, e.g. 127.0.0.1:8765 (port 0 picks one).
@@ -103,7 +107,7 @@ func (s *Server) httpHandler(token string, o HTTPOptions) http.Handler {
 		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: o.SessionIdle})
 	var inner http.Handler = s.sessionCap(h, o.MaxSessions)
 	if token != "" {
-		inner = httpguard.Handler(inner, httpguard.Options{Token: token, TokenHint: "the token is in the server's token file", AnyHost: true})
+		inner = httpguard.Handler(inner, httpguard.Options{Token: token, TokenHint: TokenHint, AnyHost: true})
 	}
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, inner)
@@ -162,7 +166,7 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 		if err != nil {
 			return err
 		}
-		guard.Token, guard.TokenHint = t, "the token is in "+o.TokenFile
+		guard.Token, guard.TokenHint = t, TokenHint
 		if o.OnToken != nil {
 			o.OnToken(o.TokenFile, t, created)
 		}

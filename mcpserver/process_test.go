@@ -302,6 +302,27 @@ func TestServeHTTPBinary(t *testing.T) {
 	if r := post(t, first.url, "", "Bearer "+tok); r.StatusCode != http.StatusOK {
 		t.Errorf("with the token: %s", r.Status)
 	}
+	// Issue 27, item 14: the scheme is case-insensitive; the 401 says how
+	// to get the token, not where its file is (anyone who reaches the
+	// server reads it); that command prints it.
+	if r := post(t, first.url, "", "bearer "+tok); r.StatusCode != http.StatusOK {
+		t.Errorf("with the token, scheme in lowercase: %s", r.Status)
+	}
+	resp, err := http.Post(first.url, "application/json", strings.NewReader(initBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), home) || strings.Contains(string(body), "mcp-token") ||
+		!strings.Contains(string(body), "agentinfra serve --print-token") {
+		t.Errorf("the 401 names the token file, or not the command that prints the token: %s %q", resp.Status, body)
+	}
+	printed := exec.Command(bin, "serve", "--print-token")
+	printed.Env = env
+	if out, err := printed.Output(); err != nil || string(out) != tok+"\n" {
+		t.Errorf("serve --print-token: %q %v, want the token", out, err)
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "0"}, nil).
 		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: first.url, HTTPClient: &http.Client{Transport: authTransport{tok}}}, nil)
 	if err != nil {
@@ -337,6 +358,11 @@ func TestServeHTTPBinary(t *testing.T) {
 	}
 	if r := post(t, named.url, "", "Bearer "+strings.TrimSpace(string(b))); r.StatusCode != http.StatusOK {
 		t.Errorf("with the token: %s", r.Status)
+	}
+	printed = exec.Command(bin, "serve", "--print-token", "--token-file", other)
+	printed.Env = env
+	if out, err := printed.Output(); err != nil || string(out) != string(b) {
+		t.Errorf("serve --print-token --token-file: %q %v, want %q", out, err, b)
 	}
 
 	// --no-token: no token, and a warning.

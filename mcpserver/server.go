@@ -22,7 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/events"
-	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/supervision/agentside"
 	"github.com/agentinfra/agentinfra/task"
@@ -53,7 +53,7 @@ type Options struct {
 	// send progress notifications (0: agentside.DefaultProgressEvery).
 	AgentProgressEvery time.Duration
 	// Fleet tunes the fleet tools (tests point it at stub agents).
-	Fleet fleet.Options
+	Fleet local.Options
 	// Debounce is how long the watcher gathers a burst of file events before
 	// notifying (default 50ms; notifications go out well within 500ms).
 	Debounce time.Duration

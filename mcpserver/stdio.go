@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,11 +33,127 @@ const (
 // one), drops it, and the session goes on. Lines over MaxStdioMessageBytes
 // are answered and dropped the same way. Writes of the filter and of the
 // SDK go through one lock, a whole line at a time.
+//
+// The end of input reaches the SDK only once every request read before it
+// has been answered (answerAll): `printf '<initialize>' | agentinfra serve`
+// gets its answer.
 func stdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 	w := &lineWriter{w: out}
 	pr, pw := io.Pipe()
 	go filterMessages(in, pw, w)
-	return &mcp.IOTransport{Reader: &pipeReader{PipeReader: pr, in: in}, Writer: w}
+	return answerAllTransport{&mcp.IOTransport{Reader: &pipeReader{PipeReader: pr, in: in}, Writer: w}}
+}
+
+// answerAllTransport connects answerAll connections.
+type answerAllTransport struct{ mcp.Transport }
+
+func (t answerAllTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &answerAll{Connection: c, open: map[jsonrpc.ID]bool{}, asked: map[jsonrpc.ID]bool{}, wake: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+}
+
+// answerAll holds the end of the client's input back from the SDK until
+// the requests read before it are answered. The SDK ends a connection as
+// soon as its reader ends, and from then on writes nothing, not even the
+// answer a handler was about to give: a client that sends its requests and
+// closes stdin (a pipe, a script, a CLI at exit) lost the answers of the
+// handlers still at work. It stops waiting when the server sent the client a
+// request of its own (the client, gone, can never answer it, and the
+// handler that waits for it would never finish), when the context of the
+// read ends (the server is stopped) or when the connection is closed.
+type answerAll struct {
+	mcp.Connection
+	mu    sync.Mutex
+	open  map[jsonrpc.ID]bool // the client's requests not answered yet
+	asked map[jsonrpc.ID]bool // the server's requests the client has not answered
+	wake  chan struct{}       // a change of open or asked
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (c *answerAll) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			c.drain(ctx)
+		}
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.IsCall() {
+			c.open[m.ID] = true
+		} else if m.Method == "notifications/cancelled" {
+			// A cancelled request may go unanswered (MCP says it should).
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					delete(c.open, id)
+				}
+			}
+		}
+	case *jsonrpc.Response:
+		delete(c.asked, m.ID)
+	}
+	c.notify()
+	return msg, nil
+}
+
+func (c *answerAll) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		delete(c.open, m.ID) // written or not: it will not be written again
+	case *jsonrpc.Request:
+		if m.IsCall() && err == nil {
+			c.asked[m.ID] = true
+		}
+	}
+	c.notify()
+	return err
+}
+
+func (c *answerAll) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}
+
+// notify wakes drain; called with mu held.
+func (c *answerAll) notify() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drain waits until every request read has been answered, or nothing more
+// can be (see answerAll).
+func (c *answerAll) drain(ctx context.Context) {
+	for {
+		c.mu.Lock()
+		done := len(c.open) == 0 || len(c.asked) > 0
+		c.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		}
+	}
 }
 
 // filterMessages copies the well-formed lines of in to pw and answers the

@@ -13,6 +13,7 @@ import (
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/backends"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
 )
 
@@ -268,7 +269,7 @@ func (s *Server) registerFleetTools() {
 	}
 }
 
-func (s *Server) fleetOptions() fleet.Options {
+func (s *Server) fleetOptions() local.Options {
 	o := s.opts.Fleet
 	if o.Now == nil {
 		o.Now = s.opts.Now

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -27,8 +28,8 @@ import (
 func connectFleetMetadata(t *testing.T, ws *workspace.Workspace, timeout time.Duration) *mcp.ClientSession {
 	t.Helper()
 	col := metadata.NewCollector(metadata.Options{TaskBinary: e2etools.GoBin(t, "task"), Timeout: timeout, CacheTTL: -1})
-	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: []string{ToolsetFleet}, Fleet: fleet.Options{
-		SupervisorArgv: []string{agentinfraBin(t), "agent", "supervise"},
+	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: []string{ToolsetFleet}, Fleet: local.Options{
+		SupervisorArgv: []string{agentinfraBin(t), "agent", "run-supervisor"},
 		Binary:         stubAgent(t), Env: []string{"STUB_MODE=ok"}, KillGrace: 300 * time.Millisecond, Metadata: col,
 	}})
 	if err != nil {

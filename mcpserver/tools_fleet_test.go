@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -35,7 +36,7 @@ func fleetWorkspace(t testing.TB, n int) *workspace.Workspace {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	fleettest.StopRunsAtCleanup(t, fleet.New(ws, fleet.Options{}))
+	fleettest.StopRunsAtCleanup(t, local.New(ws, local.Options{}))
 	return ws
 }
 
@@ -49,8 +50,8 @@ func connectFleet(t testing.TB, ws *workspace.Workspace, toolsets []string, env 
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build stub: %v\n%s", err, out)
 	}
-	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: toolsets, Fleet: fleet.Options{
-		SupervisorArgv: []string{agentinfraBin(t), "agent", "supervise"},
+	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: toolsets, Fleet: local.Options{
+		SupervisorArgv: []string{agentinfraBin(t), "agent", "run-supervisor"},
 		Binary:         stub, Env: env, KillGrace: 300 * time.Millisecond, StopGrace: 300 * time.Millisecond,
 	}})
 	if err != nil {

@@ -28,13 +28,16 @@ const (
 	stderrTail    = 64 << 10 // last 64 KiB of stderr kept
 	maxLine       = 8 << 20  // a longer stdout line is cut (and cannot parse)
 	stderrTailOut = 4 << 10  // Result.StderrTail size
-	maxResponse   = 4 << 20  // Result.Response is cut beyond this
-	maxEventText  = 2000     // Event.Text is cut beyond this (tool inputs can be whole files)
+	MaxResponse   = 4 << 20  // Result.Response is cut beyond this
+	MaxEventText  = 2000     // Event.Text is cut beyond this (tool inputs can be whole files)
 	defaultGrace  = 5 * time.Second
 	// pipeDrain bounds the wait for EOF once the process group is gone: a
 	// grandchild that escaped the group (setsid) may still hold the pipes.
 	pipeDrain = 2 * time.Second
 )
+
+// StderrTailMax is the longest Result.StderrTail.
+const StderrTailMax = stderrTailOut
 
 // Exec runs one agent CLI headless and returns the parsed result: it writes
 // req.SystemPrompt to a private temporary file when the runner reads it from
@@ -54,7 +57,7 @@ func Exec(ctx context.Context, r Runner, req Request, onEvent func(Event)) (Resu
 // the command. cleanup removes the file (call it when the run ended).
 func Prepare(r Runner, req Request) (Request, Command, func(), error) {
 	cleanup := func() {}
-	if _, fromFile := r.(systemPromptFromFile); fromFile && req.SystemPrompt != "" && req.SystemPromptFile == "" {
+	if f, ok := r.(SystemPromptFileReader); ok && f.ReadsSystemPromptFile() && req.SystemPrompt != "" && req.SystemPromptFile == "" {
 		path, err := writeSystemPromptFile(req.SystemPrompt)
 		if err != nil {
 			return req, Command{}, cleanup, err
@@ -70,9 +73,9 @@ func Prepare(r Runner, req Request) (Request, Command, func(), error) {
 	return req, c, cleanup, nil
 }
 
-// systemPromptFromFile marks the runners whose CLI reads the system prompt
-// from a file (Request.SystemPromptFile).
-type systemPromptFromFile interface{ systemPromptFromFile() }
+// SystemPromptFileReader is a runner whose CLI can read the system prompt
+// from a file (Request.SystemPromptFile): Prepare writes one for it.
+type SystemPromptFileReader interface{ ReadsSystemPromptFile() bool }
 
 // writeSystemPromptFile writes text to a new temporary file that only its
 // owner can read (os.CreateTemp makes it 0600) and returns its path.

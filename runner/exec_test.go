@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -13,11 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli/claude"
+	"github.com/agentinfra/agentinfra/agentcli/codex"
+	"github.com/agentinfra/agentinfra/agentcli/gemini"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
-func stubRequest(bin string, env ...string) Request {
-	return Request{
+func stubRequest(bin string, env ...string) runner.Request {
+	return runner.Request{
 		Prompt:    "do the task",
 		Model:     "stub-model",
 		Binary:    bin,
@@ -35,8 +39,8 @@ func TestExecStubSuccessParsesStreamAndPassesPromptAsOneArgument(t *testing.T) {
 	req.Prompt = "-v --help; $(touch " + pwned + ") `touch " + pwned + "` 'quoted' \"dq\"\nsecond line"
 	req.Session = "abc-123"
 
-	var events []Event
-	res, err := Exec(context.Background(), GeminiRunner{}, req, func(e Event) { events = append(events, e) })
+	var events []runner.Event
+	res, err := runner.Exec(context.Background(), gemini.Runner{}, req, func(e runner.Event) { events = append(events, e) })
 	if err != nil {
 		t.Fatalf("Exec: %v", err)
 	}
@@ -83,9 +87,9 @@ func TestExecTimeoutKillsWholeProcessGroup(t *testing.T) {
 	req.Timeout = 700 * time.Millisecond
 
 	start := time.Now()
-	res, err := Exec(context.Background(), GeminiRunner{}, req, nil)
+	res, err := runner.Exec(context.Background(), gemini.Runner{}, req, nil)
 	took := time.Since(start)
-	if !errors.Is(err, ErrTimedOut) || !res.TimedOut || res.Canceled {
+	if !errors.Is(err, runner.ErrTimedOut) || !res.TimedOut || res.Canceled {
 		t.Fatalf("err = %v, timed_out=%v canceled=%v; want a timeout", err, res.TimedOut, res.Canceled)
 	}
 	if took > 10*time.Second {
@@ -111,7 +115,7 @@ func TestExecCancelKillsWholeProcessGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var once sync.Once
-	res, err := Exec(ctx, GeminiRunner{}, req, func(e Event) {
+	res, err := runner.Exec(ctx, gemini.Runner{}, req, func(e runner.Event) {
 		if e.Kind == "init" {
 			// Cancel once the agent is visibly running and its grandchild's
 			// pid is on disk (the stub writes it just after announcing its
@@ -119,7 +123,7 @@ func TestExecCancelKillsWholeProcessGroup(t *testing.T) {
 			once.Do(func() { agentstub.CancelOncePidWritten(pidFile, cancel) })
 		}
 	})
-	if !errors.Is(err, ErrCanceled) || !res.Canceled || res.TimedOut {
+	if !errors.Is(err, runner.ErrCanceled) || !res.Canceled || res.TimedOut {
 		t.Fatalf("err = %v, canceled=%v timed_out=%v", err, res.Canceled, res.TimedOut)
 	}
 	if res.ExitCode != 128+int(syscall.SIGTERM) {
@@ -135,9 +139,9 @@ func TestExecGarbageAndEmptyOutputAreClearErrors(t *testing.T) {
 		{"empty", "stdout was empty"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			for _, r := range []Runner{GeminiRunner{}, ClaudeRunner{}, CodexRunner{}} {
-				res, err := Exec(context.Background(), r, stubRequest(bin, "STUB_MODE="+tc.mode), nil)
-				if !errors.Is(err, ErrAgentFailed) {
+			for _, r := range []runner.Runner{gemini.Runner{}, claude.Runner{}, codex.Runner{}} {
+				res, err := runner.Exec(context.Background(), r, stubRequest(bin, "STUB_MODE="+tc.mode), nil)
+				if !errors.Is(err, runner.ErrAgentFailed) {
 					t.Fatalf("%s: err = %v, want ErrAgentFailed", r.Name(), err)
 				}
 				if !strings.Contains(res.Error, tc.want) && !strings.Contains(res.Error, "no JSON events") {
@@ -172,7 +176,7 @@ func TestExecHugeOutputKeepsMemoryBounded(t *testing.T) {
 			}
 		}
 	}()
-	res, err := Exec(context.Background(), GeminiRunner{}, stubRequest(bin, "STUB_MODE=huge", "STUB_MB=50", "STUB_RESPONSE=after the flood"), nil)
+	res, err := runner.Exec(context.Background(), gemini.Runner{}, stubRequest(bin, "STUB_MODE=huge", "STUB_MB=50", "STUB_RESPONSE=after the flood"), nil)
 	close(stop)
 	<-sampled
 	if err != nil {
@@ -189,15 +193,15 @@ func TestExecHugeOutputKeepsMemoryBounded(t *testing.T) {
 	if grew > 40<<20 {
 		t.Errorf("heap grew by %d MiB while reading 50 MiB of output: output is not bounded", grew>>20)
 	}
-	if !strings.HasSuffix(strings.TrimSpace(res.StderrTail), "stub: end of stderr") || len(res.StderrTail) > stderrTailOut {
+	if !strings.HasSuffix(strings.TrimSpace(res.StderrTail), "stub: end of stderr") || len(res.StderrTail) > runner.StderrTailMax {
 		t.Errorf("stderr tail (%d bytes) should end with the last line", len(res.StderrTail))
 	}
 }
 
 func TestExecCrashAndSignalDeath(t *testing.T) {
 	bin := agentstub.Build(t)
-	res, err := Exec(context.Background(), GeminiRunner{}, stubRequest(bin, "STUB_MODE=crash", "STUB_EXIT=3"), nil)
-	if !errors.Is(err, ErrAgentFailed) || res.ExitCode != 3 {
+	res, err := runner.Exec(context.Background(), gemini.Runner{}, stubRequest(bin, "STUB_MODE=crash", "STUB_EXIT=3"), nil)
+	if !errors.Is(err, runner.ErrAgentFailed) || res.ExitCode != 3 {
 		t.Fatalf("crash: err = %v, exit %d", err, res.ExitCode)
 	}
 	if !strings.Contains(res.Error, "exited with code 3") || !strings.Contains(err.Error(), "stub: fatal: something broke") {
@@ -205,13 +209,13 @@ func TestExecCrashAndSignalDeath(t *testing.T) {
 	}
 
 	// A credential the CLI echoes never reaches the result or the error.
-	res, err = Exec(context.Background(), GeminiRunner{}, stubRequest(bin, "STUB_MODE=crash", "STUB_ECHO_ENV=GEMINI_API_KEY", "GEMINI_API_KEY=AIzaSecretValue123"), nil)
+	res, err = runner.Exec(context.Background(), gemini.Runner{}, stubRequest(bin, "STUB_MODE=crash", "STUB_ECHO_ENV=GEMINI_API_KEY", "GEMINI_API_KEY=AIzaSecretValue123"), nil)
 	if strings.Contains(err.Error()+res.StderrTail+res.Error, "AIzaSecretValue123") || !strings.Contains(res.StderrTail, "GEMINI_API_KEY=[REDACTED]") {
 		t.Errorf("secret leaked or not redacted: %v\n%s", err, res.StderrTail)
 	}
 
-	res, err = Exec(context.Background(), CodexRunner{}, stubRequest(bin, "STUB_MODE=signal"), nil)
-	if !errors.Is(err, ErrAgentFailed) || res.ExitCode != 128+int(syscall.SIGKILL) {
+	res, err = runner.Exec(context.Background(), codex.Runner{}, stubRequest(bin, "STUB_MODE=signal"), nil)
+	if !errors.Is(err, runner.ErrAgentFailed) || res.ExitCode != 128+int(syscall.SIGKILL) {
 		t.Fatalf("signal: err = %v, exit %d", err, res.ExitCode)
 	}
 	if !strings.Contains(res.Error, "killed by signal killed") {
@@ -220,16 +224,16 @@ func TestExecCrashAndSignalDeath(t *testing.T) {
 }
 
 func TestExecMissingBinaryAndBadRequest(t *testing.T) {
-	res, err := Exec(context.Background(), GeminiRunner{}, Request{Prompt: "x", Model: "m", Binary: filepath.Join(t.TempDir(), "nope")}, nil)
-	if !errors.Is(err, ErrAgentFailed) || !strings.Contains(res.Error, "start gemini") {
+	res, err := runner.Exec(context.Background(), gemini.Runner{}, runner.Request{Prompt: "x", Model: "m", Binary: filepath.Join(t.TempDir(), "nope")}, nil)
+	if !errors.Is(err, runner.ErrAgentFailed) || !strings.Contains(res.Error, "start gemini") {
 		t.Errorf("missing binary: err = %v", err)
 	}
-	_, err = Exec(context.Background(), GeminiRunner{}, Request{Prompt: "x", Model: "m", ApprovalMode: "always"}, nil)
+	_, err = runner.Exec(context.Background(), gemini.Runner{}, runner.Request{Prompt: "x", Model: "m", ApprovalMode: "always"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "default, auto_edit, yolo") {
 		t.Errorf("bad approval mode: err = %v", err)
 	}
-	t.Setenv(EnvTools, t.TempDir())
-	_, err = Exec(context.Background(), ClaudeRunner{}, Request{Prompt: "x"}, nil)
+	t.Setenv(runner.EnvTools, t.TempDir())
+	_, err = runner.Exec(context.Background(), claude.Runner{}, runner.Request{Prompt: "x"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "install-tools.sh") {
 		t.Errorf("missing tool: err = %v", err)
 	}
@@ -238,8 +242,8 @@ func TestExecMissingBinaryAndBadRequest(t *testing.T) {
 func TestExecLongPromptGoesThroughStdin(t *testing.T) {
 	// A prompt over the per-argument limit must not become argv (E2BIG).
 	bin := agentstub.Build(t)
-	prompt := strings.Repeat("p", argPromptLimit+10)
-	for _, r := range []Runner{GeminiRunner{}, ClaudeRunner{}, CodexRunner{}} {
+	prompt := strings.Repeat("p", runner.ArgPromptLimit+10)
+	for _, r := range []runner.Runner{gemini.Runner{}, claude.Runner{}, codex.Runner{}} {
 		req := stubRequest(bin, "STUB_MODE=stdin")
 		req.Prompt = prompt
 		c, err := r.Command(req)
@@ -250,7 +254,7 @@ func TestExecLongPromptGoesThroughStdin(t *testing.T) {
 			t.Fatalf("%s long prompt: argv %q, stdin %d bytes", r.Name(), c.Argv, len(c.Stdin))
 		}
 	}
-	res, err := Exec(context.Background(), CodexRunner{}, func() Request {
+	res, err := runner.Exec(context.Background(), codex.Runner{}, func() runner.Request {
 		req := stubRequest(bin, "STUB_MODE=stdin")
 		req.Prompt = prompt
 		return req
@@ -272,7 +276,7 @@ func TestExecWritesPrivateSystemPromptFileAndRemovesIt(t *testing.T) {
 	req := stubRequest(bin, "STUB_MODE=ok", "STUB_FILEINFO_ENV=GEMINI_SYSTEM_MD", "STUB_FILEINFO="+infoFile, "STUB_ARGSFILE="+argsFile)
 	role := "You review code.\nNever edit files.\n"
 	req.SystemPrompt = role
-	res, err := Exec(context.Background(), GeminiRunner{}, req, nil)
+	res, err := runner.Exec(context.Background(), gemini.Runner{}, req, nil)
 	if err != nil {
 		t.Fatalf("Exec: %v (%+v)", err, res)
 	}

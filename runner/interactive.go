@@ -101,7 +101,7 @@ func (p *Interactive) Wait() (code int, stderrTail string, err error) {
 }
 
 // ClipEventText cuts an event's text the way Exec's events are cut.
-func ClipEventText(s string) string { return clip(s, maxEventText) }
+func ClipEventText(s string) string { return clip(s, MaxEventText) }
 
 // SecretValues are the values of secret-named variables in env (to scrub
 // them from what is recorded).

@@ -77,7 +77,7 @@ func startProcess(args []string, req Request, c Command, parser Parser, onEvent 
 		readLines(io.TeeReader(outR, p.stdout), maxLine, func(line []byte) {
 			for _, ev := range parser.Line(line) {
 				if onEvent != nil {
-					ev.Text = clip(ev.Text, maxEventText)
+					ev.Text = clip(ev.Text, MaxEventText)
 					onEvent(ev)
 				}
 			}

@@ -1,16 +1,18 @@
-// Package runner runs one agent CLI headless — gemini, claude or codex — and
-// reads what it prints. A Runner builds the argv of its CLI from a Request
-// (long prompts go through stdin) and parses its JSON stream into live Events
-// and a Result; Exec and ExecCommand start the CLI from an argv in its own
-// process group, stream its output through bounded capture windows, kill the
-// whole group on timeout or cancellation, and redact secrets from everything
-// they return.
+// Package runner is what the headless runs of every agent CLI share. Each
+// CLI's package in agentcli has a Runner that builds its argv from a Request
+// (long prompts go through stdin) and parses its JSON stream into live
+// Events and a Result; Exec and ExecCommand start the CLI from an argv in its
+// own process group, stream its output through bounded capture windows, kill
+// the whole group on timeout or cancellation, and redact secrets from
+// everything they return.
 //
 // runner knows nothing of the task matrix, prompts or workspaces: package
 // dispatch decides what to run and records the outcome.
 package runner
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +49,7 @@ var ApprovalModes = []string{ApprovalDefault, ApprovalAutoEdit, ApprovalYolo, Ap
 // argPromptLimit is the largest prompt passed as an argv element. Linux refuses
 // a single argument longer than 128 KiB (MAX_ARG_STRLEN) with E2BIG, so longer
 // prompts go through the child's standard input instead.
-const argPromptLimit = 100 * 1024
+const ArgPromptLimit = 100 * 1024
 
 // Request is one headless run of an agent CLI.
 type Request struct {
@@ -171,19 +173,6 @@ type Runner interface {
 	NewParser(req Request) Parser
 }
 
-// For returns the runner of a CLI name ("" = gemini).
-func For(cli string) (Runner, error) {
-	switch strings.ToLower(strings.TrimSpace(cli)) {
-	case "", CLIGemini:
-		return GeminiRunner{}, nil
-	case CLIClaude:
-		return ClaudeRunner{}, nil
-	case CLICodex:
-		return CodexRunner{}, nil
-	}
-	return nil, &agenterr.Error{Kind: agenterr.Invalid, Field: "cli", Value: cli, Valid: CLIs, Reason: "unknown agent CLI"}
-}
-
 // Parse runs a whole captured output through a runner's parser (for tests and
 // for re-reading recorded output).
 func Parse(r Runner, req Request, stdout, stderr []byte, exitCode int) Result {
@@ -219,4 +208,14 @@ func CheckApproval(mode string) error {
 		return nil
 	}
 	return &agenterr.Error{Kind: agenterr.Invalid, Field: "approval_mode", Value: mode, Valid: ApprovalModes, Reason: "unknown approval mode"}
+}
+
+// OutputShape describes output a parser could not use, for an error
+// message.
+func OutputShape(stdout []byte) string {
+	s := bytes.TrimSpace(stdout)
+	if len(s) == 0 {
+		return "stdout was empty"
+	}
+	return fmt.Sprintf("stdout (%d bytes) held no JSON result; it begins %q", len(stdout), mdtext.Shorten(string(s), 120))
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Coder fleet's figure (issue 13): `agentinfra agent list --backend coder`
 # of 50 Coder agents, whole process, against the fake Coder server
-# (internal/testing/fakecoder) on loopback: one list call to Coder, not one per agent.
+# (fleet/coder/codertest/fakecoder) on loopback: one list call to Coder, not one per agent.
 # Measured with and without --json, output to a pipe, with --no-metadata
 # (the list itself) and with the workspaces' Coder agent metadata (one
 # watch-metadata stream per agent, in parallel).
@@ -32,7 +32,7 @@ for t in go curl jq hyperfine; do command -v "$t" >/dev/null || { echo "needs $t
 
 tags="${BENCH_TAGS-netgo,osusergo}"
 bin="$work/agentinfra"
-(cd "$repo" && go build -tags "$tags" -o "$work/" ./cmd/agentinfra ./cmd/agentinfra/agentinfra-full && go build -o "$work/fakecoder" ./internal/testing/fakecoder)
+(cd "$repo" && go build -tags "$tags" -o "$work/" ./cmd/agentinfra ./cmd/agentinfra/agentinfra-full && go build -o "$work/fakecoder" ./fleet/coder/codertest/fakecoder)
 
 # The fake Coder: $agents ready workspaces of the token's user (plus two of
 # someone else's, which owner:me must leave out), with agent metadata.

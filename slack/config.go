@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -40,7 +40,7 @@ func LoadConfig(ws *workspace.Workspace) (Config, error) {
 	var f struct {
 		Slack Config `yaml:"slack"`
 	}
-	b, err := os.ReadFile(ws.ConfigPath())
+	b, err := ws.ReadFileMax(ws.ConfigPath(), regularfile.MaxConfigBytes) // as ws.Config reads it
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Config{}, err
 	}

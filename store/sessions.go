@@ -166,6 +166,11 @@ type Transition struct {
 	By      string
 	Surface string
 	Reason  string
+	// From, when set, makes the move a compare-and-set: it happens only
+	// from one of these statuses, and a session in another one (To
+	// included: moved there by another process) is ErrBadTransition. Of
+	// processes racing to make the same move, one wins and knows it.
+	From []string
 }
 
 // SetSessionStatus moves a session to t.To when its status allows it (who
@@ -178,6 +183,9 @@ func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (S
 		cur, err := sessionTx(ctx, tx, id)
 		if err != nil {
 			return err
+		}
+		if len(t.From) > 0 && !slices.Contains(t.From, cur.Status) {
+			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("session %d is %s already, not %s", id, cur.Status, strings.Join(t.From, " or ")), Err: ErrBadTransition}
 		}
 		if cur.Status == t.To {
 			out = cur

@@ -90,7 +90,7 @@ func CreateTask(ctx context.Context, ws *workspace.Workspace, o CreateOptions, n
 		// matrix changed under it and this runs again.
 		op.recoverChange(d)
 		task, dir = matrix.Task{}, ""
-		id, err := newID(ws, d, now)
+		id, err := newID(ctx, ws, d, now)
 		if err != nil {
 			return err
 		}
@@ -178,10 +178,22 @@ var randRead = rand.Read
 
 // newID picks an ID in the matrix's convention (see matrix.Doc.NewID) used
 // neither by a row nor by a folder in tasks/ or archive/.
-func newID(ws *workspace.Workspace, d *matrix.Doc, now time.Time) (string, error) {
+//
+// Numbered IDs (TASK-12) are the same on two branches that each add a task:
+// those of every other local branch head and worktree are taken too.
+func newID(ctx context.Context, ws *workspace.Workspace, d *matrix.Doc, now time.Time) (string, error) {
+	var elsewhere map[string]bool // read once, at the first ID tried
 	return d.NewID(now, func(id string) bool {
-		dir, _ := Folder(ws, d, id)
-		return dir != ""
+		if dir, _ := Folder(ws, d, id); dir != "" {
+			return true
+		}
+		if elsewhere == nil {
+			elsewhere = map[string]bool{}
+			if d.NumberedIDs() {
+				elsewhere = IDsElsewhere(ctx, ws)
+			}
+		}
+		return elsewhere[id]
 	}, randRead)
 }
 

@@ -37,6 +37,9 @@ type stamp struct {
 	now    time.Time
 	by     Actor
 	reason string
+	// review are lines for the README's Review section, written with the
+	// change (review.go).
+	review []string
 }
 
 // statusLine is the README status log line of a status change.

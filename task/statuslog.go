@@ -8,6 +8,16 @@ import (
 // section: the first Markdown heading whose text contains "status", "log" or
 // "history" (outside code fences). ok is false when there is no such section.
 func AppendStatusLine(readme []byte, line string) (out []byte, ok bool) {
+	return appendToSection(readme, func(text string) bool {
+		lt := strings.ToLower(text)
+		return strings.Contains(lt, "status") || strings.Contains(lt, "log") || strings.Contains(lt, "history")
+	}, []string{line})
+}
+
+// appendToSection adds lines at the end of the section whose heading text
+// matches (outside code fences): the first match wins, a level-1 title only
+// when nothing deeper matches. ok is false when no heading matches.
+func appendToSection(readme []byte, match func(text string) bool, add []string) (out []byte, ok bool) {
 	lines := strings.SplitAfter(string(readme), "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -36,9 +46,7 @@ func AppendStatusLine(readme []byte, line string) (out []byte, ok bool) {
 			continue
 		}
 		heads = append(heads, heading{i, lv})
-		lt := strings.ToLower(text)
-		// The first matching section heading wins; a level-1 title only when nothing else matches.
-		if strings.Contains(lt, "status") || strings.Contains(lt, "log") || strings.Contains(lt, "history") {
+		if match(text) {
 			if start < 0 || (level == 1 && lv > 1) {
 				start, level = i, lv
 			}
@@ -75,7 +83,9 @@ func AppendStatusLine(readme []byte, line string) (out []byte, ok bool) {
 	if last == start {
 		b.WriteString(eol)
 	}
-	b.WriteString(line + eol)
+	for _, l := range add {
+		b.WriteString(strings.ReplaceAll(l, "\n", eol) + eol)
+	}
 	for i := last + 1; i < len(lines); i++ {
 		b.WriteString(lines[i])
 	}

@@ -155,7 +155,7 @@ func modifyTaskNoting(ctx context.Context, ws *workspace.Workspace, id string, w
 			return err
 		}
 		res = UpdateResult{Before: before, After: after, Changed: changedFields(before, after), Note: note}
-		if before.Status == after.Status && note == "" {
+		if before.Status == after.Status && note == "" && len(w.review) == 0 {
 			return nil
 		}
 		return op.logStatus(d, id, before.Status, after.Status, note, w, &res)
@@ -175,6 +175,9 @@ func modifyTaskNoting(ctx context.Context, ws *workspace.Workspace, id string, w
 // leaves a line the next writer removes.
 func (op *op) logStatus(d *matrix.Doc, id, from, to, note string, w stamp, res *UpdateResult) error {
 	noReadme := func() error {
+		if len(w.review) > 0 {
+			return &agenterr.Error{Kind: agenterr.Refused, Field: "id", Reason: fmt.Sprintf("task %s has no README to keep the review in; run `agentinfra task scaffold %s` first", id, id)}
+		}
 		if note == "" {
 			return nil
 		}
@@ -192,12 +195,21 @@ func (op *op) logStatus(d *matrix.Doc, id, from, to, note string, w stamp, res *
 		}
 		return fmt.Errorf("read task README: %w", err)
 	}
-	line := w.noteLine(from, to, note)
-	nb, ok := AppendStatusLine(body, line)
-	if !ok && note != "" {
-		// The holder must be written down: a README without a status
-		// section gets one.
-		nb, ok = append(append(append([]byte{}, body...), statusSectionSep(body)...), "## Status log\n\n"+line+"\n"...), true
+	nb, ok := body, false
+	if len(w.review) > 0 {
+		nb, ok = appendReview(body, w.review), true
+	}
+	if from != to || note != "" {
+		line := w.noteLine(from, to, note)
+		withLine, logged := AppendStatusLine(nb, line)
+		if !logged && note != "" {
+			// The holder must be written down: a README without a status
+			// section gets one.
+			withLine, logged = append(append(append([]byte{}, nb...), statusSectionSep(nb)...), "## Status log\n\n"+line+"\n"...), true
+		}
+		if logged {
+			nb, ok = withLine, true
+		}
 	}
 	if !ok {
 		return nil

@@ -63,7 +63,7 @@ func New(dir string) (*Workspace, error) {
 // same value after. A missing file is the defaults; a file that is not YAML
 // is an error on every call.
 func (w *Workspace) Config() (*config.Config, error) {
-	read := func(p string) ([]byte, error) { return w.ReadFile(p) }
+	read := func(p string) ([]byte, error) { return w.ReadFileMax(p, regularfile.MaxConfigBytes) }
 	if w.cfg == nil {
 		return config.Load(w.Root, w.Getenv, read)
 	}
@@ -253,6 +253,13 @@ func (w *Workspace) Resolve(p string, also ...string) (string, error) {
 // never read. A missing file is fs.ErrNotExist, as from os.ReadFile; a folder,
 // a FIFO or a device is refused.
 func (w *Workspace) ReadFile(p string, also ...string) ([]byte, error) {
+	return w.ReadFileMax(p, -1, also...)
+}
+
+// ReadFileMax is ReadFile refusing a file of more than max bytes
+// (regularfile.ErrTooLarge; max < 0: no limit). The config file is read
+// with regularfile.MaxConfigBytes.
+func (w *Workspace) ReadFileMax(p string, max int64, also ...string) ([]byte, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(w.Root, p)
 	}
@@ -265,9 +272,12 @@ func (w *Workspace) ReadFile(p string, also ...string) ([]byte, error) {
 	}
 	// The open file is checked, not the path: a FIFO swapped in after a
 	// check must not hang the read.
-	b, err := regularfile.Read(real, -1)
-	if errors.Is(err, regularfile.ErrNotRegular) {
+	b, err := regularfile.Read(real, max)
+	switch {
+	case errors.Is(err, regularfile.ErrNotRegular):
 		return nil, fmt.Errorf("%s is not a regular file", w.RelPath(p))
+	case errors.Is(err, regularfile.ErrTooLarge):
+		return nil, fmt.Errorf("%s: %w: shorten it (if it is a link: point it at the file you meant)", w.RelPath(p), err)
 	}
 	return b, err
 }

@@ -15,12 +15,12 @@ import (
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 )
 
-// init keeps the main goroutine, which runs the command and so the
-// hand-over's execve, on the main thread. Linux runs an execve from another
-// thread by first ending the thread-group leader, and while it does,
-// /proc/PID/stat shows the process as a zombie: the fleet's reaper (and the
-// store's) would take a supervisor in its hand-over for dead and interrupt
-// its run. From the leader the exec has no such moment.
+// init keeps the main goroutine, which runs the command and so the exec
+// of agentinfra-full (execve), on the main thread. Linux runs an execve
+// from another thread by first ending the thread-group leader, and while it
+// does, /proc/PID/stat shows the process as a zombie: the fleet's reaper
+// (and the store's) would take a supervisor in its exec of agentinfra-full
+// for dead and interrupt its run. From the leader the exec has no such moment.
 func init() { runtime.LockOSThread() }
 
 func main() { os.Exit(cli.Main(nil)) }

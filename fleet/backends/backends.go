@@ -11,6 +11,7 @@ import (
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/coder"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -20,7 +21,7 @@ type Options struct {
 	// local by default).
 	Name string
 	// Fleet tunes the local backend.
-	Fleet fleet.Options
+	Fleet local.Options
 	// Getenv reads the environment (nil = no environment): CODER_URL and
 	// CODER_SESSION_TOKEN for the coder backend.
 	Getenv func(string) string
@@ -44,7 +45,7 @@ func Open(ws *workspace.Workspace, o Options) (fleet.Backend, error) {
 	}
 	switch name {
 	case fleet.BackendLocal:
-		return fleet.New(ws, o.Fleet), nil
+		return local.New(ws, o.Fleet), nil
 	case fleet.BackendCoder:
 		cfg, err := coder.BackendConfigOf(ws)
 		if err != nil {

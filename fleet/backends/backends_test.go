@@ -13,6 +13,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -23,7 +24,7 @@ func TestOpenChoosesTheBackend(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 
 	b, err := backends.Open(ws, backends.Options{Getenv: getenv})
-	if _, ok := b.(*fleet.Fleet); err != nil || !ok {
+	if _, ok := b.(*local.Fleet); err != nil || !ok {
 		t.Fatalf("default backend %T, %v; want the local fleet", b, err)
 	}
 	b, err = backends.Open(ws, backends.Options{Name: "Coder", Getenv: getenv})

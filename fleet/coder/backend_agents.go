@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/statefile"
 )
 
 // Create makes a workspace from the project's template with the role's
@@ -81,10 +83,11 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 		if err := b.files.ensure(ws.Name); err != nil {
 			return err
 		}
-		if err := fleet.WriteJSONFile(b.files.record(ws.Name), rec); err != nil {
+		if err := statefile.WriteJSON(b.files.record(ws.Name), rec); err != nil {
 			return err
 		}
-		return fleet.AppendJSONLine(b.files.history(ws.Name), spec)
+		_, err := statefile.AppendLine(b.files.history(ws.Name), spec)
+		return err
 	})
 	if err != nil {
 		return fleet.Agent{}, fmt.Errorf("agent %s was created in Coder but its record could not be written: %w", ws.Name, err)
@@ -261,14 +264,14 @@ func (b *Backend) endRun(ctx context.Context, name string, r runLine, status, re
 	}
 	var errs []error
 	if r.TaskID != "" {
-		st, err := fleet.FinishTask(context.WithoutCancel(ctx), b.ws, r.TaskID, name, status == fleet.RunCompleted, reason, "", now)
-		if err != nil {
+		rec := &agentrun.Record{TaskID: r.TaskID, Agent: "@" + name, Status: status, Reason: reason}
+		if err := agentrun.FinishTask(context.WithoutCancel(ctx), b.ws, rec, "", now); err != nil {
 			errs = append(errs, fmt.Errorf("move task %s on: %w", r.TaskID, err))
 		} else {
-			r.ExitReason += "; task " + r.TaskID + " is " + st
+			r.ExitReason += "; task " + r.TaskID + " is " + rec.StatusAfter
 		}
 	}
-	if err := fleet.AppendJSONLine(b.files.history(name), r); err != nil {
+	if _, err := statefile.AppendLine(b.files.history(name), r); err != nil {
 		errs = append(errs, fmt.Errorf("record run %s: %w", r.ID, err))
 	}
 	return errors.Join(errs...)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/statefile"
+	"github.com/agentinfra/agentinfra/internal/stateignore"
 )
 
 // The Coder backend's files, under .agent/fleet/coder/ (ignored by git
@@ -36,7 +38,7 @@ func (f files) ensure(name string) error {
 	if err := os.MkdirAll(f.agentDir(name), 0o755); err != nil {
 		return err
 	}
-	_, err := fleet.WriteFleetIgnore(filepath.Dir(filepath.Dir(f.root)))
+	_, err := stateignore.Fleet(filepath.Dir(filepath.Dir(f.root)))
 	return err
 }
 
@@ -78,7 +80,7 @@ func (l runLine) open() bool {
 // to another workspace than wsID ("" matches any).
 func (f files) loadRecord(name, wsID string) (*agentRecord, error) {
 	var r agentRecord
-	ok, err := fleet.ReadJSONFile(f.record(name), &r)
+	ok, err := statefile.ReadJSON(f.record(name), &r)
 	if err != nil || !ok || (wsID != "" && r.WorkspaceID != wsID) {
 		return nil, err
 	}
@@ -87,7 +89,7 @@ func (f files) loadRecord(name, wsID string) (*agentRecord, error) {
 
 // runs reads an agent's runs, oldest first, each as its last line says.
 func (f files) runs(name string) ([]runLine, error) {
-	lines, err := fleet.ReadJSONLines[runLine](f.history(name))
+	lines, err := statefile.ReadLines[runLine](f.history(name))
 	if err != nil {
 		return nil, err
 	}
@@ -130,5 +132,5 @@ func (f files) archive(name string, now time.Time) (string, error) {
 
 // withAgentLock runs fn holding the agent's lock.
 func (f files) withAgentLock(ctx context.Context, name string, fn func() error) error {
-	return fleet.WithLock(ctx, f.lock(name), fn)
+	return statefile.WithLock(ctx, f.lock(name), fn)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/statefile"
 )
 
 // Start gives an idle agent a task as a user message to its AgentAPI app.
@@ -55,11 +56,11 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 		text, summary := in.Text, fleet.Summarize(in.Text)
 		var taskID string
 		if in.TaskID != "" || in.Next {
-			claimed, err := fleet.ClaimTask(ctx, b.ws, in, now)
+			claimed, err := fleet.ClaimTask(ctx, b.ws, in, "", nil, now, nil)
 			if err != nil {
 				return err
 			}
-			taskID, text, summary = claimed.Task.ID, claimed.Prompt, claimed.Summary
+			taskID, text, summary = claimed.Task.ID, fleet.WithNote(claimed.Prompt, in.Note), claimed.Summary
 		}
 		release := func(cause error) error {
 			if taskID != "" {
@@ -100,10 +101,10 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 		tr := fleet.TaskRun{ID: runID(name, rec.Runs), AgentName: name, Summary: summary, Status: fleet.RunRunning,
 			Source: source, CreatedAt: now, StartedAt: &now, TaskID: taskID}
 		// The message is sent: what follows only records it.
-		if err := fleet.WriteJSONFile(b.files.record(name), rec); err != nil {
+		if err := statefile.WriteJSON(b.files.record(name), rec); err != nil {
 			return err
 		}
-		if err := fleet.AppendJSONLine(b.files.history(name), runLine{TaskRun: tr, Baseline: baseline, Sent: true}); err != nil {
+		if _, err := statefile.AppendLine(b.files.history(name), runLine{TaskRun: tr, Baseline: baseline, Sent: true}); err != nil {
 			return err
 		}
 		out = fleet.StartResult{Task: tr, AgentStatus: fleet.StatusBusy}

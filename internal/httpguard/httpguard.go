@@ -51,9 +51,12 @@ const (
 // every check on except the token.
 type Options struct {
 	// Token, when set, must come with every request as
-	// "Authorization: Bearer TOKEN" (else 401).
+	// "Authorization: Bearer TOKEN" (else 401); the scheme's case does not
+	// matter (RFC 9110: "bearer" is as good).
 	Token string
-	// TokenHint says where the token is, in the 401's text.
+	// TokenHint says how to get the token, in the 401's text. Anyone who
+	// reaches the server reads it: it names a command, never the token
+	// file's path (which would tell them the account's home folder).
 	TokenHint string
 	// AnyHost turns the Host check off, for a server reached through a
 	// proxy that forwards the public Host (a Coder workspace app).
@@ -173,7 +176,6 @@ func LoadOrCreateToken(path string) (token string, created bool, err error) {
 // (408 when it does not come in time, 413 when it is too large).
 func Handler(next http.Handler, o Options) http.Handler {
 	o = o.withDefaults()
-	want := []byte("Bearer " + o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !o.AnyHost && !hostOK(r) {
 			http.Error(w, fmt.Sprintf("forbidden: Host %q is not loopback (DNS rebinding protection)", r.Host), http.StatusForbidden)
@@ -183,7 +185,7 @@ func Handler(next http.Handler, o Options) http.Handler {
 			http.Error(w, fmt.Sprintf("forbidden: a request from origin %q (only the server's own origin or a loopback one is allowed)", r.Header.Get("Origin")), http.StatusForbidden)
 			return
 		}
-		if o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if o.Token != "" && !bearerIs(r.Header.Get("Authorization"), o.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentinfra"`)
 			msg := "unauthorized: send Authorization: Bearer TOKEN"
 			if o.TokenHint != "" {
@@ -203,6 +205,18 @@ func Handler(next http.Handler, o Options) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerIs reports whether the Authorization header h carries token with
+// the Bearer scheme: credentials = auth-scheme 1*SP token68, the scheme
+// compared without case (RFC 9110, section 11.1), the token in constant
+// time.
+func bearerIs(h, token string) bool {
+	scheme, cred, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimLeft(cred, " ")), []byte(token)) == 1
 }
 
 // readBody reads r's body within o.BodyTimeout and o.MaxBodyBytes, then

@@ -16,7 +16,7 @@ func isFake(pkg string) bool {
 		return pkg == "testing" || strings.HasPrefix(pkg, "testing/") || pkg == "net/http/httptest"
 	}
 	return strings.HasPrefix(rel, "internal/testing/") || strings.HasPrefix(rel, "internal/layering") ||
-		rel == "fleet/coder/codertest" || rel == "fleet/fleettest"
+		rel == "fleet/coder/codertest" || strings.HasPrefix(rel, "fleet/coder/codertest/") || rel == "fleet/fleettest"
 }
 
 // isAdapter reports whether a package is an adapter (the CLI, the MCP
@@ -69,7 +69,7 @@ func TestNoProductionPackageImportsAFake(t *testing.T) {
 // The dev binaries and test fakes import no adapter: a fake Coder run by
 // hand needs neither the CLI nor the MCP server.
 func TestFakesImportNoAdapter(t *testing.T) {
-	for _, line := range goList(t, "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./internal/testing/...", "./fleet/coder/codertest", "./fleet/fleettest") {
+	for _, line := range goList(t, "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./internal/testing/...", "./fleet/coder/codertest/...", "./fleet/fleettest") {
 		fields := strings.Fields(line)
 		for _, dep := range fields[1:] {
 			if isAdapter(dep) {
@@ -82,7 +82,7 @@ func TestFakesImportNoAdapter(t *testing.T) {
 // The rule has teeth: a test fake is seen as one.
 func TestIsFake(t *testing.T) {
 	for p, want := range map[string]bool{
-		module + "/internal/testing/fakecoder": true, module + "/internal/testing/golden": true,
+		module + "/fleet/coder/codertest/fakecoder": true, module + "/internal/testing/golden": true,
 		module + "/fleet/coder/codertest": true, "testing": true, "testing/fstest": true,
 		module + "/internal/httpguard": false, module + "/fleet/coder": false, module + "/internal/atomicfile": false, "net/http": false,
 	} {

@@ -21,11 +21,15 @@ var layers = []struct {
 	{"files", []string{"config", "matrix", "workspace", "skills", "task", "prompt", "taskcontext", "fix", "handoff"}},
 	// The one database.
 	{"state", []string{"store"}},
-	// What runs and records an agent's work over the store.
-	{"engines", []string{"agentrun", "bridge", "supervision/checkpoint", "supervision/keepmoving"}},
+	// What runs and records an agent's work over the store, whatever the
+	// CLI (keepmoving drives a conversation its caller starts).
+	{"engines", []string{"agentrun", "supervision/checkpoint", "supervision/keepmoving", "fleet/statefile"}},
+	// Each agent CLI (headless, and supervised through its bridge) and what
+	// their bridges share.
+	{"clis", []string{"bridge", "agentcli"}},
 	// The services: supervision (the surfaces' one way to its state), the
-	// supervised run, dispatch, the fleet.
-	{"services", []string{"supervision", "dispatch", "fleet"}},
+	// supervised run, the run executor, dispatch, the fleet, review and landing.
+	{"services", []string{"supervision", "execute", "dispatch", "fleet", "review"}},
 	// The surfaces: a person's or a client's way in.
 	{"surfaces", []string{"console", "slack", "mcpserver", "cmd"}},
 }
@@ -143,6 +147,7 @@ func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]string{
 		"supervision/policy": "base", "supervision": "services", "supervision/supervised": "services", "store": "state",
 		"internal/atomicfile": "base", "cmd/agentinfra/internal/full": "surfaces", "fleet/coder": "services", "fleet/metadata": "base",
+		"supervision/keepmoving": "engines", "bridge": "clis", "agentcli/claude": "clis", "execute": "services", "fleet/local": "services",
 	} {
 		if l, _ := layerOf(pkg); l < 0 || layers[l].name != want {
 			t.Errorf("layerOf(%s) = %d, want %s", pkg, l, want)

@@ -83,3 +83,12 @@ func TrimBlankLines(s string) string {
 func Field(b *strings.Builder, key, value string) {
 	fmt.Fprintf(b, "- %s: %s\n", key, Or(OneLine(value), "-"))
 }
+
+// Plural is one when n is 1, else many: "1 table", "2 tables" (the count
+// is the caller's to print).
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -19,6 +19,12 @@ var ErrNotRegular = errors.New("not a regular file")
 // ErrTooLarge is a file over the caller's limit.
 var ErrTooLarge = errors.New("file too large")
 
+// MaxConfigBytes bounds a file a person writes to configure agentinfra:
+// .agent/config.yaml, .agent/policy.yaml, the user's allowlist. Real ones
+// are a few KiB; without a bound, a file grown by mistake (or a link to
+// something endless) would be read whole into memory before any check.
+const MaxConfigBytes = 1 << 20
+
 // Read returns the content of the regular file at path (symbolic links
 // followed), refusing anything else with ErrNotRegular and a file of more
 // than max bytes with ErrTooLarge (max < 0: no limit).
@@ -37,7 +43,7 @@ func Read(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is %s", ErrNotRegular, path, kind(fi.Mode()))
 	}
 	if max >= 0 && fi.Size() > max {
-		return nil, fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrTooLarge, path, fi.Size(), max)
+		return nil, fmt.Errorf("%w: %s is %d bytes, over the limit of %d bytes", ErrTooLarge, path, fi.Size(), max)
 	}
 	r := io.Reader(f)
 	if max >= 0 {

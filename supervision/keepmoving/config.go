@@ -17,11 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/supervision/watchdog"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -158,7 +158,7 @@ func LoadConfig(ws *workspace.Workspace) (Config, error) {
 	var f struct {
 		Supervision Config `yaml:"supervision"`
 	}
-	b, err := os.ReadFile(ws.ConfigPath())
+	b, err := ws.ReadFileMax(ws.ConfigPath(), regularfile.MaxConfigBytes) // as ws.Config reads it
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Config{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
@@ -80,10 +81,12 @@ func (w *world) run(t *testing.T, cfg Config, prompt string) (runner.Result, Out
 	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
 	defer cancel()
 	pol := &policy.Policy{Root: w.cli.Dir, AskAll: true}
-	return Run(ctx, bridge.Request{CLI: w.c.name, Binary: w.cli.Binary, Model: w.cli.Model, Dir: w.cli.Dir, Env: w.cli.Env, CleanEnv: true,
-		ExtraArgs: w.cli.ExtraArgs, Prompt: prompt},
-		bridge.Options{Store: w.st, Session: w.ses, Policy: func() *policy.Policy { return pol }},
-		Options{Config: cfg, Bus: w.bus, Root: w.cli.Dir})
+	start := func(ctx context.Context, wt Watch) (runner.Conversation, error) {
+		return agentcli.StartSupervised(ctx, bridge.Request{CLI: w.c.name, Binary: w.cli.Binary, Model: w.cli.Model, Dir: w.cli.Dir, Env: w.cli.Env, CleanEnv: true,
+			ExtraArgs: w.cli.ExtraArgs, Prompt: prompt},
+			bridge.Options{Store: w.st, Session: w.ses, Policy: func() *policy.Policy { return pol }, OnEvent: wt.OnEvent, BeforeApprovedEdit: wt.BeforeApprovedEdit})
+	}
+	return Run(ctx, start, Options{Config: cfg, Store: w.st, Session: w.ses, CLI: w.c.name, Model: w.cli.Model, Bus: w.bus, Root: w.cli.Dir})
 }
 
 // nextPrompt waits (as a person at another terminal would, on the store's

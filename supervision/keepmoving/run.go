@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
@@ -18,6 +17,16 @@ import (
 // Options connect Run to its session.
 type Options struct {
 	Config Config
+	// Store and Session are the run's session.
+	Store   *store.Store
+	Session store.Session
+	// CLI and Model name the run's CLI (in the result of a run that could
+	// not start).
+	CLI, Model string
+	// Timeout bounds the whole run (0 = none besides ctx).
+	Timeout time.Duration
+	// OnEvent receives the CLI's events (from one goroutine at a time).
+	OnEvent func(runner.Event)
 	// Bus receives the supervision events (nil: events.Default()).
 	Bus *events.Bus
 	// Root, RunID, Agent, TaskID label the published events.
@@ -27,6 +36,22 @@ type Options struct {
 	// the session's worktree); nil takes none.
 	Checkpoint func(ctx context.Context, label string) error
 }
+
+// Watch is what Run sees of a run while it lasts, for its starter to wire
+// into the CLI's bridge (bridge.Options' OnEvent and BeforeApprovedEdit).
+type Watch struct {
+	// OnEvent receives every event the CLI prints (Options.OnEvent gets it
+	// from there).
+	OnEvent func(runner.Event)
+	// BeforeApprovedEdit runs after an edit is approved and before the CLI
+	// writes it (nil: nothing to do).
+	BeforeApprovedEdit func(store.Request)
+}
+
+// Starter starts the run's CLI under supervision with w in place: a
+// runner.Conversation (package bridge and the CLIs' packages start one;
+// keepmoving only drives it).
+type Starter func(ctx context.Context, w Watch) (runner.Conversation, error)
 
 // Outcome is how a supervised run ended.
 type Outcome struct {
@@ -42,25 +67,26 @@ type Outcome struct {
 	Nudges     int    `json:"nudges"`
 }
 
-// Run runs req under supervision until the run ends: bridge.Start, then
-// after each turn the operator is asked when the config says so, steering
-// is delivered, and the stall watchdog watches the CLI's events.
-func Run(ctx context.Context, req bridge.Request, bo bridge.Options, o Options) (runner.Result, Outcome, error) {
+// Run starts the run's CLI under supervision (start) and keeps it moving
+// until it ends: after each turn the operator is asked when the config says
+// so, steering is delivered, and the stall watchdog watches the CLI's
+// events.
+func Run(ctx context.Context, start Starter, o Options) (runner.Result, Outcome, error) {
 	o.Config = o.Config.withDefaults()
 	if o.Bus == nil {
 		o.Bus = events.Default()
 	}
-	k := &keeper{o: o, st: bo.Store, ses: bo.Session, start: time.Now(), cli: strings.ToLower(req.CLI)}
+	k := &keeper{o: o, st: o.Store, ses: o.Session, start: time.Now(), cli: strings.ToLower(o.CLI)}
 	k.wd = watchdog.New(o.Config.WatchdogConfig(), (*alertActions)(k))
-	user := bo.OnEvent
-	bo.OnEvent = func(ev runner.Event) {
+	var w Watch
+	w.OnEvent = func(ev runner.Event) {
 		k.observe(ev)
-		if user != nil {
-			user(ev)
+		if o.OnEvent != nil {
+			o.OnEvent(ev)
 		}
 	}
 	if o.Config.CheckpointBeforeEdit && o.Checkpoint != nil {
-		bo.BeforeApprovedEdit = func(r store.Request) {
+		w.BeforeApprovedEdit = func(r store.Request) {
 			label := fmt.Sprintf("before request %d: %s", r.ID, r.Title)
 			if r.ID == 0 { // the policy approved it: no request
 				label = fmt.Sprintf("before an edit the policy approved: %s", r.Title)
@@ -71,14 +97,14 @@ func Run(ctx context.Context, req bridge.Request, bo bridge.Options, o Options) 
 			}
 		}
 	}
-	if req.Timeout > 0 {
+	if o.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	b, err := bridge.Start(ctx, req, bo)
+	b, err := start(ctx, w)
 	if err != nil {
-		return runner.Result{CLI: req.CLI, Model: req.Model, ExitCode: -1, Error: err.Error()}, Outcome{Ended: "error", TaskStatus: "blocked", Reason: err.Error()},
+		return runner.Result{CLI: o.CLI, Model: o.Model, ExitCode: -1, Error: err.Error()}, Outcome{Ended: "error", TaskStatus: "blocked", Reason: err.Error()},
 			fmt.Errorf("%w: %w", runner.ErrAgentFailed, err)
 	}
 	k.b = b
@@ -97,7 +123,7 @@ type keeper struct {
 	o     Options
 	st    *store.Store
 	ses   store.Session
-	b     bridge.Bridge
+	b     runner.Conversation
 	wd    *watchdog.Watchdog
 	cli   string
 	start time.Time

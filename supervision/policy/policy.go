@@ -106,10 +106,11 @@ type Allowlist struct {
 	Supervision contain.EnvRules `yaml:"supervision"`
 }
 
-// MaxFileSize is the largest policy or allowlist file read: a policy
+// MaxFileSize is the largest policy or allowlist file read (the cap of
+// every configuration file a person writes): a policy
 // longer than this is not one a person wrote (and a symlink to /dev/zero
 // must not exhaust memory).
-const MaxFileSize = 1 << 20
+const MaxFileSize = regularfile.MaxConfigBytes
 
 // Policy is the effective policy of a workspace.
 type Policy struct {

@@ -19,13 +19,26 @@ type Registry map[string][]string
 func newRegistry(m map[string]string) (Registry, error) {
 	r := Registry{}
 	for name, line := range m {
-		p := parseCommand(line)
-		if p.Dynamic || len(p.Cmds) != 1 || len(p.Cmds[0].Redirects) > 0 {
-			return r, fmt.Errorf("commands.%s: %q must be one plain command (no pipes, redirections, variables or substitutions): it runs without a shell", name, line)
+		argv, err := PlainCommand(line)
+		if err != nil {
+			return r, fmt.Errorf("commands.%s: %w", name, err)
 		}
-		r[name] = p.Cmds[0].Args
+		r[name] = argv
 	}
 	return r, nil
+}
+
+// PlainCommand splits a command line into the argv of one plain command,
+// as bash would split its words (quotes allowed), for running it without
+// a shell: the registry's commands, the review's checks. A line only a
+// shell can run (a pipe, a redirection, a variable, a substitution, two
+// commands) is refused.
+func PlainCommand(line string) ([]string, error) {
+	p := parseCommand(line)
+	if p.Dynamic || len(p.Cmds) != 1 || len(p.Cmds[0].Redirects) > 0 {
+		return nil, fmt.Errorf("%q must be one plain command (no pipes, redirections, variables or substitutions): it runs without a shell", line)
+	}
+	return p.Cmds[0].Args, nil
 }
 
 // Names lists the registered names, sorted.

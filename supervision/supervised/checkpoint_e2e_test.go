@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
@@ -126,7 +127,7 @@ func checkpointBeforeEdit(t *testing.T, cliName string, newFake func(testing.TB,
 			}
 		}
 	}()
-	rn, err := runner.For(cliName)
+	rn, err := agentcli.Runner(cliName)
 	if err != nil {
 		t.Fatal(err)
 	}

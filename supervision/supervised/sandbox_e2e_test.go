@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
@@ -134,7 +135,7 @@ func containedRun(t *testing.T, cliName string, newFake func(testing.TB, fakemod
 	rctx, cancel := context.WithTimeout(ctx, fakemodel.Timeout)
 	defer cancel()
 	go approveEverything(rctx, t, ws, run.Session().ID)
-	rn, _ := runner.For(cliName)
+	rn, _ := agentcli.Runner(cliName)
 	res, err := run.Exec(rctx, rn, runner.Request{Prompt: "TRY-TO-ESCAPE please", Model: cli.Model, Dir: work, Env: cli.Env, CleanEnv: true,
 		Binary: cli.Binary, ExtraArgs: cli.ExtraArgs}, runner.Command{}, nil)
 	run.End(ctx, "test over")

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/contain"
@@ -161,13 +162,18 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 	if w := box.Warning(req.Dir, req.Env); w != "" && onEvent != nil {
 		onEvent(runner.Event{Kind: "warning", Text: w})
 	}
-	res, out, err := keepmoving.Run(ctx, bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
-		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs, Timeout: req.Timeout},
-		// The policy judges paths where the CLI works (a fleet agent's
-		// worktree), not the workspace root it may be outside of.
-		bridge.Options{Store: r.st, Session: r.ses, Policy: func() *policy.Policy { return r.live.Current().In(req.Dir) }, OnEvent: onEvent, KillGrace: req.KillGrace},
-		keepmoving.Options{Config: r.keep, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
-			Checkpoint: r.checkpointOf(req.Dir)})
+	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
+		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}
+	// The policy judges paths where the CLI works (a fleet agent's
+	// worktree), not the workspace root it may be outside of.
+	pol := func() *policy.Policy { return r.live.Current().In(req.Dir) }
+	start := func(ctx context.Context, w keepmoving.Watch) (runner.Conversation, error) {
+		return agentcli.StartSupervised(ctx, breq, bridge.Options{Store: r.st, Session: r.ses, Policy: pol, OnEvent: w.OnEvent,
+			KillGrace: req.KillGrace, BeforeApprovedEdit: w.BeforeApprovedEdit})
+	}
+	res, out, err := keepmoving.Run(ctx, start, keepmoving.Options{Config: r.keep, Store: r.st, Session: r.ses, CLI: rn.Name(), Model: req.Model,
+		Timeout: req.Timeout, OnEvent: onEvent, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
+		Checkpoint: r.checkpointOf(req.Dir)})
 	return blockedResult(res, out), err
 }
 
@@ -236,9 +242,13 @@ func Reap(ctx context.Context, ws *workspace.Workspace, st *store.Store) ([]Reap
 			continue
 		}
 		reason := fmt.Sprintf("its supervisor (pid %d) died while the run went on", sup.PID)
-		ses, err := st.SetSessionStatus(ctx, id, store.Transition{To: store.SessionInterrupted, By: "agentinfra", Surface: store.SurfaceSupervisor, Reason: reason})
+		// A compare-and-set from the statuses LiveSupervisors read: of
+		// the processes that found the same dead supervisor, the one that
+		// moved the session reaps its run and reports it, once.
+		ses, err := st.SetSessionStatus(ctx, id, store.Transition{To: store.SessionInterrupted, By: "agentinfra", Surface: store.SurfaceSupervisor, Reason: reason,
+			From: []string{store.SessionCreated, store.SessionActive, store.SessionPaused}})
 		if errors.Is(err, store.ErrBadTransition) {
-			continue // ended meanwhile by another process
+			continue // ended meanwhile, or reaped by another process
 		}
 		if err != nil {
 			return out, err

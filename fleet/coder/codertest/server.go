@@ -154,7 +154,7 @@ func New(t testing.TB, opts ...Option) *Server {
 	return s
 }
 
-// Start starts the fake Coder of New outside a test (internal/testing/fakecoder);
+// Start starts the fake Coder of New outside a test (fleet/coder/codertest/fakecoder);
 // Close stops it.
 func Start(opts ...Option) (*Server, error) {
 	s := &Server{Token: "fake-session-token-" + newID()[:8], Owner: "alice", appSlug: coder.DefaultAgentAPISlug,
@@ -211,7 +211,7 @@ func WithClockIn(loc *time.Location) Option {
 }
 
 // RunClock calls Advance every step until Close, so that builds, agents
-// and AgentAPI runs move on in real time (internal/testing/fakecoder); tests use
+// and AgentAPI runs move on in real time (fleet/coder/codertest/fakecoder); tests use
 // Advance and Settle instead.
 func (s *Server) RunClock(step time.Duration) {
 	go func() {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -44,10 +45,12 @@ func ReportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
 	if !asJSON {
 		if warned != nil {
 			for _, t := range warned.warnings {
-				fmt.Fprintln(w, "warning:", t)
+				fmt.Fprintln(w, "warning:", termsafe.Text(t))
 			}
 		}
-		fmt.Fprintln(w, "error:", msg)
+		// A message may quote what an agent wrote (a file name, a task's
+		// text): shown inert (termsafe).
+		fmt.Fprintln(w, "error:", termsafe.Text(msg))
 		return code
 	}
 	out := errorJSON{Kind: kind, ExitCode: code, Message: msg}

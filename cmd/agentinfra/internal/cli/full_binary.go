@@ -19,7 +19,7 @@ import (
 // every package a binary links, in every process: linked here, they cost
 // every light command (task, validate, prompt...) ~20% of its start-up
 // (README "Start-up"). This binary lists them with their one-line help and
-// hands them over with execve: same pid, arguments, environment and streams;
+// passes them on with execve: same pid, arguments, environment and streams;
 // the exit code and the signals are then the other program's own.
 
 // FullBinary is the name of the binary that runs every command; `go install
@@ -27,7 +27,7 @@ import (
 const FullBinary = "agentinfra-full"
 
 // Commands builds the commands this package does not link (package full's).
-// nil stands for the stubs that hand them over to FullBinary.
+// nil stands for the stubs that pass them on to FullBinary.
 type Commands func(f *Factory) []*cobra.Command
 
 // HeavyCommand is a top-level command of FullBinary as this binary lists it.
@@ -48,7 +48,7 @@ var HeavyCommands = []HeavyCommand{
 	{"inbox", "What supervised sessions wait for: approval requests, continuation prompts, stall alerts"},
 	{"project", "The projects agents work in (this repository and those in .agent/config.yaml)"},
 	{"reject", "Reject a pending request; the reason goes to the agent"},
-	{"role", "The roles agents can take (agent modes)"},
+	{"role", "The roles a fleet's agents can be made as"},
 	{"serve", "Serve agentinfra's tools and resources over MCP (stdio, or streamable HTTP with --http)"},
 	{"session", "Supervised sessions: list, show, pause, resume, stop"},
 	{"slack", "Serve the Slack surface: a thread per remote session, approvals by button"},
@@ -57,7 +57,7 @@ var HeavyCommands = []HeavyCommand{
 
 // heavyStubs are HeavyCommands as commands of this binary: running one, its
 // help (--help, `help NAME`) and its shell completion (cobra's __complete)
-// all hand the whole command line over to FullBinary.
+// all pass the whole command line on to FullBinary (runFull).
 func heavyStubs(f *Factory) []*cobra.Command {
 	var cmds []*cobra.Command
 	for _, h := range HeavyCommands {
@@ -66,26 +66,26 @@ func heavyStubs(f *Factory) []*cobra.Command {
 			Short: h.Short,
 			// Every flag and subcommand is FullBinary's to parse.
 			DisableFlagParsing: true,
-			RunE:               func(*cobra.Command, []string) error { return f.handOff() },
+			RunE:               func(*cobra.Command, []string) error { return f.runFull() },
 			ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 				// Returns only when FullBinary cannot be run: complete nothing.
-				_ = f.handOff()
+				_ = f.runFull()
 				return nil, NoFiles
 			},
 		}
-		c.SetHelpFunc(func(*cobra.Command, []string) { f.handOffErr = f.handOff() })
+		c.SetHelpFunc(func(*cobra.Command, []string) { f.execFullErr = f.runFull() })
 		cmds = append(cmds, c)
 	}
 	return cmds
 }
 
-// handOff replaces this process with FullBinary run on the same command
+// runFull replaces this process with FullBinary run on the same command
 // line; it returns only when that cannot be done.
-func (f *Factory) handOff() error {
-	if f.HandOff == nil {
-		return &agenterr.Error{Kind: agenterr.Unavailable, Reason: "this command is run by " + FullBinary + ", and this process cannot hand it over"}
+func (f *Factory) runFull() error {
+	if f.ExecFull == nil {
+		return &agenterr.Error{Kind: agenterr.Unavailable, Reason: "this command is run by " + FullBinary + ", and this process cannot exec it"}
 	}
-	return f.HandOff()
+	return f.ExecFull()
 }
 
 // execFull replaces the process with FullBinary, given argv (argv[0]

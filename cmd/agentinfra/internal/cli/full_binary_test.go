@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// In a process that cannot replace itself (HandOff nil), a command of
+// In a process that cannot replace itself (ExecFull nil), a command of
 // agentinfra-full fails with the unavailable kind's exit code and says
 // which binary runs it; its name is still listed with its line, and no
 // light command has its name.

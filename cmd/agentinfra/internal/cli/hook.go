@@ -71,7 +71,7 @@ func NewCmdHookInstall(f *Factory, runF func(context.Context, *HookInstallOption
 	o := &HookInstallOptions{IO: f.IO, Workspace: f.Workspace}
 	return &cobra.Command{
 		Use:   "install",
-		Short: "Add a pre-commit hook that refuses commits with an invalid staged matrix",
+		Short: "Add a pre-commit hook that refuses commits with an invalid staged matrix, and register the matrix's merge driver",
 		Long: `Writes .git/hooks/pre-commit. An existing shell hook (#!/bin/sh, bash, ...,
 or no #! line) keeps everything it holds: the check goes right after its #!
 line, so that it runs before the hook's own commands (appended at the end it
@@ -86,7 +86,16 @@ HEAD has rows), or deleted or moved (git rm, git mv, git rm -r .agent). It passe
 when no matrix is staged or tracked (a repository whose .agent/ is not committed
 yet, or is gitignored). Without agentinfra on PATH (or at the path that installed
 the hook) it refuses the commit and says how to install it; 'git commit
---no-verify' skips it.
+--no-verify' skips it. The hook also warns (without refusing) when .gitattributes names
+the matrix's merge driver and this clone's git config lacks it.
+
+It also registers the matrix's merge driver (see 'agentinfra merge-driver --help'): the
+line '.agent/DEVELOPMENT_MATRIX.md merge=agentinfra' in the workspace's .gitattributes
+(added when missing; commit it, so that every clone names the driver) and this clone's
+git config merge.agentinfra.name and merge.agentinfra.driver, which git never copies
+with a clone: run it once in every clone. The driver runs this binary by its absolute
+path (git is often run with another PATH: IDEs, GUI clients), else agentinfra on PATH,
+else git's own line merge.
 
 With the pre-commit framework (https://pre-commit.com), no release is
 published yet: use a local hook in .pre-commit-config.yaml, with agentinfra
@@ -125,6 +134,13 @@ func hookInstallRun(ctx context.Context, o *HookInstallOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.IO.Out, "%s %s\n", action, path)
+	notes, err := registerMergeDriver(ctx, ws.Root, self)
+	if err != nil {
+		return fmt.Errorf("register the matrix's merge driver: %w", err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(o.IO.Out, n)
+	}
 	return nil
 }
 

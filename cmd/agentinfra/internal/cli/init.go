@@ -36,6 +36,12 @@ starter modes (coder, reviewer, oracle, explorer) and templates/unified_task.md.
 It never overwrites a file that exists, so it is safe to run again: it creates only
 what is missing and lists what it created.
 
+In a git repository it also registers the matrix's merge driver, which merges the
+matrix by task ID instead of line by line (see 'agentinfra merge-driver --help'): the
+line '.agent/DEVELOPMENT_MATRIX.md merge=agentinfra' in .gitattributes (commit it) and
+this clone's git config merge.agentinfra.*. Other clones register it with 'agentinfra
+hook install'.
+
 An existing matrix with no task table (a table whose header has ID and Status
 columns) is not ready: init says so, and what to run, and exits 1. A matrix in the
 older Item format is converted with 'agentinfra migrate'.`,
@@ -68,6 +74,13 @@ func initRun(ctx context.Context, o *InitOptions) error {
 	}
 	created, err := task.Init(ctx, ws.Root)
 	var notReady error // the matrix init found has no task table
+	var merge []string // what registering the merge driver changed
+	if err == nil {
+		self, _ := os.Executable()
+		if merge, err = registerMergeDriver(ctx, ws.Root, self); err != nil {
+			err = fmt.Errorf("register the matrix's merge driver: %w", err)
+		}
+	}
 	if err == nil {
 		notReady = unusableMatrix(ws.MatrixPath())
 		if made, ierr := stateignore.Fleet(ws.AgentDir()); made { // the fleet's state stays out of git
@@ -90,7 +103,9 @@ func initRun(ctx context.Context, o *InitOptions) error {
 			Created []string `json:"created"`
 			Ready   bool     `json:"ready"`
 			Problem string   `json:"problem,omitempty"`
-		}{Root: ws.Root, Created: created, Ready: notReady == nil}
+			// MergeDriver says what registering the matrix's merge driver changed.
+			MergeDriver []string `json:"merge_driver"`
+		}{Root: ws.Root, Created: created, Ready: notReady == nil, MergeDriver: append([]string{}, merge...)}
 		if notReady != nil {
 			out.Problem = notReady.Error()
 		}
@@ -105,13 +120,16 @@ func initRun(ctx context.Context, o *InitOptions) error {
 	for _, c := range created {
 		fmt.Fprintln(o.IO.Out, "created", c)
 	}
+	for _, m := range merge {
+		fmt.Fprintln(o.IO.Out, m)
+	}
 	if err != nil {
 		return err
 	}
 	if notReady != nil {
 		return &ExitError{Code: 1, Msg: fmt.Sprintf("the workspace in %s is not ready: .agent/DEVELOPMENT_MATRIX.md exists and init never overwrites it, but %v", ws.Root, notReady)}
 	}
-	if len(created) == 0 {
+	if len(created) == 0 && len(merge) == 0 {
 		fmt.Fprintf(o.IO.Out, "nothing to do: %s/.agent is complete\n", ws.Root)
 		return nil
 	}

@@ -17,7 +17,7 @@ import (
 
 // Main runs the command line on the process's arguments and returns the exit
 // code. heavy builds the commands of package full; nil (cmd/agentinfra)
-// hands them over to FullBinary.
+// passes them on to FullBinary (Factory.ExecFull).
 func Main(heavy Commands) int {
 	// Most commands live for milliseconds and allocate a few MiB parsing the
 	// matrix: collecting that garbage costs more than it saves. serve resets it.
@@ -29,7 +29,7 @@ func Main(heavy Commands) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	f := defaultFactory()
 	if heavy == nil {
-		f.HandOff = func() error { return execFull(os.Args, os.Environ()) }
+		f.ExecFull = func() error { return execFull(os.Args, os.Environ()) }
 	}
 	code := Run(ctx, os.Args[1:], f, heavy)
 	stop()
@@ -62,7 +62,7 @@ func Run(ctx context.Context, args []string, f *Factory, heavy Commands) (code i
 	ctx = task.WithNotify(ctx, func(msg string) { fmt.Fprintln(f.IO.ErrOut, "warning:", msg) })
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		err = f.handOffErr
+		err = f.execFullErr
 	}
 	if err == nil {
 		return 0

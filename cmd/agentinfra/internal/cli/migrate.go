@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/internal/textdiff"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
@@ -177,38 +178,31 @@ func summarizeMigration(o migrateOutput) string {
 		other = fmt.Sprintf(", %d in another status", m.Other)
 	}
 	s := fmt.Sprintf("%s %d items (%d DONE, %d TODO%s) from %d Item %s into one task table at line %d of %s",
-		verb, m.Migrated, m.Done, m.Todo, other, len(m.ItemTables), pluralWord(len(m.ItemTables), "table", "tables"), m.TableLine, o.File)
+		verb, m.Migrated, m.Done, m.Todo, other, len(m.ItemTables), mdtext.Plural(len(m.ItemTables), "table", "tables"), m.TableLine, o.File)
 	if len(m.KeptColumns) > 0 {
-		s += fmt.Sprintf("; kept %s as extra %s", strings.Join(m.KeptColumns, ", "), pluralWord(len(m.KeptColumns), "column", "columns"))
+		s += fmt.Sprintf("; kept %s as extra %s", strings.Join(m.KeptColumns, ", "), mdtext.Plural(len(m.KeptColumns), "column", "columns"))
 	}
 	if m.NoPriority > 0 {
-		s += fmt.Sprintf("; %d %s no priority (no Priority cell, no priority in the headings above)", m.NoPriority, pluralWord(m.NoPriority, "item has", "items have"))
+		s += fmt.Sprintf("; %d %s no priority (no Priority cell, no priority in the headings above)", m.NoPriority, mdtext.Plural(m.NoPriority, "item has", "items have"))
 	}
 	if m.Headerless > 0 {
-		s += fmt.Sprintf("; %d %s with the header of the Item table above (a blank line after the header, or none)", m.Headerless, pluralWord(m.Headerless, "item row was read", "item rows were read"))
+		s += fmt.Sprintf("; %d %s with the header of the Item table above (a blank line after the header, or none)", m.Headerless, mdtext.Plural(m.Headerless, "item row was read", "item rows were read"))
 	}
 	if n := len(m.Merged); n > 0 {
 		var lines []string
 		for _, g := range m.Merged {
 			lines = append(lines, fmt.Sprintf("line %d into line %d", g.Line, g.Into))
 		}
-		s += fmt.Sprintf("; merged %d %s another item (%s)", n, pluralWord(n, "row that repeats", "rows that repeat"), strings.Join(lines, ", "))
+		s += fmt.Sprintf("; merged %d %s another item (%s)", n, mdtext.Plural(n, "row that repeats", "rows that repeat"), strings.Join(lines, ", "))
 	}
 	if n := len(m.Placeholders); n > 0 {
 		var lines []string
 		for _, l := range m.Placeholders {
 			lines = append(lines, fmt.Sprint(l))
 		}
-		s += fmt.Sprintf("; skipped %d placeholder %s such as \"(None currently)\" (%s %s)", n, pluralWord(n, "row", "rows"), pluralWord(n, "line", "lines"), strings.Join(lines, ", "))
+		s += fmt.Sprintf("; skipped %d placeholder %s such as \"(None currently)\" (%s %s)", n, mdtext.Plural(n, "row", "rows"), mdtext.Plural(n, "line", "lines"), strings.Join(lines, ", "))
 	}
 	return s
-}
-
-func pluralWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // addColumnsOutput is the --json shape of migrate --add-columns.
@@ -248,7 +242,7 @@ func addColumnsRun(ctx context.Context, o *MigrateOptions, ws *workspace.Workspa
 	for _, t := range res.Tables {
 		msg := fmt.Sprintf("%s %s to the task table at line %d of %s", verb, strings.Join(t.Added, ", "), t.Line, out.File)
 		if t.Filled > 0 {
-			msg += fmt.Sprintf(" (%d %s the holder its README recorded)", t.Filled, pluralWord(t.Filled, "row gets", "rows get"))
+			msg += fmt.Sprintf(" (%d %s the holder its README recorded)", t.Filled, mdtext.Plural(t.Filled, "row gets", "rows get"))
 		}
 		fmt.Fprintln(w, msg)
 	}

@@ -40,13 +40,13 @@ type Factory struct {
 	Getenv func(string) string
 	// Backend is the fleet commands' --backend flag ("" = configured).
 	Backend string
-	// HandOff replaces the process with FullBinary on the same command
+	// ExecFull replaces the process with FullBinary on the same command
 	// line (a command this binary does not link); nil when the process
 	// cannot be replaced (in-process tests).
-	HandOff func() error
+	ExecFull func() error
 
-	// handOffErr is why a help that HandOff should have shown was not.
-	handOffErr error
+	// execFullErr is why a help that ExecFull should have shown was not.
+	execFullErr error
 
 	// ws is the workspace found by Workspace: one per run, so that the
 	// config file is read once (workspace.Workspace.Config).
@@ -86,7 +86,7 @@ func (f *Factory) Workspace() (*workspace.Workspace, error) {
 }
 
 // NewRootCmd builds the command tree: this package's commands, and heavy's
-// (package full's) or, when nil, the stubs that hand them over to
+// (package full's) or, when nil, the stubs that pass them on to
 // FullBinary.
 func NewRootCmd(f *Factory, heavy Commands) *cobra.Command {
 	root := &cobra.Command{
@@ -114,6 +114,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdMigrate(f, nil),
 		NewCmdRestore(f, nil),
 		NewCmdHook(f),
+		NewCmdMergeDriver(f, nil),
 		NewCmdTask(f),
 		NewCmdPrompt(f, nil),
 		NewCmdModel(f, nil),
@@ -121,6 +122,7 @@ modes and skills, dispatches tasks to agent CLIs, and serves it all over MCP.`,
 		NewCmdSkill(f),
 		NewCmdMode(f),
 		NewCmdMetadata(f),
+		NewCmdReview(f),
 	)
 	if heavy != nil {
 		root.AddCommand(heavy(f)...)

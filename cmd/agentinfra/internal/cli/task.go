@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -46,7 +47,7 @@ Exit codes: 0 success, 1 failure, 2 usage error (unknown flag or refused value).
 // PrintWarnings puts the service's warnings on stderr; they do not change the exit code.
 func PrintWarnings(ios *IOStreams, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintln(ios.ErrOut, "warning:", w)
+		fmt.Fprintln(ios.ErrOut, "warning:", termsafe.Text(w))
 	}
 }
 

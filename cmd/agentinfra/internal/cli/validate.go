@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,8 +23,10 @@ type ValidateOptions struct {
 	Files   []string
 	Staged  bool
 	Fix     bool
-	FixMode fix.Mode // with Fix: join or move
-	DryRun  bool
+	FixMode fix.Mode // with Fix: join, move, ours, theirs or renumber
+	// IDs are the tasks whose merge conflicts --fix=ours|theirs|renumber finish.
+	IDs    []string
+	DryRun bool
 }
 
 // NewCmdValidate parses `validate`'s flags and arguments into ValidateOptions
@@ -33,7 +36,7 @@ func NewCmdValidate(f *Factory, runF func(context.Context, *ValidateOptions) err
 	var asJSON bool
 	var fixMode string
 	cmd := &cobra.Command{
-		Use:   "validate [FILE...]",
+		Use:   "validate [FILE...] | validate --fix[=MODE] [ID...]",
 		Short: "Check the matrix for errors and the workspace for warnings",
 		Long: `Validate parses the matrix (default: the workspace's .agent/DEVELOPMENT_MATRIX.md)
 and prints every problem as FILE:LINE:COL: error|warning: message.
@@ -74,6 +77,20 @@ writes task READMEs before the matrix, and replaces each file atomically;
 nothing. Rows it cannot read (a wrong number of cells, a row that never ends)
 cannot be fixed automatically: it names their lines and what to do.
 
+A merge of the matrix that could not decide (see 'agentinfra merge-driver --help')
+leaves git's conflict markers around the two versions of a row. validate names each
+conflicted row, the cells both sides changed and both values, and how to finish:
+  --fix=ours ID          keep ours' side of the conflict of task ID (several IDs: each)
+  --fix=theirs ID        keep theirs' side
+  --fix=renumber [ID]    one new ID on both sides, two different tasks: keep both,
+                         theirs with the next free ID (its task folder
+                         .agent/tasks/{id}_{slug}/ renamed to it); without ID, every
+                         such conflict
+or edit the lines into the row you want and delete the marker lines. ours is the
+branch you are on (in a rebase: the branch you rebase onto), theirs the one merged
+in (in a rebase: your commit being replayed). Every other command refuses to write
+the matrix while it holds conflicts.
+
 Exit status: 1 if there is any error (with --fix: any error left after the
 fix, or in a dry run after the fix it would make), 0 otherwise (warnings
 alone pass); 2 for a wrong invocation.`,
@@ -83,7 +100,9 @@ alone pass); 2 for a wrong invocation.`,
   agentinfra validate --staged             # what the pre-commit hook runs
   agentinfra validate --fix --dry-run      # show the diff of the repair
   agentinfra validate --fix                # join rows broken over several lines
-  agentinfra validate --fix=move --json    # move long descriptions into task READMEs`,
+  agentinfra validate --fix=move --json    # move long descriptions into task READMEs
+  agentinfra validate --fix=theirs T-12    # a merge conflict on T-12: keep theirs' row
+  agentinfra validate --fix=renumber       # T-12 added on both sides: keep both, renumber theirs`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
 			if asJSON {
@@ -99,15 +118,24 @@ alone pass); 2 for a wrong invocation.`,
 				return UsageErrorf("--dry-run goes with --fix: agentinfra validate --fix --dry-run")
 			}
 			if cmd.Flags().Changed("fix") {
-				if len(args) == 1 && (args[0] == "move" || args[0] == "join") {
-					return UsageErrorf("write --fix=%s, with '=' (a word after --fix is a FILE)", args[0])
-				}
-				if opts.Staged || len(args) > 0 {
-					return UsageErrorf("--fix repairs the workspace's matrix (see --root) and cannot take --staged or FILE arguments; run agentinfra validate --fix in the workspace")
-				}
 				mode, err := fix.ParseMode(fixMode)
 				if err != nil {
-					return UsageErrorf("--fix=%s: use --fix (join, the default) or --fix=move", fixMode)
+					return UsageErrorf("--fix=%s: use --fix (join, the default) or --fix=move; to finish a merge's conflicts --fix=ours ID, --fix=theirs ID or --fix=renumber", fixMode)
+				}
+				if !mode.TakesIDs() && len(args) > 0 && strings.TrimSpace(args[0]) != "" {
+					if _, err := fix.ParseMode(args[0]); err == nil {
+						return UsageErrorf("write --fix=%s, with '=' (a word after --fix is a FILE)", args[0])
+					}
+				}
+				if opts.Staged || len(args) > 0 && !mode.TakesIDs() {
+					return UsageErrorf("--fix repairs the workspace's matrix (see --root) and cannot take --staged or FILE arguments; run agentinfra validate --fix in the workspace")
+				}
+				if (mode == fix.Ours || mode == fix.Theirs) && len(args) == 0 {
+					return UsageErrorf("--fix=%s keeps one side of a task's merge conflict: name the task, agentinfra validate --fix=%s ID (agentinfra validate names the conflicted tasks)", mode, mode)
+				}
+				if mode.TakesIDs() {
+					opts.IDs = args
+					opts.Files = nil
 				}
 				opts.Fix, opts.FixMode = true, mode
 			}
@@ -120,7 +148,7 @@ alone pass); 2 for a wrong invocation.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "same as --format json")
 	cmd.Flags().BoolVar(&opts.Staged, "staged", false, "check the matrix as staged in git's index")
-	cmd.Flags().StringVar(&fixMode, "fix", "", "repair the workspace's matrix: join (the default) or move")
+	cmd.Flags().StringVar(&fixMode, "fix", "", "repair the workspace's matrix: join (the default) or move; finish a merge's conflicts: ours ID, theirs ID, renumber")
 	cmd.Flags().Lookup("fix").NoOptDefVal = string(fix.Join)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --fix: print the diff of every file it would change, write nothing")
 	return cmd
@@ -180,6 +208,15 @@ func runValidate(ctx context.Context, f *Factory, opts *ValidateOptions) error {
 				return err
 			}
 			results = append(results, r)
+		}
+	}
+	if !opts.Staged && len(opts.Files) == 0 || opts.Staged && len(results) > 0 {
+		// This clone's git config lacks the merge driver .gitattributes names.
+		if ws, err := f.Workspace(); err == nil {
+			if w := mergeDriverWarning(ctx, f, ws); w != nil {
+				results[0].Diagnostics = append(results[0].Diagnostics, *w)
+				results[0].Warnings++
+			}
 		}
 	}
 	failed := false
@@ -256,7 +293,12 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 	} else {
 		listed <- nil
 	}
-	doc := matrix.ParseWith(src, vocab)
+	// A merge's conflicts are named first, and the rest is checked in
+	// the file as it is on this side (ours), its lines mapped back: a
+	// marker line would end the table around it.
+	conflicts := matrix.Conflicts(src, vocab)
+	view, viewLine := matrix.ConflictView(src)
+	doc := matrix.ParseWith(view, vocab)
 	shown := displayPath(f.Cwd, path)
 	diags := task.ValidateListed(<-listed, doc, shown)
 	for i, d := range diags {
@@ -265,6 +307,16 @@ func validateBytes(f *Factory, ws *workspace.Workspace, src []byte, path string)
 		if d.File != shown && ws != nil && !filepath.IsAbs(d.File) {
 			diags[i].File = displayPath(f.Cwd, filepath.Join(ws.Root, d.File))
 		}
+		if d.File == shown {
+			diags[i].Line = viewLine(d.Line)
+		}
+	}
+	if len(conflicts) > 0 {
+		for _, d := range matrix.ConflictDiagnostics(conflicts) {
+			d.File = shown
+			diags = append(diags, d)
+		}
+		matrix.SortDiagnostics(diags)
 	}
 	r := validationResult{File: shown, Tasks: doc.NumTasks(), Diagnostics: append([]matrix.Diagnostic{}, diags...)}
 	for _, p := range doc.ReadProblems() {

@@ -21,6 +21,7 @@ func runValidateFix(ctx context.Context, f *Factory, opts *ValidateOptions, mode
 		Now:    f.Now(),
 		File:   displayPath(f.Cwd, ws.MatrixPath()),
 		Getenv: f.Getenv,
+		IDs:    opts.IDs,
 	})
 	if err != nil {
 		return err

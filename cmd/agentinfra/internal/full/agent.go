@@ -9,6 +9,7 @@ import (
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/backends"
+	"github.com/agentinfra/agentinfra/fleet/local"
 )
 
 // fleetOf opens the workspace's fleet on the backend that --backend or
@@ -18,7 +19,7 @@ func (f *Factory) fleetOf() (fleet.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backends.Open(ws, backends.Options{Name: f.Backend, Fleet: fleet.Options{Now: f.Now}, Getenv: f.Getenv})
+	return backends.Open(ws, backends.Options{Name: f.Backend, Fleet: local.Options{Now: f.Now}, Getenv: f.Getenv})
 }
 
 // addBackendFlag gives a fleet command group the --backend flag.
@@ -76,7 +77,7 @@ and outlive the command. See docs/fleet.md.`,
 		NewCmdAgentHistory(f, nil),
 		NewCmdAgentLogs(f, nil),
 		NewCmdAgentDelete(f, nil),
-		NewCmdAgentSupervise(f),
+		NewCmdAgentRunSupervisor(f),
 	)
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkAgentList50Process(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := fleet.New(ws, fleet.Options{SupervisorArgv: []string{bin, "agent", "supervise"}, Binary: stub, Env: []string{"STUB_MODE=ok"}})
+	f := local.New(ws, local.Options{SupervisorArgv: []string{bin, "agent", "run-supervisor"}, Binary: stub, Env: []string{"STUB_MODE=ok"}})
 	ctx := context.Background()
 	for i := range 50 {
 		if _, err := f.Create(ctx, fleet.CreateInput{Name: fmt.Sprintf("a%d", i), Spec: "s"}); err != nil {

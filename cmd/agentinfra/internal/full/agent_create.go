@@ -49,7 +49,7 @@ codex add it after their own system prompt, gemini uses it instead of its own
 		},
 	}
 	cmd.Flags().StringVar(&o.Create.Spec, "spec", "", "the agent's standing objective (required)")
-	cmd.Flags().StringVar(&o.Create.Role, "role", "", "its role, an agent mode (default: fleet.role in config, else coder)")
+	cmd.Flags().StringVar(&o.Create.Role, "role", "", "its role, one of role list (default: fleet.role in config, else coder)")
 	cmd.Flags().StringVar(&o.Create.Project, "project", "", "the project (default: this repository; see agentinfra project list)")
 	cmd.Flags().StringVar(&o.Create.CLI, "cli", "", "agent CLI: gemini, claude or codex (default: fleet.cli in config, else gemini)")
 	cmd.Flags().StringVar(&o.Create.ApprovalMode, "approval-mode", "", "tool approval of the agent's runs: "+strings.Join(runner.ApprovalModes, ", ")+

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 )
 
 // AgentHistoryOptions is what `agent history` runs with.
@@ -64,7 +65,7 @@ func agentHistoryRun(ctx context.Context, o *AgentHistoryOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tSOURCE\tCREATED\tTASK\tSUMMARY")
 	for _, r := range h.Tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.Source, r.CreatedAt.Format(time.RFC3339), orDash(r.TaskID), r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.Source, r.CreatedAt.Format(time.RFC3339), orDash(r.TaskID), termsafe.Line(r.Summary))
 	}
 	tw.Flush()
 	fmt.Fprintf(o.IO.Out, "page %d of %d (%d runs)\n", h.Page, max(h.TotalPages, 1), h.TotalCount)

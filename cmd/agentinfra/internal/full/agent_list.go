@@ -14,6 +14,7 @@ import (
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 )
 
 // AgentListOptions is what `agent list` runs with.
@@ -183,7 +184,7 @@ func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
 	cols := listedMetadata(agents)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tROLE\tPROJECT\tCURRENT TASK"+metadataHeader(cols))
 	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, a.Status, a.Role, a.Project, currentTask(a, now), metadataCells(a, cols))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, a.Status, a.Role, a.Project, termsafe.Line(currentTask(a, now)), metadataCells(a, cols))
 	}
 	tw.Flush()
 }

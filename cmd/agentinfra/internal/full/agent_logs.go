@@ -12,6 +12,7 @@ import (
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 )
 
 // AgentLogsOptions is what `agent logs` runs with.
@@ -113,7 +114,7 @@ func printRunHeader(w io.Writer, r fleet.TaskRun, live bool) {
 	if live {
 		state += ", live"
 	}
-	fmt.Fprintf(w, "run %s of %s (%s): %s\n", r.ID, r.AgentName, state, r.Summary)
+	fmt.Fprintf(w, "run %s of %s (%s): %s\n", r.ID, r.AgentName, state, termsafe.Line(r.Summary))
 }
 
 // printLogItem prints one item as "15:04:05 kind[ tool]: text", the text's
@@ -133,9 +134,10 @@ func printLogItem(w io.Writer, it events.RunItem) {
 	if it.SessionID != "" {
 		text = strings.TrimSpace(text + " (session " + it.SessionID + ")")
 	}
-	line := it.Time.Local().Format("15:04:05") + " " + head
+	// The tool's name and the text are the agent's: shown inert (termsafe).
+	line := it.Time.Local().Format("15:04:05") + " " + termsafe.Line(head)
 	if text != "" {
-		line += ": " + strings.ReplaceAll(text, "\n", "\n    ")
+		line += ": " + strings.ReplaceAll(termsafe.Text(text), "\n", "\n    ")
 	}
 	fmt.Fprintln(w, line)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // The real gemini, run by the real supervisor (`agentinfra agent
-// supervise`), against the scripted fake: the model has gemini's shell
+// run-supervisor`), against the scripted fake: the model has gemini's shell
 // tool run a command, then thinks until the test lets it answer. `agent
 // logs --follow`, started while the run goes on, prints the tool call and
 // its result while the model is still thinking (the run is live), then

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 )
 
 // listedMetadata are the include_in_list fields of any agent, in the order
@@ -43,7 +44,7 @@ func metadataCells(a fleet.Agent, cols []string) string {
 		cell := "-"
 		switch {
 		case ok && f.Value != nil:
-			cell = mdtext.Shorten(*f.Value, 40)
+			cell = termsafe.Line(mdtext.Shorten(*f.Value, 40)) // what a task of the agent's worktree printed
 		case ok && f.Error != nil:
 			cell = "(error)"
 		}
@@ -56,7 +57,7 @@ func metadataCells(a fleet.Agent, cols []string) string {
 // its description, then its value or its error (last: they may be long).
 func printMetadata(w io.Writer, a fleet.Agent) {
 	if a.MetadataError != "" {
-		fmt.Fprintf(w, "%-14s%s\n", "Metadata:", "unreadable: "+a.MetadataError)
+		fmt.Fprintf(w, "%-14s%s\n", "Metadata:", "unreadable: "+termsafe.Line(a.MetadataError))
 		return
 	}
 	if a.MetadataCount == 0 {
@@ -78,7 +79,7 @@ func printMetadata(w io.Writer, a fleet.Agent) {
 		if f.Schema.IncludeInList {
 			listed = " (listed)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s%s\t%s\n", n, f.Schema.Description, listed, v)
+		fmt.Fprintf(tw, "  %s\t%s%s\t%s\n", n, termsafe.Line(f.Schema.Description), listed, termsafe.Line(v))
 	}
 	tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 )
 
 // AgentShowOptions is what `agent show` runs with.
@@ -76,7 +77,7 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 		rows = append(rows, [2]string{"Error", a.Error})
 	}
 	for _, r := range rows {
-		fmt.Fprintf(o.IO.Out, "%-14s%s\n", r[0]+":", r[1])
+		fmt.Fprintf(o.IO.Out, "%-14s%s\n", r[0]+":", termsafe.Line(r[1])) // the summary and the error are the agent's
 	}
 	printMetadata(o.IO.Out, a)
 	return nil

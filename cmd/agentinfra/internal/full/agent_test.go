@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
+	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // fleetCLI runs the real agentinfra binary: the fleet's runs are detached
-// processes (`agent supervise`), so the in-process runner does not fit.
+// processes (`agent run-supervisor`), so the in-process runner does not fit.
 type fleetCLI struct {
 	t    *testing.T
 	bin  string
@@ -50,7 +50,7 @@ func newFleetCLI(t *testing.T) *fleetCLI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleettest.StopRunsAtCleanup(t, fleet.New(ws, fleet.Options{}))
+	fleettest.StopRunsAtCleanup(t, local.New(ws, local.Options{}))
 	return c
 }
 

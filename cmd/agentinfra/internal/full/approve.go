@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -107,13 +108,13 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 			return err
 		}
 		if plan.Diff != "" {
-			fmt.Fprint(o.IO.ErrOut, plan.Diff)
+			fmt.Fprint(o.IO.ErrOut, termsafe.Text(plan.Diff)) // its rule is made of the agent's command or path
 			if !o.Yes && !confirm(o.IO, "Add this rule to .agent/policy.yaml and approve?") {
 				return &agenterr.Error{Kind: agenterr.Refused, Override: "yes", Reason: "nothing changed: the rule was not confirmed"}
 			}
 		}
 		if plan.Note != "" {
-			fmt.Fprintf(o.IO.ErrOut, "note: %s\n", plan.Note)
+			fmt.Fprintf(o.IO.ErrOut, "note: %s\n", termsafe.Text(plan.Note))
 		}
 		d.Always = plan
 	}

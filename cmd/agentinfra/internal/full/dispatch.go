@@ -17,6 +17,7 @@ import (
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/task"
@@ -185,7 +186,7 @@ func progressPrinter(ios *cli.IOStreams) func(runner.Event) {
 	return func(e runner.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		line := e.String()
+		line := termsafe.Line(e.String()) // the tool's input is the agent's
 		if r := []rune(line); len(r) > width-3 && width > 20 {
 			line = string(r[:width-4]) + "…"
 		}
@@ -251,7 +252,7 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 	fmt.Fprintf(w, "tracking: %s\n", o.TrackingFile)
 	fmt.Fprintf(w, "result:   %s\n", o.ResultFile)
 	if r := o.Result; r != nil && r.Response != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(r.Response, "\n"))
+		fmt.Fprintf(w, "\n%s\n", termsafe.Text(strings.TrimRight(r.Response, "\n")))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -63,20 +64,24 @@ func inlinePrompt(ctx context.Context, ios *cli.IOStreams, ws *workspace.Workspa
 // the request to be decided elsewhere (or withdrawn, or expired).
 func askInline(ctx context.Context, ios *cli.IOStreams, svc *supervision.Service, owner supervision.Actor, r supervision.Request, lines <-chan string, changes <-chan struct{}) {
 	w := ios.ErrOut
-	fmt.Fprintf(w, "\n? request %d (risk %s): %s\n", r.ID, r.Risk, r.Title)
+	// The title, command, file, diff and URL are the agent's: shown inert
+	// (termsafe), so that they cannot clear the screen and draw another
+	// request in place of this one.
+	line := termsafe.Line
+	fmt.Fprintf(w, "\n? request %d (risk %s): %s\n", r.ID, r.Risk, line(r.Title))
 	if r.Command != "" {
-		fmt.Fprintf(w, "  command: %s\n", r.Command)
+		fmt.Fprintf(w, "  command: %s\n", line(r.Command))
 	}
 	if r.File != "" {
-		fmt.Fprintf(w, "  file:    %s\n", r.File)
+		fmt.Fprintf(w, "  file:    %s\n", line(r.File))
 	}
 	if r.Diff != "" {
 		for _, l := range strings.Split(strings.TrimRight(r.Diff, "\n"), "\n") {
-			fmt.Fprintf(w, "  | %s\n", l)
+			fmt.Fprintf(w, "  | %s\n", termsafe.Text(l))
 		}
 	}
 	if r.URL != "" {
-		fmt.Fprintf(w, "  url:     %s\n", r.URL)
+		fmt.Fprintf(w, "  url:     %s\n", line(r.URL))
 	}
 	prompt := func() {
 		fmt.Fprintf(w, "  approve? y = yes, n REASON = no (or elsewhere: agentinfra approve %d / reject %d --reason TEXT) > ", r.ID, r.ID)
@@ -124,7 +129,7 @@ func decidedBy(r supervision.Request) string {
 	if r.DecidedBy == "" {
 		return ""
 	}
-	return fmt.Sprintf(" via %s by %s", r.Surface, supervision.Handle(r.DecidedBy))
+	return fmt.Sprintf(" via %s by %s", r.Surface, termsafe.Line(supervision.Handle(r.DecidedBy)))
 }
 
 // parseAnswer reads "y", "yes", "n", "no", "n because…", "no: because…".

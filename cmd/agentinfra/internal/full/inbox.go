@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -128,8 +129,8 @@ func writeInbox(w io.Writer, pending []supervision.PendingView, now time.Time, w
 		if p.TaskID != "" {
 			agent += " " + p.TaskID
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Risk, p.SessionID, agent, supervision.Handle(p.Owner),
-			since(now, p.CreatedAt), expiry(now, p.ExpiresAt), mdtext.Shorten(oneLine(p.Title), limit))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Risk, p.SessionID, termsafe.Line(agent), termsafe.Line(supervision.Handle(p.Owner)),
+			since(now, p.CreatedAt), expiry(now, p.ExpiresAt), termsafe.Line(mdtext.Shorten(oneLine(p.Title), limit)))
 	}
 	tw.Flush()
 }
@@ -185,8 +186,8 @@ func writeWaiting(w io.Writer, prompts []supervision.PromptView, alerts []superv
 			if p.Agent != "" {
 				agent = p.Agent + " (" + p.CLI + ")"
 			}
-			fmt.Fprintf(tw, "p%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Kind, p.SessionID, agent, supervision.Handle(p.Owner),
-				since(now, p.CreatedAt), expiry(now, p.ExpiresAt), mdtext.Shorten(oneLine(p.Text), 60))
+			fmt.Fprintf(tw, "p%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Kind, p.SessionID, termsafe.Line(agent), termsafe.Line(supervision.Handle(p.Owner)),
+				since(now, p.CreatedAt), expiry(now, p.ExpiresAt), termsafe.Line(mdtext.Shorten(oneLine(p.Text), 60)))
 		}
 		tw.Flush()
 	}
@@ -199,8 +200,8 @@ func writeWaiting(w io.Writer, prompts []supervision.PromptView, alerts []superv
 			if a.Agent != "" {
 				agent = a.Agent + " (" + a.CLI + ")"
 			}
-			fmt.Fprintf(tw, "s%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Nudges, a.SessionID, agent, supervision.Handle(a.Owner),
-				since(now, a.RaisedAt), orDash(a.LastTool))
+			fmt.Fprintf(tw, "s%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Nudges, a.SessionID, termsafe.Line(agent), termsafe.Line(supervision.Handle(a.Owner)),
+				since(now, a.RaisedAt), termsafe.Line(orDash(a.LastTool)))
 		}
 		tw.Flush()
 	}
@@ -269,34 +270,37 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 	}
 	ses, _ := env.svc.Session(ctx, r.SessionID)
 	w := o.IO.Out
-	fmt.Fprintf(w, "Request %d: %s\n", r.ID, oneLine(r.Title))
+	// Every text below but the numbers and statuses came from the agent
+	// (or the MCP client): shown inert (termsafe).
+	line := termsafe.Line
+	fmt.Fprintf(w, "Request %d: %s\n", r.ID, line(oneLine(r.Title)))
 	fmt.Fprintf(w, "Status:   %s\n", r.Status)
 	fmt.Fprintf(w, "Risk:     %s\n", r.Risk)
-	fmt.Fprintf(w, "Session:  %d (%s, owner %s, %s)\n", ses.ID, ses.CLI, supervision.Handle(ses.Owner), ses.Workspace)
-	fmt.Fprintf(w, "Tool:     %s\n", r.Tool)
+	fmt.Fprintf(w, "Session:  %d (%s, owner %s, %s)\n", ses.ID, line(ses.CLI), line(supervision.Handle(ses.Owner)), line(ses.Workspace))
+	fmt.Fprintf(w, "Tool:     %s\n", line(r.Tool))
 	if r.Command != "" {
-		fmt.Fprintf(w, "Command:  %s\n", r.Command)
+		fmt.Fprintf(w, "Command:  %s\n", line(r.Command))
 	}
 	if r.File != "" {
-		fmt.Fprintf(w, "File:     %s\n", r.File)
+		fmt.Fprintf(w, "File:     %s\n", line(r.File))
 	}
 	if r.URL != "" {
-		fmt.Fprintf(w, "URL:      %s\n", r.URL)
+		fmt.Fprintf(w, "URL:      %s\n", line(r.URL))
 	}
 	fmt.Fprintf(w, "Asked:    %s (%s ago)\n", r.CreatedAt.Local().Format(time.RFC3339), since(o.Now(), r.CreatedAt))
 	fmt.Fprintf(w, "Expires:  %s\n", expiry(o.Now(), r.ExpiresAt))
 	if r.Status != supervision.StatusPending {
-		fmt.Fprintf(w, "Decided:  %s via %s by %s", r.Status, r.Surface, supervision.Handle(r.DecidedBy))
+		fmt.Fprintf(w, "Decided:  %s via %s by %s", r.Status, r.Surface, line(supervision.Handle(r.DecidedBy)))
 		if r.DecidedAt != nil {
 			fmt.Fprintf(w, " at %s", r.DecidedAt.Local().Format(time.RFC3339))
 		}
 		fmt.Fprintln(w)
 		if r.Reason != "" {
-			fmt.Fprintf(w, "Reason:   %s\n", r.Reason)
+			fmt.Fprintf(w, "Reason:   %s\n", line(r.Reason))
 		}
 	}
 	if r.Diff != "" {
-		fmt.Fprintf(w, "\n%s", r.Diff)
+		fmt.Fprintf(w, "\n%s", termsafe.Text(r.Diff))
 		if !strings.HasSuffix(r.Diff, "\n") {
 			fmt.Fprintln(w)
 		}

@@ -14,7 +14,12 @@ import (
 func NewCmdRole(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "role",
-		Short: "The roles agents can take (agent modes)",
+		Short: "The roles a fleet's agents can be made as",
+		Long: `A role is what a fleet agent is made as (agent create --role). On this
+machine (the local backend) a role is an agent mode of the agent's project,
+.agent/agents/{role}.md, whose text is the agent's system prompt
+(agentinfra mode list shows the modes with their model and skills); on
+Coder a role is a preset of the project's template.`,
 		Example: `  agentinfra role list
   agentinfra agent create papi --spec "Keep the API tests green" --role reviewer`,
 	}
@@ -36,7 +41,7 @@ func NewCmdRoleList(f *Factory, runF func(context.Context, *RoleListOptions) err
 	o := &RoleListOptions{IO: f.IO, Fleet: f.fleetOf}
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the roles: the agent modes in .agent/agents/",
+		Short: "List the roles a project's agents can take (locally: its agent modes)",
 		Example: `  agentinfra role list
   agentinfra role list --json | jq -r '.roles[].name'`,
 		Args: cobra.NoArgs,

@@ -36,8 +36,10 @@ type ServeOptions struct {
 	// httpguard.DefaultTokenFile); NoToken is --no-token.
 	TokenFile string
 	NoToken   bool
-	Toolsets  []string
-	LogLevel  slog.Level
+	// PrintToken is --print-token: print the token of TokenFile and exit.
+	PrintToken bool
+	Toolsets   []string
+	LogLevel   slog.Level
 }
 
 func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
@@ -56,7 +58,8 @@ address must be loopback (127.0.0.1, ::1, localhost) unless --allow-remote is
 given. Every request must carry a token, "Authorization: Bearer TOKEN": the
 token of --token-file, by default $XDG_CONFIG_HOME/agentinfra/mcp-token (else
 ~/.config/agentinfra/mcp-token). A missing file is created, mode 0600, with a
-random token, which is printed once on stderr; later starts say where it is.
+random token, which is printed once on stderr; later starts say where it is,
+and --print-token prints it (with the same --token-file, if any) and exits.
 --no-token serves without one (loopback only): then any local user can call
 every tool, and run agents as you. Requests to a loopback address with a
 non-loopback Host header, and browser requests from another origin, are
@@ -75,14 +78,17 @@ See docs/mcp.md.`,
 		Example: `  agentinfra serve
   agentinfra serve --http 127.0.0.1:8765
   claude mcp add --transport http agentinfra http://127.0.0.1:8765/mcp \
-    --header "Authorization: Bearer $(cat ~/.config/agentinfra/mcp-token)"
+    --header "Authorization: Bearer $(agentinfra serve --print-token)"
   agentinfra serve --toolsets fleet
   claude mcp add agentinfra-approver -- agentinfra serve --toolsets agent
   agentinfra serve --http 0.0.0.0:8765 --allow-remote --token-file ~/.config/agentinfra/token
   claude mcp add agentinfra -- agentinfra serve`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Addr == "" && (o.AllowRemote || o.TokenFile != "" || o.NoToken) {
+			if o.PrintToken && (o.Addr != "" || o.AllowRemote || o.NoToken) {
+				return cli.UsageErrorf("--print-token prints the token and exits: it goes with --token-file only")
+			}
+			if o.Addr == "" && !o.PrintToken && (o.AllowRemote || o.TokenFile != "" || o.NoToken) {
 				return cli.UsageErrorf("--allow-remote, --token-file and --no-token apply to --http only")
 			}
 			if o.Addr != "" {
@@ -121,12 +127,16 @@ See docs/mcp.md.`,
 	cmd.Flags().BoolVar(&o.AllowRemote, "allow-remote", false, "allow a non-loopback --http address (never with --no-token)")
 	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "--http's token file, created 0600 when missing (default ~/.config/agentinfra/mcp-token)")
 	cmd.Flags().BoolVar(&o.NoToken, "no-token", false, "serve --http on loopback without a token: any local user can call every tool")
+	cmd.Flags().BoolVar(&o.PrintToken, "print-token", false, "print the token --http clients send (of --token-file, else the default file) and exit")
 	cmd.Flags().StringSliceVar(&o.Toolsets, "toolsets", nil, "tools to expose: matrix, fleet, supervision, agent (default: all but agent)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "stderr log level: debug, info, warn or error")
 	return cmd
 }
 
 func serveRun(ctx context.Context, o *ServeOptions) error {
+	if o.PrintToken {
+		return printToken(o)
+	}
 	debug.SetGCPercent(100) // a long-lived server: main's one-shot setting does not fit
 	ws, err := o.Workspace()
 	if err != nil {
@@ -145,7 +155,7 @@ func serveRun(ctx context.Context, o *ServeOptions) error {
 		return srv.ServeStdio(ctx, readCloser(o.IO.In), writeCloser(o.IO.Out))
 	}
 	if o.TokenFile == "" && !o.NoToken {
-		if o.TokenFile = httpguard.DefaultTokenFile(o.Getenv, mcpserver.TokenFileName); o.TokenFile == "" {
+		if o.TokenFile = defaultTokenFile(o); o.TokenFile == "" {
 			return cli.UsageErrorf("no HOME or XDG_CONFIG_HOME to keep the token in: pass --token-file FILE (or --no-token)")
 		}
 	}
@@ -165,6 +175,31 @@ func serveRun(ctx context.Context, o *ServeOptions) error {
 			fmt.Fprintf(o.IO.ErrOut, "agentinfra: serving MCP for %s at %s\n", ws.Root, url)
 		},
 	})
+}
+
+func defaultTokenFile(o *ServeOptions) string {
+	return httpguard.DefaultTokenFile(o.Getenv, mcpserver.TokenFileName)
+}
+
+// printToken prints the token of o.TokenFile (else the default file),
+// creating the file as the server would: what a 401 tells a client's
+// owner to run, instead of showing the file's path to whoever asked.
+func printToken(o *ServeOptions) error {
+	path := o.TokenFile
+	if path == "" {
+		if path = defaultTokenFile(o); path == "" {
+			return cli.UsageErrorf("no HOME or XDG_CONFIG_HOME to keep the token in: pass --token-file FILE")
+		}
+	}
+	token, created, err := httpguard.LoadOrCreateToken(path)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(o.IO.ErrOut, "agentinfra: created %s (mode 0600) with a new token\n", path)
+	}
+	fmt.Fprintln(o.IO.Out, token)
+	return nil
 }
 
 type nopReadCloser struct{ io.Reader }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -95,8 +96,9 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tMODE\tCLI\tAGENT\tTASK\tOWNER\tLAST TOOL\tUPDATED")
 	for _, s := range ss {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, orDash(s.CLI), orDash(s.Agent), orDash(s.TaskID),
-			supervision.Handle(s.Owner), orDash(s.LastTool), since(o.Now(), s.UpdatedAt))
+		cell := func(s string) string { return termsafe.Line(orDash(s)) } // the agent's (the MCP client's) text
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, cell(s.CLI), cell(s.Agent), cell(s.TaskID),
+			cell(supervision.Handle(s.Owner)), cell(s.LastTool), since(o.Now(), s.UpdatedAt))
 	}
 	tw.Flush()
 	fmt.Fprintf(o.IO.Out, "%d live of max_concurrent_sessions %d\n", countLive(ss), env.svc.Config().MaxConcurrentSessions)
@@ -143,26 +145,30 @@ func sessionShowRun(ctx context.Context, o *SessionOptions) error {
 		}{s, orEmpty(reqs), orEmpty(evs)})
 	}
 	w := o.IO.Out
-	fmt.Fprintf(w, "Session %d: %s (%s, mode %s)\n", s.ID, s.Status, s.CLI, s.Mode)
-	fmt.Fprintf(w, "Owner:     %s\nWorkspace: %s\n", supervision.Handle(s.Owner), s.Workspace)
+	// The texts are the agent's (the MCP client's): shown inert (termsafe).
+	line := termsafe.Line
+	fmt.Fprintf(w, "Session %d: %s (%s, mode %s)\n", s.ID, s.Status, line(s.CLI), s.Mode)
+	fmt.Fprintf(w, "Owner:     %s\nWorkspace: %s\n", line(supervision.Handle(s.Owner)), line(s.Workspace))
 	if s.Agent != "" || s.TaskID != "" {
-		fmt.Fprintf(w, "Agent:     %s  Task: %s\n", orDash(s.Agent), orDash(s.TaskID))
+		fmt.Fprintf(w, "Agent:     %s  Task: %s\n", line(orDash(s.Agent)), line(orDash(s.TaskID)))
 	}
-	fmt.Fprintf(w, "Last tool: %s\nProgress:  %s\n", orDash(s.LastTool), orDash(s.Progress))
+	fmt.Fprintf(w, "Last tool: %s\nProgress:  %s\n", line(orDash(s.LastTool)), line(orDash(s.Progress)))
 	if s.EndReason != "" {
-		fmt.Fprintf(w, "Ended:     %s\n", s.EndReason)
+		fmt.Fprintf(w, "Ended:     %s\n", line(s.EndReason))
 	}
 	fmt.Fprintf(w, "\nRequests (%d):\n", len(reqs))
 	for _, r := range reqs {
-		fmt.Fprintf(w, "  %d  %-11s %-8s %s", r.ID, r.Status, r.Risk, mdtext.Shorten(oneLine(r.Title), 80))
+		fmt.Fprintf(w, "  %d  %-11s %-8s %s", r.ID, r.Status, r.Risk, line(mdtext.Shorten(oneLine(r.Title), 80)))
 		if r.Status != supervision.StatusPending && r.Surface != "" {
-			fmt.Fprintf(w, "  (via %s by %s)", r.Surface, supervision.Handle(r.DecidedBy))
+			fmt.Fprintf(w, "  (via %s by %s)", r.Surface, line(supervision.Handle(r.DecidedBy)))
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nAudit log (%d):\n", len(evs))
 	for _, e := range evs {
-		fmt.Fprintf(w, "  %s  %-16s %-10s %s %s\n", e.At.Local().Format("15:04:05"), e.Action, e.Surface, supervision.Handle(e.Actor), mdtext.Shorten(string(e.Detail), 100))
+		// The detail is JSON of the agent's text: JSON escapes C0 controls
+		// but passes DEL, C1 and bidi characters raw.
+		fmt.Fprintf(w, "  %s  %-16s %-10s %s %s\n", e.At.Local().Format("15:04:05"), e.Action, e.Surface, line(supervision.Handle(e.Actor)), line(mdtext.Shorten(string(e.Detail), 100)))
 	}
 	return nil
 }

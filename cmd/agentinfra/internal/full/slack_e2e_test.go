@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
@@ -84,7 +85,7 @@ slack:
 		t.Helper()
 		done := make(chan error, 1)
 		go func() {
-			_, err := bridge.Run(ctx, bridge.Request{CLI: "claude", Binary: cli.Binary, Model: cli.Model, Dir: cli.Dir, Env: cli.Env, CleanEnv: true,
+			_, err := agentcli.RunSupervised(ctx, bridge.Request{CLI: "claude", Binary: cli.Binary, Model: cli.Model, Dir: cli.Dir, Env: cli.Env, CleanEnv: true,
 				ExtraArgs: cli.ExtraArgs, Prompt: "Please touch ok.txt"},
 				bridge.Options{Store: st, Session: ses, Policy: func() *policy.Policy { return &policy.Policy{Root: cli.Dir, AskAll: true} }})
 			done <- err

@@ -13,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
+	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/keepmoving"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -124,10 +126,12 @@ slack:
 	done := make(chan ran, 1)
 	go func() {
 		pol := &policy.Policy{Root: cli.Dir, AskAll: true}
-		_, out, err := keepmoving.Run(ctx, bridge.Request{CLI: "claude", Binary: cli.Binary, Model: cli.Model, Dir: cli.Dir, Env: cli.Env, CleanEnv: true,
-			ExtraArgs: cli.ExtraArgs, Prompt: "Think hard about the task"},
-			bridge.Options{Store: st, Session: ses, Policy: func() *policy.Policy { return pol }},
-			keepmoving.Options{Config: cfg, Bus: events.New(), Root: root})
+		start := func(ctx context.Context, w keepmoving.Watch) (runner.Conversation, error) {
+			return agentcli.StartSupervised(ctx, bridge.Request{CLI: "claude", Binary: cli.Binary, Model: cli.Model, Dir: cli.Dir, Env: cli.Env, CleanEnv: true,
+				ExtraArgs: cli.ExtraArgs, Prompt: "Think hard about the task"},
+				bridge.Options{Store: st, Session: ses, Policy: func() *policy.Policy { return pol }, OnEvent: w.OnEvent, BeforeApprovedEdit: w.BeforeApprovedEdit})
+		}
+		_, out, err := keepmoving.Run(ctx, start, keepmoving.Options{Config: cfg, Store: st, Session: ses, CLI: "claude", Model: cli.Model, Bus: events.New(), Root: root})
 		done <- ran{out, err}
 	}()
 

@@ -1,0 +1,388 @@
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/bridge"
+	"github.com/agentinfra/agentinfra/runner"
+	"github.com/agentinfra/agentinfra/store"
+)
+
+// geminiBridge speaks ACP to `gemini --acp` through the ACP Go SDK:
+// session/request_permission is answered with the option whose kind is
+// allow_once or reject_once (never by a hard-coded id), or cancelled when
+// the turn is cancelled. The answer carries no reason, and a prompt sent
+// mid-turn would cancel the turn: a person's reason, and anything Send
+// gets mid-turn, is queued and sent as the next prompt when the turn ends.
+type geminiBridge struct {
+	g       *bridge.Gate
+	p       *runner.Interactive
+	conn    *acp.ClientSideConnection
+	start   time.Time
+	session acp.SessionId
+	cleanup func()
+
+	mu       sync.Mutex
+	inTurn   bool
+	queue    []string
+	text     strings.Builder
+	lastText string
+	tokens   int64 // the prompts' usage so far
+	turnErr  string
+	asked    map[string]bool
+	tools    map[string]bridge.Ask
+	pending  map[string]context.CancelFunc
+	stopped  bool
+	ntools   int
+
+	turns chan runner.Event
+	res   runner.Result
+}
+
+func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridge.Started, error) {
+	bin, err := bridge.Binary(req, runner.CLIGemini)
+	if err != nil {
+		return nil, err
+	}
+	if req.Model == "" {
+		return nil, agenterr.Invalidf("model", "gemini needs an explicit model")
+	}
+	argv := []string{bin, "--acp", "-m", req.Model}
+	var files []string
+	cleanup := func() {
+		for _, f := range files {
+			os.Remove(f)
+		}
+	}
+	if toml := PolicyTOML(g.Policy()); toml != "" {
+		f, err := os.CreateTemp("", "agentinfra-gemini-policy-*.toml")
+		if err != nil {
+			return nil, err
+		}
+		f.WriteString(toml)
+		f.Close()
+		files = append(files, f.Name())
+		argv = append(argv, "--policy", f.Name())
+	}
+	env := append([]string{}, req.Env...)
+	if req.SystemPrompt != "" {
+		spf, rm, err := bridge.SystemPromptFile(req.SystemPrompt)
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+		_ = rm
+		files = append(files, spf)
+		env = append(env, "GEMINI_SYSTEM_MD="+spf)
+	}
+	argv = append(argv, req.ExtraArgs...)
+	p, err := runner.StartInteractive(argv, req.Dir, env, req.CleanEnv)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, asked: map[string]bool{}, tools: map[string]bridge.Ask{},
+		pending: map[string]context.CancelFunc{}, turns: make(chan runner.Event, 16),
+		res: runner.Result{CLI: runner.CLIGemini, Model: req.Model}}
+	b.conn = acp.NewClientSideConnection(&geminiClient{b: b}, p.Stdin, p.Stdout)
+	b.conn.SetLogger(slog.New(slog.DiscardHandler))
+	go func() {
+		select {
+		case <-ctx.Done():
+			b.Stop()
+		case <-p.Done():
+		}
+	}()
+	fail := func(err error) (bridge.Started, error) {
+		b.Stop()
+		_, tail, _ := p.Wait()
+		cleanup()
+		return nil, fmt.Errorf("gemini --acp: %w%s", err, bridge.StderrExcerpt(tail))
+	}
+	if _, err := b.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
+		ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{}}}); err != nil {
+		return fail(err)
+	}
+	sess, err := b.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: req.Dir, McpServers: []acp.McpServer{}})
+	if err != nil {
+		return fail(err)
+	}
+	b.session = sess.SessionId
+	b.res.SessionID = string(sess.SessionId)
+	g.Event(runner.Event{Kind: "init", SessionID: b.res.SessionID, Text: req.Model})
+	b.mu.Lock()
+	b.inTurn = true
+	b.mu.Unlock()
+	go b.turn(req.Prompt)
+	return b, nil
+}
+
+// turn runs prompts until the queue is empty; only then is the turn over.
+func (b *geminiBridge) turn(text string) {
+	for {
+		resp, err := b.conn.Prompt(context.Background(), acp.PromptRequest{SessionId: b.session, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+		b.mu.Lock()
+		if t := b.text.String(); t != "" {
+			b.lastText = t
+		}
+		b.text.Reset()
+		if err != nil {
+			b.turnErr = "gemini: " + err.Error()
+		}
+		if in, out, ok := promptUsage(resp); ok {
+			b.res.InputTokens, b.res.OutputTokens = in, out
+			b.tokens += in + out // each prompt's own
+		}
+		tokens := b.tokens
+		next := ""
+		if len(b.queue) > 0 && err == nil && !b.stopped {
+			next, b.queue = b.queue[0], b.queue[1:]
+		} else {
+			b.inTurn = false
+		}
+		b.mu.Unlock()
+		ev := runner.Event{Kind: "result", Text: string(resp.StopReason), SessionID: b.res.SessionID, Tokens: tokens}
+		if err != nil {
+			ev = runner.Event{Kind: "error", Text: err.Error()}
+		}
+		b.g.Event(ev)
+		if next == "" {
+			select {
+			case b.turns <- ev:
+			default:
+			}
+			return
+		}
+		text = next
+	}
+}
+
+func (b *geminiBridge) Send(ctx context.Context, text string) error {
+	b.mu.Lock()
+	if b.inTurn {
+		b.queue = append(b.queue, text) // a prompt now would cancel the turn
+		b.mu.Unlock()
+		return nil
+	}
+	b.inTurn = true
+	b.mu.Unlock()
+	go b.turn(text)
+	return nil
+}
+
+func (b *geminiBridge) Interrupt(ctx context.Context) error {
+	b.mu.Lock()
+	for _, cancel := range b.pending {
+		cancel()
+	}
+	b.mu.Unlock()
+	return b.conn.Cancel(ctx, acp.CancelNotification{SessionId: b.session})
+}
+
+func (b *geminiBridge) TurnEnded() <-chan runner.Event { return b.turns }
+
+func (b *geminiBridge) Close() error { return b.p.Stdin.Close() }
+
+func (b *geminiBridge) Stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.Close()
+	b.p.Stop(b.g.KillGrace())
+}
+
+func (b *geminiBridge) Wait() (runner.Result, error) {
+	<-b.p.Done()
+	defer b.cleanup()
+	b.mu.Lock()
+	for _, cancel := range b.pending {
+		cancel()
+	}
+	b.res.Response, b.res.ToolCalls = b.lastText, b.ntools
+	if b.turnErr != "" && !b.stopped {
+		b.res.Error = b.turnErr
+	}
+	stopped := b.stopped
+	b.mu.Unlock()
+	err := bridge.Finish(&b.res, b.start, b.p, stopped)
+	return b.res, err
+}
+
+// askOf describes a tool call of gemini's.
+func (b *geminiBridge) askOf(tc acp.ToolCallUpdate) bridge.Ask {
+	title := ""
+	if tc.Title != nil {
+		title = *tc.Title
+	}
+	kind := acp.ToolKindOther
+	if tc.Kind != nil {
+		kind = *tc.Kind
+	}
+	a := bridge.Ask{NativeID: string(tc.ToolCallId), Tool: toolName(string(tc.ToolCallId)), Title: title}
+	switch kind {
+	case acp.ToolKindExecute:
+		a.Kind, a.Command, a.Title = store.KindCommand, title, "Run "+title
+	case acp.ToolKindEdit, acp.ToolKindDelete, acp.ToolKindMove:
+		a.Kind = store.KindEdit
+		for _, c := range tc.Content {
+			if d := c.Diff; d != nil {
+				a.File = d.Path
+				a.Diff += bridge.EditDiff(b.g.Root(), d.Path, d.OldText, d.NewText, false)
+			}
+		}
+		if a.File == "" && len(tc.Locations) > 0 {
+			a.File = tc.Locations[0].Path
+		}
+	case acp.ToolKindFetch:
+		a.Kind, a.URL = store.KindFetch, title
+	default:
+		a.Kind = store.KindTool
+		if len(tc.Locations) > 0 {
+			a.File = tc.Locations[0].Path
+		}
+	}
+	return a
+}
+
+// toolName is gemini's tool name, the head of its tool call IDs
+// (run_shell_command__run_shell_command_1795…).
+func toolName(id string) string {
+	if n, _, ok := strings.Cut(id, "__"); ok {
+		return n
+	}
+	return id
+}
+
+// geminiClient is the ACP client side: permissions and session updates.
+// It offers no file system or terminal (gemini uses its own tools).
+type geminiClient struct{ b *geminiBridge }
+
+func (c *geminiClient) RequestPermission(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	b := c.b
+	a := b.askOf(p.ToolCall)
+	id := string(p.ToolCall.ToolCallId)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.mu.Lock()
+	b.asked[id] = true
+	b.pending[id] = cancel
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.pending, id)
+		b.mu.Unlock()
+	}()
+	ans := b.g.Decide(wctx, a)
+	if wctx.Err() != nil {
+		return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
+	}
+	want := acp.PermissionOptionKindRejectOnce
+	if ans.Allow {
+		want = acp.PermissionOptionKindAllowOnce
+	} else if ans.Reason != "" {
+		b.mu.Lock()
+		b.queue = append(b.queue, ans.Message) // the reason, as the next prompt
+		b.mu.Unlock()
+	}
+	for _, o := range p.Options {
+		if o.Kind == want {
+			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.RequestPermissionOutcomeSelected{OptionId: o.OptionId}}}, nil
+		}
+	}
+	// No such option: cancelled, which gemini treats as a rejection.
+	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
+}
+
+func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotification) error {
+	b, u := c.b, n.Update
+	switch {
+	case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+		t := u.AgentMessageChunk.Content.Text.Text
+		b.mu.Lock()
+		b.text.WriteString(t)
+		b.mu.Unlock()
+		b.g.Event(runner.Event{Kind: "message", Text: t})
+	case u.ToolCall != nil:
+		tc := u.ToolCall
+		kind := tc.Kind
+		title := tc.Title
+		a := b.askOf(acp.ToolCallUpdate{ToolCallId: tc.ToolCallId, Title: &title, Kind: &kind, Content: tc.Content, Locations: tc.Locations})
+		b.mu.Lock()
+		b.tools[string(tc.ToolCallId)] = a
+		b.ntools++
+		b.mu.Unlock()
+		b.g.Event(runner.Event{Kind: "tool_use", Tool: a.Tool, Text: tc.Title})
+	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
+		st := *u.ToolCallUpdate.Status
+		if st != acp.ToolCallStatusCompleted && st != acp.ToolCallStatusFailed {
+			return nil
+		}
+		id := string(u.ToolCallUpdate.ToolCallId)
+		b.g.Event(runner.Event{Kind: "tool_result", Tool: toolName(id), Text: string(st)})
+		b.mu.Lock()
+		a, known := b.tools[id]
+		asked := b.asked[id]
+		b.mu.Unlock()
+		if known && !asked && st == acp.ToolCallStatusCompleted {
+			b.g.RanWithoutAsking(id, a)
+		}
+	}
+	return nil
+}
+
+func (c *geminiClient) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	return acp.ReadTextFileResponse{}, fmt.Errorf("agentinfra offers no file system to the agent")
+}
+func (c *geminiClient) WriteTextFile(context.Context, acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	return acp.WriteTextFileResponse{}, fmt.Errorf("agentinfra offers no file system to the agent")
+}
+func (c *geminiClient) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	return acp.CreateTerminalResponse{}, fmt.Errorf("agentinfra offers no terminal to the agent")
+}
+func (c *geminiClient) KillTerminal(context.Context, acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	return acp.KillTerminalResponse{}, fmt.Errorf("no terminal")
+}
+func (c *geminiClient) TerminalOutput(context.Context, acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	return acp.TerminalOutputResponse{}, fmt.Errorf("no terminal")
+}
+func (c *geminiClient) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	return acp.ReleaseTerminalResponse{}, fmt.Errorf("no terminal")
+}
+func (c *geminiClient) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	return acp.WaitForTerminalExitResponse{}, fmt.Errorf("no terminal")
+}
+
+// promptUsage is a prompt's token counts: ACP's usage field, else what
+// gemini puts in the response's _meta (quota.token_count), the totals of
+// that prompt's model calls.
+func promptUsage(resp acp.PromptResponse) (in, out int64, ok bool) {
+	if resp.Usage != nil {
+		return int64(resp.Usage.InputTokens), int64(resp.Usage.OutputTokens), true
+	}
+	raw, err := json.Marshal(resp.Meta["quota"])
+	if err != nil {
+		return 0, 0, false
+	}
+	var q struct {
+		TokenCount *struct {
+			Input  int64 `json:"input_tokens"`
+			Output int64 `json:"output_tokens"`
+		} `json:"token_count"`
+	}
+	if json.Unmarshal(raw, &q) != nil || q.TokenCount == nil {
+		return 0, 0, false
+	}
+	return q.TokenCount.Input, q.TokenCount.Output, true
+}
+
+func (b *geminiBridge) Process() *runner.Interactive { return b.p }

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package fleet
-
-import "time"
-
-func childrenCPU() time.Duration { return 0 }
-
-func selfCPU() time.Duration { return 0 }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package statefile
+
+const noFollow = 0
