@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/agentinfra/agentinfra/config"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -54,13 +55,27 @@ func (c Config) person(slackID string) (string, bool) {
 	return "", false
 }
 
-// mention is how Slack writes a person: <@U…> when the member is known.
+// mention is how Slack writes a person: <@U…> when the member is known,
+// else @name as plain text (a name is not ours: an owner is whoever ran
+// the session).
 func (c Config) mention(name string) string {
-	if id, ok := c.Users[strings.TrimPrefix(name, "@")]; ok {
+	if id, ok := c.memberOf(name); ok {
 		return "<@" + id + ">"
 	}
-	if id, ok := c.Users["@"+strings.TrimPrefix(name, "@")]; ok {
-		return "<@" + id + ">"
+	return c.handle(name)
+}
+
+// handle is a person as plain text, never a mention: @name.
+func (c Config) handle(name string) string {
+	return inert(supervision.Handle(name), oneLine, 100)
+}
+
+// memberOf is the Slack member linked to an agentinfra user.
+func (c Config) memberOf(name string) (string, bool) {
+	n := strings.TrimPrefix(name, "@")
+	if id, ok := c.Users[n]; ok {
+		return id, true
 	}
-	return "@" + strings.TrimPrefix(name, "@")
+	id, ok := c.Users["@"+n]
+	return id, ok
 }
