@@ -14,11 +14,14 @@ import (
 // same tool), read from the request the way the gate reads an ask. root is
 // the folder the request's paths are relative to.
 func SessionRule(root string, r store.Request) (policy.Rule, error) {
-	return policy.RuleFor(root, action(askOf(r)))
+	return policy.RuleFor(root, PolicyAction(r))
 }
 
-func askOf(r store.Request) Ask {
-	return Ask{Kind: r.Kind, Tool: r.Tool, Command: r.Command, File: r.File, URL: r.URL}
+// PolicyAction is a stored request as the policy sees it: the action the
+// gate judged when it raised the request (a tool's call on a file is a
+// read), so that a rule made from it matches the same asks again.
+func PolicyAction(r store.Request) policy.Action {
+	return action(Ask{Kind: r.Kind, Tool: r.Tool, Command: r.Command, File: r.File, URL: r.URL})
 }
 
 // forSession is the session's approval for the session that covers a, if

@@ -57,7 +57,7 @@ func (s *Service) PlanAlways(ctx context.Context, id int64) (*AlwaysPlan, error)
 	}
 	root := s.ws.Root
 	paths := policy.DefaultPaths(root, s.getenv)
-	rule, err := policy.RuleFor(root, PolicyAction(r))
+	rule, err := policy.RuleFor(root, bridge.PolicyAction(r))
 	if err != nil {
 		return nil, err
 	}
@@ -79,22 +79,6 @@ func (s *Service) PlanAlways(ctx context.Context, id int64) (*AlwaysPlan, error)
 		}
 	}
 	return p, nil
-}
-
-// PolicyAction is a stored request as the policy sees it.
-func PolicyAction(r Request) policy.Action {
-	a := policy.Action{Tool: r.Tool, Command: r.Command, File: r.File, URL: r.URL}
-	switch r.Kind {
-	case store.KindCommand:
-		a.Kind = policy.KindCommand
-	case store.KindEdit:
-		a.Kind = policy.KindEdit
-	case store.KindFetch:
-		a.Kind = policy.KindFetch
-	default:
-		a.Kind = policy.KindTool
-	}
-	return a
 }
 
 // Decision is a person's answer to an approval request.
