@@ -221,22 +221,9 @@ func (s *Store) Decide(ctx context.Context, d Decision) (Request, error) {
 // approves an ask like one of them without asking a person. A session that
 // ended has none (what it approved does not outlive it).
 func (s *Store) SessionApprovals(ctx context.Context, sessionID int64) ([]Request, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+requestCols+` FROM approvals
+	return queryAll(ctx, s.db, scanRequest, `SELECT `+requestCols+` FROM approvals
 		WHERE session_id = ? AND scope = 'session' AND status = 'approved'
 		AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND status NOT IN ('terminated','interrupted')) ORDER BY id`, sessionID, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Request
-	for rows.Next() {
-		r, err := scanRequest(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }
 
 // answerRequest runs an answer of request id (answerItem); its deadline
