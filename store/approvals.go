@@ -80,6 +80,11 @@ type Request struct {
 	Surface   string     `json:"surface,omitempty"`
 	Reason    string     `json:"reason,omitempty"`
 	Always    bool       `json:"always,omitempty"`
+	// Host is the machine the request is on when it is not this one: the
+	// name of the agentinfra host (a Coder workspace) whose store holds it,
+	// set by the supervision service that merged it (docs/coder.md); the
+	// store never sets it.
+	Host string `json:"host,omitempty"`
 }
 
 // NewRequest is what RaiseRequest needs. Timeout 0 means never expire.

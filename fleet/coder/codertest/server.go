@@ -79,7 +79,8 @@ type Server struct {
 	done         chan struct{}
 	closeOnce    sync.Once
 	meta         metadataState
-	appHost      string // wildcard app host; "" without subdomain apps
+	apps         map[string]map[string]*servedApp // agent ID → slug → an app a test serves
+	appHost      string                           // wildcard app host; "" without subdomain apps
 	appSlug      string
 	lagInterrupt bool
 	mu           sync.Mutex
