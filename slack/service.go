@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -128,6 +129,7 @@ func (s *Service) Run(ctx context.Context) error {
 	tailErr := make(chan error, 1)
 	go func() { connErr <- s.connect(ctx) }()
 	go func() { tailErr <- s.tail(ctx, work) }()
+	go s.tailHosts(ctx, work)
 	go s.dispatch(ctx, work)
 	select {
 	case err = <-connErr:
@@ -281,6 +283,26 @@ func (s *Service) tail(ctx, work context.Context) error {
 		case <-changes:
 		}
 	}
+}
+
+// tailHosts follows the audit logs of the workspace's hosts (the
+// supervised agents' on Coder: supervision's FollowHosts) and routes their
+// events as tail routes the workspace's, so that a host's remote and
+// hybrid sessions are posted and decided here as this machine's are. An
+// event a host could not be asked about (it went away meanwhile) comes
+// again once it is back; one Slack refused is logged and passed.
+func (s *Service) tailHosts(ctx, work context.Context) {
+	_ = s.sup.FollowHosts(ctx, supervision.SurfaceSlack, s.catchUp, func(_ context.Context, ev supervision.AuditEvent) error {
+		err := s.route(work, ev)
+		switch {
+		case err == nil:
+		case agenterr.KindOf(err) == agenterr.Unavailable:
+			return err
+		default:
+			s.log.Warn("slack: posting a host's event", "action", ev.Action, "session", ev.SessionID, "err", err)
+		}
+		return nil
+	})
 }
 
 // route hands an audit event to the kind that posts it, for sessions that

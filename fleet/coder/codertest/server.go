@@ -81,7 +81,7 @@ type Server struct {
 	meta         metadataState
 	apps         map[string]map[string]*servedApp // agent ID → slug → an app a test serves
 	onAgentUp    func(name string, params map[string]string)
-	appHost      string                           // wildcard app host; "" without subdomain apps
+	appHost      string // wildcard app host; "" without subdomain apps
 	appSlug      string
 	lagInterrupt bool
 	mu           sync.Mutex
