@@ -131,7 +131,8 @@ func (f files) records() ([]agentRecord, error) {
 
 // HostAddress is how this machine reaches a supervised agent's host:
 // through Coder's app proxy, with the person's session token (Header) and
-// the host's token.
+// the host's token. A host whose workspace's app is not up yet has no URL
+// but Locate, which finds it once it is.
 type HostAddress struct {
 	Number     int64
 	Name       string
@@ -139,13 +140,15 @@ type HostAddress struct {
 	Token      string
 	Header     http.Header
 	HTTPClient *http.Client
+	Locate     func(context.Context) (host.Location, error)
 }
 
 // Hosts lists where the supervised agents' hosts are, from agentinfra's
 // records: Coder is asked nothing when each record knows its host app (it
 // does once the agent was seen up), else once for the list of workspaces.
-// An agent whose host cannot be addressed (its workspace gone, a template
-// without the app) is a warning.
+// An agent whose workspace has no app yet (not up, or a template without
+// it) is listed with Locate: it counts as unreachable, and is reached once
+// the app is up; one whose token is gone is a warning.
 func (b *Backend) Hosts(ctx context.Context) ([]HostAddress, []string, error) {
 	recs, err := b.files.records()
 	if err != nil {
@@ -173,7 +176,12 @@ func (b *Backend) Hosts(ctx context.Context) ([]HostAddress, []string, error) {
 			ws, ok := listed[strings.ToLower(r.Name)]
 			found, _, hasApp := FindApp(ws, b.cfg.HostAppSlug)
 			if !ok || !hasApp {
-				warnings = append(warnings, fmt.Sprintf("agent %s is supervised but its workspace has no app %q (not up yet, or gone): its items are not shown", r.Name, b.cfg.HostAppSlug))
+				token, err := b.files.readHostToken(r.Name)
+				if err != nil {
+					warnings = append(warnings, err.Error())
+					continue
+				}
+				out = append(out, HostAddress{Number: r.Host.Number, Name: r.Name, Token: token, Locate: b.locateHost(r.Name)})
 				continue
 			}
 			app = &found
@@ -186,6 +194,26 @@ func (b *Backend) Hosts(ctx context.Context) ([]HostAddress, []string, error) {
 		out = append(out, a)
 	}
 	return out, warnings, nil
+}
+
+// locateHost finds the app of agent name's host, once its workspace is up
+// with it.
+func (b *Backend) locateHost(name string) func(context.Context) (host.Location, error) {
+	return func(ctx context.Context) (host.Location, error) {
+		ws, err := b.client.WorkspaceByOwnerAndName(ctx, name)
+		if err != nil {
+			return host.Location{}, fleetError(err)
+		}
+		app, _, ok := FindApp(ws, b.cfg.HostAppSlug)
+		if !ok {
+			return host.Location{}, fmt.Errorf("workspace %s has no app %q yet (not up, or its template lacks it: docs/coder.md)", name, b.cfg.HostAppSlug)
+		}
+		root, hdr, hc, err := b.client.AppRoot(ctx, app)
+		if err != nil {
+			return host.Location{}, fleetError(err)
+		}
+		return host.Location{URL: root, Header: hdr, HTTPClient: hc}, nil
+	}
 }
 
 func (b *Backend) hostAddress(ctx context.Context, name string, number int64, app App) (HostAddress, error) {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
@@ -24,8 +25,14 @@ type Options struct {
 	// Name is the host's name (the Coder workspace's).
 	Name string
 	// URL is the root of the host's API: its app's URL through Coder's
-	// proxy (path or subdomain app), or the host's own address.
+	// proxy (path or subdomain app), or the host's own address. "" when
+	// Locate finds it.
 	URL string
+	// Locate finds the host's URL (and Header, HTTPClient) when URL is ""
+	// (its workspace was not up when this client was made): it is asked
+	// before each request until it finds it, and the host counts as
+	// unreachable until then.
+	Locate func(context.Context) (Location, error)
 	// Token is the host's token, sent as Authorization: Bearer.
 	Token string
 	// Header is sent with every request too: the person's Coder session
@@ -48,6 +55,13 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Location is where a host is found (Options.Locate).
+type Location struct {
+	URL        string
+	Header     http.Header
+	HTTPClient *http.Client
+}
+
 // DefaultTimeout bounds one call of a Client.
 const DefaultTimeout = 10 * time.Second
 
@@ -62,8 +76,10 @@ const maxEventLine = 8 << 20
 // use.
 type Client struct {
 	o     Options
-	base  *url.URL
 	reach *reach
+
+	mu   sync.Mutex
+	base *url.URL // nil until Locate found it
 }
 
 var _ supervision.Host = (*Client)(nil)
@@ -73,15 +89,13 @@ func New(o Options) (*Client, error) {
 	if o.Name == "" {
 		return nil, errors.New("a host needs its name")
 	}
-	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("host %s: %q is not an http(s) URL", o.Name, o.URL)
-	}
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-		if u.RawPath != "" {
-			u.RawPath += "/"
+	var base *url.URL
+	if o.URL != "" || o.Locate == nil {
+		u, err := rootURL(o.Name, o.URL)
+		if err != nil {
+			return nil, err
 		}
+		base = u
 	}
 	if o.Token == "" {
 		return nil, fmt.Errorf("host %s: no token: the host refuses every request without it", o.Name)
@@ -98,7 +112,47 @@ func New(o Options) (*Client, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Client{o: o, base: u, reach: newReach(o.StateDir, o.Name, o.Now)}, nil
+	return &Client{o: o, base: base, reach: newReach(o.StateDir, o.Name, o.Now)}, nil
+}
+
+// rootURL is raw as the root of the host's API (ending in /).
+func rootURL(name, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("host %s: %q is not an http(s) URL", name, raw)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+		if u.RawPath != "" {
+			u.RawPath += "/"
+		}
+	}
+	return u, nil
+}
+
+// located is the host's root, once known: Locate is asked while it is not
+// (its answer is kept once it has one); until then the host is unreachable.
+func (c *Client) located(ctx context.Context) (*url.URL, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.base != nil {
+		return c.base, nil
+	}
+	loc, err := c.o.Locate(ctx)
+	if err == nil {
+		var u *url.URL
+		if u, err = rootURL(c.o.Name, loc.URL); err == nil {
+			c.base, c.o.Header = u, loc.Header
+			if loc.HTTPClient != nil {
+				c.o.HTTPClient = loc.HTTPClient
+			}
+			return u, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, c.unreachable("it is not found: "+err.Error(), err)
 }
 
 // Name is the host's name.
@@ -108,8 +162,8 @@ func (c *Client) Name() string { return c.o.Name }
 func (c *Client) Down() (time.Time, string) { return c.reach.state() }
 
 // endpoint is the URL of path under the host's root.
-func (c *Client) endpoint(path string, q url.Values) string {
-	u := *c.base
+func endpoint(base *url.URL, path string, q url.Values) string {
+	u := *base
 	ref := &url.URL{Path: path}
 	if q != nil {
 		ref.RawQuery = q.Encode()
@@ -153,7 +207,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		body = bytes.NewReader(marshal(in))
 	}
-	req, err := c.newRequest(ctx, method, c.endpoint(path, nil), body)
+	base, err := c.located(ctx)
+	if err != nil {
+		return err
+	}
+	req, err := c.newRequest(ctx, method, endpoint(base, path, nil), body)
 	if err != nil {
 		return err
 	}
@@ -382,7 +440,11 @@ func (c *Client) LastAuditSeq(ctx context.Context) (int64, error) {
 func (c *Client) Follow(ctx context.Context, after int64, opened func(last int64), fn func(supervision.AuditEvent) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req, err := c.newRequest(ctx, http.MethodGet, c.endpoint("v1/events", url.Values{"after": {strconv.FormatInt(after, 10)}}), nil)
+	base, err := c.located(ctx)
+	if err != nil {
+		return err
+	}
+	req, err := c.newRequest(ctx, http.MethodGet, endpoint(base, "v1/events", url.Values{"after": {strconv.FormatInt(after, 10)}}), nil)
 	if err != nil {
 		return err
 	}

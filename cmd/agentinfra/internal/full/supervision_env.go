@@ -94,7 +94,7 @@ func (f *Factory) hostsOf(ctx context.Context, ws *workspace.Workspace) ([]super
 	stateDir := filepath.Join(ws.AgentDir(), "state", "hosts")
 	var out []supervision.HostEntry
 	for _, a := range addrs {
-		c, err := host.New(host.Options{Name: a.Name, URL: a.URL, Token: a.Token, Header: a.Header, HTTPClient: a.HTTPClient, StateDir: stateDir, Now: f.Now})
+		c, err := host.New(host.Options{Name: a.Name, URL: a.URL, Locate: a.Locate, Token: a.Token, Header: a.Header, HTTPClient: a.HTTPClient, StateDir: stateDir, Now: f.Now})
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			continue
