@@ -12,6 +12,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
 	"github.com/agentinfra/agentinfra/internal/httpguard"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/host"
@@ -161,14 +162,8 @@ func dropFor() time.Duration {
 	return time.Second
 }
 
-// eventually waits until ok holds (fails the test after a while).
+// eventually waits until ok holds (poll's guard fails the test).
 func eventually(t testing.TB, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Eventually(t, ok, "waiting until %s", what)
 }

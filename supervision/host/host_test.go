@@ -18,7 +18,9 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/host"
@@ -368,5 +370,79 @@ func TestFollowCatchesUpAfterADrop(t *testing.T) {
 	}
 	if cur, ok, _ := me.svc.Cursor(t.Context(), "test@papi"); !ok || cur != want[len(want)-1].Seq {
 		t.Errorf("the cursor is %d (%v), want %d", cur, ok, want[len(want)-1].Seq)
+	}
+}
+
+// A host whose workspace is not up yet when this machine's service starts
+// (a console or Slack running before the agent's workspace) is shown as
+// unreachable, with why, and is reached once its app is up: Locate finds
+// it then.
+func TestAHostNotUpYetIsReachedOnceItsAppIs(t *testing.T) {
+	srv := codertest.New(t)
+	c, err := coder.New(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	locate := func(ctx context.Context) (host.Location, error) {
+		ws, err := c.WorkspaceByOwnerAndName(ctx, "papi")
+		if err != nil {
+			return host.Location{}, err
+		}
+		app, _, ok := coder.FindApp(ws, slug)
+		if !ok {
+			return host.Location{}, fmt.Errorf("workspace papi has no app %s yet", slug)
+		}
+		root, hdr, hc, err := c.AppRoot(ctx, app)
+		return host.Location{URL: root, Header: hdr, HTTPClient: hc}, err
+	}
+	hc, err := host.New(host.Options{Name: "papi", Token: hostToken, Locate: locate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := newMachine(t, supervision.Options{Hosts: []supervision.HostEntry{{Number: 1, Host: hc}}})
+	followed := make(chan supervision.AuditEvent, 10)
+	opened := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	// The first time papi answers, the follower starts from its newest
+	// event (catchUp shows what waited already).
+	catchUp := func(context.Context) error { opened <- struct{}{}; return nil }
+	go me.svc.FollowHosts(ctx, "test", catchUp, func(_ context.Context, ev supervision.AuditEvent) error {
+		followed <- ev
+		return nil
+	})
+
+	in, err := me.svc.Inbox(t.Context())
+	if err != nil || len(in.Hosts) != 1 || in.Hosts[0].Reachable || in.Hosts[0].DownSince.IsZero() || !strings.Contains(in.Hosts[0].Error, "not found") {
+		t.Fatalf("papi not up yet, the inbox: %+v %v", in.Hosts, err)
+	}
+	papi := newMachine(t, supervision.Options{})
+	papi.serve(t, srv, "papi")
+	ses := papi.live(t, "papi", store.ModeLocal)
+	eventually(t, "papi is reached", func() bool {
+		in, err = me.svc.Inbox(t.Context())
+		return err == nil && len(in.Hosts) == 1 && in.Hosts[0].Reachable
+	})
+	// The follower started before papi was up follows it now.
+	select {
+	case <-opened:
+	case <-time.After(poll.Timeout):
+		t.Fatal("the follower started before papi was up did not reach it")
+	}
+	r := papi.ask(t, ses, "go test ./...")
+	in, _ = me.svc.Inbox(t.Context())
+	if len(in.Requests) != 1 || in.Requests[0].ID != supervision.HostIDBase+r.ID || in.Requests[0].Host != "papi" {
+		t.Fatalf("papi's request in the inbox: %+v", in.Requests)
+	}
+	timeout := time.After(poll.Timeout)
+	for {
+		select {
+		case ev := <-followed:
+			if ev.RequestID == supervision.HostIDBase+r.ID {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the follower started before papi was up did not follow it")
+		}
 	}
 }
