@@ -470,25 +470,8 @@ func TestOneInboxAcrossCoderWorkspaces(t *testing.T) {
 func consoleApprove(t *testing.T, w *hostedWorld, id int64) {
 	t.Helper()
 	f, _, _ := testFactory(w.root, w.env)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	links := make(chan string, 1)
-	cmd := NewCmdConsole(f, func(ctx context.Context, o *ConsoleOptions) error {
-		o.Ready = func(u string) { links <- u }
-		return consoleRun(ctx, o)
-	})
-	cmd.SetArgs([]string{})
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	defer func() { cancel(); <-done }()
-	var link string
-	select {
-	case link = <-links:
-	case err := <-done:
-		t.Fatalf("console ended: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("console did not start")
-	}
+	link, stop := startConsole(t, f)
+	defer stop()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
 	resp, err := c.Get(link)
