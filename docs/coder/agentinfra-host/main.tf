@@ -45,6 +45,12 @@ variable "port" {
   description = "The loopback port the host listens on."
 }
 
+variable "subdomain" {
+  type        = bool
+  default     = false
+  description = "Serve the app on the deployment's wildcard domain (CODER_WILDCARD_ACCESS_URL) rather than a path: agentinfra reaches either."
+}
+
 variable "slug" {
   type        = string
   default     = "agentinfra"
@@ -115,14 +121,15 @@ resource "coder_script" "agentinfra_host" {
   EOT
 }
 
-# A path app shared with its owner only: Coder's proxy lets through the
-# owner's session token; the host then wants its own token too.
+# An app shared with its owner only (a path app unless var.subdomain):
+# Coder's proxy lets through the owner's session token; the host then
+# wants its own token too.
 resource "coder_app" "agentinfra" {
   agent_id     = var.agent_id
   slug         = var.slug
   display_name = "agentinfra"
   url          = "http://localhost:${var.port}/"
   share        = "owner"
-  subdomain    = false
+  subdomain    = var.subdomain
   hidden       = true
 }
