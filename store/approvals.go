@@ -84,6 +84,11 @@ type Request struct {
 	// Scope is what an approval covers: "" the request, ScopeSession the
 	// same action for the rest of its session, ScopeAlways a policy rule.
 	Scope string `json:"scope,omitempty"`
+	// Host is the machine the request is on when it is not this one: the
+	// name of the agentinfra host (a Coder workspace) whose store holds it,
+	// set by the supervision service that merged it (docs/coder.md); the
+	// store never sets it.
+	Host string `json:"host,omitempty"`
 }
 
 // The scopes of an approval (Request.Scope).

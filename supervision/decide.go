@@ -48,6 +48,16 @@ func (p *AlwaysPlan) Fingerprint() string {
 // id, and the policy file's diff; it writes nothing. A request no longer
 // pending gets its *DecidedError.
 func (s *Service) PlanAlways(ctx context.Context, id int64) (*AlwaysPlan, error) {
+	if e, n, err := s.route(id); err != nil || e != nil {
+		if err != nil {
+			return nil, err
+		}
+		hp, err := e.h.PlanAlways(ctx, n)
+		if err != nil {
+			return nil, e.err(err)
+		}
+		return hp.plan(id), nil
+	}
 	r, err := s.st.Request(ctx, id)
 	if err != nil {
 		return nil, err
@@ -79,6 +89,16 @@ func (s *Service) PlanAlways(ctx context.Context, id int64) (*AlwaysPlan, error)
 		}
 	}
 	return p, nil
+}
+
+// plan is a host's plan as the surfaces show it: written by the host when
+// the approval is taken there (src marks a plan that changes the file).
+func (hp HostPlan) plan(id int64) *AlwaysPlan {
+	p := &AlwaysPlan{Rule: policy.Rule{Key: hp.Key, Value: hp.Value}, Diff: hp.Diff, Note: hp.Note, request: id}
+	if hp.Diff != "" {
+		p.src = []byte(hp.Diff)
+	}
+	return p
 }
 
 // Decision is a person's answer to an approval request.
@@ -134,6 +154,17 @@ func (s *Service) Decide(ctx context.Context, a Actor, d Decision) (Request, err
 	}
 	if d.Session && (!d.Approve || d.Always != nil) {
 		return Request{}, agenterr.Invalidf("session", "approve for the session goes only with an approval, and not with always")
+	}
+	if e, n, err := s.route(d.Request); err != nil || e != nil {
+		return hostChange(ctx, s, a, e, err, func() (Request, error) {
+			hd := HostDecision{Request: n, Approve: d.Approve, Reason: d.Reason, Session: d.Session}
+			if d.Always != nil {
+				hd.Always = d.Always.Fingerprint()
+			}
+			return e.h.Decide(ctx, a, hd)
+		}, e.request, func(r Request) events.Event {
+			return events.Event{Kind: events.RequestChanged, SessionID: r.SessionID, ItemID: r.ID, Status: r.Status, Text: r.Reason, Actor: a.Name}
+		})
 	}
 	r, err := s.st.Request(ctx, d.Request)
 	if err != nil {

@@ -78,6 +78,7 @@ and outlive the command. See docs/fleet.md.`,
 		NewCmdAgentLogs(f, nil),
 		NewCmdAgentDelete(f, nil),
 		NewCmdAgentRunSupervisor(f),
+		NewCmdAgentHost(f, nil),
 	)
 	return cmd
 }
