@@ -53,6 +53,9 @@ type Gate struct {
 	// keeps its writes in the order of the events.
 	progMu sync.Mutex
 	prog   progress
+	// native is the CLI's own session as recorded in the store (resume.go).
+	nativeMu sync.Mutex
+	native   string
 }
 
 func newGate(opts Options) *Gate { return &Gate{opts: opts, seen: map[string]bool{}} }
@@ -77,6 +80,7 @@ func (g *Gate) Policy() *policy.Policy {
 
 func (g *Gate) Event(ev runner.Event) {
 	ev.Text = runner.ClipEventText(ev.Text)
+	g.noteNative(ev)
 	// The session's last tool and progress line (one write per event that
 	// changes them; a failed write must not stop the run).
 	tool := ""
@@ -160,6 +164,10 @@ func (g *Gate) Decide(ctx context.Context, a Ask) Answer {
 	if ctx.Err() != nil {
 		return Answer{Message: "withdrawn"}
 	}
+	if ans, ok := g.reapplied(a); ok {
+		g.beforeEdit(a, ans.Request)
+		return ans
+	}
 	req, err := st.RaiseRequest(context.Background(), store.NewRequest{SessionID: ses.ID, NativeID: a.NativeID, Kind: a.Kind, Tool: a.Tool,
 		ToolInput: a.ToolInput, Command: a.Command, File: a.File, Diff: a.Diff, URL: a.URL, Title: a.Title, Risk: v.Risk,
 		Timeout: pol.Timeout("approval")})
@@ -199,6 +207,7 @@ func (g *Gate) Decide(ctx context.Context, a Ask) Answer {
 		}
 	}
 	g.beforeEdit(a, r)
+	g.delivering(r)
 	return answerOf(r)
 }
 

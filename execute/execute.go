@@ -176,7 +176,7 @@ func (x *execution) openBooks(ctx context.Context) error {
 	if x.sup == nil {
 		return nil
 	}
-	if x.sup.Session().RunID == "" {
+	if x.sup.Session().RunID != x.Record.RunID { // not known when the session began (dispatch), or a resumed run's
 		if err := x.sup.AttachRun(ctx, x.Record.RunID); err != nil {
 			x.Record.Warnings = append(x.Record.Warnings, "the session does not name its run: "+err.Error())
 		}
