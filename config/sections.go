@@ -237,6 +237,8 @@ var coderExample = map[string]string{
 //	  max_concurrent_sessions: 3   # active or paused at once
 //	  operators: ["@ana", "bo"]    # may decide any session's requests
 //	  mode: local                  # local | remote | hybrid (new sessions)
+//	  resume: auto                 # manual | auto: a run whose supervisor died
+//	  max_resumes: 3               # automatic resumes of one run, at most
 //
 // Values are as written (0 and "" when not set); package supervision fills
 // the defaults.
@@ -244,12 +246,24 @@ type Supervision struct {
 	MaxConcurrentSessions int
 	Operators             []string
 	Mode                  string
+	// Resume: "auto" makes the first agentinfra process that finds a
+	// supervised run whose supervisor died resume it (at most MaxResumes
+	// times per run); "manual" (the default) leaves it to a person
+	// (`agentinfra session resume ID`).
+	Resume     string
+	MaxResumes int
 }
+
+// The values of supervision.resume.
+const (
+	ResumeManual = "manual"
+	ResumeAuto   = "auto"
+)
 
 // supervisionKeys: the last five are the keep-moving settings, decoded and
 // checked by package supervision/keepmoving (LoadConfig); listed here so
 // that the documented section is not refused.
-var supervisionKeys = []string{"max_concurrent_sessions", "operators", "mode",
+var supervisionKeys = []string{"max_concurrent_sessions", "operators", "mode", "resume", "max_resumes",
 	"watchdog", "prompts", "budget", "checkpoint_before_edit", "retention_days"}
 
 func (d decoder) supervisionSection(n *yaml.Node) (Supervision, error) {
@@ -279,6 +293,21 @@ func (d decoder) supervisionSection(n *yaml.Node) (Supervision, error) {
 				return err
 			}
 			s.Mode = w
+		case "resume":
+			w, err := d.word(v, "supervision.resume", ResumeAuto)
+			if err != nil {
+				return err
+			}
+			if w != ResumeManual && w != ResumeAuto {
+				return d.badValue(v, "supervision.resume", "must be manual or auto")
+			}
+			s.Resume = w
+		case "max_resumes":
+			var i int
+			if err := v.Decode(&i); err != nil || i < 1 {
+				return d.badValue(v, "supervision.max_resumes", "must be a whole number, 1 or more, e.g. 3")
+			}
+			s.MaxResumes = i
 		}
 		return nil
 	})

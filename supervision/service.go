@@ -28,6 +28,7 @@ type Service struct {
 	getenv func(string) string
 	bus    *events.Bus
 	caller CallerCheck
+	resume Resumer
 }
 
 // Options make a Service.
@@ -52,6 +53,10 @@ type Options struct {
 	// (package supervised's Reaper ends the sessions whose supervisor
 	// died, so that what is listed and decided is what really waits).
 	Reap func(context.Context, *store.Store) error
+	// Resume restarts the run of an interrupted session (package
+	// supervision/resume's Resumer; nil: interrupted sessions cannot be
+	// resumed through this service).
+	Resume Resumer
 }
 
 // CallerCheck refuses a change by where it comes from rather than by who
@@ -74,7 +79,7 @@ func New(o Options) (*Service, error) {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	return &Service{st: o.Store, conf: o.Config, ws: o.Workspace, getenv: o.Getenv, bus: o.Bus, caller: o.Caller}, nil
+	return &Service{st: o.Store, conf: o.Config, ws: o.Workspace, getenv: o.Getenv, bus: o.Bus, caller: o.Caller, resume: o.Resume}, nil
 }
 
 // Open makes the Service of workspace ws: its supervision section and its

@@ -2,6 +2,7 @@ package supervised
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentinfra/agentinfra/agenterr"
@@ -42,4 +43,19 @@ func takeUp(ctx context.Context, st *store.Store, p Params) (store.Session, erro
 		ses.RunID = p.RunID
 	}
 	return ses, nil
+}
+
+// Interrupt ends the session of a resumed run that did not start (refused:
+// the session limit, the CLI's protocol check, its books) as interrupted
+// again, with the reason, so that it can be resumed later; the store is
+// closed.
+func (r *Run) Interrupt(ctx context.Context, reason string) error {
+	defer r.st.Close()
+	defer r.stopPol()
+	_, err := r.st.SetSessionStatus(context.WithoutCancel(ctx), r.ses.ID, store.Transition{To: store.SessionInterrupted, By: store.ActorAgentinfra,
+		Surface: store.SurfaceSupervisor, Reason: reason})
+	if errors.Is(err, store.ErrBadTransition) {
+		return nil
+	}
+	return err
 }
