@@ -27,7 +27,7 @@ func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
 	}
 	// Sessions whose supervisor died are ended first: what is listed and
 	// decided is what really waits.
-	svc, err := supervision.Open(ctx, ws, supervision.Options{Getenv: f.Getenv, Reap: supervised.Reaper(ws, func(r supervised.Reaped) {
+	svc, err := supervision.Open(ctx, ws, supervision.Options{Getenv: f.Getenv, Resume: f.resumer(ws).Func(), Reap: f.resumer(ws).Reaper(func(r supervised.Reaped) {
 		fmt.Fprintf(f.IO.ErrOut, "agentinfra: session %d is interrupted: %s", r.Session.ID, r.Session.EndReason)
 		if r.Task != "" {
 			fmt.Fprintf(f.IO.ErrOut, "; task %s is BLOCKED", r.Task)
@@ -39,7 +39,7 @@ func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
 		for _, w := range r.Warnings {
 			fmt.Fprintf(f.IO.ErrOut, "agentinfra: warning: %s\n", w)
 		}
-	})})
+	}, f.resumeReport())})
 	if err != nil {
 		return nil, err
 	}
