@@ -155,7 +155,7 @@ func (s *start) writeResumeFiles(ctx context.Context, in ResumeInput, prev *agen
 		Timeout: cfg.Timeout, KillGrace: f.opts.KillGrace, PromptFile: promptFile, SystemPromptFile: systemFile,
 		Env:     append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, fleet.EnvAgent + "=" + a.Name}, f.opts.Env...),
 		Starter: &s.starter, HeldBefore: true,
-		Resume:  &runResume{Session: in.Session, Native: in.Native, PromptIfNewFile: ifNew, Of: prev.RunID},
+		Resume: &runResume{Session: in.Session, Native: in.Native, PromptIfNewFile: ifNew, Of: prev.RunID},
 	}
 	a.Runs++
 	a.UpdatedAt = s.now
