@@ -1,0 +1,187 @@
+//go:build linux
+
+package full
+
+// A supervised dispatch of the real claude against a scripted fake model,
+// its supervisor SIGKILLed while its request waits, then `session resume`:
+// claude continues its own session (the fake receives the earlier
+// conversation), the request is asked again, the approval runs the
+// command, the task reaches REVIEW.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
+	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/workspace"
+)
+
+// resumeScript asks for `touch ok.txt` on the task's prompt and again on
+// the resume's message (the call that waited never ran); "done" after the
+// tool's result.
+func resumeScript(a fakemodel.Ask) fakemodel.Answer {
+	if !a.ToolCall && (strings.Contains(a.User, "touch ok.txt") || strings.Contains(a.User, "resumed the run")) {
+		return fakemodel.Answer{Shell: "touch ok.txt"}
+	}
+	return fakemodel.Answer{Text: "done"}
+}
+
+// runIn runs agentinfra in dir with env; it returns stdout, and stderr.
+func runIn(t *testing.T, dir string, env []string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(taskBinary(t), args...)
+	cmd.Dir, cmd.Env = dir, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// killedWhilePending starts the supervised dispatch against fake, waits for
+// its request and SIGKILLs the dispatch (the run's supervisor).
+func killedWhilePending(t *testing.T, fake *fakemodel.Server) (dir string, env []string, first store.PendingView) {
+	t.Helper()
+	dir, cmd, out, env := supervisedDispatchTo(t, nil, fake)
+	first = waitPending(t, dir, out)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	return dir, env, first
+}
+
+// resumedToReview follows the resumed run of session id: its request asked
+// again (a new one, pending), approved, the file made, the task in REVIEW,
+// the session ended; and the fake's first request after the resume carries
+// the conversation before it.
+func resumedToReview(t *testing.T, dir string, env []string, fake *fakemodel.Server, first store.PendingView, before int) {
+	t.Helper()
+	ws, _ := workspace.New(dir)
+	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var again store.Request
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
+		reqs, _ := st.Requests(context.Background(), first.SessionID)
+		for _, r := range reqs {
+			if r.ID != first.ID && r.Status == store.StatusPending {
+				again = r
+				return true
+			}
+		}
+		return false
+	}, "the resumed run did not ask again; its log:\n%s", readLog(dir, first.SessionID))
+	if req, _ := st.Request(context.Background(), first.ID); req.Status != store.StatusInterrupted {
+		t.Errorf("the request pending at the kill is %s, want interrupted", req.Status)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ok.txt")); err == nil {
+		t.Fatal("ok.txt exists before any approval")
+	}
+	if _, stderr, err := runIn(t, dir, env, "approve", itoa(again.ID)); err != nil {
+		t.Fatalf("approve %d: %v\n%s", again.ID, err, stderr)
+	}
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
+		ses, _ := st.Session(context.Background(), first.SessionID)
+		return !ses.Live() && ses.Status != store.SessionCreated
+	}, "the resumed session did not end; its log:\n%s", readLog(dir, first.SessionID))
+	if _, err := os.Stat(filepath.Join(dir, "ok.txt")); err != nil {
+		t.Errorf("approved, but ok.txt is not there: %v", err)
+	}
+	if m := matrixOf(t, dir); !strings.Contains(m, "| a1b2c3 | REVIEW |") {
+		t.Errorf("the task is not in REVIEW:\n%s\nlog:\n%s", m, readLog(dir, first.SessionID))
+	}
+	seen := fake.Requests("/v1/messages")
+	resumedAsk := ""
+	for _, s := range seen[before:] {
+		if strings.Contains(string(s.Body), "resumed the run") {
+			resumedAsk = string(s.Body)
+			break
+		}
+	}
+	if resumedAsk == "" || !strings.Contains(resumedAsk, "Please touch ok.txt") {
+		t.Errorf("the model's first request after the resume does not carry the conversation before it (%d requests after the resume)", len(seen)-before)
+	}
+}
+
+func readLog(dir string, id int64) string {
+	ws, _ := workspace.New(dir)
+	b, _ := os.ReadFile(filepath.Join(store.StateDir(ws), "resume-"+itoa(id)+".log"))
+	return string(b)
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestSupervisedDispatchResumedAfterTheSupervisorIsKilled(t *testing.T) {
+	fake := fakemodel.NewClaudeScript(t, resumeScript)
+	dir, env, first := killedWhilePending(t, fake)
+	before := len(fake.Requests("/v1/messages"))
+
+	// session list (another process) finds it interrupted and resumable.
+	out, stderr, err := runIn(t, dir, env, "session", "list", "--json")
+	if err != nil {
+		t.Fatalf("session list: %v\n%s", err, stderr)
+	}
+	var listed []struct {
+		ID        int64
+		Status    string
+		Resumable bool
+	}
+	json.Unmarshal([]byte(out), &listed)
+	if len(listed) != 1 || listed[0].ID != first.SessionID || listed[0].Status != store.SessionInterrupted || !listed[0].Resumable {
+		t.Fatalf("session list after the kill: %s", out)
+	}
+
+	out, stderr, err = runIn(t, dir, env, "session", "resume", itoa(first.SessionID), "--json")
+	if err != nil {
+		t.Fatalf("session resume: %v\n%s", err, stderr)
+	}
+	var r supervision.Resumed
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Restarted || r.Supervisor == 0 || r.Session.ID != first.SessionID {
+		t.Fatalf("session resume said: %s (%v)", out, err)
+	}
+	t.Cleanup(func() { syscall.Kill(r.Supervisor, syscall.SIGKILL) })
+	resumedToReview(t, dir, env, fake, first, before)
+	readme := readText(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"))
+	if !strings.Contains(readme, "resumed by @ana") {
+		t.Errorf("the task's status log does not say who resumed it:\n%s", readme)
+	}
+}
+
+func TestSupervisedDispatchResumedAutomaticallyByAgentList(t *testing.T) {
+	fake := fakemodel.NewClaudeScript(t, resumeScript)
+	dir, env, first := killedWhilePending(t, fake)
+	before := len(fake.Requests("/v1/messages"))
+	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "config.yaml"), "supervision:\n  resume: auto\n")
+
+	_, stderr, err := runIn(t, dir, env, "agent", "list")
+	if err != nil {
+		t.Fatalf("agent list: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "resumed session") {
+		t.Fatalf("agent list did not say it resumed the run:\n%s", stderr)
+	}
+	t.Cleanup(func() {
+		ws, _ := workspace.New(dir)
+		if st, err := store.OpenWorkspace(context.Background(), ws, store.Options{}); err == nil {
+			if live, err := st.LiveSupervisors(context.Background()); err == nil && live[first.SessionID].PID > 0 {
+				syscall.Kill(live[first.SessionID].PID, syscall.SIGKILL)
+			}
+			st.Close()
+		}
+	})
+	resumedToReview(t, dir, env, fake, first, before)
+	readme := readText(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"))
+	if !strings.Contains(readme, "supervision.resume: auto, 1 of 3") {
+		t.Errorf("the task's status log does not say the resume was automatic:\n%s", readme)
+	}
+}
