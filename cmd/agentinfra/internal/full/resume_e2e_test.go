@@ -2,9 +2,9 @@
 
 package full
 
-// A supervised dispatch of the real claude against a scripted fake model,
-// its supervisor SIGKILLed while its request waits, then `session resume`:
-// claude continues its own session (the fake receives the earlier
+// A supervised dispatch of each real CLI against a scripted fake model, its
+// supervisor SIGKILLed while its request waits, then `session resume`: the
+// CLI continues its own session (the fake receives the earlier
 // conversation), the request is asked again, the approval runs the
 // command, the task reaches REVIEW.
 
@@ -47,11 +47,42 @@ func runIn(t *testing.T, dir string, env []string, args ...string) (string, stri
 	return stdout.String(), stderr.String(), err
 }
 
-// killedWhilePending starts the supervised dispatch against fake, waits for
-// its request and SIGKILLs the dispatch (the run's supervisor).
-func killedWhilePending(t *testing.T, fake *fakemodel.Server) (dir string, env []string, first store.PendingView) {
+// resumeCLI is a real CLI and its scripted fake.
+type resumeCLI struct {
+	name string
+	fake func(testing.TB, fakemodel.Script) *fakemodel.Server
+	cli  func(testing.TB, string) fakemodel.CLI
+	path string // of the fake's model requests
+}
+
+var resumeCLIs = []resumeCLI{
+	{"claude", fakemodel.NewClaudeScript, func(t testing.TB, u string) fakemodel.CLI { return fakemodel.Claude(t, u) }, "/v1/messages"},
+	{"codex", fakemodel.NewCodexScript, codexByConfig, "/v1/responses"},
+	{"gemini", fakemodel.NewGeminiScript, func(t testing.TB, u string) fakemodel.CLI { return fakemodel.Gemini(t, u) }, ":streamGenerateContent"},
+}
+
+// codexByConfig is fakemodel.Codex with the fake's provider in its
+// config.toml rather than in -c arguments: dispatch (and the resumed run)
+// start codex with no arguments of the test's.
+func codexByConfig(t testing.TB, url string) fakemodel.CLI {
+	cli := fakemodel.Codex(t, url)
+	path := filepath.Join(cli.Home, ".codex", "config.toml")
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider := "\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"" + url + "/v1\"\nwire_api = \"responses\"\n" +
+		"env_key = \"FAKE_OPENAI_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n"
+	fakemodel.WriteFile(t, path, "model_provider = \"fake\"\n"+string(old)+provider)
+	cli.ExtraArgs = nil
+	return cli
+}
+
+// killedWhilePending starts the supervised dispatch of c against fake,
+// waits for its request and SIGKILLs the dispatch (the run's supervisor).
+func killedWhilePending(t *testing.T, c resumeCLI, fake *fakemodel.Server) (dir string, env []string, first store.PendingView) {
 	t.Helper()
-	dir, cmd, out, env := supervisedDispatchTo(t, nil, fake)
+	dir, cmd, out, env := supervisedDispatchTo(t, nil, c.name, c.cli(t, fake.URL))
 	first = waitPending(t, dir, out)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
@@ -62,7 +93,7 @@ func killedWhilePending(t *testing.T, fake *fakemodel.Server) (dir string, env [
 // again (a new one, pending), approved, the file made, the task in REVIEW,
 // the session ended; and the fake's first request after the resume carries
 // the conversation before it.
-func resumedToReview(t *testing.T, dir string, env []string, fake *fakemodel.Server, first store.PendingView, before int) {
+func resumedToReview(t *testing.T, c resumeCLI, dir string, env []string, fake *fakemodel.Server, first store.PendingView, before int) {
 	t.Helper()
 	ws, _ := workspace.New(dir)
 	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
@@ -100,7 +131,7 @@ func resumedToReview(t *testing.T, dir string, env []string, fake *fakemodel.Ser
 	if m := matrixOf(t, dir); !strings.Contains(m, "| a1b2c3 | REVIEW |") {
 		t.Errorf("the task is not in REVIEW:\n%s\nlog:\n%s", m, readLog(dir, first.SessionID))
 	}
-	seen := fake.Requests("/v1/messages")
+	seen := fake.Requests(c.path)
 	resumedAsk := ""
 	for _, s := range seen[before:] {
 		if strings.Contains(string(s.Body), "resumed the run") {
@@ -122,9 +153,15 @@ func readLog(dir string, id int64) string {
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestSupervisedDispatchResumedAfterTheSupervisorIsKilled(t *testing.T) {
-	fake := fakemodel.NewClaudeScript(t, resumeScript)
-	dir, env, first := killedWhilePending(t, fake)
-	before := len(fake.Requests("/v1/messages"))
+	for _, c := range resumeCLIs {
+		t.Run(c.name, func(t *testing.T) { resumedAfterKill(t, c) })
+	}
+}
+
+func resumedAfterKill(t *testing.T, c resumeCLI) {
+	fake := c.fake(t, resumeScript)
+	dir, env, first := killedWhilePending(t, c, fake)
+	before := len(fake.Requests(c.path))
 
 	// session list (another process) finds it interrupted and resumable.
 	out, stderr, err := runIn(t, dir, env, "session", "list", "--json")
@@ -150,7 +187,7 @@ func TestSupervisedDispatchResumedAfterTheSupervisorIsKilled(t *testing.T) {
 		t.Fatalf("session resume said: %s (%v)", out, err)
 	}
 	t.Cleanup(func() { syscall.Kill(r.Supervisor, syscall.SIGKILL) })
-	resumedToReview(t, dir, env, fake, first, before)
+	resumedToReview(t, c, dir, env, fake, first, before)
 	readme := readText(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"))
 	if !strings.Contains(readme, "resumed by @ana") {
 		t.Errorf("the task's status log does not say who resumed it:\n%s", readme)
@@ -158,9 +195,15 @@ func TestSupervisedDispatchResumedAfterTheSupervisorIsKilled(t *testing.T) {
 }
 
 func TestSupervisedDispatchResumedAutomaticallyByAgentList(t *testing.T) {
-	fake := fakemodel.NewClaudeScript(t, resumeScript)
-	dir, env, first := killedWhilePending(t, fake)
-	before := len(fake.Requests("/v1/messages"))
+	for _, c := range resumeCLIs {
+		t.Run(c.name, func(t *testing.T) { resumedAutomatically(t, c) })
+	}
+}
+
+func resumedAutomatically(t *testing.T, c resumeCLI) {
+	fake := c.fake(t, resumeScript)
+	dir, env, first := killedWhilePending(t, c, fake)
+	before := len(fake.Requests(c.path))
 	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "config.yaml"), "supervision:\n  resume: auto\n")
 
 	_, stderr, err := runIn(t, dir, env, "agent", "list")
@@ -179,7 +222,7 @@ func TestSupervisedDispatchResumedAutomaticallyByAgentList(t *testing.T) {
 			st.Close()
 		}
 	})
-	resumedToReview(t, dir, env, fake, first, before)
+	resumedToReview(t, c, dir, env, fake, first, before)
 	readme := readText(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"))
 	if !strings.Contains(readme, "supervision.resume: auto, 1 of 3") {
 		t.Errorf("the task's status log does not say the resume was automatic:\n%s", readme)

@@ -38,18 +38,17 @@ import (
 func supervisedDispatch(t *testing.T, stdin *os.File) (dir string, fake *fakemodel.Server, cmd *exec.Cmd, stderr *syncBuffer) {
 	t.Helper()
 	fake = fakemodel.NewClaudeScript(t, fakemodel.ShellOnce("touch", "touch ok.txt", "done"))
-	dir, cmd, stderr, _ = supervisedDispatchTo(t, stdin, fake)
+	dir, cmd, stderr, _ = supervisedDispatchTo(t, stdin, "claude", fakemodel.Claude(t, fake.URL))
 	return dir, fake, cmd, stderr
 }
 
-// supervisedDispatchTo starts the supervised dispatch with claude against
-// fake; env is the dispatch's environment (the fake's claude).
-func supervisedDispatchTo(t *testing.T, stdin *os.File, fake *fakemodel.Server) (dir string, cmd *exec.Cmd, stderr *syncBuffer, env []string) {
+// supervisedDispatchTo starts the supervised dispatch with the CLI name,
+// prepared by cli for its fake; env is the dispatch's environment.
+func supervisedDispatchTo(t *testing.T, stdin *os.File, name string, cli fakemodel.CLI) (dir string, cmd *exec.Cmd, stderr *syncBuffer, env []string) {
 	t.Helper()
 	dir, _ = dispatchCLISetup(t)
 	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"), "# Add retry\n\nRetry three times.\n\n## Status log\n\n")
-	cli := fakemodel.Claude(t, fake.URL)
-	cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--model", cli.Model, "--approval-mode", "ask",
+	cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", name, "--model", cli.Model, "--approval-mode", "ask",
 		"--task-override", "Please touch ok.txt in the current folder.")
 	cmd.Dir = dir
 	env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
