@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
@@ -95,6 +96,13 @@ func killedWhilePending(t *testing.T, c resumeCLI, fake *fakemodel.Server) (dir 
 // the conversation before it.
 func resumedToReview(t *testing.T, c resumeCLI, dir string, env []string, fake *fakemodel.Server, first store.PendingView, before int) {
 	t.Helper()
+	resumedToReviewIn(t, c, dir, dir, env, fake, first, before)
+}
+
+// resumedToReviewIn is resumedToReview of a run whose folder is work (a
+// fleet agent's worktree).
+func resumedToReviewIn(t *testing.T, c resumeCLI, dir, work string, env []string, fake *fakemodel.Server, first store.PendingView, before int) {
+	t.Helper()
 	ws, _ := workspace.New(dir)
 	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
 	if err != nil {
@@ -111,11 +119,11 @@ func resumedToReview(t *testing.T, c resumeCLI, dir string, env []string, fake *
 			}
 		}
 		return false
-	}, "the resumed run did not ask again; its log:\n%s", readLog(dir, first.SessionID))
+	}, "the resumed run did not ask again; its log:\n%s", runLog{t, dir, env, first.SessionID})
 	if req, _ := st.Request(context.Background(), first.ID); req.Status != store.StatusInterrupted {
 		t.Errorf("the request pending at the kill is %s, want interrupted", req.Status)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "ok.txt")); err == nil {
+	if _, err := os.Stat(filepath.Join(work, "ok.txt")); err == nil {
 		t.Fatal("ok.txt exists before any approval")
 	}
 	if _, stderr, err := runIn(t, dir, env, "approve", itoa(again.ID)); err != nil {
@@ -124,12 +132,12 @@ func resumedToReview(t *testing.T, c resumeCLI, dir string, env []string, fake *
 	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
 		ses, _ := st.Session(context.Background(), first.SessionID)
 		return !ses.Live() && ses.Status != store.SessionCreated
-	}, "the resumed session did not end; its log:\n%s", readLog(dir, first.SessionID))
-	if _, err := os.Stat(filepath.Join(dir, "ok.txt")); err != nil {
+	}, "the resumed session did not end; its log:\n%s", runLog{t, dir, env, first.SessionID})
+	if _, err := os.Stat(filepath.Join(work, "ok.txt")); err != nil {
 		t.Errorf("approved, but ok.txt is not there: %v", err)
 	}
 	if m := matrixOf(t, dir); !strings.Contains(m, "| a1b2c3 | REVIEW |") {
-		t.Errorf("the task is not in REVIEW:\n%s\nlog:\n%s", m, readLog(dir, first.SessionID))
+		t.Errorf("the task is not in REVIEW:\n%s\nlog:\n%s", m, runLog{t, dir, env, first.SessionID})
 	}
 	seen := fake.Requests(c.path)
 	resumedAsk := ""
@@ -144,10 +152,22 @@ func resumedToReview(t *testing.T, c resumeCLI, dir string, env []string, fake *
 	}
 }
 
-func readLog(dir string, id int64) string {
-	ws, _ := workspace.New(dir)
-	b, _ := os.ReadFile(filepath.Join(store.StateDir(ws), "resume-"+itoa(id)+".log"))
-	return string(b)
+// runLog is what the resumed run of session id said, read when a failure
+// prints it: the detached supervisor's log (a dispatch's), the session, and
+// the fleet agent's run log.
+type runLog struct {
+	t   *testing.T
+	dir string
+	env []string
+	id  int64
+}
+
+func (l runLog) String() string {
+	ws, _ := workspace.New(l.dir)
+	b, _ := os.ReadFile(filepath.Join(store.StateDir(ws), "resume-"+itoa(l.id)+".log"))
+	show, _, _ := runIn(l.t, l.dir, l.env, "session", "show", itoa(l.id))
+	logs, _, _ := runIn(l.t, l.dir, l.env, "agent", "logs", "papi", "--tail", "30")
+	return string(b) + "\n" + show + "\n" + logs
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
@@ -227,4 +247,87 @@ func resumedAutomatically(t *testing.T, c resumeCLI) {
 	if !strings.Contains(readme, "supervision.resume: auto, 1 of 3") {
 		t.Errorf("the task's status log does not say the resume was automatic:\n%s", readme)
 	}
+}
+
+// A fleet agent's supervised run: its detached supervisor SIGKILLed while a
+// request waits, `session resume` starts a new run of the agent on
+// claude's own session, asked again, approved → the file in the agent's
+// worktree, the task REVIEW.
+func TestFleetRunResumedAfterItsSupervisorIsKilled(t *testing.T) {
+	c := resumeCLIs[0]
+	fake := c.fake(t, resumeScript)
+	dir, _ := dispatchCLISetup(t)
+	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"), "# Add retry\n\nPlease touch ok.txt in the current folder.\n\n## Status log\n\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	cli := c.cli(t, fake.URL)
+	env := append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
+	if _, stderr, err := runIn(t, dir, env, "agent", "create", "papi", "--cli", "claude", "--spec", "warm up"); err != nil {
+		t.Fatalf("agent create: %v\n%s", err, stderr)
+	}
+	t.Cleanup(func() { runIn(t, dir, env, "agent", "stop", "papi") })
+	waitAgent(t, dir, env, "idle", "failed")
+	if _, stderr, err := runIn(t, dir, env, "agent", "start", "papi", "--task", "a1b2c3", "--approval-mode", "ask"); err != nil {
+		t.Fatalf("agent start: %v\n%s", err, stderr)
+	}
+	first := waitPending(t, dir, &syncBuffer{})
+	ws, _ := workspace.New(dir)
+	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _ := st.LiveSupervisors(context.Background())
+	st.Close()
+	if live[first.SessionID].PID == 0 {
+		t.Fatalf("the session names no supervisor: %+v", live)
+	}
+	syscall.Kill(live[first.SessionID].PID, syscall.SIGKILL)
+	before := len(fake.Requests(c.path))
+
+	out, stderr, err := runIn(t, dir, env, "session", "resume", itoa(first.SessionID), "--json")
+	if err != nil {
+		t.Fatalf("session resume: %v\n%s", err, stderr)
+	}
+	var r supervision.Resumed
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Restarted || r.RunID == "" || r.Supervisor == 0 {
+		t.Fatalf("session resume said: %s (%v)", out, err)
+	}
+	wt := agentWorktree(t, dir, env, "papi")
+	resumedToReviewIn(t, c, dir, wt, env, fake, first, before)
+}
+
+// waitAgent waits for agent papi to have one of the statuses.
+func waitAgent(t *testing.T, dir string, env []string, statuses ...string) {
+	t.Helper()
+	last := &syncBuffer{}
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
+		out, stderr, _ := runIn(t, dir, env, "agent", "show", "papi", "--json")
+		var a struct{ Agent struct{ Status string } }
+		json.Unmarshal([]byte(out), &a)
+		last.b.Reset()
+		last.Write([]byte(out + stderr))
+		for _, s := range statuses {
+			if a.Agent.Status == s {
+				return true
+			}
+		}
+		return false
+	}, "agent papi is not %v: %s", statuses, last)
+}
+
+// agentWorktree is the path of an agent's worktree.
+func agentWorktree(t *testing.T, dir string, env []string, name string) string {
+	t.Helper()
+	out, stderr, err := runIn(t, dir, env, "agent", "show", name, "--json")
+	if err != nil {
+		t.Fatalf("agent show: %v\n%s", err, stderr)
+	}
+	var a struct {
+		Agent struct{ Workspace struct{ Path string } }
+	}
+	json.Unmarshal([]byte(out), &a)
+	return a.Agent.Workspace.Path
 }
