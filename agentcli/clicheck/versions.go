@@ -84,12 +84,6 @@ func rangeWarning(cli, version string) string {
 		cli, version, r)
 }
 
-// names is the CLIs in the order doctor lists them.
-func names() []string {
-	out := append([]string{}, runner.CLIs...)
-	return out[:len(out):len(out)]
-}
-
 // clean trims what --version printed to one line.
 func clean(out string) string {
 	out = strings.TrimSpace(out)
