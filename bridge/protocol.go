@@ -3,9 +3,11 @@ package bridge
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/runner"
 )
 
 // ErrProtocol marks a CLI that spoke to its bridge in a way the bridge does
@@ -38,4 +40,35 @@ func Clip(raw []byte) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// Refusal is a run's end on a message its bridge does not understand: the
+// first one is kept (the run's result error), said in the run's log, and
+// the CLI stopped.
+type Refusal struct {
+	mu  sync.Mutex
+	err string
+}
+
+// Refuse records err when it is the run's first, tells g's events and
+// stops the run with stop (from a goroutine: stop waits for the process,
+// and the caller is its reader).
+func (r *Refusal) Refuse(g *Gate, err error, stop func()) {
+	r.mu.Lock()
+	first := r.err == ""
+	if first {
+		r.err = err.Error()
+	}
+	r.mu.Unlock()
+	if first {
+		g.Event(runner.Event{Kind: "error", Text: err.Error()})
+		go stop()
+	}
+}
+
+// Err is the refusal's reason ("" when none).
+func (r *Refusal) Err() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }

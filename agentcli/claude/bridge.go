@@ -39,9 +39,9 @@ type claudeBridge struct {
 	tools   map[string]bridge.Ask         // tool_use id → what it asked
 	stopped bool
 	seq     int
-	// protoErr says why the bridge ended the run: a message it did not
+	// refusal says why the bridge ended the run: a message it did not
 	// understand (protocol.go).
-	protoErr string
+	refusal bridge.Refusal
 }
 
 func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridge.Started, error) {
@@ -121,7 +121,7 @@ func (b *claudeBridge) Wait() (runner.Result, error) {
 	defer b.cleanup()
 	b.parser.Finish(&b.res, nil, nil)
 	b.mu.Lock()
-	stopped, protoErr := b.stopped, b.protoErr
+	stopped, protoErr := b.stopped, b.refusal.Err()
 	b.mu.Unlock()
 	if protoErr != "" {
 		b.res.Error = protoErr

@@ -27,14 +27,5 @@ func canUseToolOf(c claudeControl) (canUseTool, bool) {
 // the raw message goes to the run's log (an error event) and its result.
 func (b *claudeBridge) notUnderstood(line []byte) {
 	err := bridge.NotUnderstood(runner.CLIClaude, `a control_request "can_use_tool" with request_id, tool_name and input`, line)
-	b.mu.Lock()
-	first := b.protoErr == ""
-	if first {
-		b.protoErr = err.Error()
-	}
-	b.mu.Unlock()
-	if first {
-		b.g.Event(runner.Event{Kind: "error", Text: err.Error()})
-		go b.Stop() // not from the reader: Stop waits for the process
-	}
+	b.refusal.Refuse(b.g, err, b.Stop)
 }

@@ -396,7 +396,6 @@ func mdOr(a, b string) string {
 	return b
 }
 
-
 // lastError is the last error the CLI reported.
 type lastError struct {
 	mu   sync.Mutex

@@ -44,11 +44,11 @@ type codexBridge struct {
 	lastText string
 	turnErr  string
 	stopped  bool
-	// protoErr says why the bridge ended the run: a message it did not
+	// refusal says why the bridge ended the run: a message it did not
 	// understand (protocol.go).
-	protoErr string
-	in, out  int64
-	tools    int
+	refusal bridge.Refusal
+	in, out int64
+	tools   int
 
 	turns chan runner.Event
 	done  chan struct{}
@@ -209,8 +209,8 @@ func (b *codexBridge) Wait() (runner.Result, error) {
 	if b.turnErr != "" {
 		b.res.Error = b.turnErr
 	}
-	if b.protoErr != "" {
-		b.res.Error = b.protoErr
+	if protoErr := b.refusal.Err(); protoErr != "" {
+		b.res.Error = protoErr
 	}
 	stopped := b.stopped
 	b.mu.Unlock()

@@ -28,16 +28,7 @@ var declined = map[string]bool{
 // the raw message goes to the run's log (an error event) and its result.
 func (b *codexBridge) notUnderstood(raw []byte) {
 	err := bridge.NotUnderstood(runner.CLICodex, "a server request of app-server v2: item/commandExecution|fileChange|permissions/requestApproval with an itemId", raw)
-	b.mu.Lock()
-	first := b.protoErr == ""
-	if first {
-		b.protoErr = err.Error()
-	}
-	b.mu.Unlock()
-	if first {
-		b.g.Event(runner.Event{Kind: "error", Text: err.Error()})
-		go b.Stop() // not from the reader: Stop waits for the process
-	}
+	b.refusal.Refuse(b.g, err, b.Stop)
 }
 
 // openThread opens the run's thread: the thread of a resumed run

@@ -47,9 +47,9 @@ type geminiBridge struct {
 	// loading: session/load replays the session's history as updates,
 	// which are not this run's events.
 	loading bool
-	// protoErr says why the bridge ended the run: a message it did not
+	// refusal says why the bridge ended the run: a message it did not
 	// understand (protocol.go).
-	protoErr string
+	refusal bridge.Refusal
 
 	turns chan runner.Event
 	res   runner.Result
@@ -221,8 +221,8 @@ func (b *geminiBridge) Wait() (runner.Result, error) {
 	if b.turnErr != "" && !b.stopped {
 		b.res.Error = b.turnErr
 	}
-	if b.protoErr != "" {
-		b.res.Error = b.protoErr
+	if protoErr := b.refusal.Err(); protoErr != "" {
+		b.res.Error = protoErr
 	}
 	stopped := b.stopped
 	b.mu.Unlock()

@@ -70,14 +70,5 @@ func (b *geminiBridge) openSession(ctx context.Context, req bridge.Request, canL
 func (b *geminiBridge) notUnderstood(msg any) {
 	raw, _ := json.Marshal(msg)
 	err := bridge.NotUnderstood(runner.CLIGemini, "session/request_permission with a toolCallId and options of the kinds allow_once and reject_once", raw)
-	b.mu.Lock()
-	first := b.protoErr == ""
-	if first {
-		b.protoErr = err.Error()
-	}
-	b.mu.Unlock()
-	if first {
-		b.g.Event(runner.Event{Kind: "error", Text: err.Error()})
-		go b.Stop()
-	}
+	b.refusal.Refuse(b.g, err, b.Stop)
 }
