@@ -42,6 +42,14 @@ type Request struct {
 	ExtraArgs []string
 	// Timeout bounds the whole run (0 = none besides ctx).
 	Timeout time.Duration
+	// Resume is the CLI's own session to continue (a resumed run: claude
+	// --resume, codex thread/resume, gemini session/load); "" starts a new
+	// one. Prompt is then the message that tells the agent it was resumed.
+	Resume string
+	// PromptIfNew is the prompt of a resumed run whose session the CLI
+	// cannot load (no session to resume, or a gemini that does not offer
+	// loadSession): the task's prompt, and what was done before.
+	PromptIfNew string
 }
 
 // Options connect a run to its session.

@@ -53,6 +53,9 @@ type Gate struct {
 	// keeps its writes in the order of the events.
 	progMu sync.Mutex
 	prog   progress
+	// native is the CLI's own session as recorded in the store (resume.go).
+	nativeMu sync.Mutex
+	native   string
 }
 
 func newGate(opts Options) *Gate { return &Gate{opts: opts, seen: map[string]bool{}} }
@@ -77,6 +80,7 @@ func (g *Gate) Policy() *policy.Policy {
 
 func (g *Gate) Event(ev runner.Event) {
 	ev.Text = runner.ClipEventText(ev.Text)
+	g.noteNative(ev)
 	// The session's last tool and progress line (one write per event that
 	// changes them; a failed write must not stop the run).
 	tool := ""
@@ -160,6 +164,10 @@ func (g *Gate) Decide(ctx context.Context, a Ask) Answer {
 	if ctx.Err() != nil {
 		return Answer{Message: "withdrawn"}
 	}
+	if ans, ok := g.reapplied(a); ok {
+		g.beforeEdit(a, ans.Request)
+		return ans
+	}
 	// Under the lock: a second ask that waited for the first sees the
 	// approval for the session the first one got.
 	if from, rule, ok := g.forSession(ctx, pol, a); ok {
@@ -204,6 +212,7 @@ func (g *Gate) Decide(ctx context.Context, a Ask) Answer {
 		}
 	}
 	g.beforeEdit(a, r)
+	g.delivering(r)
 	return answerOf(r)
 }
 

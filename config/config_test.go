@@ -135,6 +135,8 @@ supervision:
   max_concurrent_sessions: 5
   operators: ["@ana", bo]
   mode: hybrid
+  resume: auto
+  max_resumes: 5
   watchdog: {threshold: 5m, escalation_wait: 2m, max_retries: 3}
   prompts: {ask: always, timeout: 90, stop_status: blocked}
   budget: {max_turns: 20, max_duration: 2h, max_tokens: 2000000}
@@ -173,7 +175,7 @@ other_tool: {anything: [1, 2]}
 		t.Errorf("coder %+v, %v", co, err)
 	}
 	sv, err := c.Supervision()
-	wantSV := Supervision{MaxConcurrentSessions: 5, Operators: []string{"@ana", "bo"}, Mode: "hybrid",
+	wantSV := Supervision{MaxConcurrentSessions: 5, Operators: []string{"@ana", "bo"}, Mode: "hybrid", Resume: ResumeAuto, MaxResumes: 5,
 		Watchdog:             Watchdog{Threshold: 5 * time.Minute, EscalationWait: 2 * time.Minute, MaxRetries: 3},
 		Prompts:              Prompts{Ask: AskAlways, Timeout: 90 * time.Second, StopStatus: "blocked"},
 		Budget:               Budget{MaxTurns: 20, MaxDuration: 2 * time.Hour, MaxTokens: 2000000},
@@ -211,6 +213,8 @@ func TestSectionErrorsNameFileLineAndKey(t *testing.T) {
 		{"negative budget", "supervision:\n  budget: {max_turns: -1}\n", "supervision", ".agent/config.yaml:2:23: supervision.budget.max_turns: must be a whole number, 0 or more"},
 		{"slack users", "slack:\n  users: [ana]\n", "slack", ".agent/config.yaml:2:10: slack.users: must map people to Slack member IDs"},
 		{"slack unknown key", "slack:\n  chanel: C1\n", "slack", ".agent/config.yaml:2:3: slack.chanel: unknown key"},
+		{"supervision resume", "supervision:\n  resume: always\n", "supervision", ".agent/config.yaml:2:11: supervision.resume: use manual or auto"},
+		{"supervision max_resumes", "supervision:\n  max_resumes: 0\n", "supervision", ".agent/config.yaml:2:16: supervision.max_resumes: must be a whole number, 1 or more"},
 		{"supervision operators", "supervision:\n  operators: ana\n", "supervision", ".agent/config.yaml:2:14: supervision.operators: must be a list"},
 	} {
 		cfg, err := Parse(Rel, []byte(c.src), "/repo", nil)

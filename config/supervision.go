@@ -13,6 +13,8 @@ import (
 //	  max_concurrent_sessions: 3   # active or paused at once
 //	  operators: ["@ana", "bo"]    # may decide any session's requests
 //	  mode: local                  # local | remote | hybrid (new sessions)
+//	  resume: manual               # manual | auto: a run whose supervisor died
+//	  max_resumes: 3               # automatic resumes of one run, at most
 //	  watchdog:
 //	    threshold: 5m              # silence before a stall alert
 //	    escalation_wait: 2m        # between nudges, and before escalating
@@ -37,6 +39,12 @@ type Supervision struct {
 	MaxConcurrentSessions int
 	Operators             []string
 	Mode                  string
+	// Resume: "auto" makes the first agentinfra process that finds a
+	// supervised run whose supervisor died resume it (at most MaxResumes
+	// times per run); "manual" (the default) leaves it to a person
+	// (`agentinfra session resume ID`).
+	Resume     string
+	MaxResumes int
 
 	Watchdog             Watchdog
 	Prompts              Prompts
@@ -71,6 +79,12 @@ type Budget struct {
 	MaxTokens   int64
 }
 
+// The values of supervision.resume.
+const (
+	ResumeManual = "manual"
+	ResumeAuto   = "auto"
+)
+
 // When a turn's end asks the operator (supervision.prompts.ask).
 const (
 	AskAlways             = "always"               // every turn end that is not a clear finish
@@ -79,7 +93,7 @@ const (
 )
 
 var (
-	supervisionKeys = []string{"max_concurrent_sessions", "operators", "mode",
+	supervisionKeys = []string{"max_concurrent_sessions", "operators", "mode", "resume", "max_resumes",
 		"watchdog", "prompts", "budget", "checkpoint_before_edit", "retention_days"}
 	watchdogKeys = []string{"threshold", "escalation_wait", "max_retries", "nudge"}
 	promptsKeys  = []string{"ask", "timeout", "stop_status", "continue"}
@@ -106,6 +120,10 @@ func (d decoder) supervisionSection(n *yaml.Node) (Supervision, error) {
 			}
 		case "mode":
 			s.Mode, err = d.word(v, "supervision.mode", "local")
+		case "resume":
+			s.Resume, err = d.oneOf(v, "supervision.resume", ResumeManual, ResumeAuto)
+		case "max_resumes":
+			s.MaxResumes, err = d.count(v, "supervision.max_resumes", 1, "3")
 		case "watchdog":
 			s.Watchdog, err = d.watchdog(v)
 		case "prompts":

@@ -43,11 +43,14 @@ type Checkpoint struct {
 
 type sessionView struct {
 	supervision.Session
-	Pending     *card
-	Requests    []supervision.Request
-	Audit       []supervision.AuditEvent
-	MayControl  bool
-	Steering    bool
+	Pending    *card
+	Requests   []supervision.Request
+	Audit      []supervision.AuditEvent
+	MayControl bool
+	Steering   bool
+	// Resumable: interrupted because its supervisor died; Resume restarts
+	// its run (supervision.Service.Resume).
+	Resumable   bool
 	Checkpoints []Checkpoint
 	CheckErr    string
 	// Diverged is set when a restore asked for a confirmation.
@@ -108,7 +111,8 @@ func (s *Server) sessionView(ctx context.Context, id int64) (sessionView, error)
 	if err != nil {
 		return sessionView{}, err
 	}
-	v := sessionView{Session: ses, MayControl: s.svc.May(ctx, s.actor, ses, "") == nil, Steering: ses.Live(), HasLog: s.o.SessionLog != nil}
+	v := sessionView{Session: ses, MayControl: s.svc.May(ctx, s.actor, ses, "") == nil, Steering: ses.Live(), HasLog: s.o.SessionLog != nil,
+		Resumable: supervision.Resumable(ses)}
 	if v.Requests, err = s.svc.Requests(ctx, id); err != nil {
 		return v, err
 	}
@@ -188,7 +192,17 @@ func (s *Server) sessionAction(w http.ResponseWriter, r *http.Request) {
 	case "pause":
 		move(supervision.SessionPaused, "paused")
 	case "resume":
-		move(supervision.SessionActive, "active")
+		// A paused session goes on; one whose supervisor died is restarted.
+		res, err := s.svc.Resume(ctx, s.actor, id)
+		if err != nil {
+			s.fail(w, r, ret, err)
+			return
+		}
+		said := fmt.Sprintf("Session %d is %s.", res.Session.ID, res.Session.Status)
+		if res.Restarted {
+			said = fmt.Sprintf("Session %d is resumed under a new supervisor (pid %d).", res.Session.ID, res.Supervisor)
+		}
+		s.done(w, r, ret, said)
 	case "stop":
 		move(supervision.SessionTerminated, "stopped")
 	case "steer":

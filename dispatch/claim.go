@@ -18,7 +18,9 @@ import (
 // claimOptions are dispatch's claim: a BLOCKED or REVIEW task is run again,
 // a DONE or IN_PROGRESS one only with --force.
 func (p *Plan) claimOptions() tasksvc.ClaimOptions {
-	return tasksvc.ClaimOptions{Again: true, Force: p.opts.Force}
+	// A resume's claim is the lifecycle's reopen (claimResumed), which
+	// checks the task itself.
+	return tasksvc.ClaimOptions{Again: true, Force: p.opts.Force || p.opts.Resume != nil}
 }
 
 // Claim moves the task to IN_PROGRESS with the mode's @mention as its
@@ -27,6 +29,9 @@ func (p *Plan) claimOptions() tasksvc.ClaimOptions {
 // only one claims the task). When the row changed since the plan, the
 // prompt and command are built again from the claimed row.
 func (p *Plan) Claim(ctx context.Context) error {
+	if p.opts.Resume != nil {
+		return p.claimResumed(ctx)
+	}
 	res, err := tasksvc.ClaimWith(ctx, p.ws, p.Task.ID, p.Mention, p.At, p.claimOptions())
 	if err != nil {
 		return dispatchRefusal(err)

@@ -99,6 +99,9 @@ type Options struct {
 	// inline prompt follows its requests from there); the function it
 	// returns is called when the run has ended, before the session ends.
 	OnSupervised func(*supervised.Run) (stop func())
+	// Resume, when set, makes the dispatch the resume of the task's
+	// interrupted supervised run (resume.go).
+	Resume *Resume
 	// Exclusive says this process runs this dispatch and nothing else (the
 	// dispatch command) and is a child subreaper (contain.BecomeSubreaper):
 	// when the CLI has ended every descendant is killed, even one that
@@ -150,6 +153,9 @@ func Run(ctx context.Context, ws *workspace.Workspace, opts Options, onEvent fun
 	x := &execute.Planned{WS: ws, Record: &p.Outcome.Record, Runner: p.Runner, Request: p.Request, Command: p.Command,
 		Supervised: p.Outcome.ApprovalMode == runner.ApprovalAsk, Owner: mdtext.Or(opts.Owner, supervision.CurrentUser(getenv)), Getenv: getenv,
 		SessionAgent: p.Mention, Executor: opts.Executor, Exclusive: opts.Exclusive, Now: p.opts.Now, OnEvent: onEvent}
+	if opts.Resume != nil {
+		x.Supervised, x.Resume = true, p.resumeOf()
+	}
 	b := &books{p: p, x: x, emit: emit}
 	x.Books = b
 	x.OnSession = func(sup *supervised.Run) func() {

@@ -38,6 +38,9 @@ type Plan struct {
 	// Command is built once from Request and is what runs.
 	Command runner.Command
 	Outcome Outcome
+	// promptIfNew is a resumed run's prompt for a CLI that cannot continue
+	// its session (resume.go).
+	promptIfNew string
 }
 
 // NewPlan checks that the task may be dispatched and decides the run: the
@@ -148,6 +151,10 @@ func (p *Plan) build(ctx context.Context, t matrix.Task) error {
 	p.Claimed, p.Prompt = t, pr
 	o := &p.Outcome
 	o.Prompt = pr.Text
+	if opts.Resume != nil {
+		p.promptIfNew = pr.Text + "\n\n" + opts.Resume.Done
+		o.Prompt = p.resumedPrompt()
+	}
 	o.PromptParts = append([]prompt.Part{}, pr.Parts...)
 	o.Warnings = append([]string{}, pr.Warnings...)
 	for _, s := range pr.MissingSkills {
@@ -155,7 +162,7 @@ func (p *Plan) build(ctx context.Context, t matrix.Task) error {
 	}
 
 	p.Request = runner.Request{
-		Prompt: pr.Text, Model: o.Model, Session: opts.Session, ApprovalMode: opts.ApprovalMode,
+		Prompt: o.Prompt, Model: o.Model, Session: opts.Session, ApprovalMode: opts.ApprovalMode,
 		Dir: p.ws.Root, Env: opts.Env, CleanEnv: opts.CleanEnv, Binary: opts.Binary,
 		ExtraArgs: opts.ExtraArgs, Timeout: opts.Timeout, KillGrace: opts.KillGrace,
 	}

@@ -84,6 +84,10 @@ type Planned struct {
 	OnEvent func(runner.Event)
 	// Books are the caller's.
 	Books Books
+	// Resume, when set, makes the run the resume of an interrupted
+	// supervised run (resume.go): its session taken up, its CLI continuing
+	// its own session.
+	Resume *supervised.Resume
 	// BooksOpen says the caller's books of the run exist already, its task
 	// claimed (the fleet's run file, written when the run started): a run
 	// that fails before its CLI starts is booked there. Otherwise the task
@@ -118,6 +122,7 @@ type execution struct {
 	ended    bool // the session ended
 	claimed  bool // the task is the run's
 	open     bool // the caller's books of the run are open
+	started  bool // the CLI was started
 	recorder agentrun.Recorder
 }
 
@@ -131,11 +136,14 @@ func Run(ctx context.Context, p *Planned) error {
 	x := &execution{Planned: p, claimed: p.BooksOpen, open: p.BooksOpen}
 	if p.Supervised {
 		sup, err := supervised.Begin(ctx, p.WS, supervised.Params{Owner: p.Owner, CLI: p.Record.CLI, Agent: p.SessionAgent,
-			TaskID: p.Record.TaskID, RunID: p.Record.RunID, Title: p.Record.Summary, Getenv: p.Getenv})
+			TaskID: p.Record.TaskID, RunID: p.Record.RunID, Title: p.Record.Summary, Getenv: p.Getenv, Resume: p.Resume})
 		if err != nil {
 			return x.fail(ctx, fmt.Errorf("%w: %w", ErrSessionRefused, err))
 		}
 		x.sup = sup
+		if err := x.checkCLI(ctx); err != nil {
+			return x.fail(ctx, fmt.Errorf("%w: %w", ErrSessionRefused, err))
+		}
 	}
 	if !x.claimed {
 		if err := p.Books.Claim(ctx); err != nil {
@@ -151,6 +159,7 @@ func Run(ctx context.Context, p *Planned) error {
 	if x.sup != nil {
 		run.Executor = x.sup
 	}
+	x.started = true
 	res, runErr := run.Exec(ctx, p.Runner, p.Request, p.Command, p.OnEvent)
 	err := x.finish(ctx, res, runErr)
 	run.Ended()
@@ -176,7 +185,7 @@ func (x *execution) openBooks(ctx context.Context) error {
 	if x.sup == nil {
 		return nil
 	}
-	if x.sup.Session().RunID == "" {
+	if x.sup.Session().RunID != x.Record.RunID { // not known when the session began (dispatch), or a resumed run's
 		if err := x.sup.AttachRun(ctx, x.Record.RunID); err != nil {
 			x.Record.Warnings = append(x.Record.Warnings, "the session does not name its run: "+err.Error())
 		}
@@ -244,6 +253,10 @@ func (x *execution) endSession(ctx context.Context, reason string) {
 	x.ended = true
 	if x.stopHook != nil {
 		x.stopHook()
+	}
+	if x.Resume != nil && !x.started {
+		x.sup.Interrupt(ctx, reason) // a resume that did not start can be tried again
+		return
 	}
 	x.sup.End(ctx, reason)
 }

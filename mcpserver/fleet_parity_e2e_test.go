@@ -23,12 +23,16 @@ func TestInspectorFleetParity(t *testing.T) {
 	bin := agentinfraBin(t)
 	ws := fleetWorkspace(t, 2)
 	env := fleetServeEnv(t, ws, "STUB_MODE=ok", "STUB_SLEEP_MS=400")
-	// The stub answers as claude too (fleetServeEnv installs it as gemini).
+	// The stub answers as claude too (fleetServeEnv installs it as gemini,
+	// in the tools folder its env names last: the one that counts, never the
+	// shared one the test's own environment may name before it).
+	tools := ""
 	for _, kv := range env {
 		if dir, ok := strings.CutPrefix(kv, "AGENTINFRA_TOOLS="); ok {
-			agentstub.Install(t, dir, "claude")
+			tools = dir
 		}
 	}
+	agentstub.Install(t, tools, "claude")
 	target := []string{bin, "serve"}
 	project := filepath.Base(ws.Root)
 	call := func(tool string, args ...string) map[string]any {

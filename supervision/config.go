@@ -23,6 +23,8 @@ import (
 //	  max_concurrent_sessions: 3   # active or paused at once
 //	  operators: ["@ana", "bo"]    # may decide any session's requests
 //	  mode: local                  # local | remote | hybrid (new sessions)
+//	  resume: auto                 # manual (default) | auto
+//	  max_resumes: 3               # automatic resumes of one run
 type Config = config.Supervision
 
 // LoadConfig is the workspace's supervision section (ws.Config), with the
@@ -43,8 +45,18 @@ func LoadConfig(ws *workspace.Workspace) (Config, error) {
 	if c.Mode == "" {
 		c.Mode = store.ModeLocal
 	}
+	if c.Resume == "" {
+		c.Resume = config.ResumeManual
+	}
+	if c.MaxResumes == 0 {
+		c.MaxResumes = DefaultMaxResumes
+	}
 	return c, nil
 }
+
+// DefaultMaxResumes is supervision.max_resumes when the config does not
+// say: how many times supervision.resume auto resumes one run.
+const DefaultMaxResumes = 3
 
 // EnvUser names the variable that says who the person at this terminal is.
 const EnvUser = "AGENTINFRA_USER"

@@ -33,8 +33,9 @@ type Service struct {
 	hosts       *hostSet
 	hostTimeout time.Duration
 	// life ends when the service is closed: the followers of the hosts.
-	life context.Context
-	end  context.CancelFunc
+	life   context.Context
+	end    context.CancelFunc
+	resume Resumer
 }
 
 // Options make a Service.
@@ -64,6 +65,10 @@ type Options struct {
 	// to a merged read (0: DefaultHostTimeout).
 	Hosts       []HostEntry
 	HostTimeout time.Duration
+	// Resume restarts the run of an interrupted session (package
+	// supervision/resume's Resumer; nil: interrupted sessions cannot be
+	// resumed through this service).
+	Resume Resumer
 }
 
 // CallerCheck refuses a change by where it comes from rather than by who
@@ -94,7 +99,7 @@ func New(o Options) (*Service, error) {
 		o.HostTimeout = DefaultHostTimeout
 	}
 	life, end := context.WithCancel(context.Background())
-	return &Service{st: o.Store, conf: o.Config, ws: o.Workspace, getenv: o.Getenv, bus: o.Bus, caller: o.Caller,
+	return &Service{st: o.Store, conf: o.Config, ws: o.Workspace, getenv: o.Getenv, bus: o.Bus, caller: o.Caller, resume: o.Resume,
 		hosts: hosts, hostTimeout: o.HostTimeout, life: life, end: end}, nil
 }
 

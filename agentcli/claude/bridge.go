@@ -39,6 +39,9 @@ type claudeBridge struct {
 	tools   map[string]bridge.Ask         // tool_use id → what it asked
 	stopped bool
 	seq     int
+	// refusal says why the bridge ended the run: a message it did not
+	// understand (protocol.go).
+	refusal bridge.Refusal
 }
 
 func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridge.Started, error) {
@@ -50,6 +53,9 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 		"--permission-prompt-tool", "stdio", "--settings", Settings(g.Policy())}
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
+	}
+	if req.Resume != "" {
+		argv = append(argv, "--resume", req.Resume)
 	}
 	spf, cleanup, err := bridge.SystemPromptFile(req.SystemPrompt)
 	if err != nil {
@@ -77,7 +83,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 		case <-b.done:
 		}
 	}()
-	if err := b.Send(ctx, req.Prompt); err != nil {
+	if err := b.Send(ctx, bridge.FirstPrompt(req)); err != nil {
 		b.Stop()
 		return nil, err
 	}
@@ -115,8 +121,11 @@ func (b *claudeBridge) Wait() (runner.Result, error) {
 	defer b.cleanup()
 	b.parser.Finish(&b.res, nil, nil)
 	b.mu.Lock()
-	stopped := b.stopped
+	stopped, protoErr := b.stopped, b.refusal.Err()
 	b.mu.Unlock()
+	if protoErr != "" {
+		b.res.Error = protoErr
+	}
 	err := bridge.Finish(&b.res, b.start, b.p, stopped)
 	return b.res, err
 }
@@ -159,11 +168,12 @@ func (b *claudeBridge) read() {
 		}
 		switch c.Type {
 		case "control_request":
-			var r canUseTool
-			json.Unmarshal(c.Request, &r)
-			if r.Subtype == "can_use_tool" {
-				b.ask(c.RequestID, r)
+			r, ok := canUseToolOf(c)
+			if !ok {
+				b.notUnderstood(line)
+				continue
 			}
+			b.ask(c.RequestID, r)
 		case "control_cancel_request":
 			b.mu.Lock()
 			if cancel := b.pending[c.RequestID]; cancel != nil {

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,8 +44,11 @@ type codexBridge struct {
 	lastText string
 	turnErr  string
 	stopped  bool
-	in, out  int64
-	tools    int
+	// refusal says why the bridge ended the run: a message it did not
+	// understand (protocol.go).
+	refusal bridge.Refusal
+	in, out int64
+	tools   int
 
 	turns chan runner.Event
 	done  chan struct{}
@@ -101,23 +105,16 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 		return fail(err)
 	}
 	b.notify("initialized", nil)
-	approval, sandbox := ThreadSettings(g.Policy())
-	r, err := b.call(ctx, "thread/start", map[string]any{"cwd": req.Dir, "approvalPolicy": approval, "sandbox": sandbox})
+	thread, prompt, err := b.openThread(ctx, req)
 	if err != nil {
 		return fail(err)
 	}
-	var ts struct {
-		Thread struct {
-			ID string `json:"id"`
-		} `json:"thread"`
-	}
-	json.Unmarshal(r, &ts)
 	b.mu.Lock()
-	b.thread = ts.Thread.ID
+	b.thread = thread
 	b.mu.Unlock()
-	b.res.SessionID = ts.Thread.ID
-	g.Event(runner.Event{Kind: "init", SessionID: ts.Thread.ID, Text: req.Model})
-	if err := b.Send(ctx, req.Prompt); err != nil {
+	b.res.SessionID = thread
+	g.Event(runner.Event{Kind: "init", SessionID: thread, Text: req.Model})
+	if err := b.Send(ctx, prompt); err != nil {
 		return fail(err)
 	}
 	return b, nil
@@ -212,6 +209,9 @@ func (b *codexBridge) Wait() (runner.Result, error) {
 	if b.turnErr != "" {
 		b.res.Error = b.turnErr
 	}
+	if protoErr := b.refusal.Err(); protoErr != "" {
+		b.res.Error = protoErr
+	}
 	stopped := b.stopped
 	b.mu.Unlock()
 	err := bridge.Finish(&b.res, b.start, b.p, stopped)
@@ -230,7 +230,7 @@ func (b *codexBridge) read() {
 		}
 		switch {
 		case m.Method != "" && len(m.ID) > 0:
-			b.serverRequest(m)
+			b.serverRequest(m, bytes.Clone(sc.Bytes()))
 		case m.Method != "":
 			b.notification(m)
 		case len(m.ID) > 0:
@@ -383,7 +383,7 @@ func (b *codexBridge) fileAsk(itemID string, raw json.RawMessage) bridge.Ask {
 	return a
 }
 
-func (b *codexBridge) serverRequest(m codexMsg) {
+func (b *codexBridge) serverRequest(m codexMsg, raw []byte) {
 	var p struct {
 		ItemID         string `json:"itemId"`
 		Command        string `json:"command"`
@@ -410,6 +410,14 @@ func (b *codexBridge) serverRequest(m codexMsg) {
 		a = bridge.Ask{NativeID: p.ItemID, Kind: store.KindPermissions, Tool: "permissions", ToolInput: string(m.Params), Title: "Grant permissions: " + p.Reason}
 	default: // nothing else is answered on a person's behalf: fail closed
 		b.write(map[string]any{"id": m.ID, "error": map[string]any{"code": -32601, "message": "agentinfra does not answer " + m.Method}})
+		if !declined[m.Method] {
+			b.notUnderstood(raw)
+		}
+		return
+	}
+	if p.ItemID == "" {
+		b.write(map[string]any{"id": m.ID, "error": map[string]any{"code": -32602, "message": "agentinfra cannot tell which item " + m.Method + " is about"}})
+		b.notUnderstood(raw)
 		return
 	}
 	b.mu.Lock()

@@ -44,6 +44,12 @@ type geminiBridge struct {
 	pending  map[string]context.CancelFunc
 	stopped  bool
 	ntools   int
+	// loading: session/load replays the session's history as updates,
+	// which are not this run's events.
+	loading bool
+	// refusal says why the bridge ended the run: a message it did not
+	// understand (protocol.go).
+	refusal bridge.Refusal
 
 	turns chan runner.Event
 	res   runner.Result
@@ -109,21 +115,24 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 		cleanup()
 		return nil, fmt.Errorf("gemini --acp: %w%s", err, bridge.StderrExcerpt(tail))
 	}
-	if _, err := b.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
-		ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{}}}); err != nil {
-		return fail(err)
-	}
-	sess, err := b.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: req.Dir, McpServers: []acp.McpServer{}})
+	init, err := b.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
+		ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{}}})
 	if err != nil {
 		return fail(err)
 	}
-	b.session = sess.SessionId
-	b.res.SessionID = string(sess.SessionId)
+	if err := checkProtocol(init); err != nil {
+		return fail(err)
+	}
+	prompt, err := b.openSession(ctx, req, init.AgentCapabilities.LoadSession)
+	if err != nil {
+		return fail(err)
+	}
+	b.res.SessionID = string(b.session)
 	g.Event(runner.Event{Kind: "init", SessionID: b.res.SessionID, Text: req.Model})
 	b.mu.Lock()
 	b.inTurn = true
 	b.mu.Unlock()
-	go b.turn(req.Prompt)
+	go b.turn(prompt)
 	return b, nil
 }
 
@@ -212,6 +221,9 @@ func (b *geminiBridge) Wait() (runner.Result, error) {
 	if b.turnErr != "" && !b.stopped {
 		b.res.Error = b.turnErr
 	}
+	if protoErr := b.refusal.Err(); protoErr != "" {
+		b.res.Error = protoErr
+	}
 	stopped := b.stopped
 	b.mu.Unlock()
 	err := bridge.Finish(&b.res, b.start, b.p, stopped)
@@ -269,6 +281,10 @@ type geminiClient struct{ b *geminiBridge }
 
 func (c *geminiClient) RequestPermission(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	b := c.b
+	if p.ToolCall.ToolCallId == "" || len(p.Options) == 0 {
+		b.notUnderstood(p)
+		return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
+	}
 	a := b.askOf(p.ToolCall)
 	id := string(p.ToolCall.ToolCallId)
 	wctx, cancel := context.WithCancel(ctx)
@@ -299,12 +315,23 @@ func (c *geminiClient) RequestPermission(ctx context.Context, p acp.RequestPermi
 			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.RequestPermissionOutcomeSelected{OptionId: o.OptionId}}}, nil
 		}
 	}
-	// No such option: cancelled, which gemini treats as a rejection.
+	if ans.Allow {
+		// Approved, and no option says so: the bridge cannot carry the
+		// decision (the request has another shape). The call is not run.
+		b.notUnderstood(p)
+	}
+	// Cancelled, which gemini treats as a rejection.
 	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
 }
 
 func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotification) error {
 	b, u := c.b, n.Update
+	b.mu.Lock()
+	loading := b.loading
+	b.mu.Unlock()
+	if loading {
+		return nil // the history session/load replays
+	}
 	switch {
 	case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
 		t := u.AgentMessageChunk.Content.Text.Text

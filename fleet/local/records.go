@@ -93,6 +93,8 @@ type runRecord struct {
 	// back (unless HeldBefore) and removes the run (rollbackStartLocked).
 	Starter    *procRef `json:"starter,omitempty"`
 	HeldBefore bool     `json:"held_before,omitempty"`
+	// Resume is the interrupted run this run resumes (nil: none).
+	Resume *runResume `json:"resume,omitempty"`
 }
 
 // starting says the run is being started by a live process (Start holds

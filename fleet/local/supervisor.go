@@ -54,6 +54,10 @@ func RunSupervisor(ctx context.Context, ws *workspace.Workspace, name, runID str
 		return books.err
 	}
 	defer cleanup()
+	if x.Resume, err = run.resumeOf(); err != nil {
+		execute.Fail(ctx, x, err)
+		return books.err
+	}
 	stopWatching := f.recordChild(ctx, name, runID)
 	execute.Run(ctx, x)
 	stopWatching()

@@ -55,6 +55,9 @@ type Params struct {
 	// allowlist is).
 	PolicyPaths policy.Paths
 	Getenv      func(string) string
+	// Resume, when set, is the run resumed: its session is taken up again
+	// (resume.go) instead of a new one created.
+	Resume *Resume
 }
 
 // Run is one supervised run's session.
@@ -65,6 +68,7 @@ type Run struct {
 	live    *policy.Live
 	stopPol context.CancelFunc
 	keep    keepmoving.Config
+	resume  *Resume
 }
 
 // Begin opens the workspace's store, reaps the sessions of dead
@@ -91,8 +95,13 @@ func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error)
 	if p.Mode == "" {
 		p.Mode = conf.Mode
 	}
-	ses, err := st.CreateSession(ctx, store.NewSession{Owner: p.Owner, Workspace: ws.Root, Mode: p.Mode, CLI: p.CLI, RunID: p.RunID,
-		Agent: p.Agent, TaskID: p.TaskID, Title: p.Title})
+	var ses store.Session
+	if p.Resume != nil {
+		ses, err = takeUp(ctx, st, p)
+	} else {
+		ses, err = st.CreateSession(ctx, store.NewSession{Owner: p.Owner, Workspace: ws.Root, Mode: p.Mode, CLI: p.CLI, RunID: p.RunID,
+			Agent: p.Agent, TaskID: p.TaskID, Title: p.Title})
+	}
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -102,9 +111,15 @@ func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error)
 		st.Close()
 		return nil, err
 	}
-	active, err := st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionActive, By: p.Owner})
+	active, err := st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionActive, By: p.Owner, From: []string{store.SessionCreated}})
 	if err != nil {
-		st.SetSessionStatus(context.WithoutCancel(ctx), ses.ID, store.Transition{To: store.SessionTerminated, By: p.Owner, Reason: "refused: " + err.Error()})
+		// A resume refused stays interrupted: it can be resumed later.
+		to := store.SessionTerminated
+		if p.Resume != nil {
+			to = store.SessionInterrupted
+		}
+		st.SetSessionStatus(context.WithoutCancel(ctx), ses.ID, store.Transition{To: to, By: p.Owner, Reason: "refused: " + err.Error(),
+			From: []string{store.SessionCreated}})
 		st.Close()
 		return nil, err
 	}
@@ -114,7 +129,7 @@ func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error)
 	}
 	pctx, stop := context.WithCancel(context.Background())
 	live, _ := policy.Watch(pctx, ws.Root, paths, nil) // without a watcher the policy is still loaded once
-	return &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop, keep: keep}, nil
+	return &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop, keep: keep, resume: p.Resume}, nil
 }
 
 // Session is the run's session as it began.
@@ -141,7 +156,9 @@ func (r *Run) AttachRun(ctx context.Context, runID string) error {
 // asks the operator (`agentinfra answer`), steering messages
 // (`agentinfra steer`) are delivered as the next user message.
 // req.Env carries the run's marker. A CLI session to resume (req.Session)
-// is not supported by the bridges: the run starts a new conversation.
+// is not supported by the bridges: the run starts a new conversation — but a
+// resumed run (Params.Resume) continues the CLI's own session of the run it
+// takes up.
 //
 // With supervision.checkpoint_before_edit, a checkpoint of the folder the
 // CLI runs in (req.Dir: the workspace for dispatch, the agent's worktree
@@ -164,6 +181,9 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 	}
 	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
 		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}
+	if r.resume != nil {
+		breq.Resume, breq.PromptIfNew = r.resume.Native, r.resume.PromptIfNew
+	}
 	// The policy judges paths where the CLI works (a fleet agent's
 	// worktree), not the workspace root it may be outside of.
 	pol := func() *policy.Policy { return r.live.Current().In(req.Dir) }

@@ -37,6 +37,11 @@ func Install(t testing.TB, dir, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A new file, never a write through what is there: dir may hold a link
+	// to a real CLI (the shared tools folder), which must not be replaced.
+	if err := os.Remove(bin); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(bin, src, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ func (f *Factory) fleetOf() (fleet.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.fleetAutoResume(context.Background(), ws)
 	return backends.Open(ws, backends.Options{Name: f.Backend, Fleet: local.Options{Now: f.Now}, Getenv: f.Getenv})
 }
 

@@ -3,10 +3,12 @@ package full
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/agentcli/clicheck"
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/contain"
@@ -39,6 +41,9 @@ type Finding struct {
 	Detail string `json:"detail"`
 	// Fix says what to do about a warn or a fail.
 	Fix string `json:"fix,omitempty"`
+	// CLI is what an agent CLI's check found: path, version, the tested
+	// versions, the protocol check's steps.
+	CLI *clicheck.Finding `json:"cli,omitempty"`
 }
 
 // Statuses of a finding.
@@ -49,13 +54,14 @@ const (
 )
 
 // DoctorChecks are doctor's checks: what contains an agent's processes on
-// this machine. Later issues add their own (the agent CLIs).
-var DoctorChecks = []DoctorCheck{
+// this machine, and each agent CLI (found, its version, the live protocol
+// check).
+var DoctorChecks = append([]DoctorCheck{
 	{"landlock", checkLandlock},
 	{"mount-namespace", checkMountNamespace},
 	{"agent-environment", checkAgentEnvironment},
 	{"coder-hosts", checkCoderHosts},
-}
+}, cliChecks()...)
 
 func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
 	o := &DoctorOptions{IO: f.IO, Getenv: f.Getenv, Hosts: f.workspaceHosts}
@@ -65,8 +71,12 @@ func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 		Long: `Check what this machine offers to contain and supervise agents: Landlock (an agent's
 processes write only in its folder, the temporary folders and its CLI's own, and cannot see
 .agent/state or your agentinfra config), a mount namespace (how a folder inside the agent's
-own is hidden), and the environment agents get. A warning means agentinfra runs with less
-protection; the line says what to do. Exit code 1 when a check fails.`,
+own is hidden), the environment agents get, and each agent CLI: found where (path,
+version), whether its version is one agentinfra is tested with, and a live protocol check
+against an in-process fake model, no network (initialise, one permission request, the
+answer and the tool's result, stop). A warning means agentinfra runs with less; the line
+says what to do. When a check fails (a CLI found whose protocol check fails, say) the exit
+code is that of "unavailable", and supervised runs of that CLI are refused.`,
 		Example: `  agentinfra doctor
   agentinfra doctor --json | jq '.findings[] | select(.status != "ok")'`,
 		Args: cobra.NoArgs,
@@ -88,11 +98,13 @@ func doctorRun(ctx context.Context, o *DoctorOptions) error {
 	}
 	var findings []Finding
 	failed := 0
+	var failedNames []string
 	for _, c := range checks {
 		f := c.Run(ctx, o)
 		f.Check = c.Name
 		if f.Status == DoctorFail {
 			failed++
+			failedNames = append(failedNames, f.Check+": "+f.Detail)
 		}
 		findings = append(findings, f)
 	}
@@ -117,7 +129,7 @@ func doctorRun(ctx context.Context, o *DoctorOptions) error {
 		}
 	}
 	if failed > 0 {
-		return agenterr.New(agenterr.Unavailable, fmt.Sprintf("%d check(s) failed", failed))
+		return agenterr.New(agenterr.Unavailable, fmt.Sprintf("%d check(s) failed: %s", failed, strings.Join(failedNames, "; ")))
 	}
 	return nil
 }

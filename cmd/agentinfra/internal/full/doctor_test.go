@@ -47,7 +47,8 @@ func TestDoctorReportsLandlockAndTheAgentEnvironment(t *testing.T) {
 	}
 }
 
-// A failed check fails the command (exit 1), after every finding is shown.
+// A failed check fails the command (the exit code of "unavailable"), after
+// every finding is shown.
 func TestDoctorFailsOnAFailedCheck(t *testing.T) {
 	f, out, _ := testFactory(t.TempDir(), cliOpts{})
 	o := &DoctorOptions{IO: f.IO, Getenv: f.Getenv, Checks: []DoctorCheck{

@@ -33,7 +33,11 @@ func NewCmdSession(f *Factory) *cobra.Command {
 		Long: `A session is one supervised run of an agent CLI: its owner, workspace, status
 (created, active, paused, terminated, interrupted), mode and progress. Pausing
 stops the agent's processes where they are (SIGSTOP) until it is resumed;
-stopping ends the run (a pending request is interrupted).`,
+stopping ends the run (a pending request is interrupted). A session whose
+supervisor died (SIGKILL, OOM, a reboot) is interrupted and resumable:
+session resume restarts its run on the agent CLI's own session under a new
+supervisor, and the request it was asking is asked again when the CLI asks
+again (supervision.resume: auto does it on the next agentinfra command).`,
 		Example: `  agentinfra session list
   agentinfra session show 3
   agentinfra session pause 3
@@ -61,10 +65,12 @@ stopping ends the run (a pending request is interrupted).`,
 		mk("list", "Sessions, newest first (live ones; --all for every one)", "  agentinfra session list\n  agentinfra session list --all --json", sessionListRun, cobra.NoArgs),
 		mk("show ID", "One session: status, progress, its requests and audit log", "  agentinfra session show 3\n  agentinfra session show 3 --json", sessionShowRun, cobra.ExactArgs(1)),
 		mk("pause ID", "Pause an active session (its agent stops where it is)", "  agentinfra session pause 3", sessionMove(supervision.SessionPaused), cobra.ExactArgs(1)),
-		mk("resume ID", "Resume a paused session", "  agentinfra session resume 3", sessionMove(supervision.SessionActive), cobra.ExactArgs(1)),
+		mk("resume ID", "Resume a paused session, or restart one whose supervisor died on its CLI's own session",
+			"  agentinfra session resume 3\n  agentinfra session resume 3 --json", sessionResumeRun, cobra.ExactArgs(1)),
 		mk("stop ID", "Stop a session: its run ends, a pending request is interrupted", "  agentinfra session stop 3 --reason \"wrong task\"", sessionMove(supervision.SessionTerminated), cobra.ExactArgs(1)),
 		newCmdSessionWatchdog(f),
 		newCmdSessionPurge(f),
+		newCmdSessionRunResumed(f),
 	)
 	return cmd
 }
@@ -77,16 +83,21 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	defer env.Close()
 	f := supervision.SessionFilter{}
 	if !o.All {
-		f.Statuses = supervision.LiveStatuses
+		// Live sessions, and the interrupted ones a resume can restart.
+		f.Statuses = append(append([]string{}, supervision.LiveStatuses...), supervision.SessionInterrupted)
 	}
-	ss, err := env.svc.Sessions(ctx, f)
+	all, err := env.svc.Sessions(ctx, f)
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		if ss == nil {
-			ss = []supervision.Session{}
+	ss := []listedSession{}
+	for _, s := range all {
+		r := supervision.Resumable(s)
+		if o.All || s.Live() || r {
+			ss = append(ss, listedSession{s, r})
 		}
+	}
+	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, ss)
 	}
 	if len(ss) == 0 {
@@ -95,13 +106,22 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	}
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tMODE\tCLI\tAGENT\tTASK\tOWNER\tLAST TOOL\tUPDATED")
+	resumable := 0
 	for _, s := range ss {
 		cell := func(s string) string { return termsafe.Line(orDash(s)) } // the agent's (the MCP client's) text
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, cell(s.CLI), cell(onHost(s.Agent, s.Agent, s.Host)), cell(s.TaskID),
+		status := s.Status
+		if s.Resumable {
+			status += " (resumable)"
+			resumable++
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, status, s.Mode, cell(s.CLI), cell(onHost(s.Agent, s.Agent, s.Host)), cell(s.TaskID),
 			cell(supervision.Handle(s.Owner)), cell(s.LastTool), since(o.Now(), s.UpdatedAt))
 	}
 	tw.Flush()
-	fmt.Fprintf(o.IO.Out, "%d live of max_concurrent_sessions %d\n", countLive(ss), env.svc.Config().MaxConcurrentSessions)
+	fmt.Fprintf(o.IO.Out, "%d live of max_concurrent_sessions %d\n", countLive(all), env.svc.Config().MaxConcurrentSessions)
+	if resumable > 0 {
+		fmt.Fprintf(o.IO.Out, "%d interrupted by a supervisor that died: `agentinfra session resume ID` restarts one on its CLI's own session\n", resumable)
+	}
 	writeHosts(o.IO.Out, env.svc.Hosts(), o.Now())
 	return nil
 }
@@ -114,6 +134,13 @@ func countLive(ss []supervision.Session) int {
 		}
 	}
 	return n
+}
+
+// listedSession is a session as session list shows it: with whether a
+// resume can restart its run.
+type listedSession struct {
+	supervision.Session
+	Resumable bool `json:"resumable"`
 }
 
 func sessionShowRun(ctx context.Context, o *SessionOptions) error {

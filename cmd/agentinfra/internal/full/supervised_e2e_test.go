@@ -37,14 +37,22 @@ import (
 // ask` with claude against a fake that asks for `touch ok.txt`.
 func supervisedDispatch(t *testing.T, stdin *os.File) (dir string, fake *fakemodel.Server, cmd *exec.Cmd, stderr *syncBuffer) {
 	t.Helper()
+	fake = fakemodel.NewClaudeScript(t, fakemodel.ShellOnce("touch", "touch ok.txt", "done"))
+	dir, cmd, stderr, _ = supervisedDispatchTo(t, stdin, "claude", fakemodel.Claude(t, fake.URL))
+	return dir, fake, cmd, stderr
+}
+
+// supervisedDispatchTo starts the supervised dispatch with the CLI name,
+// prepared by cli for its fake; env is the dispatch's environment.
+func supervisedDispatchTo(t *testing.T, stdin *os.File, name string, cli fakemodel.CLI) (dir string, cmd *exec.Cmd, stderr *syncBuffer, env []string) {
+	t.Helper()
 	dir, _ = dispatchCLISetup(t)
 	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"), "# Add retry\n\nRetry three times.\n\n## Status log\n\n")
-	fake = fakemodel.NewClaudeScript(t, fakemodel.ShellOnce("touch", "touch ok.txt", "done"))
-	cli := fakemodel.Claude(t, fake.URL)
-	cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--model", cli.Model, "--approval-mode", "ask",
+	cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", name, "--model", cli.Model, "--approval-mode", "ask",
 		"--task-override", "Please touch ok.txt in the current folder.")
 	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
+	env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
+	cmd.Env = env
 	stderr = &syncBuffer{}
 	cmd.Stderr, cmd.Stdout = stderr, stderr
 	if stdin != nil {
@@ -54,7 +62,7 @@ func supervisedDispatch(t *testing.T, stdin *os.File) (dir string, fake *fakemod
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return dir, fake, cmd, stderr
+	return dir, cmd, stderr, env
 }
 
 type syncBuffer struct {

@@ -213,7 +213,7 @@ func TestSupervisionCommandsExitWithTheirKinds(t *testing.T) {
 		t.Fatalf("stop: %d %s", code, errs)
 	}
 	code, _, errs = runCLI(t, dir, ana, "session", "resume", "1")
-	if code != 4 || !strings.Contains(errs, "session 1 is terminated and cannot become active") {
+	if code != 4 || !strings.Contains(errs, "session 1 is terminated: only a paused session, or one interrupted because its supervisor died, can be resumed") {
 		t.Errorf("resuming a terminated session: exit %d, %s; want exit 4 (conflict)", code, errs)
 	}
 }

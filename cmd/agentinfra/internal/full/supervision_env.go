@@ -43,7 +43,7 @@ func (f *Factory) openSupervision(ctx context.Context, withHosts bool) (*supervi
 	if err != nil {
 		return nil, err
 	}
-	o := supervision.Options{Getenv: f.Getenv, Reap: supervised.Reaper(ws, func(r supervised.Reaped) {
+	o := supervision.Options{Getenv: f.Getenv, Resume: f.resumer(ws).Func(), Reap: f.resumer(ws).Reaper(func(r supervised.Reaped) {
 		fmt.Fprintf(f.IO.ErrOut, "agentinfra: session %d is interrupted: %s", r.Session.ID, r.Session.EndReason)
 		if r.Task != "" {
 			fmt.Fprintf(f.IO.ErrOut, "; task %s is BLOCKED", r.Task)
@@ -55,7 +55,7 @@ func (f *Factory) openSupervision(ctx context.Context, withHosts bool) (*supervi
 		for _, w := range r.Warnings {
 			fmt.Fprintf(f.IO.ErrOut, "agentinfra: warning: %s\n", w)
 		}
-	})}
+	}, f.resumeReport())}
 	if withHosts {
 		hosts, warnings := f.hostsOf(ctx, ws)
 		for _, w := range warnings {

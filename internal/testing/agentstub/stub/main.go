@@ -17,7 +17,14 @@
 //	crash    write to stderr (and the value of $STUB_ECHO_ENV) and exit STUB_EXIT (default 3)
 //	stdin    count stdin bytes, report them as a codex thread id
 //	signal   kill itself with SIGKILL after printing an init event
+//	claude-renamed
+//	         speak claude's stream-json control protocol (--version: a
+//	         tested claude's), but ask permission with the tool's name in
+//	         "tool" instead of "tool_name": a protocol change
 //
+// Without STUB_MODE the mode is read from the file beside the binary named
+// as it is with ".mode" appended: a run whose environment is cleaned (the
+// protocol check's) still gets it.
 // In every mode, STUB_ENVFILE=PATH writes the stub's environment there
 // (NUL-separated), and STUB_FILEINFO_ENV=NAME writes the path in $NAME, the file's
 // permission bits (octal) and its content, one per line, to STUB_FILEINFO.
@@ -58,7 +65,9 @@ func main() {
 	}
 	w := bufio.NewWriterSize(os.Stdout, 1<<16)
 	defer w.Flush()
-	switch os.Getenv("STUB_MODE") {
+	switch stubMode() {
+	case "claude-renamed":
+		claudeRenamed(w)
 	case "ok":
 		if ms, _ := strconv.Atoi(os.Getenv("STUB_SLEEP_MS")); ms > 0 {
 			time.Sleep(time.Duration(ms) * time.Millisecond)
@@ -156,8 +165,42 @@ func main() {
 		w.Flush()
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	default:
-		fmt.Fprintln(os.Stderr, "stub: unknown STUB_MODE", os.Getenv("STUB_MODE"))
+		fmt.Fprintln(os.Stderr, "stub: unknown STUB_MODE", stubMode())
 		os.Exit(2)
+	}
+}
+
+func stubMode() string {
+	if m := os.Getenv("STUB_MODE"); m != "" {
+		return m
+	}
+	if exe, err := os.Executable(); err == nil {
+		if b, err := os.ReadFile(exe + ".mode"); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return ""
+}
+
+// claudeRenamed: claude's stream-json session whose permission request
+// names the tool in a field of another name; then it waits for its input
+// to end.
+func claudeRenamed(w *bufio.Writer) {
+	for _, a := range os.Args[1:] {
+		if a == "--version" {
+			fmt.Fprintln(w, "2.1.330 (Claude Code)")
+			return
+		}
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<24)
+	if !in.Scan() { // the first user message
+		return
+	}
+	fmt.Fprintln(w, `{"type":"system","subtype":"init","session_id":"stub-renamed-1","model":"stub","tools":["Bash"]}`)
+	fmt.Fprintln(w, `{"type":"control_request","request_id":"req-1","request":{"subtype":"can_use_tool","tool":"Bash","input":{"command":"touch agentinfra-doctor.txt"}}}`)
+	w.Flush()
+	for in.Scan() {
 	}
 }
 
