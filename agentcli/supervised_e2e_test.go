@@ -85,7 +85,12 @@ type setup struct {
 }
 
 func newSetup(t *testing.T, c cliCase, policyYAML, allowYAML string) *setup {
-	fake := c.fake(t, fakemodel.ShellOnce("touch", "touch ok.txt", "done"))
+	return newScriptedSetup(t, c, fakemodel.ShellOnce("touch", "touch ok.txt", "done"), policyYAML, allowYAML)
+}
+
+// newScriptedSetup is newSetup with the fake model's script.
+func newScriptedSetup(t *testing.T, c cliCase, script fakemodel.Script, policyYAML, allowYAML string) *setup {
+	fake := c.fake(t, script)
 	cli := c.cli(t, fake.URL)
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), store.FileName), store.Options{})
 	if err != nil {
