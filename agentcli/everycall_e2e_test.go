@@ -179,6 +179,9 @@ func TestEveryCallAsksWhateverTheCLIAllows(t *testing.T) {
 			t.Fatalf("%d requests, want %d (%v): %+v; events %v", len(rs), len(wantReqs), wantReqs, rs, s.evs)
 		}
 		evs := s.audit(t)
+		for _, e := range evs {
+			t.Logf("audit: %s %s %s request %d %s", e.Actor, e.Surface, e.Action, e.RequestID, e.Detail)
+		}
 		for i, r := range rs {
 			if r.Status != store.StatusRejected || !strings.Contains(r.File+" "+r.Command, wantReqs[i]) {
 				t.Errorf("request %d: %+v, want a rejected request about %q", i, r, wantReqs[i])

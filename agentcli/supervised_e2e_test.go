@@ -284,16 +284,27 @@ func TestPolicyAutoApproves(t *testing.T) {
 		if rs := s.requests(t); len(rs) != 0 {
 			t.Fatalf("a person was asked: %+v", rs)
 		}
-		evs, _ := s.st.Audit(context.Background(), s.ses.ID)
-		found := false
+		// The audit log says what was decided — allowed by the policy, with
+		// its verdict — and then, for the same call, that the CLI ran it.
+		evs := s.audit(t)
+		var id string
 		for _, e := range evs {
-			if e.Action == "auto_approved" && e.Surface == store.SurfacePolicy && strings.Contains(string(e.Detail), "touch ok.txt") {
-				found = true
+			var d struct {
+				NativeID string `json:"native_id"`
+				Command  string `json:"command"`
+				Rule     string `json:"rule"`
+				Risk     string `json:"risk"`
+				Auto     bool   `json:"auto"`
+			}
+			json.Unmarshal(e.Detail, &d)
+			if e.Action == bridge.AuditPolicyAllowed && e.Surface == store.SurfacePolicy && d.Auto && strings.Contains(d.Command, "touch ok.txt") &&
+				d.Rule == "commands: touch ok.txt" && d.Risk == policy.RiskLow {
+				id = d.NativeID
 			}
 		}
-		if !found {
+		if o, ok := outcomeOf(evs, id); id == "" || !ok || o.Action != bridge.AuditRan {
 			b, _ := json.Marshal(evs)
-			t.Fatalf("the audit log does not say policy: %s", b)
+			t.Fatalf("the audit log does not say policy_allowed then tool_ran (call %q, outcome %+v): %s", id, o, b)
 		}
 	})
 }
