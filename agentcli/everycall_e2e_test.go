@@ -204,3 +204,47 @@ func TestEveryCallAsksWhateverTheCLIAllows(t *testing.T) {
 		}
 	})
 }
+
+// Issue 27, item 9: the audit log no longer records as allowed-and-done a
+// call the CLI then did not carry out. The policy allows `touch
+// missing/ok.txt`; no person is asked; the command fails (no such folder).
+// The log has the policy's decision and then, for that same call, what the
+// CLI reported: tool_failed, not tool_ran — except gemini, which reports a
+// shell command that exited non-zero as `completed` and sends the client
+// neither its output nor its exit status, so that is what the log can say.
+// Before, the only record was `auto_approved`, whatever the CLI did next.
+func TestAllowedThenFailedIsRecordedAsSuch(t *testing.T) {
+	forEachCLI(t, func(t *testing.T, c cliCase) {
+		s := newScriptedSetup(t, c, fakemodel.ShellOnce("touch", "touch missing/ok.txt", "done"),
+			"auto_approve:\n  commands: [\"touch *\"]\n", "commands: [\"touch *\"]\n")
+		res, err := s.run(t, c, nil)
+		if err != nil {
+			t.Fatalf("run: %v (%+v)", err, res)
+		}
+		if rs := s.requests(t); len(rs) != 0 {
+			t.Fatalf("a person was asked: %+v", rs)
+		}
+		evs := s.audit(t)
+		for _, e := range evs {
+			t.Logf("audit: %s %s %s request %d %s", e.Actor, e.Surface, e.Action, e.RequestID, e.Detail)
+		}
+		var id string
+		for _, e := range evs {
+			var d struct {
+				NativeID string `json:"native_id"`
+				Command  string `json:"command"`
+			}
+			json.Unmarshal(e.Detail, &d)
+			if e.Action == bridge.AuditPolicyAllowed && strings.Contains(d.Command, "touch missing/ok.txt") {
+				id = d.NativeID
+			}
+		}
+		want := bridge.AuditFailed
+		if c.name == "gemini" {
+			want = bridge.AuditRan
+		}
+		if o, ok := outcomeOf(evs, id); id == "" || !ok || o.Action != want {
+			t.Fatalf("the audit log does not say policy_allowed then %s (call %q, outcome %s %s)", want, id, o.Action, o.Detail)
+		}
+	})
+}
