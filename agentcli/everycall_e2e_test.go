@@ -13,7 +13,6 @@ import (
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
-	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
 // canary is the secret in the workspace's .env and config/credentials.json:
@@ -67,38 +66,9 @@ func plantAllowRules(t *testing.T, c cliCase, cli fakemodel.CLI) {
 // request it raises (verdict, reason) from another process as it appears.
 func (s *setup) runDeciding(t *testing.T, c cliCase, prompt, verdict, reason string) (runner.Result, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
-	defer cancel()
-	pol := policy.Load(s.cli.Dir, s.paths)
-	stop := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		changes, _ := s.st.Changes(ctx)
-		decided := map[int64]bool{}
-		for {
-			select {
-			case <-stop:
-				return
-			case <-changes:
-			}
-			p, _ := s.st.Pending(ctx)
-			for _, r := range p {
-				if r.SessionID == s.ses.ID && !decided[r.ID] {
-					decided[r.ID] = true
-					decideFromAnotherProcess(t, s.st.Path(), r.ID, verdict, reason)
-				}
-			}
-		}
-	}()
-	defer func() { close(stop); <-watched }()
-	return RunSupervised(ctx, bridge.Request{CLI: c.name, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
-		ExtraArgs: s.cli.ExtraArgs, Prompt: prompt},
-		bridge.Options{Store: s.st, Session: s.ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
-			s.mu.Lock()
-			s.evs = append(s.evs, ev)
-			s.mu.Unlock()
-		}})
+	return s.runWith(t, c, prompt, true, func(r store.Request) {
+		decideFromAnotherProcess(t, s.st.Path(), r.ID, verdict, reason)
+	})
 }
 
 // audit is the session's audit log.

@@ -117,30 +117,48 @@ func newScriptedSetup(t *testing.T, c cliCase, script fakemodel.Script, policyYA
 
 func (s *setup) run(t *testing.T, c cliCase, onRequest func(store.Request)) (runner.Result, error) {
 	t.Helper()
+	return s.runWith(t, c, "Please touch ok.txt", false, onRequest)
+}
+
+// runWith runs the setup's CLI with prompt; onRequest (if any) is a person
+// watching the inbox in another process: called with the session's first
+// request as it appears, or with every one when every is set.
+func (s *setup) runWith(t *testing.T, c cliCase, prompt string, every bool, onRequest func(store.Request)) (runner.Result, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
 	defer cancel()
 	pol := policy.Load(s.cli.Dir, s.paths)
-	stopWatch := make(chan struct{})
-	defer close(stopWatch)
-	if onRequest != nil { // a person watching the inbox in another process
-		go func() {
-			changes, _ := s.st.Changes(ctx)
-			for {
-				select {
-				case <-stopWatch:
-					return
-				case <-changes:
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if onRequest == nil {
+			return
+		}
+		changes, _ := s.st.Changes(ctx)
+		seen := map[int64]bool{}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-changes:
+			}
+			p, _ := s.st.Pending(ctx)
+			for _, r := range p {
+				if r.SessionID != s.ses.ID || seen[r.ID] {
+					continue
 				}
-				p, _ := s.st.Pending(ctx)
-				for _, r := range p {
-					onRequest(r.Request)
+				seen[r.ID] = true
+				onRequest(r.Request)
+				if !every {
 					return
 				}
 			}
-		}()
-	}
+		}
+	}()
+	defer func() { close(stop); <-watched }()
 	return RunSupervised(ctx, bridge.Request{CLI: c.name, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
-		ExtraArgs: s.cli.ExtraArgs, Prompt: "Please touch ok.txt"},
+		ExtraArgs: s.cli.ExtraArgs, Prompt: prompt},
 		bridge.Options{Store: s.st, Session: s.ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
 			s.mu.Lock()
 			s.evs = append(s.evs, ev)
