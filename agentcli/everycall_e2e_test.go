@@ -62,11 +62,11 @@ func plantAllowRules(t *testing.T, c cliCase, cli fakemodel.CLI) {
 	}
 }
 
-// runDeciding runs the setup's CLI with prompt, a person deciding every
+// runAnswering runs the setup's CLI with prompt, a person deciding every
 // request it raises (verdict, reason) from another process as it appears.
-func (s *setup) runDeciding(t *testing.T, c cliCase, prompt, verdict, reason string) (runner.Result, error) {
+func (s *setup) runAnswering(t *testing.T, c cliCase, prompt, verdict, reason string) (runner.Result, error) {
 	t.Helper()
-	return s.runWith(t, c, prompt, true, func(r store.Request) {
+	return s.runWith(t, c, s.ses, prompt, true, func(r store.Request) {
 		decideFromAnotherProcess(t, s.st.Path(), r.ID, verdict, reason)
 	})
 }
@@ -137,7 +137,7 @@ func TestEveryCallAsksWhateverTheCLIAllows(t *testing.T) {
 		}
 		plan := steps(c, "secrets", calls, "done")
 		script.Store(&plan)
-		res, err := s.runDeciding(t, c, "Please show me the secrets", "reject", "not-the-secrets")
+		res, err := s.runAnswering(t, c, "Please show me the secrets", "reject", "not-the-secrets")
 		if err != nil {
 			t.Fatalf("run: %v (%+v)", err, res)
 		}

@@ -20,7 +20,7 @@ import (
 )
 
 // The decisions in these tests are taken by another process: the test
-// binary re-executed as `decide DB ID approve|reject REASON`, a person at
+// binary re-executed as `decide DB ID approve|approve-session|reject REASON`, a person at
 // another terminal.
 const deciderEnv = "AGENTINFRA_BRIDGE_DECIDER"
 
@@ -41,7 +41,11 @@ func deciderMain() int {
 	}
 	defer s.Close()
 	id, _ := strconv.ParseInt(a[1], 10, 64)
-	_, err = s.Decide(ctx, store.Decision{RequestID: id, Approve: a[2] == "approve", By: "ana", Surface: store.SurfaceTerminal, Reason: a[3]})
+	d := store.Decision{RequestID: id, Approve: a[2] != "reject", By: "ana", Surface: store.SurfaceTerminal, Reason: a[3]}
+	if a[2] == "approve-session" {
+		d.Scope = store.ScopeSession
+	}
+	_, err = s.Decide(ctx, d)
 	if err != nil {
 		os.Stderr.WriteString(err.Error())
 		return 1
@@ -117,13 +121,14 @@ func newScriptedSetup(t *testing.T, c cliCase, script fakemodel.Script, policyYA
 
 func (s *setup) run(t *testing.T, c cliCase, onRequest func(store.Request)) (runner.Result, error) {
 	t.Helper()
-	return s.runWith(t, c, "Please touch ok.txt", false, onRequest)
+	return s.runWith(t, c, s.ses, "Please touch ok.txt", false, onRequest)
 }
 
-// runWith runs the setup's CLI with prompt; onRequest (if any) is a person
-// watching the inbox in another process: called with the session's first
-// request as it appears, or with every one when every is set.
-func (s *setup) runWith(t *testing.T, c cliCase, prompt string, every bool, onRequest func(store.Request)) (runner.Result, error) {
+// runWith runs the setup's CLI in session ses with prompt; onRequest (if
+// any) is a person watching the inbox in another process: called with the
+// session's first request as it appears, or with every one when every is
+// set.
+func (s *setup) runWith(t *testing.T, c cliCase, ses store.Session, prompt string, every bool, onRequest func(store.Request)) (runner.Result, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
 	defer cancel()
@@ -145,7 +150,7 @@ func (s *setup) runWith(t *testing.T, c cliCase, prompt string, every bool, onRe
 			}
 			p, _ := s.st.Pending(ctx)
 			for _, r := range p {
-				if r.SessionID != s.ses.ID || seen[r.ID] {
+				if r.SessionID != ses.ID || seen[r.ID] {
 					continue
 				}
 				seen[r.ID] = true
@@ -159,7 +164,7 @@ func (s *setup) runWith(t *testing.T, c cliCase, prompt string, every bool, onRe
 	defer func() { close(stop); <-watched }()
 	return RunSupervised(ctx, bridge.Request{CLI: c.name, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
 		ExtraArgs: s.cli.ExtraArgs, Prompt: prompt},
-		bridge.Options{Store: s.st, Session: s.ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
+		bridge.Options{Store: s.st, Session: ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
 			s.mu.Lock()
 			s.evs = append(s.evs, ev)
 			s.mu.Unlock()
