@@ -21,16 +21,7 @@ func gateWorld(t *testing.T) (*store.Store, *Gate, *Gate) {
 	}
 	t.Cleanup(func() { st.Close() })
 	dir := t.TempDir()
-	gate := func() *Gate {
-		ses, err := st.CreateSession(ctx, store.NewSession{Owner: "ana", Workspace: dir, CLI: "claude"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ses, err = st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionActive, By: "ana"}); err != nil {
-			t.Fatal(err)
-		}
-		return newGate(Options{Store: st, Session: ses})
-	}
+	gate := func() *Gate { return newGate(Options{Store: st, Session: liveSession(t, st, dir)}) }
 	return st, gate(), gate()
 }
 

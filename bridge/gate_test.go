@@ -24,13 +24,7 @@ func gateOf(t *testing.T, pol *policy.Policy) (*Gate, *store.Store, *[]runner.Ev
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ses, err := st.CreateSession(ctx, store.NewSession{Owner: "ana", Workspace: pol.Root, CLI: "claude"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ses, err = st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionActive, By: "ana"}); err != nil {
-		t.Fatal(err)
-	}
+	ses := liveSession(t, st, pol.Root)
 	var mu sync.Mutex
 	evs := &[]runner.Event{}
 	g := newGate(Options{Store: st, Session: ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
@@ -39,6 +33,20 @@ func gateOf(t *testing.T, pol *policy.Policy) (*Gate, *store.Store, *[]runner.Ev
 		mu.Unlock()
 	}})
 	return g, st, evs
+}
+
+// liveSession is a new active session of ana's in dir, with claude.
+func liveSession(t *testing.T, st *store.Store, dir string) store.Session {
+	t.Helper()
+	ctx := context.Background()
+	ses, err := st.CreateSession(ctx, store.NewSession{Owner: "ana", Workspace: dir, CLI: "claude"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ses, err = st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionActive, By: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	return ses
 }
 
 // writeAll is a policy (and allowlist) that auto-approves every write up
