@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
-	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
 // touchTwice is a model that runs `touch ok.txt` twice (the second after
@@ -35,31 +33,9 @@ func touchTwice() fakemodel.Script {
 // process answers each request of the session as it comes with verdict.
 func (s *setup) runDeciding(t *testing.T, c cliCase, ses store.Session, verdict string) runner.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
-	defer cancel()
-	pol := policy.Load(s.cli.Dir, s.paths)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	watch, stop := context.WithCancel(ctx)
-	go func() {
-		defer wg.Done()
-		changes, _ := s.st.Changes(watch)
-		decided := map[int64]bool{}
-		for range changes {
-			p, _ := s.st.Pending(watch)
-			for _, r := range p {
-				if r.SessionID == ses.ID && !decided[r.ID] {
-					decided[r.ID] = true
-					decideFromAnotherProcess(t, s.st.Path(), r.ID, verdict, "")
-				}
-			}
-		}
-	}()
-	res, err := RunSupervised(ctx, bridge.Request{CLI: c.name, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
-		ExtraArgs: s.cli.ExtraArgs, Prompt: "Please touch ok.txt"},
-		bridge.Options{Store: s.st, Session: ses, Policy: func() *policy.Policy { return pol }})
-	stop()
-	wg.Wait()
+	res, err := s.runWith(t, c, ses, "Please touch ok.txt", true, func(r store.Request) {
+		decideFromAnotherProcess(t, s.st.Path(), r.ID, verdict, "")
+	})
 	if err != nil {
 		t.Fatalf("run: %v (%+v)", err, res)
 	}
@@ -84,7 +60,7 @@ func TestApproveForTheSessionApprovesTheSameCommandAgain(t *testing.T) {
 		audit, _ := s.st.Audit(ctx, ses.ID)
 		var auto []store.Event
 		for _, e := range audit {
-			if e.Action == "auto_approved" && e.RequestID == rs[0].ID {
+			if e.Action == bridge.AuditPolicyAllowed && e.RequestID == rs[0].ID {
 				auto = append(auto, e)
 			}
 		}

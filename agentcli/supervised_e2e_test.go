@@ -92,7 +92,7 @@ func newSetup(t *testing.T, c cliCase, policyYAML, allowYAML string) *setup {
 	return newScriptedSetup(t, c, fakemodel.ShellOnce("touch", "touch ok.txt", "done"), policyYAML, allowYAML)
 }
 
-// newScriptedSetup is newSetup with the model's script.
+// newScriptedSetup is newSetup with the fake model's script.
 func newScriptedSetup(t *testing.T, c cliCase, script fakemodel.Script, policyYAML, allowYAML string) *setup {
 	fake := c.fake(t, script)
 	cli := c.cli(t, fake.URL)
@@ -121,31 +121,50 @@ func newScriptedSetup(t *testing.T, c cliCase, script fakemodel.Script, policyYA
 
 func (s *setup) run(t *testing.T, c cliCase, onRequest func(store.Request)) (runner.Result, error) {
 	t.Helper()
+	return s.runWith(t, c, s.ses, "Please touch ok.txt", false, onRequest)
+}
+
+// runWith runs the setup's CLI in session ses with prompt; onRequest (if
+// any) is a person watching the inbox in another process: called with the
+// session's first request as it appears, or with every one when every is
+// set.
+func (s *setup) runWith(t *testing.T, c cliCase, ses store.Session, prompt string, every bool, onRequest func(store.Request)) (runner.Result, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
 	defer cancel()
 	pol := policy.Load(s.cli.Dir, s.paths)
-	stopWatch := make(chan struct{})
-	defer close(stopWatch)
-	if onRequest != nil { // a person watching the inbox in another process
-		go func() {
-			changes, _ := s.st.Changes(ctx)
-			for {
-				select {
-				case <-stopWatch:
-					return
-				case <-changes:
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if onRequest == nil {
+			return
+		}
+		changes, _ := s.st.Changes(ctx)
+		seen := map[int64]bool{}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-changes:
+			}
+			p, _ := s.st.Pending(ctx)
+			for _, r := range p {
+				if r.SessionID != ses.ID || seen[r.ID] {
+					continue
 				}
-				p, _ := s.st.Pending(ctx)
-				for _, r := range p {
-					onRequest(r.Request)
+				seen[r.ID] = true
+				onRequest(r.Request)
+				if !every {
 					return
 				}
 			}
-		}()
-	}
+		}
+	}()
+	defer func() { close(stop); <-watched }()
 	return RunSupervised(ctx, bridge.Request{CLI: c.name, Binary: s.cli.Binary, Model: s.cli.Model, Dir: s.cli.Dir, Env: s.cli.Env, CleanEnv: true,
-		ExtraArgs: s.cli.ExtraArgs, Prompt: "Please touch ok.txt"},
-		bridge.Options{Store: s.st, Session: s.ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
+		ExtraArgs: s.cli.ExtraArgs, Prompt: prompt},
+		bridge.Options{Store: s.st, Session: ses, Policy: func() *policy.Policy { return pol }, OnEvent: func(ev runner.Event) {
 			s.mu.Lock()
 			s.evs = append(s.evs, ev)
 			s.mu.Unlock()
@@ -288,16 +307,27 @@ func TestPolicyAutoApproves(t *testing.T) {
 		if rs := s.requests(t); len(rs) != 0 {
 			t.Fatalf("a person was asked: %+v", rs)
 		}
-		evs, _ := s.st.Audit(context.Background(), s.ses.ID)
-		found := false
+		// The audit log says what was decided — allowed by the policy, with
+		// its verdict — and then, for the same call, that the CLI ran it.
+		evs := s.audit(t)
+		var id string
 		for _, e := range evs {
-			if e.Action == "auto_approved" && e.Surface == store.SurfacePolicy && strings.Contains(string(e.Detail), "touch ok.txt") {
-				found = true
+			var d struct {
+				NativeID string `json:"native_id"`
+				Command  string `json:"command"`
+				Rule     string `json:"rule"`
+				Risk     string `json:"risk"`
+				Auto     bool   `json:"auto"`
+			}
+			json.Unmarshal(e.Detail, &d)
+			if e.Action == bridge.AuditPolicyAllowed && e.Surface == store.SurfacePolicy && d.Auto && strings.Contains(d.Command, "touch ok.txt") &&
+				d.Rule == "commands: touch ok.txt" && d.Risk == policy.RiskLow {
+				id = d.NativeID
 			}
 		}
-		if !found {
+		if o, ok := outcomeOf(evs, id); id == "" || !ok || o.Action != bridge.AuditRan {
 			b, _ := json.Marshal(evs)
-			t.Fatalf("the audit log does not say policy: %s", b)
+			t.Fatalf("the audit log does not say policy_allowed then tool_ran (call %q, outcome %+v): %s", id, o, b)
 		}
 	})
 }

@@ -19,9 +19,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -137,19 +139,38 @@ func Binary(req Request, name string) (string, error) {
 	return runner.LookupCLI(name)
 }
 
-// systemPromptFile writes the system prompt to a private file ("" for none).
-func SystemPromptFile(text string) (string, func(), error) {
-	if text == "" {
-		return "", func() {}, nil
-	}
-	f, err := os.CreateTemp("", "agentinfra-system-*.md")
-	if err != nil {
-		return "", nil, err
-	}
-	f.WriteString(text)
-	f.Close()
-	return f.Name(), func() { os.Remove(f.Name()) }, nil
+// Files is a run's own folder (contain.RunDir): the files a bridge gives
+// its CLI to read — the system prompt, gemini's policy, codex's hook
+// socket — where the agent cannot rewrite them, unlike /tmp.
+type Files struct {
+	Dir string
+	// Warning says, once, that the folder is one the agent may write after
+	// all ("" when it is not).
+	Warning string
+	remove  func()
 }
+
+// NewFiles makes the run's own folder for req.
+func NewFiles(req Request) (*Files, error) {
+	dir, warning, remove, err := contain.RunDir(req.Dir, req.Env, req.CleanEnv)
+	if err != nil {
+		return nil, err
+	}
+	return &Files{Dir: dir, Warning: warning, remove: remove}, nil
+}
+
+// Write writes a file of the folder (readable by its owner only) and
+// returns its path.
+func (f *Files) Write(name, content string) (string, error) {
+	path := filepath.Join(f.Dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return "", fmt.Errorf("write %s for the agent CLI: %w", name, err)
+	}
+	return path, nil
+}
+
+// Remove deletes the folder (the run has ended).
+func (f *Files) Remove() { f.remove() }
 
 // finish fills the common parts of a result.
 func Finish(res *runner.Result, start time.Time, p *runner.Interactive, stopped bool) error {

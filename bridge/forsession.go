@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -53,12 +52,11 @@ func (g *Gate) forSession(ctx context.Context, pol *policy.Policy, a Ask) (store
 
 // approvedForSession records an ask approved by the session's earlier
 // approval for the session (from): who approved it, through which surface,
-// and which request it was.
+// and which request it was — policy_allowed, as any call the gate lets go
+// without a person, followed by what the CLI did with it.
 func (g *Gate) approvedForSession(a Ask, from store.Request, rule policy.Rule) Answer {
-	detail, _ := json.Marshal(map[string]any{"tool": a.Tool, "command": a.Command, "file": a.File,
+	g.record(store.ActorPolicy, store.SurfacePolicy, AuditPolicyAllowed, from.ID, a, map[string]any{
 		"rule": rule.Key + ": " + rule.Value, "scope": store.ScopeSession, "approved_by_request": from.ID, "by": from.DecidedBy, "via": from.Surface})
-	g.opts.Store.Record(context.Background(), store.Event{SessionID: g.opts.Session.ID, RequestID: from.ID, Actor: store.ActorPolicy,
-		Surface: store.SurfacePolicy, Action: "auto_approved", Detail: detail})
 	g.beforeEdit(a, store.Request{SessionID: g.opts.Session.ID, Kind: a.Kind, Tool: a.Tool, File: a.File, Title: a.Title, Status: store.StatusApproved})
 	return Answer{Allow: true, ByPolicy: true}
 }

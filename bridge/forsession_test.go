@@ -21,16 +21,7 @@ func gateWorld(t *testing.T) (*store.Store, *Gate, *Gate) {
 	}
 	t.Cleanup(func() { st.Close() })
 	dir := t.TempDir()
-	gate := func() *Gate {
-		ses, err := st.CreateSession(ctx, store.NewSession{Owner: "ana", Workspace: dir, CLI: "claude"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ses, err = st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionActive, By: "ana"}); err != nil {
-			t.Fatal(err)
-		}
-		return newGate(Options{Store: st, Session: ses})
-	}
+	gate := func() *Gate { return newGate(Options{Store: st, Session: liveSession(t, st, dir)}) }
 	return st, gate(), gate()
 }
 
@@ -90,7 +81,7 @@ func TestTheGateApprovesWhatWasApprovedForTheSession(t *testing.T) {
 	audit, _ := st.Audit(context.Background(), g.opts.Session.ID)
 	n := 0
 	for _, e := range audit {
-		if e.Action == "auto_approved" && strings.Contains(string(e.Detail), `"scope":"session"`) {
+		if e.Action == AuditPolicyAllowed && strings.Contains(string(e.Detail), `"scope":"session"`) {
 			n++
 			if e.RequestID == 0 || !strings.Contains(string(e.Detail), `"by":"ana"`) {
 				t.Errorf("the auto-approval does not name the approval it came from: %+v %s", e, e.Detail)

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -21,9 +20,16 @@ type Ask struct {
 	ToolInput string
 	Command   string
 	File      string
-	Diff      string
-	URL       string
-	Title     string
+	// Files are the other files of the same change (a codex patch of
+	// several files): each is judged as File is.
+	Files []string
+	Diff  string
+	URL   string
+	Title string
+	// Internal says why the call touches nothing but the CLI's own state
+	// (a claude ToolSearch, its task list): agentinfra lets it go at once,
+	// and the audit log says why. "" for everything the policy judges.
+	Internal string
 }
 
 // answer is what goes back to the CLI.
@@ -44,11 +50,12 @@ type Gate struct {
 	opts Options
 	// one pending request per session: a second ask waits for the first.
 	mu sync.Mutex
-	// seen: native IDs of tool calls that were asked about (the others
-	// ran on the CLI's own rules, which the audit log records).
-	seenMu sync.Mutex
-	seen   map[string]bool
-	evMu   sync.Mutex
+	// calls are the decisions by the tool call's native ID, until the CLI
+	// says what it did with the call (outcome.go); a call not there was
+	// never asked about.
+	callsMu sync.Mutex
+	calls   map[string]*decided
+	evMu    sync.Mutex
 	// prog is the session's progress line (sessions.progress); progMu
 	// keeps its writes in the order of the events.
 	progMu sync.Mutex
@@ -58,7 +65,7 @@ type Gate struct {
 	native   string
 }
 
-func newGate(opts Options) *Gate { return &Gate{opts: opts, seen: map[string]bool{}} }
+func newGate(opts Options) *Gate { return &Gate{opts: opts, calls: map[string]*decided{}} }
 
 // Root is the session's workspace: the folder a CLI's relative paths are
 // read from (an edit's diff is computed against the file there).
@@ -99,20 +106,8 @@ func (g *Gate) Event(ev runner.Event) {
 	}
 }
 
-func (g *Gate) markAsked(id string) {
-	g.seenMu.Lock()
-	g.seen[id] = true
-	g.seenMu.Unlock()
-}
-
-func (g *Gate) asked(id string) bool {
-	g.seenMu.Lock()
-	defer g.seenMu.Unlock()
-	return g.seen[id]
-}
-
 func action(a Ask) policy.Action {
-	pa := policy.Action{Tool: a.Tool, Command: a.Command, File: a.File, URL: a.URL}
+	pa := policy.Action{Tool: a.Tool, Command: a.Command, File: a.File, Files: a.Files, URL: a.URL}
 	switch a.Kind {
 	case store.KindCommand:
 		pa.Kind = policy.KindCommand
@@ -129,33 +124,20 @@ func action(a Ask) policy.Action {
 	return pa
 }
 
-// ranWithoutAsking records a tool call the CLI ran on its own rules (the
-// native rules agentinfra gave it, or its built-in safe list).
-func (g *Gate) RanWithoutAsking(nativeID string, a Ask) {
-	if nativeID != "" && g.asked(nativeID) {
-		return
-	}
-	v := g.Policy().Evaluate(action(a))
-	surface, actor := store.SurfaceAgent, "agent:"+g.opts.Session.CLI
-	if v.Auto {
-		surface, actor = store.SurfacePolicy, store.ActorPolicy
-	}
-	detail, _ := json.Marshal(map[string]any{"tool": a.Tool, "command": a.Command, "file": a.File, "rule": v.Rule, "native": true})
-	g.opts.Store.Record(context.Background(), store.Event{SessionID: g.opts.Session.ID, Actor: actor, Surface: surface, Action: "auto_approved", Detail: detail})
-}
-
 // decide answers one request. ctx is canceled when the CLI withdraws the
 // request (or the run stops): the request is then marked withdrawn.
-func (g *Gate) Decide(ctx context.Context, a Ask) Answer {
-	if a.NativeID != "" {
-		g.markAsked(a.NativeID)
-	}
+func (g *Gate) Decide(ctx context.Context, a Ask) (ans Answer) {
+	c := g.track(a)
+	defer func() { c.settle(ans) }()
 	st, ses := g.opts.Store, g.opts.Session
+	if a.Internal != "" {
+		g.record(store.ActorAgentinfra, store.SurfaceSupervisor, AuditPolicyAllowed, 0, a, map[string]any{"auto": true, "rule": a.Internal})
+		return Answer{Allow: true, ByPolicy: true}
+	}
 	pol := g.Policy()
 	v := pol.Evaluate(action(a))
 	if v.Auto {
-		detail, _ := json.Marshal(map[string]any{"tool": a.Tool, "command": a.Command, "file": a.File, "rule": v.Rule})
-		st.Record(context.Background(), store.Event{SessionID: ses.ID, Actor: store.ActorPolicy, Surface: store.SurfacePolicy, Action: "auto_approved", Detail: detail})
+		g.record(store.ActorPolicy, store.SurfacePolicy, AuditPolicyAllowed, 0, a, v.Detail())
 		g.beforeEdit(a, store.Request{SessionID: ses.ID, Kind: a.Kind, Tool: a.Tool, File: a.File, Title: a.Title, Status: store.StatusApproved})
 		return Answer{Allow: true, ByPolicy: true}
 	}
@@ -180,6 +162,7 @@ func (g *Gate) Decide(ctx context.Context, a Ask) Answer {
 		// Fail closed: what cannot be asked is denied.
 		return Answer{Message: "agentinfra could not record the approval request: " + err.Error()}
 	}
+	c.request(req.ID)
 	g.Event(runner.Event{Kind: "approval", Tool: a.Tool, Text: fmt.Sprintf("request %d: %s (risk %s): agentinfra approve %d / reject %d", req.ID, a.Title, v.Risk, req.ID, req.ID)})
 
 	waitCtx, cancel := context.WithCancel(context.Background())

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
@@ -237,12 +238,13 @@ func TestSupervisedDispatchPolicyAutoApproves(t *testing.T) {
 	st, _ := store.OpenWorkspace(context.Background(), ws, store.Options{})
 	defer st.Close()
 	evs, _ := st.Audit(context.Background(), ses.ID)
-	found := false
+	allowed, ran := false, false
 	for _, e := range evs {
-		found = found || (e.Action == "auto_approved" && e.Surface == store.SurfacePolicy && strings.Contains(string(e.Detail), "touch ok.txt"))
+		allowed = allowed || (e.Action == bridge.AuditPolicyAllowed && e.Surface == store.SurfacePolicy && strings.Contains(string(e.Detail), "touch ok.txt"))
+		ran = ran || (e.Action == bridge.AuditRan && allowed && strings.Contains(string(e.Detail), "touch ok.txt"))
 	}
-	if !found {
-		t.Fatalf("the audit log does not say policy: %+v", evs)
+	if !allowed || !ran {
+		t.Fatalf("the audit log does not say the policy allowed it and claude ran it: %+v", evs)
 	}
 }
 

@@ -17,13 +17,17 @@ import (
 // claudeBridge speaks claude's stream-json control protocol:
 //
 //	claude -p --input-format stream-json --output-format stream-json --verbose
-//	       --permission-prompt-tool stdio [--settings '{"permissions":…}']
+//	       --permission-prompt-tool stdio --setting-sources "" --strict-mcp-config
+//	       --settings '{"permissions":{"ask":["*"]}}'
 //
-// The prompt and every later message are `user` lines on stdin; each
-// permission request is a control_request can_use_tool, answered with a
-// control_response {behavior: allow | deny, message} (the deny message
-// reaches the model as the tool's result); control_cancel_request withdraws
-// one; an `interrupt` control request stops the turn.
+// (Flags: every tool call asks, whatever claude's own or a planted settings
+// file would allow.) The prompt and every later message are `user` lines on
+// stdin; each permission request is a control_request can_use_tool,
+// answered with a control_response {behavior: allow | deny, message} (the
+// deny message reaches the model as the tool's result);
+// control_cancel_request withdraws one; an `interrupt` control request
+// stops the turn. What claude then did with each call comes back in the
+// tool_result's tool_result_meta, which the gate records (Gate.Report).
 type claudeBridge struct {
 	g       *bridge.Gate
 	p       *runner.Interactive
@@ -33,7 +37,7 @@ type claudeBridge struct {
 	res     runner.Result
 	turns   chan runner.Event
 	done    chan struct{}
-	cleanup func()
+	files   *bridge.Files
 	mu      sync.Mutex
 	pending map[string]context.CancelFunc // control request_id → withdraw
 	tools   map[string]bridge.Ask         // tool_use id → what it asked
@@ -49,28 +53,24 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-		"--permission-prompt-tool", "stdio", "--settings", Settings(g.Policy())}
-	if req.Model != "" {
-		argv = append(argv, "--model", req.Model)
-	}
-	if req.Resume != "" {
-		argv = append(argv, "--resume", req.Resume)
-	}
-	spf, cleanup, err := bridge.SystemPromptFile(req.SystemPrompt)
+	files, err := bridge.NewFiles(req)
 	if err != nil {
 		return nil, err
 	}
-	if spf != "" {
-		argv = append(argv, "--append-system-prompt-file", spf)
+	argv, err := commandLine(bin, req, files)
+	if err != nil {
+		files.Remove()
+		return nil, err
 	}
-	argv = append(argv, req.ExtraArgs...)
 	p, err := runner.StartInteractive(argv, req.Dir, req.Env, req.CleanEnv)
 	if err != nil {
-		cleanup()
+		files.Remove()
 		return nil, err
 	}
-	b := &claudeBridge{g: g, p: p, start: time.Now(), stdin: bridge.NewStdin(p.Stdin), cleanup: cleanup,
+	if files.Warning != "" {
+		g.Event(runner.Event{Kind: "warning", Text: files.Warning})
+	}
+	b := &claudeBridge{g: g, p: p, start: time.Now(), stdin: bridge.NewStdin(p.Stdin), files: files,
 		parser: Runner{}.NewParser(runner.Request{Model: req.Model}),
 		res:    runner.Result{CLI: runner.CLIClaude, Model: req.Model},
 		turns:  make(chan runner.Event, 16), done: make(chan struct{}),
@@ -118,7 +118,7 @@ func (b *claudeBridge) Stop() {
 
 func (b *claudeBridge) Wait() (runner.Result, error) {
 	<-b.done
-	defer b.cleanup()
+	defer b.files.Remove()
 	b.parser.Finish(&b.res, nil, nil)
 	b.mu.Lock()
 	stopped, protoErr := b.stopped, b.refusal.Err()
@@ -137,6 +137,16 @@ type claudeControl struct {
 	Message   *struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
+	// ToolResultMeta says, on a `user` line of tool results, who decided
+	// each call: {id, permission_decision: {decision: accept | reject,
+	// source: user_temporary (the host, us) | user_reject | config | hook}}.
+	ToolResultMeta []struct {
+		ID       string `json:"id"`
+		Decision *struct {
+			Decision string `json:"decision"`
+			Source   string `json:"source"`
+		} `json:"permission_decision"`
+	} `json:"tool_result_meta"`
 }
 
 type canUseTool struct {
@@ -187,8 +197,8 @@ func (b *claudeBridge) read() {
 	io.Copy(io.Discard, b.p.Stdout)
 }
 
-// toolBlocks remembers tool calls, and records those that ran without a
-// request (claude's own rules, or the native rules agentinfra gave it).
+// toolBlocks remembers tool calls, and reports what claude did with each
+// (its tool_result and who decided, Gate.Report).
 func (b *claudeBridge) toolBlocks(c claudeControl) {
 	if c.Message == nil {
 		return
@@ -199,6 +209,7 @@ func (b *claudeBridge) toolBlocks(c claudeControl) {
 		Name      string          `json:"name"`
 		Input     json.RawMessage `json:"input"`
 		ToolUseID string          `json:"tool_use_id"`
+		IsError   bool            `json:"is_error"`
 	}
 	if json.Unmarshal(c.Message.Content, &blocks) != nil {
 		return
@@ -212,45 +223,86 @@ func (b *claudeBridge) toolBlocks(c claudeControl) {
 		case "tool_result":
 			b.mu.Lock()
 			a, ok := b.tools[bl.ToolUseID]
+			delete(b.tools, bl.ToolUseID)
 			b.mu.Unlock()
 			if ok {
-				b.g.RanWithoutAsking(bl.ToolUseID, a)
+				b.g.Report(a, outcome(c, bl.ToolUseID, bl.IsError))
 			}
 		}
 	}
 }
 
+// outcome is what claude did with the call id, from its tool result and
+// tool_result_meta: rejected (by us, or by claude itself) it did not run;
+// accepted — by us (source user_temporary) or by its own settings or a
+// hook — it ran, failing when the result is an error. A result without a
+// decision and with an error is a call claude refused before any
+// permission check (an unknown tool, invalid input).
+func outcome(c claudeControl, id string, isError bool) bridge.Outcome {
+	for _, m := range c.ToolResultMeta {
+		if m.ID != id || m.Decision == nil {
+			continue
+		}
+		d := m.Decision
+		if d.Decision == "reject" {
+			return bridge.Outcome{By: d.Source, Status: "rejected"}
+		}
+		o := bridge.Outcome{Ran: true, Failed: isError, By: d.Source, Status: "accepted"}
+		o.Unasked = d.Source != "" && d.Source != "user_temporary"
+		return o
+	}
+	if isError {
+		return bridge.Outcome{Status: "error before any permission check"}
+	}
+	return bridge.Outcome{Ran: true, Status: "no decision reported"}
+}
+
+// internalTools are claude's tools that touch nothing but its own state:
+// the deferred-tool search and its task list (ToolSearch, Task*), the list
+// of its subagents. agentinfra lets them go at once (a person would only
+// be asked to approve claude's bookkeeping). Everything else — reading
+// too — goes to the policy; a tool that starts or stops something
+// (TaskStop, Agent, CronCreate, Skill, EnterWorktree, Monitor) is no
+// bookkeeping.
+var internalTools = map[string]bool{"ToolSearch": true, "TaskCreate": true, "TaskGet": true, "TaskList": true, "TaskUpdate": true, "ListAgents": true}
+
 func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string) bridge.Ask {
 	var in struct {
-		Command    string  `json:"command"`
-		FilePath   string  `json:"file_path"`
-		Path       string  `json:"path"`
-		OldString  *string `json:"old_string"`
-		NewString  string  `json:"new_string"`
-		Content    *string `json:"content"`
-		ReplaceAll bool    `json:"replace_all"`
-		URL        string  `json:"url"`
+		Command      string  `json:"command"`
+		FilePath     string  `json:"file_path"`
+		NotebookPath string  `json:"notebook_path"`
+		Path         string  `json:"path"`
+		OldString    *string `json:"old_string"`
+		NewString    string  `json:"new_string"`
+		Content      *string `json:"content"`
+		ReplaceAll   bool    `json:"replace_all"`
+		URL          string  `json:"url"`
 	}
 	json.Unmarshal(input, &in)
 	a := bridge.Ask{NativeID: id, Tool: tool, ToolInput: string(input)}
 	root := b.g.Root()
 	switch tool {
-	case "Bash":
+	case "Bash", "Monitor": // Monitor runs a command too
 		a.Kind, a.Command, a.Title = store.KindCommand, in.Command, "Run "+in.Command
-	case "Edit", "MultiEdit", "Write", "NotebookEdit":
-		a.Kind, a.File, a.Title = store.KindEdit, in.FilePath, "Edit "+in.FilePath
+	case "Edit", "Write", "NotebookEdit":
+		file := in.FilePath + in.NotebookPath
+		a.Kind, a.File, a.Title = store.KindEdit, file, "Edit "+file
 		switch {
 		case in.Content != nil:
-			a.Diff = bridge.EditDiff(root, in.FilePath, nil, *in.Content, false)
+			a.Diff = bridge.EditDiff(root, file, nil, *in.Content, false)
 		case in.OldString != nil:
-			a.Diff = bridge.EditDiff(root, in.FilePath, in.OldString, in.NewString, in.ReplaceAll)
+			a.Diff = bridge.EditDiff(root, file, in.OldString, in.NewString, in.ReplaceAll)
 		}
 	case "WebFetch":
 		a.Kind, a.URL, a.Title = store.KindFetch, in.URL, "Fetch "+in.URL
 	default:
+		// A tool with a path (Read) is judged as a read of it.
 		a.Kind, a.Title = store.KindTool, "Use "+tool
 		if f := in.FilePath + in.Path; f != "" {
 			a.File, a.Title = f, tool+" "+f
+		}
+		if internalTools[tool] {
+			a.Internal = "claude's " + tool + " touches nothing but claude's own state"
 		}
 	}
 	return a
@@ -290,3 +342,27 @@ func (b *claudeBridge) withdrawAll() {
 }
 
 func (b *claudeBridge) Process() *runner.Interactive { return b.p }
+
+// commandLine is the command line of a supervised claude: the stream-json control
+// protocol, and the flags that make every tool call ask (Settings) with
+// none of the settings files an agent could have written loaded
+// (--setting-sources ""), nor any MCP server but those agentinfra passes
+// (--strict-mcp-config). The system prompt goes in the run's own folder.
+func commandLine(bin string, req bridge.Request, files *bridge.Files) ([]string, error) {
+	argv := []string{bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+		"--permission-prompt-tool", "stdio", "--setting-sources", "", "--strict-mcp-config", "--settings", Settings()}
+	if req.Model != "" {
+		argv = append(argv, "--model", req.Model)
+	}
+	if req.Resume != "" {
+		argv = append(argv, "--resume", req.Resume)
+	}
+	if req.SystemPrompt != "" {
+		spf, err := files.Write("system-prompt.md", req.SystemPrompt)
+		if err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--append-system-prompt-file", spf)
+	}
+	return append(argv, req.ExtraArgs...), nil
+}

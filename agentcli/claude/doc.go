@@ -7,8 +7,9 @@
 //   - supervised: StartBridge speaks claude's stream-json control protocol
 //     (--permission-prompt-tool stdio), each permission request going to the
 //     bridge's gate (package bridge: the policy, else a person);
-//   - native rules: Settings turns what the workspace policy approves into
-//     claude's permissions.allow rules (--settings), so that it does not ask.
+//   - native rules: Settings, an ask rule for every tool (--settings), so
+//     that every tool call reaches the bridge, which applies the workspace
+//     policy to each.
 //
 // Package agentcli picks it by name.
 package claude

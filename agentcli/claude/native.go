@@ -1,30 +1,21 @@
 package claude
 
-import (
-	"encoding/json"
-	"slices"
+import "encoding/json"
 
-	"github.com/agentinfra/agentinfra/supervision/policy"
-)
-
-// readTools are claude's tools that only read.
-var readTools = []string{"Read", "Grep", "Glob", "LS", "NotebookRead", "TodoWrite"}
-
-// Settings is the --settings JSON of a supervised claude: its
-// permissions.allow rules for what the policy approves and claude can
-// express (the bridge sees every other request).
-func Settings(p *policy.Policy) string {
-	allow := []string{}
-	if !p.AskAll {
-		for _, t := range p.File.AutoApprove.Tools {
-			if slices.Contains(readTools, t) {
-				allow = append(allow, t)
-			}
-		}
-		for _, c := range p.NativeCommands() {
-			allow = append(allow, "Bash("+c+")")
-		}
-	}
-	b, _ := json.Marshal(map[string]any{"permissions": map[string]any{"allow": allow}})
+// Settings is the --settings JSON of a supervised claude: an `ask` rule for
+// every tool ("*"), which beats every allow rule of every settings source,
+// permission mode and allow-hook (verified with claude 2.1.330, issue 27):
+// every tool call reaches can_use_tool, and the bridge answers it by the
+// policy — a call the policy allows is allowed at once. No allow rules are
+// given: claude's prefix rules would let through what the risk rules must
+// see, and its defaults (Read, read-only Bash) skip the policy altogether.
+//
+// Nothing of the person's own settings.json is carried over (with
+// --setting-sources "" none is loaded: a file an earlier agent run could
+// have written must not decide): its env and apiKeyHelper do not apply;
+// credentials are not settings (ANTHROPIC_API_KEY, the login in
+// .credentials.json), and the model is passed with --model.
+func Settings() string {
+	b, _ := json.Marshal(map[string]any{"permissions": map[string]any{"ask": []string{"*"}}})
 	return string(b)
 }

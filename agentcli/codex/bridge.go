@@ -7,6 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,13 +23,20 @@ import (
 
 // codexBridge speaks codex app-server's JSON-RPC (newline-delimited, no
 // "jsonrpc" field): initialize, initialized, thread/start {cwd,
-// approvalPolicy, sandbox}, turn/start. Server requests
+// approvalPolicy, sandbox, approvalsReviewer: user}, turn/start. Every tool
+// call first passes agentinfra's PreToolUse hook (hook.go: the gate decides
+// it there, a person if need be). Server requests
 // item/commandExecution/requestApproval, item/fileChange/requestApproval and
-// item/permissions/requestApproval are answered {decision: accept|decline}.
-// The answer has no field for a reason: a person's reason goes to the model
-// as turn/steer in the same turn, sent just before the decline (never
-// waited for: codex answers the steer only after the approval). A turn
-// interrupted while a request waits withdraws it.
+// item/permissions/requestApproval are answered {decision: accept|decline}
+// (never acceptForSession nor acceptWithExecpolicyAmendment, which would
+// make codex skip agentinfra for later calls), and mcpServer/elicitation/
+// request for an MCP tool call {action: accept|decline}. A request for a
+// call the hook already allowed is accepted at once. The answer has no
+// field for a reason: a person's reason goes to the model as turn/steer in
+// the same turn, sent just before the decline (never waited for: codex
+// answers the steer only after the approval) — a call the hook denies
+// carries the reason itself. A turn interrupted while a request waits
+// withdraws it.
 type codexBridge struct {
 	g     *bridge.Gate
 	p     *runner.Interactive
@@ -40,7 +51,6 @@ type codexBridge struct {
 	inTurn   bool
 	pending  map[string]context.CancelFunc // server request id → withdraw
 	changes  map[string]json.RawMessage    // fileChange item id → its changes
-	asked    map[string]bool               // item ids that were asked about
 	lastText string
 	turnErr  string
 	stopped  bool
@@ -49,6 +59,13 @@ type codexBridge struct {
 	refusal bridge.Refusal
 	in, out int64
 	tools   int
+	// hooked are the calls agentinfra's hook asked about, hookAllowed
+	// those it allowed, by item ID.
+	hooked      map[string]bridge.Ask
+	hookAllowed map[string]bridge.Ask
+	hooks       net.Listener
+	files       *bridge.Files
+	seq         int
 
 	turns chan runner.Event
 	done  chan struct{}
@@ -71,22 +88,36 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{bin, "app-server"}
-	if req.Model != "" {
-		argv = append(argv, "-c", "model="+strconv.Quote(req.Model))
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("codex's hook runs agentinfra itself, whose path is unknown: %w", err)
 	}
-	if req.SystemPrompt != "" {
-		argv = append(argv, "-c", "developer_instructions="+strconv.Quote(req.SystemPrompt))
-	}
-	argv = append(argv, req.ExtraArgs...)
-	p, err := runner.StartInteractive(argv, req.Dir, req.Env, req.CleanEnv)
+	files, err := bridge.NewFiles(req)
 	if err != nil {
 		return nil, err
 	}
+	ln, err := hookListener(files)
+	if err != nil {
+		files.Remove()
+		return nil, err
+	}
+	argv := commandLine(bin, exe, req.Dir, req.Model, req.SystemPrompt, req.ExtraArgs)
+	env := append(slices.Clip(req.Env), EnvHookSocket+"="+ln.Addr().String())
+	p, err := runner.StartInteractive(argv, req.Dir, env, req.CleanEnv)
+	if err != nil {
+		ln.Close()
+		files.Remove()
+		return nil, err
+	}
+	if files.Warning != "" {
+		g.Event(runner.Event{Kind: "warning", Text: files.Warning})
+	}
 	b := &codexBridge{g: g, p: p, start: time.Now(), stdin: bridge.NewStdin(p.Stdin), calls: map[int]chan codexMsg{},
-		pending: map[string]context.CancelFunc{}, changes: map[string]json.RawMessage{}, asked: map[string]bool{},
+		pending: map[string]context.CancelFunc{}, changes: map[string]json.RawMessage{},
+		hooked: map[string]bridge.Ask{}, hookAllowed: map[string]bridge.Ask{}, hooks: ln, files: files,
 		turns: make(chan runner.Event, 16), done: make(chan struct{}),
 		res: runner.Result{CLI: runner.CLICodex, Model: req.Model}}
+	go b.serveHooks(ln)
 	go b.read()
 	go func() {
 		select {
@@ -105,7 +136,14 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 		return fail(err)
 	}
 	b.notify("initialized", nil)
-	thread, prompt, err := b.openThread(ctx, req)
+	if err := b.checkHook(ctx, req.Dir); err != nil {
+		return fail(err)
+	}
+	off, err := b.userMCPServers(ctx, req.Dir)
+	if err != nil {
+		return fail(err)
+	}
+	thread, prompt, err := b.openThread(ctx, req, off)
 	if err != nil {
 		return fail(err)
 	}
@@ -204,6 +242,8 @@ func (b *codexBridge) Stop() {
 
 func (b *codexBridge) Wait() (runner.Result, error) {
 	<-b.done
+	b.hooks.Close()
+	defer b.files.Remove()
 	b.mu.Lock()
 	b.res.Response, b.res.InputTokens, b.res.OutputTokens, b.res.ToolCalls = b.lastText, b.in, b.out, b.tools
 	if b.turnErr != "" {
@@ -248,12 +288,18 @@ func (b *codexBridge) read() {
 }
 
 type codexItem struct {
-	Type    string          `json:"type"`
-	ID      string          `json:"id"`
-	Text    string          `json:"text"`
-	Command string          `json:"command"`
-	Status  string          `json:"status"`
-	Changes json.RawMessage `json:"changes"`
+	Type           string `json:"type"`
+	ID             string `json:"id"`
+	Text           string `json:"text"`
+	Command        string `json:"command"`
+	CommandActions []struct {
+		Command string `json:"command"`
+	} `json:"commandActions"`
+	Status    string          `json:"status"`
+	Changes   json.RawMessage `json:"changes"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 func (b *codexBridge) notification(m codexMsg) {
@@ -303,11 +349,12 @@ func (b *codexBridge) notification(m codexMsg) {
 		}
 	case "item/started":
 		switch p.Item.Type {
-		case "commandExecution":
+		case "commandExecution", "mcpToolCall":
 			b.mu.Lock()
 			b.tools++
 			b.mu.Unlock()
-			b.g.Event(runner.Event{Kind: "tool_use", Tool: "shell", Text: p.Item.Command})
+			a := b.askOf(p.Item)
+			b.g.Event(runner.Event{Kind: "tool_use", Tool: a.Tool, Text: a.Command + a.ToolInput})
 		case "fileChange":
 			b.mu.Lock()
 			b.tools++
@@ -322,15 +369,14 @@ func (b *codexBridge) notification(m codexMsg) {
 			b.lastText = p.Item.Text
 			b.mu.Unlock()
 			b.g.Event(runner.Event{Kind: "message", Text: p.Item.Text})
-		case "commandExecution", "fileChange":
+		case "commandExecution", "fileChange", "mcpToolCall":
 			b.g.Event(runner.Event{Kind: "tool_result", Text: p.Item.Status})
-			b.mu.Lock()
-			asked := b.asked[p.Item.ID]
-			b.mu.Unlock()
-			if !asked && p.Item.Status == "completed" {
-				b.g.RanWithoutAsking("", b.askOf(p.Item))
-			}
+			b.g.Report(b.askOf(p.Item), itemOutcome(p.Item.Status))
 		}
+	case "hook/completed":
+		b.hookCompleted(m.Params)
+	case "item/commandExecution/terminalInteraction":
+		b.stdinWritten(m.Params)
 	case "error":
 		if p.Error != nil {
 			b.g.Event(runner.Event{Kind: "error", Text: p.Error.Message})
@@ -354,33 +400,80 @@ func (b *codexBridge) notification(m codexMsg) {
 	}
 }
 
+// askOf is the call of an item, as the hook asked about it when it did
+// (the model's own words of the command), else from the item.
 func (b *codexBridge) askOf(it codexItem) bridge.Ask {
-	if it.Type == "fileChange" {
-		return b.fileAsk(it.ID, it.Changes)
+	b.mu.Lock()
+	a, ok := b.hooked[it.ID]
+	b.mu.Unlock()
+	if ok {
+		return a
 	}
-	return bridge.Ask{NativeID: it.ID, Kind: store.KindCommand, Tool: "shell", Command: it.Command, Title: "Run " + it.Command}
+	switch it.Type {
+	case "fileChange":
+		return fileAsk(it.ID, it.Changes)
+	case "mcpToolCall":
+		return hookAsk(b.g.Root(), hookQuery{ToolName: "mcp__" + it.Server + "__" + it.Tool, ToolInput: it.Arguments, ToolUseID: it.ID})
+	}
+	cmd := it.Command
+	if len(it.CommandActions) == 1 && it.CommandActions[0].Command != "" {
+		cmd = it.CommandActions[0].Command
+	}
+	return bridge.Ask{NativeID: it.ID, Kind: store.KindCommand, Tool: "shell", Command: cmd, Title: "Run " + cmd}
 }
 
-// fileAsk describes a file change: its files and their unified diffs.
-func (b *codexBridge) fileAsk(itemID string, raw json.RawMessage) bridge.Ask {
-	var changes []struct {
-		Path string `json:"path"`
-		Diff string `json:"diff"`
+// itemOutcome is what codex did with an item, by its final status.
+func itemOutcome(status string) bridge.Outcome {
+	switch status {
+	case "completed":
+		return bridge.Outcome{Ran: true, Status: status}
+	case "failed":
+		return bridge.Outcome{Ran: true, Failed: true, Status: status}
 	}
-	json.Unmarshal(raw, &changes)
-	a := bridge.Ask{NativeID: itemID, Kind: store.KindEdit, Tool: "apply_patch", ToolInput: string(raw)}
-	var files []string
-	var diff strings.Builder
-	for _, c := range changes {
-		files = append(files, c.Path)
-		diff.WriteString(c.Diff)
+	return bridge.Outcome{Status: status} // declined
+}
+
+// hookCompleted records a call a PreToolUse hook blocked: codex reports
+// nothing else of it (no item).
+func (b *codexBridge) hookCompleted(params json.RawMessage) {
+	var p struct {
+		Run struct {
+			ID        string `json:"id"`
+			EventName string `json:"eventName"`
+			Status    string `json:"status"`
+		} `json:"run"`
 	}
-	if len(files) > 0 {
-		a.File = files[0]
+	json.Unmarshal(params, &p)
+	if p.Run.EventName != "preToolUse" || p.Run.Status != "blocked" {
+		return
 	}
-	a.Diff = diff.String()
-	a.Title = "Edit " + strings.Join(files, ", ")
-	return a
+	// The run's ID ends with the call's: pre-tool-use:0:<source>:<call id>.
+	id := p.Run.ID[strings.LastIndex(p.Run.ID, ":")+1:]
+	b.mu.Lock()
+	a, ok := b.hooked[id]
+	b.mu.Unlock()
+	if !ok {
+		a = bridge.Ask{NativeID: id, Tool: "unknown"}
+	}
+	b.g.Report(a, bridge.Outcome{Status: "blocked by a PreToolUse hook"})
+}
+
+// stdinWritten records what the model typed into a command that is still
+// running (write_stdin): codex asks nobody and runs no hook for it, so it
+// is a call that ran unasked, whatever the command it went to was allowed
+// for.
+func (b *codexBridge) stdinWritten(params json.RawMessage) {
+	var p struct {
+		ItemID string `json:"itemId"`
+		Stdin  string `json:"stdin"`
+	}
+	json.Unmarshal(params, &p)
+	b.mu.Lock()
+	b.seq++
+	n := b.seq
+	b.mu.Unlock()
+	b.g.Report(bridge.Ask{NativeID: fmt.Sprintf("%s#stdin-%d", p.ItemID, n), Kind: store.KindCommand, Tool: "write_stdin", Command: p.Stdin,
+		Title: "Type into " + p.ItemID}, bridge.Outcome{Ran: true, Status: "written to a running command"})
 }
 
 func (b *codexBridge) serverRequest(m codexMsg, raw []byte) {
@@ -391,9 +484,21 @@ func (b *codexBridge) serverRequest(m codexMsg, raw []byte) {
 		CommandActions []struct {
 			Command string `json:"command"`
 		} `json:"commandActions"`
+		ServerName string `json:"serverName"`
+		Meta       struct {
+			Kind       string          `json:"codex_approval_kind"`
+			ToolName   string          `json:"tool_name"`
+			ToolParams json.RawMessage `json:"tool_params"`
+		} `json:"_meta"`
 	}
 	json.Unmarshal(m.Params, &p)
 	var a bridge.Ask
+	answer := func(allow bool) any {
+		if allow {
+			return map[string]any{"decision": "accept"}
+		}
+		return map[string]any{"decision": "decline"}
+	}
 	switch m.Method {
 	case "item/commandExecution/requestApproval":
 		cmd := p.Command
@@ -405,9 +510,22 @@ func (b *codexBridge) serverRequest(m codexMsg, raw []byte) {
 		b.mu.Lock()
 		raw := b.changes[p.ItemID]
 		b.mu.Unlock()
-		a = b.fileAsk(p.ItemID, raw)
+		a = fileAsk(p.ItemID, raw)
 	case "item/permissions/requestApproval":
 		a = bridge.Ask{NativeID: p.ItemID, Kind: store.KindPermissions, Tool: "permissions", ToolInput: string(m.Params), Title: "Grant permissions: " + p.Reason}
+	case "mcpServer/elicitation/request":
+		answer = func(allow bool) any {
+			if allow {
+				return map[string]any{"action": "accept", "content": map[string]any{}}
+			}
+			return map[string]any{"action": "decline", "content": map[string]any{}}
+		}
+		if p.Meta.Kind != "mcp_tool_call" {
+			// A form an MCP server wants filled in: nobody here can.
+			b.write(map[string]any{"id": m.ID, "result": answer(false)})
+			return
+		}
+		a = hookAsk(b.g.Root(), hookQuery{ToolName: "mcp__" + p.ServerName + "__" + p.Meta.ToolName, ToolInput: p.Meta.ToolParams})
 	default: // nothing else is answered on a person's behalf: fail closed
 		b.write(map[string]any{"id": m.ID, "error": map[string]any{"code": -32601, "message": "agentinfra does not answer " + m.Method}})
 		if !declined[m.Method] {
@@ -420,8 +538,13 @@ func (b *codexBridge) serverRequest(m codexMsg, raw []byte) {
 		b.notUnderstood(raw)
 		return
 	}
+	if b.hookAllowedCall(&a) {
+		// The hook asked about this very call and agentinfra allowed it:
+		// decided once, answered at once.
+		b.write(map[string]any{"id": m.ID, "result": answer(true)})
+		return
+	}
 	b.mu.Lock()
-	b.asked[p.ItemID] = true
 	ctx, cancel := context.WithCancel(context.Background())
 	b.pending[string(m.ID)] = cancel
 	thread, turn := b.thread, b.turn
@@ -437,16 +560,41 @@ func (b *codexBridge) serverRequest(m codexMsg, raw []byte) {
 		if ctx.Err() != nil {
 			return // withdrawn (the turn was interrupted): codex expects no answer
 		}
-		decision := "decline"
-		if ans.Allow {
-			decision = "accept"
-		} else if ans.Message != "" && thread != "" && turn != "" {
+		if !ans.Allow && ans.Message != "" && thread != "" && turn != "" {
 			// The reason, as a message in the same turn; its response comes
 			// only after the approval's, so it is not waited for.
 			b.send("turn/steer", map[string]any{"threadId": thread, "expectedTurnId": turn, "input": textInput(ans.Message)})
 		}
-		b.write(map[string]any{"id": m.ID, "result": map[string]any{"decision": decision}})
+		b.write(map[string]any{"id": m.ID, "result": answer(ans.Allow)})
 	}()
+}
+
+// hookAllowedCall reports whether agentinfra's hook allowed the very call
+// a is about (its item, or for an MCP tool call — which codex asks about
+// with no item — the same tool and arguments), taking that call's ID.
+func (b *codexBridge) hookAllowedCall(a *bridge.Ask) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h, ok := b.hookAllowed[a.NativeID]; ok && a.NativeID != "" {
+		return sameCall(b.g.Root(), h, *a)
+	}
+	if a.NativeID != "" || a.Kind != store.KindTool {
+		return false
+	}
+	for id, h := range b.hookAllowed {
+		if h.Tool == a.Tool && sameJSON(h.ToolInput, a.ToolInput) {
+			a.NativeID = id
+			delete(b.hookAllowed, id) // one request per call
+			return true
+		}
+	}
+	return false
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(x, y string) bool {
+	var a, b any
+	return json.Unmarshal([]byte(x), &a) == nil && json.Unmarshal([]byte(y), &b) == nil && reflect.DeepEqual(a, b)
 }
 
 func (b *codexBridge) withdrawAll() {

@@ -34,9 +34,10 @@ func (b *codexBridge) notUnderstood(raw []byte) {
 // openThread opens the run's thread: the thread of a resumed run
 // (thread/resume), or a new one (thread/start) — also when codex cannot
 // resume the thread. It returns the thread and the run's first message.
-func (b *codexBridge) openThread(ctx context.Context, req bridge.Request) (thread, prompt string, err error) {
+func (b *codexBridge) openThread(ctx context.Context, req bridge.Request, config map[string]any) (thread, prompt string, err error) {
 	approval, sandbox := ThreadSettings(b.g.Policy())
-	params := map[string]any{"cwd": req.Dir, "approvalPolicy": approval, "sandbox": sandbox}
+	params := map[string]any{"cwd": req.Dir, "approvalPolicy": approval, "sandbox": sandbox,
+		"approvalsReviewer": "user", "config": config}
 	if req.Resume != "" {
 		resume := map[string]any{"threadId": req.Resume, "excludeTurns": true}
 		for k, v := range params {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -39,11 +38,13 @@ type geminiBridge struct {
 	lastText string
 	tokens   int64 // the prompts' usage so far
 	turnErr  string
-	asked    map[string]bool
-	tools    map[string]bridge.Ask
-	pending  map[string]context.CancelFunc
-	stopped  bool
-	ntools   int
+	// requested are the calls gemini asked about, tools those it
+	// announced running (a tool_call): by ACP tool call ID.
+	requested map[string]bridge.Ask
+	tools     map[string]bridge.Ask
+	pending   map[string]context.CancelFunc
+	stopped   bool
+	ntools    int
 	// loading: session/load replays the session's history as updates,
 	// which are not this run's events.
 	loading bool
@@ -63,41 +64,25 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	if req.Model == "" {
 		return nil, agenterr.Invalidf("model", "gemini needs an explicit model")
 	}
-	argv := []string{bin, "--acp", "-m", req.Model}
-	var files []string
-	cleanup := func() {
-		for _, f := range files {
-			os.Remove(f)
-		}
-	}
-	if toml := PolicyTOML(g.Policy()); toml != "" {
-		f, err := os.CreateTemp("", "agentinfra-gemini-policy-*.toml")
-		if err != nil {
-			return nil, err
-		}
-		f.WriteString(toml)
-		f.Close()
-		files = append(files, f.Name())
-		argv = append(argv, "--policy", f.Name())
-	}
-	env := append([]string{}, req.Env...)
-	if req.SystemPrompt != "" {
-		spf, rm, err := bridge.SystemPromptFile(req.SystemPrompt)
-		if err != nil {
-			cleanup()
-			return nil, err
-		}
-		_ = rm
-		files = append(files, spf)
-		env = append(env, "GEMINI_SYSTEM_MD="+spf)
-	}
-	argv = append(argv, req.ExtraArgs...)
-	p, err := runner.StartInteractive(argv, req.Dir, env, req.CleanEnv)
+	files, err := bridge.NewFiles(req)
 	if err != nil {
-		cleanup()
 		return nil, err
 	}
-	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, asked: map[string]bool{}, tools: map[string]bridge.Ask{},
+	argv, env, warnings, err := commandLine(bin, req, files, SystemPolicies)
+	if err != nil {
+		files.Remove()
+		return nil, err
+	}
+	p, err := runner.StartInteractive(argv, req.Dir, env, req.CleanEnv)
+	if err != nil {
+		files.Remove()
+		return nil, err
+	}
+	for _, w := range warnings {
+		g.Event(runner.Event{Kind: "warning", Text: w})
+	}
+	cleanup := files.Remove
+	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, requested: map[string]bridge.Ask{}, tools: map[string]bridge.Ask{},
 		pending: map[string]context.CancelFunc{}, turns: make(chan runner.Event, 16),
 		res: runner.Result{CLI: runner.CLIGemini, Model: req.Model}}
 	b.conn = acp.NewClientSideConnection(&geminiClient{b: b}, p.Stdin, p.Stdout)
@@ -290,7 +275,7 @@ func (c *geminiClient) RequestPermission(ctx context.Context, p acp.RequestPermi
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.mu.Lock()
-	b.asked[id] = true
+	b.requested[id] = a
 	b.pending[id] = cancel
 	b.mu.Unlock()
 	defer func() {
@@ -302,10 +287,18 @@ func (c *geminiClient) RequestPermission(ctx context.Context, p acp.RequestPermi
 	if wctx.Err() != nil {
 		return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
 	}
+	// Never allow_always (proceed_always, "Allow for this session"), which
+	// gemini may keep as a rule of its own: each call is agentinfra's to
+	// decide.
 	want := acp.PermissionOptionKindRejectOnce
 	if ans.Allow {
 		want = acp.PermissionOptionKindAllowOnce
-	} else if ans.Reason != "" {
+	} else {
+		// gemini reports nothing more of a call it was told to reject (the
+		// model gets "canceled by the user"): the refusal is its outcome.
+		b.g.Report(a, bridge.Outcome{Status: "rejected: gemini does not run it"})
+	}
+	if !ans.Allow && ans.Reason != "" {
 		b.mu.Lock()
 		b.queue = append(b.queue, ans.Message) // the reason, as the next prompt
 		b.mu.Unlock()
@@ -358,10 +351,12 @@ func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotificat
 		b.g.Event(runner.Event{Kind: "tool_result", Tool: toolName(id), Text: string(st)})
 		b.mu.Lock()
 		a, known := b.tools[id]
-		asked := b.asked[id]
+		if !known {
+			a, known = b.requested[id]
+		}
 		b.mu.Unlock()
-		if known && !asked && st == acp.ToolCallStatusCompleted {
-			b.g.RanWithoutAsking(id, a)
+		if known {
+			b.g.Report(a, bridge.Outcome{Ran: true, Failed: st == acp.ToolCallStatusFailed, Status: string(st)})
 		}
 	}
 	return nil
@@ -413,3 +408,30 @@ func promptUsage(resp acp.PromptResponse) (in, out int64, ok bool) {
 }
 
 func (b *geminiBridge) Process() *runner.Interactive { return b.p }
+
+// commandLine is the command line and environment of a supervised gemini:
+// ACP, the model, agentinfra's ask-everything policy (AskAllTOML) as an
+// admin policy (policyFlag), and the system prompt (GEMINI_SYSTEM_MD) —
+// both files in the run's own folder. warnings are to be said once.
+func commandLine(bin string, req bridge.Request, files *bridge.Files, systemPolicies string) (argv, env, warnings []string, err error) {
+	pol, err := files.Write("policy.toml", AskAllTOML)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	flag, warning := policyFlag(systemPolicies)
+	argv = []string{bin, "--acp", "-m", req.Model, flag, pol}
+	for _, w := range []string{files.Warning, warning} {
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	env = append([]string{}, req.Env...)
+	if req.SystemPrompt != "" {
+		spf, err := files.Write("system.md", req.SystemPrompt)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		env = append(env, "GEMINI_SYSTEM_MD="+spf)
+	}
+	return append(argv, req.ExtraArgs...), env, warnings, nil
+}

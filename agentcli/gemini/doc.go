@@ -7,8 +7,8 @@
 //   - supervised: StartBridge speaks ACP (gemini --acp) through the ACP Go
 //     SDK, each permission request going to the bridge's gate (package
 //     bridge: the policy, else a person);
-//   - native rules: PolicyTOML turns what the workspace policy approves into
-//     a --policy file of gemini's own rules, so that it does not ask.
+//   - native rules: AskAllTOML, an admin policy that makes every tool call
+//     ask, so that the bridge applies the workspace policy to each.
 //
 // Package agentcli picks it by name.
 package gemini

@@ -11,9 +11,9 @@
 // worktree, in a git directory or one of agentinfra's control files is
 // critical and never auto-approved). A policy that does not parse means
 // "ask for everything", with a warning naming the line. Live reloads both
-// files when they change (fsnotify). The same rules are translated into
-// each CLI's own permission settings (native.go) so that only what needs a
-// person reaches the bridge. The file also holds the command registry
+// files when they change (fsnotify). No CLI is given these rules as its
+// own: every CLI asks agentinfra for every tool call, and its bridge
+// applies them (package bridge). The file also holds the command registry
 // (named commands operators may run remotely) and per-kind timeouts.
 package policy
 

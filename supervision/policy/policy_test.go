@@ -113,23 +113,10 @@ func TestPolicyThatDoesNotParseAsksForEverything(t *testing.T) {
 			t.Errorf("%+v was auto-approved under a broken policy", a)
 		}
 	}
-	if n := p.NativeCommands(); len(n) != 0 {
-		t.Errorf("native rules under a broken policy: %q", n)
-	}
 	// An unknown key is an error too, named with its line.
 	root, paths = workspace(t, "auto_approve:\n  comands: [ls]\n", "")
 	if p := Load(root, paths); !p.AskAll || !strings.Contains(p.Warnings[0], "line 2") {
 		t.Errorf("a misspelt key: %v", p.Warnings)
-	}
-}
-
-// The commands a CLI may be told to allow by itself are the exact ones
-// both the policy and the allowlist approve (agentcli's packages turn them
-// into each CLI's rules).
-func TestNativeCommands(t *testing.T) {
-	root, paths := workspace(t, samplePolicy, "commands: [\"git *\", \"go test *\", \"touch *\"]\n")
-	if got, want := strings.Join(Load(root, paths).NativeCommands(), "|"), "git status|touch ok.txt"; got != want {
-		t.Errorf("native commands %q, want %q", got, want)
 	}
 }
 

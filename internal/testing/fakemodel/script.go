@@ -40,7 +40,11 @@ type Answer struct {
 	// Write makes the CLI write a file through its own file tool (claude
 	// Write, gemini write_file): an edit, which asks for approval.
 	Write *FileWrite
-	Text  string
+	// Call makes the CLI call one of its tools by name with an input (claude
+	// Read, gemini read_file, codex exec_command …), when the request
+	// declares it: what a test of a particular tool needs.
+	Call *ToolCall
+	Text string
 	// Delay holds the answer back (a model that thinks for a while).
 	Delay time.Duration
 }
@@ -49,6 +53,13 @@ type Answer struct {
 type FileWrite struct {
 	Path    string // absolute (claude and gemini want one)
 	Content string
+}
+
+// ToolCall is a tool call a scripted fake makes: the tool's name as the
+// CLI declares it and its input.
+type ToolCall struct {
+	Name  string
+	Input map[string]any
 }
 
 // Script decides the answer to each request.
@@ -138,8 +149,10 @@ func NewGeminiScript(t testing.TB, script Script) *Server {
 		ans := script(ask)
 		delay(ans)
 		w.Header().Set("Content-Type", "text/event-stream")
-		fn, args := "", map[string]string(nil)
+		fn, args := "", any(nil)
 		switch {
+		case ans.Call != nil && ask.HasTool(ans.Call.Name):
+			fn, args = ans.Call.Name, ans.Call.Input
 		case ans.Write != nil && ask.HasTool("write_file"):
 			fn, args = "write_file", map[string]string{"file_path": ans.Write.Path, "content": ans.Write.Content}
 		case ans.Shell != "" && ask.HasTool("run_shell_command"):
@@ -219,6 +232,8 @@ func NewClaudeScript(t testing.TB, script Script) *Server {
 		sse(w, "message_start", `{"type":"message_start","message":{"id":"msg_fake1","type":"message","role":"assistant","model":"claude-fake","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":77,"output_tokens":1}}}`)
 		tool, input := "", ""
 		switch {
+		case ans.Call != nil && ask.HasTool(ans.Call.Name):
+			tool, input = ans.Call.Name, quoteJSON(ans.Call.Input)
 		case ans.Write != nil && ask.HasTool("Write"):
 			tool, input = "Write", quoteJSON(map[string]string{"file_path": ans.Write.Path, "content": ans.Write.Content})
 		case ans.Shell != "" && ask.HasTool("Bash"):
@@ -285,7 +300,11 @@ func NewCodexScript(t testing.TB, script Script) *Server {
 		delay(ans)
 		w.Header().Set("Content-Type", "text/event-stream")
 		sse(w, "response.created", `{"type":"response.created","response":{"id":"resp_fake1","object":"response","status":"in_progress","output":[]}}`)
-		if name, args := codexShell(ask, ans.Shell); name != "" {
+		name, args := codexShell(ask, ans.Shell)
+		if ans.Call != nil && ask.HasTool(ans.Call.Name) {
+			name, args = ans.Call.Name, quoteJSON(ans.Call.Input)
+		}
+		if name != "" {
 			item := map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%d", s.callID()), "call_id": fmt.Sprintf("call_fake_%d", s.calls.Load()),
 				"name": name, "arguments": args, "status": "completed"}
 			sse(w, "response.output_item.done", fmt.Sprintf(`{"type":"response.output_item.done","output_index":0,"item":%s}`, quoteJSON(item)))
