@@ -17,6 +17,8 @@
 //	crash    write to stderr (and the value of $STUB_ECHO_ENV) and exit STUB_EXIT (default 3)
 //	stdin    count stdin bytes, report them as a codex thread id
 //	signal   kill itself with SIGKILL after printing an init event
+//	exec     run `sh -c "$STUB_EXEC"` (an agent's shell command), its output
+//	         and "exit N" to STUB_EXEC_OUT, then a session that succeeds
 //
 // In every mode, STUB_ENVFILE=PATH writes the stub's environment there
 // (NUL-separated), and STUB_FILEINFO_ENV=NAME writes the path in $NAME, the file's
@@ -108,6 +110,21 @@ func main() {
 				time.Sleep(time.Hour)
 			}
 		}
+		session(w)
+	case "exec":
+		// An agent running a shell command (`sh -c "$STUB_EXEC"`): its
+		// output and exit status go to STUB_EXEC_OUT ("OUTPUT\nexit N"),
+		// then a session that succeeds.
+		cmd := exec.Command("sh", "-c", os.Getenv("STUB_EXEC"))
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if err != nil {
+			code = -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+		}
+		os.WriteFile(os.Getenv("STUB_EXEC_OUT"), fmt.Appendf(out, "\nexit %d\n", code), 0o644)
 		session(w)
 	case "sleep":
 		for {
