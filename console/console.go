@@ -176,6 +176,7 @@ func (s *Server) routes() {
 
 	m.HandleFunc("GET /inbox", s.inboxPage)
 	m.HandleFunc("GET /inbox/list", s.inboxList)
+	m.HandleFunc("GET /inbox/{id}/diff", s.wholeDiff)
 	m.HandleFunc("POST /inbox/{id}/approve", s.approve)
 	m.HandleFunc("POST /inbox/{id}/reject", s.reject)
 	m.HandleFunc("POST /prompts/{id}/{action}", s.answerPrompt)
