@@ -169,11 +169,6 @@ func isUnique(err error) bool {
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
 
-// Request reads one request.
-func (s *Store) Request(ctx context.Context, id int64) (Request, error) {
-	return requestTx(ctx, s.db, id)
-}
-
 func requestTx(ctx context.Context, q queryer, id int64) (Request, error) {
 	r, err := scanRequest(q.QueryRowContext(ctx, `SELECT `+requestCols+` FROM approvals WHERE id = ?`, id))
 	if isNoRows(err) {

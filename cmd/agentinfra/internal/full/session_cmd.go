@@ -65,6 +65,7 @@ stopping ends the run (a pending request is interrupted).`,
 		mk("stop ID", "Stop a session: its run ends, a pending request is interrupted", "  agentinfra session stop 3 --reason \"wrong task\"", sessionMove(supervision.SessionTerminated), cobra.ExactArgs(1)),
 		newCmdSessionWatchdog(f),
 		newCmdSessionPurge(f),
+		newCmdSessionResetDB(f, nil),
 	)
 	return cmd
 }
