@@ -22,10 +22,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -169,4 +172,65 @@ func TestAHugeDiffStaysOutOfTheInbox(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil || bytes.Contains(out, []byte("rm -rf")) || !bytes.Contains(out, []byte("not the "+fmt.Sprint(len(diff))+" bytes with SHA-256 "+r.DiffSHA256)) {
 		t.Errorf("a whole diff changed on disk: %v\n%s", err, out)
 	}
+}
+
+// The supervisor's memory with the real claude asking to write a 30 MB
+// file (a new one: claude refuses to overwrite a file it has not read):
+// the peak RSS (VmHWM) of the dispatch process while the request waits,
+// reported; the request keeps the diff's head.
+func TestSupervisorMemoryWithAHugeWrite(t *testing.T) {
+	if os.Getenv("AGENTINFRA_STRESS") != "1" {
+		t.Skip("a 30 MB write through the real claude: AGENTINFRA_STRESS=1 (with AGENTINFRA_E2E=1)")
+	}
+	dir, _ := dispatchCLISetup(t)
+	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"), "# Add retry\n\nRetry three times.\n\n## Status log\n\n")
+	var content strings.Builder
+	size := 30 << 20
+	if v, err := strconv.Atoi(os.Getenv("HUGE_WRITE_MB")); err == nil {
+		size = v << 20
+	}
+	for i := 0; content.Len() < size; i++ {
+		fmt.Fprintf(&content, "value %d = beta + %s\n", i, strings.Repeat("x", i%20))
+	}
+	big := filepath.Join(dir, "big.txt")
+	fake := fakemodel.NewClaudeScript(t, func(a fakemodel.Ask) fakemodel.Answer {
+		if !a.ToolCall && strings.Contains(a.User, "big.txt") {
+			return fakemodel.Answer{Write: &fakemodel.FileWrite{Path: big, Content: content.String()}}
+		}
+		return fakemodel.Answer{Text: "done"}
+	})
+	cli := fakemodel.Claude(t, fake.URL)
+	cmd := exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--model", cli.Model, "--approval-mode", "ask",
+		"--task-override", "Please write big.txt.")
+	cmd.Dir = dir
+	cmd.Env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
+	out := &syncBuffer{}
+	cmd.Stderr, cmd.Stdout = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	p := waitPending(t, dir, out)
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	var hwm, rss string
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			hwm = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			rss = strings.TrimSpace(v)
+		}
+	}
+	ws, _ := workspace.New(dir)
+	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Request(context.Background(), p.ID)
+	st.Close()
+	if err != nil || !r.DiffCut() || len(r.Diff) > store.MaxDiffBytes {
+		t.Fatalf("request %d: diff %d bytes kept, cut %v (%v)", p.ID, len(r.Diff), r.DiffCut(), err)
+	}
+	t.Logf("a %d-byte Write: the request keeps %d bytes of its %d-byte diff; the supervisor (dispatch, pid %d) peak RSS %s, RSS now %s",
+		content.Len(), len(r.Diff), r.DiffBytes, cmd.Process.Pid, hwm, rss)
 }
