@@ -15,6 +15,7 @@ import (
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // InboxOptions is what `inbox` runs with.
@@ -66,6 +67,7 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 		return err
 	}
 	defer env.Close()
+	warnStorageFailures(o.IO, env.ws, o.Now())
 	var changes <-chan struct{}
 	if o.Watch {
 		if changes, err = env.svc.Changes(ctx); err != nil {
@@ -348,4 +350,23 @@ func printWholeDiff(ctx context.Context, ios *cli.IOStreams, svc *supervision.Se
 		_, err = io.Copy(ios.Out, diff)
 	}
 	return err
+}
+
+// warnStorageFailures tells the person at the inbox about the storage
+// failures of the last day (lost databases, requests denied because they
+// could not be recorded): they are in a file, which nobody reads unasked.
+func warnStorageFailures(ios *cli.IOStreams, ws *workspace.Workspace, now time.Time) {
+	fs, _ := supervision.StorageFailures(ws)
+	var recent []supervision.StorageFailure
+	for _, f := range fs {
+		if now.Sub(f.At) < 24*time.Hour && f.What != "reset" {
+			recent = append(recent, f)
+		}
+	}
+	if len(recent) == 0 {
+		return
+	}
+	last := recent[len(recent)-1]
+	fmt.Fprintf(ios.ErrOut, "agentinfra: warning: %d storage failure(s) in the last day, the last at %s: %s (all in %s)\n",
+		len(recent), last.At.Local().Format("15:04:05"), termsafe.Line(last.Text), ws.RelPath(supervision.StorageFailuresPath(ws)))
 }

@@ -3,13 +3,12 @@ package full
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
-	"github.com/agentinfra/agentinfra/store"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -60,16 +59,10 @@ func resetDBRun(ctx context.Context, o *ResetDBOptions) error {
 	if err != nil {
 		return err
 	}
-	path := store.PathIn(ws)
-	aside, err := store.Reset(ctx, path, o.Force, o.Now())
+	path, aside, err := supervision.ResetDB(ctx, ws, o.Force, o.Now())
 	if err != nil {
 		return err
 	}
-	text := "a fresh database was created"
-	if aside != "" {
-		text = "the database was moved aside to " + aside + " and a fresh one created"
-	}
-	store.NoteFailure(filepath.Dir(path), store.Failure{What: "reset", Text: text + " (agentinfra session reset-db)"})
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, map[string]string{"database": path, "moved_to": aside})
 	}
