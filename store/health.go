@@ -26,7 +26,11 @@ const ResetHint = "move it aside and start a fresh one with `agentinfra session 
 
 // storageError is an ErrStorage with what happened to which file.
 func storageError(reason string, cause error) error {
-	return &agenterr.Error{Kind: agenterr.Unavailable, Reason: reason, Err: errors.Join(ErrStorage, cause)}
+	err := ErrStorage
+	if cause != nil {
+		err = errors.Join(ErrStorage, cause)
+	}
+	return &agenterr.Error{Kind: agenterr.Unavailable, Reason: reason, Err: err}
 }
 
 // Check says whether the file at the store's path is still the one it

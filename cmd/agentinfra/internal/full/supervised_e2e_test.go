@@ -38,15 +38,24 @@ import (
 func supervisedDispatch(t *testing.T, stdin *os.File) (dir string, fake *fakemodel.Server, cmd *exec.Cmd, stderr *syncBuffer) {
 	t.Helper()
 	dir, _ = dispatchCLISetup(t)
+	fake, cmd, stderr = startSupervisedDispatch(t, dir, stdin, fakemodel.ShellOnce("touch", "touch ok.txt", "done"), "Please touch ok.txt in the current folder.")
+	return dir, fake, cmd, stderr
+}
+
+// startSupervisedDispatch starts `agentinfra dispatch a1b2c3
+// --approval-mode ask` in dir with claude against a fake model that
+// answers as script says, prompt the task's text.
+func startSupervisedDispatch(t *testing.T, dir string, stdin *os.File, script fakemodel.Script, prompt string) (*fakemodel.Server, *exec.Cmd, *syncBuffer) {
+	t.Helper()
 	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"), "# Add retry\n\nRetry three times.\n\n## Status log\n\n")
-	fake = fakemodel.NewClaudeScript(t, fakemodel.ShellOnce("touch", "touch ok.txt", "done"))
+	fake := fakemodel.NewClaudeScript(t, script)
 	cli := fakemodel.Claude(t, fake.URL)
-	cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--model", cli.Model, "--approval-mode", "ask",
-		"--task-override", "Please touch ok.txt in the current folder.")
+	cmd := exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--model", cli.Model, "--approval-mode", "ask",
+		"--task-override", prompt)
 	cmd.Dir = dir
 	cmd.Env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
-	stderr = &syncBuffer{}
-	cmd.Stderr, cmd.Stdout = stderr, stderr
+	out := &syncBuffer{}
+	cmd.Stderr, cmd.Stdout = out, out
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
@@ -54,7 +63,7 @@ func supervisedDispatch(t *testing.T, stdin *os.File) (dir string, fake *fakemod
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return dir, fake, cmd, stderr
+	return fake, cmd, out
 }
 
 type syncBuffer struct {
