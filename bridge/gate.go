@@ -159,8 +159,14 @@ func (g *Gate) Decide(ctx context.Context, a Ask) (ans Answer) {
 		ToolInput: a.ToolInput, Command: a.Command, File: a.File, Diff: a.Diff, URL: a.URL, Title: a.Title, Risk: v.Risk,
 		Timeout: pol.Timeout("approval")})
 	if err != nil {
-		// Fail closed: what cannot be asked is denied.
-		return Answer{Message: "agentinfra could not record the approval request: " + err.Error()}
+		// Fail closed: what cannot be asked is denied — and said where a
+		// person sees it (the run's output, the log of storage failures
+		// beside the database), not only to the model.
+		msg := "agentinfra could not record the approval request: " + err.Error()
+		g.Event(runner.Event{Kind: "warning", Tool: a.Tool, Text: fmt.Sprintf("denied %s (%s) without asking: %s", a.Tool, a.Title, msg)})
+		st.NoteFailure(store.Failure{What: "denied", SessionID: ses.ID, RunID: ses.RunID, TaskID: ses.TaskID,
+			Text: fmt.Sprintf("%s (%s) of session %d was denied without asking a person: %s", a.Tool, a.Title, ses.ID, msg)})
+		return Answer{Message: msg}
 	}
 	c.request(req.ID)
 	g.Event(runner.Event{Kind: "approval", Tool: a.Tool, Text: fmt.Sprintf("request %d: %s (risk %s): agentinfra approve %d / reject %d", req.ID, a.Title, v.Risk, req.ID, req.ID)})

@@ -156,7 +156,10 @@ func Guard(h http.Handler) http.Handler { return httpguard.Handler(h, httpguard.
 
 // Serve serves the console on ln until ctx ends.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	err := httpguard.Serve(ctx, ln, s, httpguard.Options{}, 2*time.Second)
+	// Every change is checked against the process at the other end of
+	// its connection too: an agent's client is refused (supervision's
+	// ErrInsideRun), whatever cookie it holds.
+	err := httpguard.Serve(ctx, ln, s, httpguard.Options{ConnContext: supervision.WithConn}, 2*time.Second)
 	s.Wait()
 	return err
 }
@@ -173,6 +176,7 @@ func (s *Server) routes() {
 
 	m.HandleFunc("GET /inbox", s.inboxPage)
 	m.HandleFunc("GET /inbox/list", s.inboxList)
+	m.HandleFunc("GET /inbox/{id}/diff", s.wholeDiff)
 	m.HandleFunc("POST /inbox/{id}/approve", s.approve)
 	m.HandleFunc("POST /inbox/{id}/reject", s.reject)
 	m.HandleFunc("POST /prompts/{id}/{action}", s.answerPrompt)

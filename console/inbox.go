@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -124,4 +125,25 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.done(w, r, ret, fmt.Sprintf("Request %d rejected.", got.ID))
+}
+
+// wholeDiff streams a request's whole diff as the agent asked it (the
+// store's file, checked against its size and SHA-256, when the request's
+// own was cut), as plain text, with the characters that reorder or hide
+// text shown as escapes, as on every page.
+func (s *Server) wholeDiff(w http.ResponseWriter, r *http.Request) {
+	id, err := requestID(r)
+	if err != nil {
+		s.fail(w, r, "/inbox", err)
+		return
+	}
+	diff, _, err := s.svc.WholeDiff(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, "/inbox", err)
+		return
+	}
+	defer diff.Close()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=request-%d.diff", id))
+	termsafe.Copy(w, diff, termsafe.Visible) // a client gone mid-way is no error of ours
 }

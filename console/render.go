@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
@@ -139,6 +140,56 @@ const foldAfter = 24
 
 type diffView struct {
 	Head, Rest []diffLine
+	// More counts the lines of the request's diff the page leaves out
+	// (after pageDiffLines or pageDiffBytes); Link shows it whole, with
+	// Bytes, the whole's size when the request kept it in a file.
+	More  int
+	Link  string
+	Bytes int64
+}
+
+// A page shows a request's diff up to pageDiffLines lines and
+// pageDiffBytes bytes, and links to the rest: a page (refreshed live)
+// stays small whatever the agent asked (issue 27: a 65 MB diff made a
+// 200 MB page).
+const (
+	pageDiffLines = 400
+	pageDiffBytes = 64 << 10
+)
+
+// requestDiff is a request's diff as a page shows it: its head, and a link
+// to the whole when the page or the store cut it.
+func requestDiff(r supervision.Request) diffView {
+	diff, rest := r.Diff, ""
+	lines, size := 0, 0
+	for i := 0; i < len(diff); {
+		j := strings.IndexByte(diff[i:], '\n')
+		if j < 0 {
+			j = len(diff) - i - 1
+		}
+		if lines == pageDiffLines || size+j+1 > pageDiffBytes {
+			if lines == 0 { // one line longer than a page shows: its head
+				cut := pageDiffBytes
+				for k := 0; k < utf8.UTFMax && cut > 0 && !utf8.RuneStart(diff[cut]); k++ {
+					cut--
+				}
+				diff, rest = diff[:cut]+"\n", diff[cut:]
+			} else {
+				diff, rest = diff[:i], diff[i:]
+			}
+			break
+		}
+		lines, size, i = lines+1, size+j+1, i+j+1
+	}
+	v := diffOf(diff)
+	if rest != "" || r.DiffCut() {
+		v.More = strings.Count(strings.TrimRight(rest, "\n"), "\n")
+		if rest != "" {
+			v.More++
+		}
+		v.Link, v.Bytes = fmt.Sprintf("/inbox/%d/diff", r.ID), r.DiffBytes
+	}
+	return v
 }
 
 func diffOf(diff string) diffView {
@@ -164,8 +215,9 @@ func diffOf(diff string) diffView {
 }
 
 var funcs = template.FuncMap{
-	"diff":   diffOf,
-	"handle": supervision.Handle,
+	"diff":    diffOf,
+	"reqdiff": requestDiff,
+	"handle":  supervision.Handle,
 	"clock": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:

@@ -27,6 +27,7 @@ package contain
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +35,10 @@ import (
 
 // EnvRun names the marker variable in a run's processes.
 const EnvRun = "AGENTINFRA_RUN"
+
+// ErrRemotePeer is PeerPIDs' error for a peer on another machine: no
+// process of this machine, so none of a run's.
+var ErrRemotePeer = errors.New("the peer is on another machine")
 
 // Scope is the processes of one run: those whose environment carries
 // AGENTINFRA_RUN=Token.

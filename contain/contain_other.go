@@ -32,6 +32,23 @@ type Proc struct {
 	Start string
 }
 
+// Member is how a process was found inside a run.
+type Member struct {
+	PID        int
+	Supervisor Proc
+	Marker     string
+}
+
+// RunID is the run the marker names.
+func (m Member) RunID() string { return m.Marker }
+
+// Why says how the process was found inside a run.
+func (m Member) Why() string { return "" }
+
+// RunOf cannot read a process's ancestry without /proc: nothing is found
+// inside a run.
+func RunOf(pid int, supervisors []Proc) (Member, bool) { return Member{}, false }
+
 // InsideRun cannot read a process's ancestry without /proc: nothing is
 // found inside a run.
 func InsideRun(pid int, supervisors []Proc) (bool, string) { return false, "" }

@@ -21,10 +21,38 @@ type Proc struct {
 	Start string
 }
 
-// InsideRun reports whether process pid belongs to a supervised run, and
-// why: a decision taken from inside a run is an agent deciding for itself
-// or for another agent. Two checks, because an agent controls its own
-// environment but not its ancestry:
+// Member is how a process was found inside a run (RunOf).
+type Member struct {
+	// PID is the process asked about.
+	PID int
+	// Supervisor is the run's supervisor among pid's ancestors (zero when
+	// the marker found it).
+	Supervisor Proc
+	// Marker is the AGENTINFRA_RUN value of pid or of an ancestor (""
+	// when the ancestry found it): the run's scope token, its run ID first.
+	Marker string
+}
+
+// RunID is the run the marker names ("" when the ancestry found it).
+func (m Member) RunID() string {
+	if i := strings.LastIndexByte(m.Marker, '.'); i > 0 {
+		return m.Marker[:i]
+	}
+	return m.Marker
+}
+
+// Why says how the process was found inside a run.
+func (m Member) Why() string {
+	if m.Supervisor.PID != 0 {
+		return fmt.Sprintf("process %d runs under the supervisor of a run (pid %d)", m.PID, m.Supervisor.PID)
+	}
+	return fmt.Sprintf("process %d runs inside run %s", m.PID, m.Marker)
+}
+
+// RunOf finds whether process pid belongs to a supervised run: a decision
+// taken from inside a run is an agent deciding for itself or for another
+// agent. Two checks, because an agent controls its own environment but not
+// its ancestry:
 //
 //   - ancestry: one of pid's ancestors (not pid itself) is a run's
 //     supervisor (supervisors, from the store). A supervisor is a child
@@ -34,21 +62,21 @@ type Proc struct {
 //   - the marker: pid or one of its ancestors was started with a run's
 //     AGENTINFRA_RUN in its environment (what /proc/PID/environ shows),
 //     which finds a run's processes even when its supervisor is not known
-//     (a run of another workspace).
+//     (a run of another workspace, a headless run).
 //
 // Processes of other users cannot be read and count as outside.
-func InsideRun(pid int, supervisors []Proc) (bool, string) {
+func RunOf(pid int, supervisors []Proc) (Member, bool) {
 	for p, first := pid, true; p > 1; first = false {
 		if !first {
 			for _, s := range supervisors {
 				if s.PID == p && (s.Start == "" || ProcStart(p) == s.Start) {
-					return true, fmt.Sprintf("process %d runs under the supervisor of a run (pid %d)", pid, p)
+					return Member{PID: pid, Supervisor: s}, true
 				}
 			}
 		}
 		if env, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/environ"); err == nil {
 			if i := bytes.Index(append([]byte{0}, env...), []byte("\x00"+EnvRun+"=")); i >= 0 {
-				return true, fmt.Sprintf("process %d runs inside run %s", pid, markerAt(env, i))
+				return Member{PID: pid, Marker: markerAt(env, i)}, true
 			}
 		}
 		_, ppid, ok := stat(p)
@@ -57,7 +85,16 @@ func InsideRun(pid int, supervisors []Proc) (bool, string) {
 		}
 		p = ppid
 	}
-	return false, ""
+	return Member{}, false
+}
+
+// InsideRun is RunOf as a yes or no and the reason.
+func InsideRun(pid int, supervisors []Proc) (bool, string) {
+	m, ok := RunOf(pid, supervisors)
+	if !ok {
+		return false, ""
+	}
+	return true, m.Why()
 }
 
 // markerAt is the value of the marker found at i in env.
@@ -75,16 +112,21 @@ func CallerInsideRun(supervisors []Proc) (bool, string) {
 	return InsideRun(os.Getpid(), supervisors)
 }
 
-// PeerPIDs finds the processes that hold the other end of a loopback TCP
-// connection (the client of the console or of MCP over HTTP): the socket
-// whose local address is c's remote one, in /proc/net/tcp and tcp6, then
-// the processes with that socket open. A peer off the loopback, or of
-// another user, is not found (an error).
+// PeerPIDs finds the processes that hold the other end of a TCP
+// connection from this machine (the client of the console or of MCP over
+// HTTP): the socket whose local address is c's remote one, in
+// /proc/net/tcp and tcp6, then the processes with that socket open. A
+// peer from another machine gets an error that Is ErrRemotePeer; one of
+// this machine whose process cannot be read (another user's) another
+// error.
 func PeerPIDs(c net.Conn) ([]int, error) {
 	local, ok1 := c.LocalAddr().(*net.TCPAddr)
 	remote, ok2 := c.RemoteAddr().(*net.TCPAddr)
-	if !ok1 || !ok2 || !remote.IP.IsLoopback() {
-		return nil, fmt.Errorf("the peer %v is not on the loopback", c.RemoteAddr())
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("the peer %v is not a TCP peer", c.RemoteAddr())
+	}
+	if !thisMachine(remote.IP) {
+		return nil, fmt.Errorf("%w: %v", ErrRemotePeer, remote)
 	}
 	inode := ""
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
@@ -114,6 +156,25 @@ func PeerPIDs(c net.Conn) ([]int, error) {
 		return nil, errors.New("the process of the peer " + remote.String() + " cannot be read (another user's?)")
 	}
 	return pids, nil
+}
+
+// thisMachine reports whether ip is one of this machine's addresses: the
+// loopback, or an address of one of its interfaces (a client of this
+// machine that connected to the console's LAN address).
+func thisMachine(ip net.IP) bool {
+	if ip.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // socketInode finds in a /proc/net/tcp table the inode of the socket from

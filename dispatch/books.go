@@ -18,8 +18,6 @@ type books struct {
 	x    *execute.Planned
 	emit func(runner.Event)
 	rec  *record // nil until the tracking note is written
-	// closeStore closes the store Open opened (nil: none).
-	closeStore func() error
 }
 
 // Claim claims the task (Plan.Claim); the row the claim left may have
@@ -46,7 +44,7 @@ func (b *books) Open(ctx context.Context) (agentrun.Recorder, error) {
 	if err != nil {
 		o.Warnings = append(o.Warnings, "the run's record is only in its result file: "+err.Error())
 	} else {
-		rec.st, b.closeStore = st, st.Close
+		rec.st = st
 	}
 	b.rec = rec
 	b.emit(runner.Event{Kind: "dispatch", Text: fmt.Sprintf("running %s (model %s)", o.CLI, mdtext.Or(o.Model, "CLI default"))})
@@ -58,8 +56,8 @@ func (b *books) Open(ctx context.Context) (agentrun.Recorder, error) {
 func (b *books) Close(ctx context.Context, end func(stopped bool) error) error {
 	err := end(false)
 	errs := append([]error{err}, b.rec.finish(&b.p.Outcome)...)
-	if b.closeStore != nil {
-		b.closeStore()
+	if b.rec.st != nil { // the store Open opened, or the one finish renewed
+		b.rec.st.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ package dispatch
 // prompt) and completed after it, and {stamp}_result.json.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -142,6 +143,7 @@ func (r *record) finish(o *Outcome) []error {
 	if err := appendFile(r.path, renderResult(o)); err != nil {
 		errs = append(errs, fmt.Errorf("append the result to %s: %w", o.TrackingFile, err))
 	}
+	r.renewStore(o)
 	if err := r.recorder().Save(&o.Record); err != nil {
 		errs = append(errs, fmt.Errorf("write %s: %w", o.ResultFile, err))
 	}
@@ -197,4 +199,22 @@ func appendFile(path, text string) error {
 		err = cerr
 	}
 	return err
+}
+
+// renewStore writes the run's end to the database now at the store's path
+// when the one the run opened was deleted or replaced meanwhile (a fresh
+// one is created where there is none): the run's row then says what its
+// result file and its task say, where every later command reads it.
+func (r *record) renewStore(o *Outcome) {
+	if r.st == nil || r.st.Check() == nil {
+		return
+	}
+	fresh, err := store.Open(context.Background(), r.st.Path(), store.Options{})
+	if err != nil {
+		o.Warnings = append(o.Warnings, "the run's record is only in its result file: "+err.Error())
+		return
+	}
+	r.st.Close()
+	r.st = fresh
+	o.Warnings = append(o.Warnings, "the database was deleted or replaced during the run: the run's record is written to the one now at "+fresh.Path())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentinfra/agentinfra/internal/httpguard"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // MCPPath is where the streamable HTTP endpoint is served.
@@ -182,5 +183,9 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions) error {
 	if o.Ready != nil {
 		o.Ready(url)
 	}
+	// No MCP tool decides (an agent must not approve agents); should one
+	// change supervision state, the service checks the client's process
+	// through the connection (supervision.WithConn) as the console does.
+	guard.ConnContext = supervision.WithConn
 	return httpguard.Serve(ctx, ln, s.httpHandler("", o), guard, 2*time.Second)
 }

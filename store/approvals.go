@@ -89,6 +89,13 @@ type Request struct {
 	// set by the supervision service that merged it (docs/coder.md); the
 	// store never sets it.
 	Host string `json:"host,omitempty"`
+	// DiffBytes, DiffSHA256 and DiffFile describe the whole diff of a
+	// request whose Diff was cut to MaxDiffBytes (DiffBytes 0: Diff is
+	// whole): its size, its SHA-256, and its file, relative to the
+	// database's folder (WholeDiff opens it).
+	DiffBytes  int64  `json:"diff_bytes,omitempty"`
+	DiffSHA256 string `json:"diff_sha256,omitempty"`
+	DiffFile   string `json:"diff_file,omitempty"`
 }
 
 // The scopes of an approval (Request.Scope).
@@ -96,6 +103,9 @@ const (
 	ScopeSession = "session"
 	ScopeAlways  = "always"
 )
+
+// DiffCut reports whether Diff is the head of a longer diff (WholeDiff).
+func (r Request) DiffCut() bool { return r.DiffBytes > 0 }
 
 // NewRequest is what RaiseRequest needs. Timeout 0 means never expire.
 type NewRequest struct {
@@ -116,14 +126,14 @@ type NewRequest struct {
 	FileHash string
 }
 
-const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always, scope`
+const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always, scope, diff_bytes, diff_sha256, diff_file`
 
 func scanRequest(sc scanner) (Request, error) {
 	var r Request
 	var created int64
 	var expires, decided sql.NullInt64
 	err := sc.Scan(&r.ID, &r.SessionID, &r.NativeID, &r.Kind, &r.Tool, &r.ToolInput, &r.Command, &r.File, &r.Diff, &r.URL,
-		&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always, &r.Scope)
+		&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always, &r.Scope, &r.DiffBytes, &r.DiffSHA256, &r.DiffFile)
 	r.CreatedAt, r.ExpiresAt, r.DecidedAt = fromMS(created), fromNullMS(expires), fromNullMS(decided)
 	return r, err
 }
@@ -138,17 +148,25 @@ func (s *Store) RaiseRequest(ctx context.Context, n NewRequest) (Request, error)
 	if n.Title == "" {
 		n.Title = n.Tool
 	}
+	// A long diff is kept whole in a file before the transaction (its
+	// write does not hold the database's lock), the head in the row.
+	whole, err := s.keepWholeDiff(n.SessionID, n.Diff)
+	if err != nil {
+		return Request{}, err
+	}
+	n.Diff, n.ToolInput = cutDiff(n.Diff, MaxDiffBytes), cutText(n.ToolInput, MaxToolInputBytes)
 	var out Request
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		now := s.now()
 		var expires any
 		if n.Timeout > 0 {
 			expires = ms(now.Add(n.Timeout))
 		}
 		id, err := requestItems.raiseTx(ctx, tx, n.SessionID, ActorAgentinfra, ms(now), map[string]any{"tool": n.Tool, "kind": n.Kind, "title": n.Title, "risk": n.Risk},
-			`INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, file_hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-			n.SessionID, n.NativeID, n.Kind, n.Tool, n.ToolInput, n.Command, n.File, n.Diff, n.URL, n.Title, n.Risk, ms(now), expires, n.FileHash)
+			`INSERT INTO approvals (session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, file_hash, diff_bytes, diff_sha256, diff_file)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+			n.SessionID, n.NativeID, n.Kind, n.Tool, n.ToolInput, n.Command, n.File, n.Diff, n.URL, n.Title, n.Risk, ms(now), expires, n.FileHash,
+			whole.bytes, whole.sha256, whole.file)
 		if err != nil {
 			return err
 		}
@@ -164,11 +182,6 @@ func (s *Store) RaiseRequest(ctx context.Context, n NewRequest) (Request, error)
 func isUnique(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
-}
-
-// Request reads one request.
-func (s *Store) Request(ctx context.Context, id int64) (Request, error) {
-	return requestTx(ctx, s.db, id)
 }
 
 func requestTx(ctx context.Context, q queryer, id int64) (Request, error) {

@@ -282,6 +282,15 @@ ALTER TABLE approvals ADD COLUMN scope TEXT NOT NULL DEFAULT '' CHECK (scope IN 
 UPDATE approvals SET scope = 'always' WHERE always = 1;
 CREATE INDEX approvals_session_scope ON approvals(session_id) WHERE scope = 'session';
 `,
+	// v8: a request's diff is kept in the database up to MaxDiffBytes; a
+	// longer one whole in a file of the session's folder beside the
+	// database, with its size and SHA-256 here (issue 27: one 65 MB diff
+	// made the database 125 MB and every inbox slow).
+	`
+ALTER TABLE approvals ADD COLUMN diff_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE approvals ADD COLUMN diff_sha256 TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN diff_file TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the version this agentinfra writes.

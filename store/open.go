@@ -58,6 +58,9 @@ type Store struct {
 	// beside a live session's decisions). Go's mutex hands over in order
 	// once a waiter has waited 1 ms.
 	writeMu sync.Mutex
+	// file is the database file as it was opened (Check compares the
+	// path's file with it).
+	file os.FileInfo
 }
 
 // StateDir is the workspace folder that holds the database.
@@ -111,8 +114,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s := &Store{db: db, path: abs, opts: opts}
 	if err := s.prepare(ctx); err != nil {
 		db.Close()
+		if damaged(err) {
+			return nil, damagedError(abs, err)
+		}
 		return nil, err
 	}
+	s.file, _ = os.Stat(abs)
 	return s, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -107,8 +108,14 @@ func (s *Store) Purge(ctx context.Context, o PurgeOptions) (PurgeReport, error) 
 			}
 		}
 		start := time.Now()
-		if err := s.tx(ctx, func(tx *sql.Tx) error { return purgeBatchTx(ctx, tx, ids, cutoff, &rep) }); err != nil {
+		var gone []int64
+		if err := s.tx(ctx, func(tx *sql.Tx) error { return purgeBatchTx(ctx, tx, ids, cutoff, &rep, &gone) }); err != nil {
 			return rep, fmt.Errorf("purge sessions %d-%d: %w", ids[0], ids[len(ids)-1], err)
+		}
+		for _, id := range gone {
+			// Their files (whole diffs) go with them; one left by a crash
+			// in between is read by no row.
+			os.RemoveAll(s.SessionDir(id))
 		}
 		took := time.Since(start)
 		rep.Batches++
@@ -132,7 +139,7 @@ func orActor(by string) string {
 	return by
 }
 
-func purgeBatchTx(ctx context.Context, tx *sql.Tx, ids []int64, cutoff int64, rep *PurgeReport) error {
+func purgeBatchTx(ctx context.Context, tx *sql.Tx, ids []int64, cutoff int64, rep *PurgeReport, gone *[]int64) error {
 	in, args := inList(ids)
 	// Re-read inside the transaction: only what still qualifies goes.
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE id IN `+in+` AND `+endedBefore, append(args, cutoff)...)
@@ -149,6 +156,7 @@ func purgeBatchTx(ctx context.Context, tx *sql.Tx, ids []int64, cutoff int64, re
 	if len(keep) == 0 {
 		return nil
 	}
+	*gone = keep
 	in, args = inList(keep)
 	for _, t := range childTables {
 		res, err := tx.ExecContext(ctx, `DELETE FROM `+t.name+` WHERE session_id IN `+in, args...)

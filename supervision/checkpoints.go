@@ -151,7 +151,7 @@ func (s *Service) Retention() (time.Duration, error) {
 // no one session's change: any person may purge (the caller check
 // applies). SessionsPurged when sessions went.
 func (s *Service) Purge(ctx context.Context, a Actor, before time.Time, dryRun bool) (PurgeReport, error) {
-	if err := s.check(ctx, a); err != nil {
+	if err := s.check(ctx, a, 0, "purge ended sessions"); err != nil {
 		return PurgeReport{}, err
 	}
 	rep, err := s.st.Purge(ctx, store.PurgeOptions{Before: before, DryRun: dryRun, By: a.Name, BeforeDelete: checkpoint.DeleteRefs})

@@ -2,7 +2,9 @@ package supervision
 
 import (
 	"context"
+	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentinfra/agentinfra/events"
@@ -29,6 +31,30 @@ func (s *Service) Requests(ctx context.Context, sessionID int64) ([]Request, err
 		return hostList(e, err, func() ([]Request, error) { return e.h.Requests(ctx, n) }, e.request)
 	}
 	return s.st.Requests(ctx, sessionID)
+}
+
+// MaxDiffBytes is how much of a request's diff is kept with it and shown
+// inline; a longer one is cut there (Request.DiffCut), whole in a file
+// (WholeDiff).
+const MaxDiffBytes = store.MaxDiffBytes
+
+// WholeDiff opens the diff of request id as the agent asked it, for a
+// person who asks for it whole: the request's own when it was not cut,
+// else its file, checked against the size and SHA-256 the request
+// recorded. The caller closes it.
+func (s *Service) WholeDiff(ctx context.Context, id int64) (io.ReadCloser, Request, error) {
+	r, err := s.st.Request(ctx, id)
+	if err != nil {
+		return nil, r, err
+	}
+	if !r.DiffCut() {
+		return io.NopCloser(strings.NewReader(r.Diff)), r, nil
+	}
+	f, err := s.st.WholeDiff(r)
+	if err != nil {
+		return nil, r, err
+	}
+	return f, r, nil
 }
 
 // Prompt reads one continuation prompt.

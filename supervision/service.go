@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -72,9 +74,10 @@ type Options struct {
 }
 
 // CallerCheck refuses a change by where it comes from rather than by who
-// asks: issue 27's "agents cannot decide" refuses, with an error kind of
-// its own, an actor whose process is inside a supervised run's process
-// tree (an agent approving agents). nil: no such check.
+// asks, before anything else. The service itself always refuses a change
+// from inside a supervised run's process tree (ErrInsideRun: this process,
+// and the client of the connection WithConn put in the context); a
+// CallerCheck adds a surface's own rule. nil: none.
 type CallerCheck func(ctx context.Context, a Actor) error
 
 // New makes a Service over o.Store.
@@ -112,6 +115,11 @@ func Open(ctx context.Context, ws *workspace.Workspace, o Options) (*Service, er
 	}
 	st, err := store.OpenWorkspace(ctx, ws, StoreOptions(conf))
 	if err != nil {
+		if m, inside := contain.RunOf(os.Getpid(), nil); inside {
+			// A supervised run's sandbox hides the database from its
+			// processes: say why it cannot be opened.
+			return nil, fmt.Errorf("%w (this command runs inside agent run %s, whose sandbox keeps the supervision database out of its reach: a person decides from outside the agent's processes)", err, m.RunID())
+		}
 		return nil, err
 	}
 	if o.Reap != nil {
@@ -176,7 +184,7 @@ var ErrNotAllowed = agenterr.New(agenterr.Forbidden, "not allowed")
 // ("decide request 12") for the refusal, the one error a refused change
 // gets; nothing has changed then.
 func (s *Service) authorise(ctx context.Context, a Actor, ses Session, what string) error {
-	if err := s.check(ctx, a); err != nil {
+	if err := s.check(ctx, a, ses.ID, what); err != nil {
 		return err
 	}
 	if a.is(ses.Owner) || slices.ContainsFunc(s.conf.Operators, a.is) {
@@ -187,12 +195,17 @@ func (s *Service) authorise(ctx context.Context, a Actor, ses Session, what stri
 }
 
 // check is what every change asks of its actor whatever the session: the
-// caller check, a name, a person's surface.
-func (s *Service) check(ctx context.Context, a Actor) error {
+// caller check, that it does not come from inside an agent's run
+// (fromInsideRun), a name, a person's surface. sessionID (0: none) and
+// what are for the audit log's line of a refusal.
+func (s *Service) check(ctx context.Context, a Actor, sessionID int64, what string) error {
 	if s.caller != nil {
 		if err := s.caller(ctx, a); err != nil {
 			return err
 		}
+	}
+	if err := s.fromInsideRun(ctx, a, sessionID, what); err != nil {
+		return err
 	}
 	if !slices.Contains(store.PeopleSurfaces, a.Surface) {
 		return &agenterr.Error{Kind: agenterr.Invalid, Field: "surface", Value: a.Surface, Valid: store.PeopleSurfaces, Reason: "unknown surface"}
@@ -211,7 +224,7 @@ func (s *Service) May(ctx context.Context, a Actor, ses Session, what string) er
 			return err
 		}
 		// This machine checks the caller, the host who may.
-		if err := s.check(ctx, a); err != nil {
+		if err := s.check(ctx, a, 0, what); err != nil {
 			return err
 		}
 		return e.err(e.h.May(ctx, a, n, what))

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +118,13 @@ func (w *world) published() []events.Event {
 // state is what a refused change must leave as it was.
 func (w *world) state(t *testing.T, ses store.Session) string {
 	t.Helper()
+	return w.stateBut(t, ses, false)
+}
+
+// stateBut is state, without the audit log's length when noAudit (a
+// refusal from inside a run is audited).
+func (w *world) stateBut(t *testing.T, ses store.Session, noAudit bool) string {
+	t.Helper()
 	ctx := t.Context()
 	cur, _ := w.st.Session(ctx, ses.ID)
 	reqs, _ := w.st.Requests(ctx, ses.ID)
@@ -124,6 +133,9 @@ func (w *world) state(t *testing.T, ses store.Session) string {
 	steer, _ := w.st.SteeringOf(ctx, ses.ID)
 	cps, _ := w.st.Checkpoints(ctx, ses.ID)
 	audit, _ := w.st.Audit(ctx, 0)
+	if noAudit {
+		audit = nil
+	}
 	paused, _ := w.st.WatchdogPaused(ctx, ses.ID)
 	pol, _ := os.ReadFile(filepath.Join(w.ws.Root, ".agent", "policy.yaml"))
 	return fmt.Sprintf("%+v %+v %+v %+v %+v %+v %d %v %q", cur, reqs, prompts, alerts, steer, cps, len(audit), paused, pol)
@@ -430,5 +442,92 @@ func TestApproveForTheSessionIsKeptInTheStore(t *testing.T) {
 			t.Errorf("a refused approval left %q %s", n.Command, q.Status)
 		}
 		w.st.CloseRequest(ctx, q.ID, store.StatusWithdrawn, store.SurfaceAgent, "next")
+	}
+}
+
+// Issue 27, "agents cannot decide": the client at the other end of a
+// request's connection (the console's, MCP's) is a process of an agent's
+// run — a shell that carries the run's marker and connected to the
+// loopback. Every change it asks for, whoever it says it is (the owner
+// here: agents inherit $AGENTINFRA_USER), is refused with ErrInsideRun,
+// audited once, and changes nothing else; from a connection of the test
+// itself (outside every run) the same change is made.
+func TestAChangeFromInsideARunIsRefused(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to hold a connection")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	agent := exec.Command("bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d; read -r _ <&3", port))
+	agent.Env = append(os.Environ(), "AGENTINFRA_RUN=papi-7.0123456789ab")
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { agent.Process.Kill(); agent.Wait() }()
+	fromAgent, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromAgent.Close()
+	mine, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close()
+	fromMe, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromMe.Close()
+
+	all := append(slices.Clip(changes), change{"restore a checkpoint", events.CheckpointChanged,
+		func(ctx context.Context, w *world, a supervision.Actor, ses store.Session, _ store.Request, _ store.Prompt, _ store.Alert) error {
+			cps, err := w.svc.Checkpoints(context.Background(), ses.ID)
+			if err != nil || len(cps) == 0 {
+				return fmt.Errorf("no checkpoint to restore: %v", err)
+			}
+			_, _, err = w.svc.RestoreCheckpoint(ctx, a, supervision.Restore{Checkpoint: cps[0].ID, Force: true, StopLive: true})
+			return err
+		}}, change{"purge", events.SessionsPurged,
+		func(ctx context.Context, w *world, a supervision.Actor, _ store.Session, _ store.Request, _ store.Prompt, _ store.Alert) error {
+			_, err := w.svc.Purge(ctx, a, time.Now().Add(time.Hour), false)
+			return err
+		}})
+	ana := supervision.Person("ana", supervision.SurfaceWeb)
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, supervision.Options{})
+			ses, r, p, al := w.session(t)
+			if _, err := w.svc.CreateCheckpoint(t.Context(), ana, ses.ID, "start"); err != nil {
+				t.Fatal(err)
+			}
+			before := w.stateBut(t, ses, true)
+			w.published()
+			err := c.do(supervision.WithConn(t.Context(), fromAgent), w, ana, ses, r, p, al)
+			if !errors.Is(err, supervision.ErrInsideRun) || agenterr.KindOf(err) != agenterr.Forbidden || agenterr.As(err).Field != "caller" ||
+				!strings.Contains(err.Error(), fmt.Sprintf("refused: the client of this request (pid %d, bash) runs inside agent run papi-7", agent.Process.Pid)) {
+				t.Fatalf("from inside the run: %v", err)
+			}
+			if after := w.stateBut(t, ses, true); after != before {
+				t.Fatalf("a refused change changed the state:\nbefore %s\nafter  %s", before, after)
+			}
+			if evs := w.published(); len(evs) != 0 {
+				t.Fatalf("a refused change published %+v", evs)
+			}
+			audit, _ := w.st.Audit(t.Context(), 0)
+			if last := audit[len(audit)-1]; last.Action != supervision.ActionRefusedInsideRun || last.Actor != "ana" || !strings.Contains(string(last.Detail), `"run":"papi-7"`) {
+				t.Fatalf("the refusal's audit line: %+v %s", last, last.Detail)
+			}
+			if c.name == "purge" {
+				w.svc.MoveSession(t.Context(), ana, ses.ID, supervision.SessionTerminated, "done")
+			}
+			if err := c.do(supervision.WithConn(t.Context(), fromMe), w, ana, ses, r, p, al); err != nil {
+				t.Fatalf("from the person's own connection: %v", err)
+			}
+		})
 	}
 }

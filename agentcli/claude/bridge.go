@@ -156,11 +156,15 @@ type canUseTool struct {
 	ToolUseID string          `json:"tool_use_id"`
 }
 
+// maxLine bounds a line of claude's stream-json: a tool call's whole input
+// is one line (an Edit of a 30 MB file: 60 MB).
+const maxLine = 256 << 20
+
 func (b *claudeBridge) read() {
 	defer close(b.done)
 	defer b.withdrawAll()
 	sc := bufio.NewScanner(b.p.Stdout)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
 		line := sc.Bytes()
 		for _, ev := range b.parser.Line(line) {
@@ -193,6 +197,13 @@ func (b *claudeBridge) read() {
 		case "assistant", "user":
 			b.toolBlocks(c)
 		}
+	}
+	if err := sc.Err(); err != nil {
+		// A line not read is a request not answered: the CLI would wait
+		// for its answer forever (issue 27: an Edit of a 30 MB file is a
+		// 60 MB line). The run ends, saying why.
+		b.g.Event(runner.Event{Kind: "warning", Text: fmt.Sprintf("claude's output could not be read (%v; a line is read up to %d MiB): the run is stopped", err, maxLine>>20)})
+		go b.p.Stop(b.g.KillGrace())
 	}
 	io.Copy(io.Discard, b.p.Stdout)
 }

@@ -67,6 +67,10 @@ type Options struct {
 	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
 	// MaxBodyBytes bounds a request's body (0: 4 MiB): more is a 413.
 	MaxBodyBytes int64
+	// ConnContext, when set, is the server's http.Server.ConnContext: what
+	// the context of each connection's requests carries of the connection
+	// (the console and MCP check the process at its other end).
+	ConnContext func(ctx context.Context, c net.Conn) context.Context
 }
 
 func (o Options) withDefaults() Options {
@@ -288,6 +292,7 @@ func Server(h http.Handler, o Options) *http.Server {
 		ReadHeaderTimeout: o.HeaderTimeout,
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    DefaultMaxHeaderSize,
+		ConnContext:       o.ConnContext,
 	}
 }
 

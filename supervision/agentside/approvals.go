@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -216,7 +217,7 @@ func (c *Client) AcceptDiff(ctx context.Context, id int64) (Accepted, error) {
 	if err != nil {
 		return Accepted{}, err
 	}
-	out, err := c.apply(claim)
+	out, err := c.apply(st, claim)
 	if err != nil {
 		reason := err.Error()
 		if rerr := st.ReleaseClaim(context.WithoutCancel(ctx), id, reason); rerr != nil {
@@ -233,7 +234,7 @@ func (c *Client) AcceptDiff(ctx context.Context, id int64) (Accepted, error) {
 }
 
 // apply writes a claimed edit.
-func (c *Client) apply(claim store.Consumable) (Accepted, error) {
+func (c *Client) apply(st *store.Store, claim store.Consumable) (Accepted, error) {
 	root := c.svc.o.Workspace.Root
 	r := claim.Request
 	// Judged again: a symlink may have changed since the agent asked.
@@ -241,7 +242,22 @@ func (c *Client) apply(claim store.Consumable) (Accepted, error) {
 	if err != nil {
 		return Accepted{}, err
 	}
-	f, err := parseDiff(rel, r.Diff)
+	diff := r.Diff
+	if r.DiffCut() {
+		// What the person approved is the whole diff (its head in the
+		// row): the file checked against its size and hash.
+		whole, err := st.WholeDiff(r)
+		if err != nil {
+			return Accepted{}, err
+		}
+		b, err := io.ReadAll(whole)
+		whole.Close()
+		if err != nil {
+			return Accepted{}, err
+		}
+		diff = string(b)
+	}
+	f, err := parseDiff(rel, diff)
 	if err != nil {
 		return Accepted{}, err
 	}

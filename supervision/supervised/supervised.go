@@ -191,9 +191,19 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 		return agentcli.StartSupervised(ctx, breq, bridge.Options{Store: r.st, Session: r.ses, Policy: pol, OnEvent: w.OnEvent,
 			KillGrace: req.KillGrace, BeforeApprovedEdit: w.BeforeApprovedEdit})
 	}
+	// A database deleted or replaced under the run ends it (watchStore).
+	ctx, stop := context.WithCancelCause(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); r.watchStore(ctx, stop) }()
 	res, out, err := keepmoving.Run(ctx, start, keepmoving.Options{Config: r.keep, Store: r.st, Session: r.ses, CLI: rn.Name(), Model: req.Model,
 		Timeout: req.Timeout, OnEvent: onEvent, Root: r.ws.Root, RunID: r.ses.RunID, Agent: r.ses.Agent, TaskID: r.ses.TaskID,
 		Checkpoint: r.checkpointOf(req.Dir)})
+	stop(nil)
+	<-watched
+	if serr := storageEnd(ctx); serr != nil {
+		res.Canceled, res.TimedOut, res.Error = false, false, serr.Error()
+		return res, serr
+	}
 	return blockedResult(res, out), err
 }
 

@@ -79,6 +79,9 @@ func askInline(ctx context.Context, ios *cli.IOStreams, svc *supervision.Service
 		for _, l := range strings.Split(strings.TrimRight(r.Diff, "\n"), "\n") {
 			fmt.Fprintf(w, "  | %s\n", termsafe.Text(l))
 		}
+		if r.DiffCut() {
+			fmt.Fprintf(w, "  %s\n", diffCutNote(r))
+		}
 	}
 	if r.URL != "" {
 		fmt.Fprintf(w, "  url:     %s\n", line(r.URL))

@@ -15,6 +15,7 @@ import (
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // InboxOptions is what `inbox` runs with.
@@ -68,6 +69,7 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 		return err
 	}
 	defer env.Close()
+	warnStorageFailures(o.IO, env.ws, o.Now())
 	var changes <-chan struct{}
 	if o.Watch {
 		if changes, err = env.svc.Changes(ctx); err != nil {
@@ -261,8 +263,9 @@ type InboxShowOptions struct {
 	Env func(context.Context) (*supervisionEnv, error)
 	Now func() time.Time
 
-	ID   string
-	JSON bool
+	ID        string
+	JSON      bool
+	WholeDiff bool
 }
 
 func NewCmdInboxShow(f *Factory, runF func(context.Context, *InboxShowOptions) error) *cobra.Command {
@@ -270,8 +273,15 @@ func NewCmdInboxShow(f *Factory, runF func(context.Context, *InboxShowOptions) e
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "One request in full: the command, the file and its diff, the URL, the decision",
+		Long: `Shows one request: what the agent asked (command, file, URL), its risk,
+its session, and the decision once taken. An edit's diff is shown up to
+256 KiB; a longer one is cut there (the request keeps the whole in a file,
+with its size and SHA-256): --whole-diff prints the whole diff alone, as the
+agent asked it (escaped on a terminal; as it is when piped, for a pager or
+git apply).`,
 		Example: `  agentinfra inbox show 12
-  agentinfra inbox show 12 --json`,
+  agentinfra inbox show 12 --json
+  agentinfra inbox show 12 --whole-diff | less`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
@@ -282,6 +292,8 @@ func NewCmdInboxShow(f *Factory, runF func(context.Context, *InboxShowOptions) e
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the request as JSON")
+	cmd.Flags().BoolVar(&o.WholeDiff, "whole-diff", false, "print the request's whole diff, however long, and nothing else")
+	cmd.MarkFlagsMutuallyExclusive("json", "whole-diff")
 	return cmd
 }
 
@@ -295,6 +307,9 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 		return err
 	}
 	defer env.Close()
+	if o.WholeDiff {
+		return printWholeDiff(ctx, o.IO, env.svc, id)
+	}
 	r, err := env.svc.Request(ctx, id)
 	if err != nil {
 		return err
@@ -339,8 +354,53 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 			fmt.Fprintln(w)
 		}
 	}
+	if r.DiffCut() {
+		fmt.Fprintf(w, "%s\n", diffCutNote(r))
+	}
 	if r.Status == supervision.StatusPending {
 		fmt.Fprintf(w, "\nDecide: agentinfra approve %d   |   agentinfra reject %d --reason TEXT\n", r.ID, r.ID)
 	}
 	return nil
+}
+
+// diffCutNote says that a request's diff is cut, how long the whole is,
+// and how to see it.
+func diffCutNote(r supervision.Request) string {
+	return fmt.Sprintf("… the diff is cut here at %d KiB: the whole is %d bytes (SHA-256 %s): agentinfra inbox show %d --whole-diff",
+		supervision.MaxDiffBytes>>10, r.DiffBytes, r.DiffSHA256, r.ID)
+}
+
+// printWholeDiff streams request id's whole diff: escaped on a terminal
+// (the agent wrote it), as it is otherwise (a patch for git apply).
+func printWholeDiff(ctx context.Context, ios *cli.IOStreams, svc *supervision.Service, id int64) error {
+	diff, _, err := svc.WholeDiff(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer diff.Close()
+	if ios.IsTTY {
+		_, err = termsafe.Copy(ios.Out, diff, termsafe.Text)
+	} else {
+		_, err = io.Copy(ios.Out, diff)
+	}
+	return err
+}
+
+// warnStorageFailures tells the person at the inbox about the storage
+// failures of the last day (lost databases, requests denied because they
+// could not be recorded): they are in a file, which nobody reads unasked.
+func warnStorageFailures(ios *cli.IOStreams, ws *workspace.Workspace, now time.Time) {
+	fs, _ := supervision.StorageFailures(ws)
+	var recent []supervision.StorageFailure
+	for _, f := range fs {
+		if now.Sub(f.At) < 24*time.Hour && f.What != "reset" {
+			recent = append(recent, f)
+		}
+	}
+	if len(recent) == 0 {
+		return
+	}
+	last := recent[len(recent)-1]
+	fmt.Fprintf(ios.ErrOut, "agentinfra: warning: %d storage failure(s) in the last day, the last at %s: %s (all in %s)\n",
+		len(recent), last.At.Local().Format("15:04:05"), termsafe.Line(last.Text), ws.RelPath(supervision.StorageFailuresPath(ws)))
 }

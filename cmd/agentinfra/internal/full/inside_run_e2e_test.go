@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"testing"
 
 	"github.com/agentinfra/agentinfra/contain"
-	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
@@ -34,23 +32,12 @@ func TestSupervisedDispatchKeepsDetachedProcessesInsideTheRun(t *testing.T) {
 		"touch ok.txt",
 	}
 	var next atomic.Int32 // the step the model asks for next
-	fake := fakemodel.NewClaudeScript(t, func(a fakemodel.Ask) fakemodel.Answer {
+	_, cmd, out := startSupervisedDispatch(t, dir, nil, func(a fakemodel.Ask) fakemodel.Answer {
 		if (a.ToolCall || strings.Contains(a.User, "detach")) && int(next.Load()) < len(steps) {
 			return fakemodel.Answer{Shell: steps[next.Add(1)-1]}
 		}
 		return fakemodel.Answer{Text: "done"}
-	})
-	cli := fakemodel.Claude(t, fake.URL)
-	cmd := exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--model", cli.Model, "--approval-mode", "ask",
-		"--task-override", "Please detach a process.")
-	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
-	out := &syncBuffer{}
-	cmd.Stderr, cmd.Stdout = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	}, "Please detach a process.")
 
 	ctx := context.Background()
 	ws, _ := workspace.New(dir)

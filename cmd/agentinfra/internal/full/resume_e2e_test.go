@@ -170,8 +170,6 @@ func (l runLog) String() string {
 	return string(b) + "\n" + show + "\n" + logs
 }
 
-func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
-
 func TestSupervisedDispatchResumedAfterTheSupervisorIsKilled(t *testing.T) {
 	for _, c := range resumeCLIs {
 		t.Run(c.name, func(t *testing.T) { resumedAfterKill(t, c) })

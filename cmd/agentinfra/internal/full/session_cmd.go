@@ -71,6 +71,7 @@ again (supervision.resume: auto does it on the next agentinfra command).`,
 		newCmdSessionWatchdog(f),
 		newCmdSessionPurge(f),
 		newCmdSessionRunResumed(f),
+		newCmdSessionResetDB(f, nil),
 	)
 	return cmd
 }

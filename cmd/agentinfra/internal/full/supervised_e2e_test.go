@@ -47,9 +47,27 @@ func supervisedDispatch(t *testing.T, stdin *os.File) (dir string, fake *fakemod
 func supervisedDispatchTo(t *testing.T, stdin *os.File, name string, cli fakemodel.CLI) (dir string, cmd *exec.Cmd, stderr *syncBuffer, env []string) {
 	t.Helper()
 	dir, _ = dispatchCLISetup(t)
+	cmd, stderr, env = startDispatchIn(t, dir, stdin, name, cli, "Please touch ok.txt in the current folder.")
+	return dir, cmd, stderr, env
+}
+
+// startSupervisedDispatch starts `agentinfra dispatch a1b2c3
+// --approval-mode ask` in dir with claude against a fake model that
+// answers as script says, prompt the task's text.
+func startSupervisedDispatch(t *testing.T, dir string, stdin *os.File, script fakemodel.Script, prompt string) (*fakemodel.Server, *exec.Cmd, *syncBuffer) {
+	t.Helper()
+	fake := fakemodel.NewClaudeScript(t, script)
+	cmd, out, _ := startDispatchIn(t, dir, stdin, "claude", fakemodel.Claude(t, fake.URL), prompt)
+	return fake, cmd, out
+}
+
+// startDispatchIn starts the supervised dispatch of task a1b2c3 in dir
+// with the CLI name, prepared by cli for its fake.
+func startDispatchIn(t *testing.T, dir string, stdin *os.File, name string, cli fakemodel.CLI, prompt string) (cmd *exec.Cmd, stderr *syncBuffer, env []string) {
+	t.Helper()
 	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"), "# Add retry\n\nRetry three times.\n\n## Status log\n\n")
 	cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", name, "--model", cli.Model, "--approval-mode", "ask",
-		"--task-override", "Please touch ok.txt in the current folder.")
+		"--task-override", prompt)
 	cmd.Dir = dir
 	env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
 	cmd.Env = env
@@ -62,7 +80,7 @@ func supervisedDispatchTo(t *testing.T, stdin *os.File, name string, cli fakemod
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return dir, cmd, stderr, env
+	return cmd, stderr, env
 }
 
 type syncBuffer struct {

@@ -21,6 +21,8 @@
 //	         speak claude's stream-json control protocol (--version: a
 //	         tested claude's), but ask permission with the tool's name in
 //	         "tool" instead of "tool_name": a protocol change
+//	exec     run `sh -c "$STUB_EXEC"` (an agent's shell command), its output
+//	         and "exit N" to STUB_EXEC_OUT, then a session that succeeds
 //
 // Without STUB_MODE the mode is read from the file beside the binary named
 // as it is with ".mode" appended: a run whose environment is cleaned (the
@@ -117,6 +119,21 @@ func main() {
 				time.Sleep(time.Hour)
 			}
 		}
+		session(w)
+	case "exec":
+		// An agent running a shell command (`sh -c "$STUB_EXEC"`): its
+		// output and exit status go to STUB_EXEC_OUT ("OUTPUT\nexit N"),
+		// then a session that succeeds.
+		cmd := exec.Command("sh", "-c", os.Getenv("STUB_EXEC"))
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if err != nil {
+			code = -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+		}
+		os.WriteFile(os.Getenv("STUB_EXEC_OUT"), fmt.Appendf(out, "\nexit %d\n", code), 0o644)
 		session(w)
 	case "sleep":
 		for {
