@@ -130,6 +130,6 @@ func reviewChangesRun(ctx context.Context, o *ReviewChangesOptions) error {
 	dir, _ := ws.FindTaskDir(o.ID)
 	fmt.Fprintf(o.IO.Out, "%s is %s again, for @%s: %d comment(s) kept in %s (Review)\n",
 		res.Task.ID, res.Task.Status, res.Change.Agent, len(o.Comments), rel(ws, filepath.Join(dir, "README.md")))
-	fmt.Fprintf(o.IO.Out, "\nThe agent will be sent:\n\n%s", reviewIndent(reviewInertText(res.Prompt))+"\n")
+	fmt.Fprintf(o.IO.Out, "\nThe agent will be sent:\n\n%s", reviewIndent(reviewText(res.Prompt))+"\n")
 	return nil
 }
