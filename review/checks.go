@@ -132,7 +132,18 @@ func (s *Service) Check(ctx context.Context, id string) (CheckRun, error) {
 		cur.Checks = &run
 		return nil
 	})
+	if err == nil {
+		s.publish(c, MoveChecked, checkWord(run.Passed), "")
+	}
 	return run, err
+}
+
+// checkWord is a run's outcome in one word.
+func checkWord(passed bool) string {
+	if passed {
+		return ChecksPassed
+	}
+	return ChecksFailed
 }
 
 // atChange refuses a worktree that is not at the change's last commit
