@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,4 +299,92 @@ func taskDir(t *testing.T, ws *workspace.Workspace, id string) string {
 		t.Fatalf("task %s has no folder", id)
 	}
 	return dir
+}
+
+// verdict is a reviewer's final message with its fenced JSON verdict.
+func verdict(v string, comments ...map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"verdict": v, "summary": "looked at it", "comments": comments})
+	return "I read the change.\n\n```json\n" + string(b) + "\n```\n"
+}
+
+// The reviewer agent (review.reviewer) is started on each change that
+// reaches REVIEW: its "changes" goes back to the agent as comments (its
+// next prompt has them), its "approve" of a change whose checks passed
+// lands it (review.auto_land); checks that fail keep a change the
+// reviewer approved from landing on its own, and from a person's approve,
+// until --force.
+func TestReviewerAgentAndChecksThroughTheFleet(t *testing.T) {
+	w := newReviewWorld(t, "review:\n  checks: [\"test -f ok.txt\", \"test ! -e broken\"]\n  reviewer: rita\n  auto_land: true\n", []planStep{
+		{Agent: "rita", When: "independent reviewer&&aaaa01&&(round 2)", Response: verdict("approve")},
+		{Agent: "rita", When: "independent reviewer&&aaaa01", Response: verdict("changes", map[string]any{"file": "a.go", "line": 3, "text": "name what A does"})},
+		{Agent: "rita", When: "independent reviewer&&bbbb02", Response: "Looks fine to me.\n\n```json\n{\"verdict\": \"APPROVE\"}\n```"},
+		{Agent: "papi", When: "was reviewed", Write: map[string]string{"ok.txt": "ok\n", "a.go": "package main\n\n// A does nothing yet.\nfunc A() {}\n"}},
+		{Agent: "papi", When: "aaaa01", Write: map[string]string{"a.go": "package main\n\nfunc A() {}\n"}, Commit: "add A"},
+		{Agent: "papi", When: "bbbb02", Write: map[string]string{"b.go": "package main\n\nfunc B() {}\n", "broken": "x\n"}},
+	})
+	ctx := context.Background()
+	root := w.ws.Root
+	w.create("papi", "rita")
+	if _, err := w.f.Start(ctx, fleet.StartInput{Name: "papi", TaskID: "aaaa01"}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor("task aaaa01 DONE", func() bool { return w.status("aaaa01") == "DONE" })
+	d, err := w.svc().Show(ctx, "aaaa01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Change
+	if len(c.Verdicts) != 2 || c.Verdicts[0].Decision != "changes" || c.Verdicts[0].By != "@rita" || c.Verdicts[1].Decision != "approve" || c.Verdicts[1].Round != 2 {
+		t.Errorf("verdicts: %+v; want rita's changes on round 1, approve on round 2", c.Verdicts)
+	}
+	if !slices.ContainsFunc(c.Comments, func(cm review.Comment) bool {
+		return cm.By == "@rita" && cm.File == "a.go" && cm.Line == 3 && cm.Text == "name what A does" && cm.Round == 1
+	}) {
+		t.Errorf("rita's comment is not recorded: %+v", c.Comments)
+	}
+	if p := w.lastPrompt("papi"); !strings.Contains(p, "a.go:3: name what A does") {
+		t.Errorf("papi's prompt after rita's verdict:\n%s", p)
+	}
+	if c.Landed == nil || c.Landed.By != "@rita" || c.Landed.Forced {
+		t.Errorf("the landing: %+v; want rita's (auto_land), not forced", c.Landed)
+	}
+	readme, _ := os.ReadFile(filepath.Join(taskDir(t, w.ws, "aaaa01"), "README.md"))
+	for _, want := range []string{"reviewed by @rita (run rita-2): changes — looked at it", "`a.go:3`: name what A does", "reviewed by @rita (run rita-3): approve", "landed on main"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("the README lacks %q:\n%s", want, readme)
+		}
+	}
+	if got := w.git(root, "show", "main:a.go"); !strings.Contains(got, "A does nothing yet") {
+		t.Errorf("main's a.go: %s", got)
+	}
+
+	// Checks that fail: the reviewer's approve does not land it, nor a
+	// person's; --force does.
+	waitStatus(t, w.f, "papi", fleet.StatusIdle)
+	if _, err := w.f.Start(ctx, fleet.StartInput{Name: "papi", TaskID: "bbbb02"}); err != nil {
+		t.Fatal(err)
+	}
+	var cb review.Change
+	w.waitFor("rita's verdict on bbbb02", func() bool {
+		d, err := w.svc().Show(ctx, "bbbb02")
+		if err != nil || d.Change == nil {
+			return false
+		}
+		cb = *d.Change
+		return cb.LastVerdict() != nil
+	})
+	waitStatus(t, w.f, "rita", fleet.StatusIdle)
+	if v := cb.LastVerdict(); v.Decision != "approve" || cb.Checks == nil || cb.Checks.Passed || w.status("bbbb02") != "REVIEW" {
+		t.Fatalf("bbbb02: verdict %+v, checks %+v, task %s; want approved, checks failed, still in REVIEW", v, cb.Checks, w.status("bbbb02"))
+	}
+	tip := w.git(root, "rev-parse", "main")
+	if _, err := w.svc().Approve(ctx, "bbbb02", review.ApproveOptions{By: "ana"}); !errors.Is(err, review.ErrChecks) || !strings.Contains(err.Error(), "test ! -e broken") {
+		t.Fatalf("approve with a failing check: %v", err)
+	}
+	if w.git(root, "rev-parse", "main") != tip || w.status("bbbb02") != "REVIEW" {
+		t.Fatal("a refused approve moved main or the task")
+	}
+	if r, err := w.svc().Approve(ctx, "bbbb02", review.ApproveOptions{By: "ana", Force: true}); err != nil || !r.Change.Landed.Forced || w.status("bbbb02") != "DONE" {
+		t.Fatalf("approve --force: %+v, %v", r.Change.Landed, err)
+	}
 }

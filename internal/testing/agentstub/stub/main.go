@@ -21,7 +21,8 @@
 // In ok mode, STUB_PLAN=FILE makes the stub work like an agent in its
 // worktree (the current directory): FILE is a JSON list of steps
 // {"agent", "when", "write", "commit", "then_write", "response"}; the first
-// whose agent is $AGENTINFRA_AGENT and whose "when" is in the prompt
+// whose agent is $AGENTINFRA_AGENT and whose "when" is in the prompt (each
+// of its parts separated by "&&")
 // writes its files, commits them all with git when "commit" is a message,
 // writes then_write's files (left uncommitted) and answers "response"
 // instead of STUB_RESPONSE. STUB_PROMPTS=DIR appends each prompt
@@ -238,7 +239,7 @@ func work() error {
 		return err
 	}
 	for _, s := range steps {
-		if s.Agent != agent || !strings.Contains(prompt, s.When) {
+		if s.Agent != agent || !containsAll(prompt, strings.Split(s.When, "&&")) {
 			continue
 		}
 		if err := writeFiles(s.Write); err != nil {
@@ -260,6 +261,15 @@ func work() error {
 		return nil
 	}
 	return nil
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
 }
 
 func writeFiles(files map[string]string) error {
