@@ -220,7 +220,7 @@ func (s *start) writeRunFiles(ctx context.Context) error {
 		SystemPromptFile: systemFile,
 		Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, fleet.EnvAgent + "=" + a.Name}, f.opts.Env...),
 		Starter:          &s.starter, HeldBefore: s.run.HeldBefore,
-		BaseBranch:       s.run.BaseBranch, ReviewStart: s.run.ReviewStart, ReviewOf: s.in.ReviewOf,
+		BaseBranch: s.run.BaseBranch, ReviewStart: s.run.ReviewStart, ReviewOf: s.in.ReviewOf,
 	}
 	a.Runs++
 	a.UpdatedAt = s.now
