@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/review"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -111,17 +111,10 @@ func (w *reviewWorld) status(id string) string {
 	return info.Task.Status
 }
 
-// waitFor polls cond until it holds; the bound is a stuck test's, not a
-// figure.
+// waitFor polls cond until it holds (poll.Eventually).
 func (w *reviewWorld) waitFor(what string, cond func() bool) {
 	w.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			w.t.Fatalf("never: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Eventually(w.t, cond, "never: %s", what)
 }
 
 // waitRound waits until task id's change is in review at round n, its
