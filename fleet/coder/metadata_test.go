@@ -131,12 +131,12 @@ tasks:
 	if err := os.WriteFile(filepath.Join(dir, "Taskfile.yml"), []byte(taskfile), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// 3 s: enough for go-task to start on a loaded machine, short enough
+	// appFieldTimeout: enough for go-task to start on a loaded machine, short enough
 	// to show that the hanging field is cut.
 	return metadata.Handler(metadata.NewCollector(metadata.Options{TaskBinary: bin, Timeout: appFieldTimeout}), dir), true
 }
 
-const appFieldTimeout = 3 * time.Second
+const appFieldTimeout = 10 * time.Second
 
 func checkAppMetadata(t *testing.T, md metadata.Metadata, real bool) {
 	t.Helper()
@@ -166,7 +166,15 @@ func TestMetadataFromApp(t *testing.T) {
 				opts = append(opts, codertest.WithSubdomainApps())
 			}
 			srv := codertest.New(t, opts...)
-			c := newClient(t, srv)
+			// The client's request bound is above the app's field
+			// timeout: the hanging field is cut by the app, and the
+			// answer still comes.
+			cfg := srv.Config()
+			cfg.Timeout = 2 * appFieldTimeout
+			c, err := coder.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
 			readyWorkspace(t, srv, c, "papi")
 			h, real := metadataAppHandler(t)
 			if err := srv.SetMetadataApp("papi", h); err != nil {
@@ -176,7 +184,7 @@ func TestMetadataFromApp(t *testing.T) {
 			if app, _, ok := coder.FindApp(ws, coder.DefaultMetadataAppSlug); !ok || app.Subdomain != sub {
 				t.Fatalf("the workspace lists no metadata app of the right kind: %+v", app)
 			}
-			md := c.CollectMetadata(context.Background(), ws, coder.MetadataOptions{})
+			md := c.CollectMetadata(context.Background(), ws, coder.MetadataOptions{Timeout: 2 * appFieldTimeout})
 			checkAppMetadata(t, md, real)
 			if n := srv.Requests(codertest.RouteWatchMetadata); n != 1 {
 				t.Errorf("agent metadata asked %d times, want 1 (first)", n)

@@ -107,7 +107,7 @@ func TestCollectPartialFailure(t *testing.T) {
     meta: { include_in_list: "yes" }
     cmds: [echo never run]
 `)
-	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t), Timeout: 3 * time.Second})
+	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t), Timeout: slowFieldTimeout})
 	if md.Count() != 5 || md.Err != "" {
 		t.Fatalf("want 5 fields and no Taskfile error: %+v", md)
 	}
@@ -117,7 +117,7 @@ func TestCollectPartialFailure(t *testing.T) {
 	if f := md.Fields["fails"]; f.Value != nil || !strings.Contains(errOf(f), "gh: not logged in") || !strings.Contains(errOf(f), "exit status 3") {
 		t.Errorf("fails: value %q error %q, want stderr's tail", val(f), errOf(f))
 	}
-	if f := md.Fields["hangs"]; f.Value != nil || !strings.Contains(errOf(f), "timed out after 3s") {
+	if f := md.Fields["hangs"]; f.Value != nil || !strings.Contains(errOf(f), "timed out after "+slowFieldTimeout.String()) {
 		t.Errorf("hangs: value %q error %q, want a timeout", val(f), errOf(f))
 	}
 	if f := md.Fields["bad_meta"]; f.Value != nil || !strings.Contains(errOf(f), "malformed meta (line 18)") || f.Schema.Description != "A list where a mapping belongs." {

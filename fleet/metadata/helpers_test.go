@@ -72,3 +72,8 @@ func readPid(t testing.TB, path string) int {
 	}
 	return pid
 }
+
+// slowFieldTimeout cuts the tests' hanging fields. It is long enough for
+// go-task to start and answer the quick fields on a loaded 2-core machine
+// (3 s was not, at load 25), so only the hanging field times out.
+const slowFieldTimeout = 10 * time.Second

@@ -20,7 +20,7 @@ const listAndHidden = "  pr:\n    desc: The PR.\n    meta: { include_in_list: tr
 
 func TestListFieldsRunsOnlyTheListedFields(t *testing.T) {
 	dir := workspaceWith(t, listAndHidden)
-	c := NewCollector(Options{TaskBinary: taskBin(t), Timeout: 3 * time.Second})
+	c := NewCollector(Options{TaskBinary: taskBin(t), Timeout: slowFieldTimeout})
 	md := c.Collect(context.Background(), dir, ListFields)
 	if val(md.Fields["pr"]) != "7" || md.Count() != 2 || !md.ListOnly {
 		t.Fatalf("list: %+v", md)
@@ -85,7 +85,7 @@ func TestAListDoesNotWaitForAShowInFlight(t *testing.T) {
 
 func TestHandlerRunsOnlyTheListedFieldsWhenAsked(t *testing.T) {
 	dir := workspaceWith(t, listAndHidden)
-	srv := httptest.NewServer(Handler(NewCollector(Options{TaskBinary: taskBin(t), Timeout: 3 * time.Second}), dir))
+	srv := httptest.NewServer(Handler(NewCollector(Options{TaskBinary: taskBin(t), Timeout: slowFieldTimeout}), dir))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/?fields=list")
 	if err != nil {
