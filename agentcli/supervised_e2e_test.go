@@ -20,7 +20,7 @@ import (
 )
 
 // The decisions in these tests are taken by another process: the test
-// binary re-executed as `decide DB ID approve|reject REASON`, a person at
+// binary re-executed as `decide DB ID approve|approve-session|reject REASON`, a person at
 // another terminal.
 const deciderEnv = "AGENTINFRA_BRIDGE_DECIDER"
 
@@ -41,7 +41,11 @@ func deciderMain() int {
 	}
 	defer s.Close()
 	id, _ := strconv.ParseInt(a[1], 10, 64)
-	_, err = s.Decide(ctx, store.Decision{RequestID: id, Approve: a[2] == "approve", By: "ana", Surface: store.SurfaceTerminal, Reason: a[3]})
+	d := store.Decision{RequestID: id, Approve: a[2] != "reject", By: "ana", Surface: store.SurfaceTerminal, Reason: a[3]}
+	if a[2] == "approve-session" {
+		d.Scope = store.ScopeSession
+	}
+	_, err = s.Decide(ctx, d)
 	if err != nil {
 		os.Stderr.WriteString(err.Error())
 		return 1
@@ -85,7 +89,12 @@ type setup struct {
 }
 
 func newSetup(t *testing.T, c cliCase, policyYAML, allowYAML string) *setup {
-	fake := c.fake(t, fakemodel.ShellOnce("touch", "touch ok.txt", "done"))
+	return newScriptedSetup(t, c, fakemodel.ShellOnce("touch", "touch ok.txt", "done"), policyYAML, allowYAML)
+}
+
+// newScriptedSetup is newSetup with the model's script.
+func newScriptedSetup(t *testing.T, c cliCase, script fakemodel.Script, policyYAML, allowYAML string) *setup {
+	fake := c.fake(t, script)
 	cli := c.cli(t, fake.URL)
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), store.FileName), store.Options{})
 	if err != nil {

@@ -183,6 +183,7 @@ func (d decoder) projects(n *yaml.Node, root string) ([]Project, error) {
 //	  token_file: ~/.config/coderv2/session  # CODER_SESSION_TOKEN wins; mode 0600
 //	  prompt_parameter: AI Prompt         # the template parameter that takes the spec
 //	  app_slug: ccw                       # the AgentAPI app's slug
+//	  host_app_slug: agentinfra           # the agentinfra host app's slug (supervised agents)
 //	  organization: coder                 # only this organization's templates (name or ID)
 //
 // Values are as written, except TokenFile: absolute (relative to the
@@ -192,10 +193,11 @@ type Coder struct {
 	TokenFile       string
 	PromptParameter string
 	AppSlug         string
+	HostAppSlug     string
 	Organization    string
 }
 
-var coderKeys = []string{"url", "token_file", "prompt_parameter", "app_slug", "organization"}
+var coderKeys = []string{"url", "token_file", "prompt_parameter", "app_slug", "host_app_slug", "organization"}
 
 func (d decoder) coder(n *yaml.Node, root string, getenv func(string) string) (Coder, error) {
 	var c Coder
@@ -210,6 +212,8 @@ func (d decoder) coder(n *yaml.Node, root string, getenv func(string) string) (C
 			c.PromptParameter = w
 		case "app_slug":
 			c.AppSlug = w
+		case "host_app_slug":
+			c.HostAppSlug = w
 		case "organization":
 			c.Organization = w
 		}
@@ -228,5 +232,5 @@ func (d decoder) coder(n *yaml.Node, root string, getenv func(string) string) (C
 
 var coderExample = map[string]string{
 	"url": "https://coder.example.com", "token_file": "~/.config/coderv2/session", "prompt_parameter": "AI Prompt",
-	"app_slug": "ccw", "organization": "coder",
+	"app_slug": "ccw", "host_app_slug": "agentinfra", "organization": "coder",
 }

@@ -118,3 +118,45 @@ func TestConsoleAnswersThroughTheService(t *testing.T) {
 		t.Fatalf("published:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// "Approve for this session" on a card approves the request through the
+// service as the page's person, for the rest of its session: the store
+// keeps the scope, the policy file is not written, the verdict says so. A
+// critical request's card does not offer it, and the service refuses it.
+func TestConsoleApprovesForTheSession(t *testing.T) {
+	w := newWorld(t)
+	ck := w.login(t)
+	bg := context.Background()
+	ses := w.activeSession(t, "claude", "", "")
+	crit, err := w.st.RaiseRequest(bg, store.NewRequest{SessionID: ses.ID, Kind: store.KindCommand, Tool: "Bash", Command: "make", Title: "Run make", Risk: store.RiskCritical})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, page := get(t, http.DefaultClient, w.base+"/inbox", ck, nil)
+	if strings.Contains(page, "Approve for this session") {
+		t.Error("a critical request's card offers approve for this session")
+	}
+	approve := func(id int64) (*http.Response, string) {
+		return post(t, fmt.Sprintf("%s/inbox/%d/approve", w.base, id), ck, w.base, url.Values{"session": {"1"}})
+	}
+	if resp, body := approve(crit.ID); resp.StatusCode == http.StatusOK || !strings.Contains(body, "never approved for a session") {
+		t.Fatalf("approve a critical request for the session: %s %q", resp.Status, body)
+	}
+	w.st.CloseRequest(bg, crit.ID, store.StatusWithdrawn, store.SurfaceAgent, "next")
+
+	r := w.raiseEdit(t, ses)
+	_, page = get(t, http.DefaultClient, w.base+"/inbox", ck, nil)
+	if !strings.Contains(page, "Approve for this session") || !strings.Contains(page, "write: docs/guide.md") {
+		t.Fatalf("the card offers no approve for this session:\n%s", page)
+	}
+	if resp, body := approve(r.ID); resp.StatusCode != http.StatusOK || !strings.Contains(body, "approved without asking until it ends") {
+		t.Fatalf("approve for the session: %s %q", resp.Status, body)
+	}
+	got, err := w.st.Request(bg, r.ID)
+	if err != nil || got.Status != store.StatusApproved || got.Scope != store.ScopeSession || got.Always || got.DecidedBy != "ana" || got.Surface != store.SurfaceWeb {
+		t.Fatalf("the request in the store: %+v %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(w.ws.Root, ".agent", "policy.yaml")); err == nil {
+		t.Error("approve for the session wrote the policy file")
+	}
+}

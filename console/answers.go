@@ -38,6 +38,9 @@ type inboxView struct {
 	Requests []card
 	Prompts  []promptCard
 	Alerts   []alertCard
+	// Down are the hosts (supervised agents' workspaces on Coder) that
+	// cannot be reached: their items are not listed until they can.
+	Down []supervision.HostState
 }
 
 func (v inboxView) Empty() bool { return len(v.Requests)+len(v.Prompts)+len(v.Alerts) == 0 }
@@ -74,6 +77,11 @@ func (s *Server) inboxOf(ctx context.Context, keep keepIDs) (inboxView, error) {
 		return inboxView{}, err
 	}
 	var v inboxView
+	for _, h := range in.Hosts {
+		if !h.Reachable {
+			v.Down = append(v.Down, h)
+		}
+	}
 	v.Requests = cardsOf(ctx, in.Requests, func(p supervision.PendingView) (int64, supervision.Request) { return p.ID, p.Request }, keep.requests, s.svc.Request, s.cardOf)
 	v.Prompts = cardsOf(ctx, in.Prompts, func(p supervision.PromptView) (int64, supervision.Prompt) { return p.ID, p.Prompt }, keep.prompts, s.svc.Prompt, s.promptCardOf)
 	v.Alerts = cardsOf(ctx, in.Alerts, func(a supervision.AlertView) (int64, supervision.Alert) { return a.ID, a.Alert }, keep.alerts, s.svc.Alert, s.alertCardOf)

@@ -14,7 +14,8 @@ import (
 type card struct {
 	supervision.Request
 	Session supervision.Session
-	// Always is what "approve always" would add ("" AlwaysErr when it can).
+	// Always is what "approve always" would add, and what "approve for
+	// this session" covers ("" AlwaysErr when it can).
 	Always    *supervision.AlwaysPlan
 	AlwaysErr string
 	// MayDecide: the console's person may decide it (owner or operator).
@@ -78,7 +79,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	d := supervision.Decision{Request: id, Approve: true, Reason: strings.TrimSpace(r.FormValue("reason"))}
+	d := supervision.Decision{Request: id, Approve: true, Reason: strings.TrimSpace(r.FormValue("reason")), Session: r.FormValue("session") != ""}
 	if r.FormValue("always") != "" {
 		if d.Always, err = s.svc.PlanAlways(ctx, id); err != nil {
 			s.fail(w, r, ret, err)
@@ -96,6 +97,9 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := fmt.Sprintf("Request %d approved.", got.ID)
+	if d.Session {
+		msg = fmt.Sprintf("Request %d approved; such requests of session %d are approved without asking until it ends.", got.ID, got.SessionID)
+	}
 	if d.Always.Changes() {
 		msg = fmt.Sprintf("Request %d approved; .agent/policy.yaml now auto-approves %s.", got.ID, d.Always.RuleText())
 	}

@@ -24,6 +24,7 @@ import (
 type world struct {
 	ws   *workspace.Workspace
 	st   *store.Store
+	svc  *supervision.Service
 	srv  *console.Server
 	base string // http://127.0.0.1:PORT
 	bus  *events.Bus
@@ -46,6 +47,8 @@ type worldOpts struct {
 	// git makes the workspace a git repository with the fixture committed
 	// on main (the local fleet needs one).
 	git bool
+	// hosts are other machines' services the console merges.
+	hosts []supervision.HostEntry
 }
 
 func newWorld(t *testing.T, wo ...worldOpts) *world {
@@ -84,7 +87,11 @@ func newWorld(t *testing.T, wo ...worldOpts) *world {
 		t.Fatal(err)
 	}
 	bus := events.New()
-	svc, err := supervision.New(supervision.Options{Store: st, Config: supervision.Config{MaxConcurrentSessions: 50}, Workspace: ws, Bus: bus})
+	var hosts []supervision.HostEntry
+	for _, w := range wo {
+		hosts = append(hosts, w.hosts...)
+	}
+	svc, err := supervision.New(supervision.Options{Store: st, Config: supervision.Config{MaxConcurrentSessions: 50}, Workspace: ws, Bus: bus, Hosts: hosts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +116,7 @@ func newWorld(t *testing.T, wo ...worldOpts) *world {
 		<-done
 		st.Close()
 	})
-	return &world{ws: ws, st: st, srv: srv, base: "http://" + ln.Addr().String(), bus: bus}
+	return &world{ws: ws, st: st, svc: svc, srv: srv, base: "http://" + ln.Addr().String(), bus: bus}
 }
 
 // login spends a link and returns the session cookie.

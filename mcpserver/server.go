@@ -24,6 +24,7 @@ import (
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/matrix"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/agentside"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -63,6 +64,10 @@ type Options struct {
 	// Bus is where the server's services publish and its subscriptions
 	// read (nil = events.Default()).
 	Bus *events.Bus
+	// Hosts are the other machines whose supervised sessions the
+	// supervision tools show with this workspace's (the supervised agents'
+	// hosts on Coder), asked once per call; nil: none.
+	Hosts func(context.Context) []supervision.HostEntry
 }
 
 // Server is an agentinfra MCP server over one workspace.

@@ -22,7 +22,11 @@ func (s *Server) registerSupervisionTools() {
 		Description: "Read-only: the approval requests of supervised agent runs that wait for a person (id, session, tool, command/file/url, risk, age). Agents cannot decide them; a person runs `agentinfra approve ID` or `agentinfra reject ID --reason TEXT`.",
 		InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			svc, err := supervision.Open(ctx, s.ws, supervision.Options{Getenv: s.opts.Getenv})
+			o := supervision.Options{Getenv: s.opts.Getenv}
+			if s.opts.Hosts != nil {
+				o.Hosts = s.opts.Hosts(ctx)
+			}
+			svc, err := supervision.Open(ctx, s.ws, o)
 			if err != nil {
 				return errorResult(err, nil), nil
 			}

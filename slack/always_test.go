@@ -67,6 +67,44 @@ func TestApproveAlwaysInTheThread(t *testing.T) {
 	}
 }
 
+// "Approve for this session", beside "Approve always…", approves the
+// request through the supervision service for the rest of its session (the
+// store keeps the scope, no policy file is written, the message says so);
+// only the owner or an operator may click it, and a critical request's
+// message does not offer it.
+func TestApproveForTheSessionInTheThread(t *testing.T) {
+	w := newWorld(t, testConfig())
+	if err := os.MkdirAll(filepath.Join(w.dbDir, ".agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ses := w.session(store.ModeRemote)
+	crit := w.raise(ses, store.NewRequest{Kind: store.KindCommand, Tool: "Bash", Command: "make", Title: "Run make", Risk: store.RiskCritical})
+	m := w.message(fmt.Sprintf("Request %d ", crit.ID))
+	if strings.Contains(string(m.Versions[0].Blocks), `"action_id":"approve_session"`) {
+		t.Fatalf("a critical request offers approve for this session: %s", m.Versions[0].Blocks)
+	}
+	w.st.CloseRequest(w.ctx, crit.ID, store.StatusWithdrawn, store.SurfaceAgent, "next")
+
+	r := w.raise(ses, store.NewRequest{})
+	m = w.message(fmt.Sprintf("Request %d ", r.ID))
+	if !strings.Contains(string(m.Versions[0].Blocks), `"action_id":"approve_session"`) {
+		t.Fatalf("the request has no Approve for this session: %s", m.Versions[0].Blocks)
+	}
+	w.click(eve, m, actionApproveSession, r.ID)
+	w.ephemeral(eve.ID, "@eve may not decide request")
+	w.click(ana, m, actionApproveSession, r.ID)
+	w.waitMessage(m.TS, "the outcome", func(m fakeslack.Message) bool {
+		return strings.Contains(m.Last().Text, "Approved for this session by <@U0ANA>")
+	})
+	got, _ := w.st.Request(w.ctx, r.ID)
+	if got.Status != store.StatusApproved || got.Scope != store.ScopeSession || got.Always || got.DecidedBy != "ana" || got.Surface != store.SurfaceSlack {
+		t.Fatalf("the stored decision: %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(w.dbDir, ".agent", "policy.yaml")); err == nil {
+		t.Error("approve for this session wrote the policy file")
+	}
+}
+
 // A stall alert's Dismiss goes through the service as the clicker's.
 func TestDismissAStallAlert(t *testing.T) {
 	w := newWorld(t, testConfig())

@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/supervision"
@@ -169,6 +170,7 @@ func (s *Service) lead(ctx, work context.Context) error {
 	go func() { errs <- s.tail(term) }()
 	go func() { errs <- s.keepLease(term) }()
 	go func() { delivered <- s.deliver(term, work) }()
+	go s.tailHosts(term, work)
 	go s.dispatch(term, work)
 	s.wakeDeliver() // what a previous run left in the outbox
 	var err error
@@ -275,6 +277,27 @@ func (s *Service) ack(req *socketmode.Request) {
 	if err := s.sm.Ack(*req); err != nil {
 		s.log.Warn("slack: ack failed", "envelope", req.EnvelopeID, "err", err)
 	}
+}
+
+// tailHosts follows the audit logs of the workspace's hosts (the
+// supervised agents' on Coder: supervision's FollowHosts) and routes their
+// events as deliver routes the workspace's, so that a host's remote and
+// hybrid sessions are posted and decided here as this machine's are. The
+// host's log is its outbox: an event a host could not be asked about (it
+// went away meanwhile) is not taken and comes again once it is back; one
+// Slack refused is logged and passed.
+func (s *Service) tailHosts(ctx, work context.Context) {
+	_ = s.sup.FollowHosts(ctx, supervision.SurfaceSlack, s.catchUp, func(_ context.Context, ev supervision.AuditEvent) error {
+		err := s.route(work, nil, ev)
+		switch {
+		case err == nil:
+		case agenterr.KindOf(err) == agenterr.Unavailable:
+			return err
+		default:
+			s.log.Warn("slack: posting a host's event", "action", ev.Action, "session", ev.SessionID, "err", err)
+		}
+		return nil
+	})
 }
 
 // kindOf is the kind that posts about an audit action (nil: none).

@@ -202,6 +202,10 @@ func (s *Service) slashPending(ctx context.Context, a supervision.Actor) string 
 // slashRun runs a registered command in the session's workspace and posts
 // its output (the last lines) in the session's thread.
 func (s *Service) slashRun(ctx context.Context, ses supervision.Session, person, name string) string {
+	if ses.Host != "" {
+		// Its workspace is on another machine: nothing of it runs here.
+		return fmt.Sprintf("Session %d runs on host %s: its registered commands run there, not from here.", ses.ID, inert(ses.Host, oneLine, 100))
+	}
 	reg, err := s.registry(ses.Workspace)
 	if err != nil {
 		return inert(err.Error(), oneLine, 500)

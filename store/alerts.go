@@ -36,6 +36,11 @@ type Alert struct {
 	DecidedBy string    `json:"decided_by,omitempty"`
 	Surface   string    `json:"surface,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
+	// Host is the machine the alert is on when it is not this one: the
+	// name of the agentinfra host (a Coder workspace) whose store holds it,
+	// set by the supervision service that merged it (docs/coder.md); the
+	// store never sets it.
+	Host string `json:"host,omitempty"`
 }
 
 // Active reports whether the alert still waits (pending or nudged).

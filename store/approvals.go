@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -80,7 +81,21 @@ type Request struct {
 	Surface   string     `json:"surface,omitempty"`
 	Reason    string     `json:"reason,omitempty"`
 	Always    bool       `json:"always,omitempty"`
+	// Scope is what an approval covers: "" the request, ScopeSession the
+	// same action for the rest of its session, ScopeAlways a policy rule.
+	Scope string `json:"scope,omitempty"`
+	// Host is the machine the request is on when it is not this one: the
+	// name of the agentinfra host (a Coder workspace) whose store holds it,
+	// set by the supervision service that merged it (docs/coder.md); the
+	// store never sets it.
+	Host string `json:"host,omitempty"`
 }
+
+// The scopes of an approval (Request.Scope).
+const (
+	ScopeSession = "session"
+	ScopeAlways  = "always"
+)
 
 // NewRequest is what RaiseRequest needs. Timeout 0 means never expire.
 type NewRequest struct {
@@ -101,14 +116,14 @@ type NewRequest struct {
 	FileHash string
 }
 
-const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always`
+const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always, scope`
 
 func scanRequest(sc scanner) (Request, error) {
 	var r Request
 	var created int64
 	var expires, decided sql.NullInt64
 	err := sc.Scan(&r.ID, &r.SessionID, &r.NativeID, &r.Kind, &r.Tool, &r.ToolInput, &r.Command, &r.File, &r.Diff, &r.URL,
-		&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always)
+		&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always, &r.Scope)
 	r.CreatedAt, r.ExpiresAt, r.DecidedAt = fromMS(created), fromNullMS(expires), fromNullMS(decided)
 	return r, err
 }
@@ -171,8 +186,10 @@ type Decision struct {
 	By        string // the person
 	Surface   string // terminal, web or slack
 	Reason    string
-	// Always: approve, and let the caller add a policy rule for such requests.
-	Always bool
+	// Scope (only with Approve): ScopeAlways, the caller adds a policy
+	// rule for such requests; ScopeSession, such requests of the session
+	// are approved without asking (SessionApprovals) until it ends.
+	Scope string
 }
 
 // Decide is the compare-and-set of a decision (answerTx): the request goes
@@ -185,16 +202,33 @@ func (s *Store) Decide(ctx context.Context, d Decision) (Request, error) {
 	if err := checkPerson(d.By, d.Surface); err != nil {
 		return Request{}, err
 	}
-	status := StatusRejected
+	status, scope := StatusRejected, ""
 	if d.Approve {
-		status = StatusApproved
+		status, scope = StatusApproved, d.Scope
+	}
+	if scope != "" && scope != ScopeSession && scope != ScopeAlways {
+		return Request{}, agenterr.Invalidf("scope", "%q: an approval covers the request, the session (%s) or always (%s)", scope, ScopeSession, ScopeAlways)
+	}
+	detail := map[string]any{"reason": d.Reason, "always": scope == ScopeAlways}
+	if scope != "" {
+		detail["scope"] = scope
 	}
 	return s.answerRequest(ctx, d.RequestID, func(_ Request, now time.Time) answer {
 		return answer{id: d.RequestID, by: d.By, surface: d.Surface, person: true,
-			set:    `status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?`,
-			args:   []any{status, ms(now), d.By, d.Surface, d.Reason, d.Always && d.Approve},
-			action: "request_" + status, detail: map[string]any{"reason": d.Reason, "always": d.Always}}
+			set:    `status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?, scope = ?`,
+			args:   []any{status, ms(now), d.By, d.Surface, d.Reason, scope == ScopeAlways, scope},
+			action: "request_" + status, detail: detail}
 	})
+}
+
+// SessionApprovals are the requests of session sessionID approved for the
+// rest of the session (Scope ScopeSession), oldest first: the bridge
+// approves an ask like one of them without asking a person. A session that
+// ended has none (what it approved does not outlive it).
+func (s *Store) SessionApprovals(ctx context.Context, sessionID int64) ([]Request, error) {
+	return queryAll(ctx, s.db, scanRequest, `SELECT `+requestCols+` FROM approvals
+		WHERE session_id = ? AND scope = 'session' AND status = 'approved'
+		AND EXISTS (SELECT 1 FROM sessions WHERE id = ? AND status NOT IN ('terminated','interrupted')) ORDER BY id`, sessionID, sessionID)
 }
 
 // answerRequest runs an answer of request id (answerItem); its deadline

@@ -272,6 +272,16 @@ CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
 		OR EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
 	BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 `,
+	// v7: approve for a session (issue 28):
+	//   - approvals.scope: what an approval covers — '' this request,
+	//     'session' the same action for the rest of its session, 'always'
+	//     a policy rule (approvals.always stays, set with it). The bridge
+	//     reads a session's 'session' approvals before it asks a person.
+	`
+ALTER TABLE approvals ADD COLUMN scope TEXT NOT NULL DEFAULT '' CHECK (scope IN ('','session','always'));
+UPDATE approvals SET scope = 'always' WHERE always = 1;
+CREATE INDEX approvals_session_scope ON approvals(session_id) WHERE scope = 'session';
+`,
 }
 
 // SchemaVersion is the version this agentinfra writes.

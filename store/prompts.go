@@ -55,6 +55,11 @@ type Prompt struct {
 	DecidedBy   string     `json:"decided_by,omitempty"`
 	Surface     string     `json:"surface,omitempty"`
 	Reason      string     `json:"reason,omitempty"`
+	// Host is the machine the prompt is on when it is not this one: the
+	// name of the agentinfra host (a Coder workspace) whose store holds it,
+	// set by the supervision service that merged it (docs/coder.md); the
+	// store never sets it.
+	Host string `json:"host,omitempty"`
 }
 
 const promptCols = `id, session_id, kind, text, status, instruction, created_at, expires_at, decided_at, decided_by, surface, reason`

@@ -51,6 +51,11 @@ type Session struct {
 	// Channel is where the remote surface posts this session ("" = the
 	// config's channel).
 	Channel string `json:"channel,omitempty"`
+	// Host is the machine the session is on when it is not this one: the
+	// name of the agentinfra host (a Coder workspace) whose store holds it,
+	// set by the supervision service that merged it (docs/coder.md); the
+	// store never sets it.
+	Host string `json:"host,omitempty"`
 }
 
 // Live reports whether the session holds a place (active or paused).

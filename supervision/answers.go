@@ -36,6 +36,15 @@ func (s *Service) AnswerPrompt(ctx context.Context, a Actor, ans PromptAnswer) (
 	default:
 		return Prompt{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "action", Value: ans.Action, Valid: store.PromptActions, Reason: "a prompt is answered with continue, refine or stop"}
 	}
+	if e, n, err := s.route(ans.Prompt); err != nil || e != nil {
+		return hostChange(ctx, s, a, e, err, func() (Prompt, error) {
+			hans := ans
+			hans.Prompt = n
+			return e.h.AnswerPrompt(ctx, a, hans)
+		}, e.prompt, func(p Prompt) events.Event {
+			return events.Event{Kind: events.PromptChanged, SessionID: p.SessionID, ItemID: p.ID, Status: p.Status, Text: p.Instruction, Actor: a.Name}
+		})
+	}
 	p, err := s.st.Prompt(ctx, ans.Prompt)
 	if err != nil {
 		return Prompt{}, err
@@ -79,6 +88,15 @@ func (s *Service) AnswerAlert(ctx context.Context, a Actor, ans AlertAnswer) (Al
 	default:
 		return Alert{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "action", Value: ans.Action, Valid: store.AlertActions, Reason: "a stall alert is answered with nudge, dismiss or stop"}
 	}
+	if e, n, err := s.route(ans.Alert); err != nil || e != nil {
+		return hostChange(ctx, s, a, e, err, func() (Alert, error) {
+			hans := ans
+			hans.Alert = n
+			return e.h.AnswerAlert(ctx, a, hans)
+		}, e.alert, func(al Alert) events.Event {
+			return events.Event{Kind: events.AlertChanged, SessionID: al.SessionID, ItemID: al.ID, Status: al.Status, Text: ans.Text, Actor: a.Name}
+		})
+	}
 	al, err := s.st.Alert(ctx, ans.Alert)
 	if err != nil {
 		return Alert{}, err
@@ -113,6 +131,14 @@ func (s *Service) DefaultNudge() (string, error) {
 // SetWatchdog pauses or resumes a session's stall watchdog (a long silence
 // is expected: a build); pausing dismisses the active alert.
 func (s *Service) SetWatchdog(ctx context.Context, a Actor, sessionID int64, paused bool) error {
+	if e, n, err := s.route(sessionID); err != nil || e != nil {
+		_, err := hostChange(ctx, s, a, e, err, func() (int64, error) { return sessionID, e.h.SetWatchdog(ctx, a, n, paused) },
+			func(id int64) int64 { return id }, func(id int64) events.Event {
+				state := map[bool]string{true: "paused", false: "watching"}[paused]
+				return events.Event{Kind: events.AlertChanged, SessionID: id, Status: "watchdog_" + state, Actor: a.Name}
+			})
+		return err
+	}
 	if err := s.authoriseFor(ctx, a, sessionID, fmt.Sprintf("change the watchdog of session %d", sessionID)); err != nil {
 		return err
 	}

@@ -14,22 +14,36 @@ import (
 // Checkpoints lists a session's checkpoints (0: every session's), oldest
 // first.
 func (s *Service) Checkpoints(ctx context.Context, sessionID int64) ([]Checkpoint, error) {
+	if e, n, err := s.route(sessionID); err != nil || e != nil {
+		return hostList(e, err, func() ([]Checkpoint, error) { return e.h.Checkpoints(ctx, n) }, e.checkpoint)
+	}
 	return s.st.Checkpoints(ctx, sessionID)
 }
 
 // Checkpoint reads one checkpoint.
 func (s *Service) Checkpoint(ctx context.Context, id int64) (Checkpoint, error) {
+	if e, n, err := s.route(id); err != nil || e != nil {
+		return hostCall(e, err, func() (Checkpoint, error) { return e.h.Checkpoint(ctx, n) }, e.checkpoint)
+	}
 	return s.st.CheckpointByID(ctx, id)
 }
 
 // Diverged lists the files changed since checkpoint c.
 func (s *Service) Diverged(ctx context.Context, c Checkpoint) ([]CheckpointChange, error) {
+	if e, n, err := s.route(c.ID); err != nil || e != nil {
+		return hostCall(e, err, func() ([]CheckpointChange, error) { return e.h.Diverged(ctx, n) }, func(v []CheckpointChange) []CheckpointChange { return v })
+	}
 	return checkpoint.Diverged(ctx, c)
 }
 
 // CreateCheckpoint snapshots the worktree of session id (package
 // checkpoint), CheckpointChanged.
 func (s *Service) CreateCheckpoint(ctx context.Context, a Actor, id int64, label string) (Checkpoint, error) {
+	if e, n, err := s.route(id); err != nil || e != nil {
+		return hostChange(ctx, s, a, e, err, func() (Checkpoint, error) { return e.h.CreateCheckpoint(ctx, a, n, label) }, e.checkpoint, func(c Checkpoint) events.Event {
+			return events.Event{Kind: events.CheckpointChanged, SessionID: c.SessionID, ItemID: c.ID, Status: "created", Text: c.Label, Actor: a.Name}
+		})
+	}
 	ses, err := s.st.Session(ctx, id)
 	if err != nil {
 		return Checkpoint{}, err
@@ -65,6 +79,24 @@ type Restore struct {
 // live run (stopped with StopLive), the restore, CheckpointChanged. It
 // returns the checkpoint and the files it changed.
 func (s *Service) RestoreCheckpoint(ctx context.Context, a Actor, r Restore) (Checkpoint, []CheckpointChange, error) {
+	if e, n, err := s.route(r.Checkpoint); err != nil || e != nil {
+		var changed []CheckpointChange
+		c, err := hostChange(ctx, s, a, e, err, func() (Checkpoint, error) {
+			hr := r
+			hr.Checkpoint = n
+			if r.Session != 0 {
+				if hr.Session = e.native(r.Session); hr.Session == 0 {
+					return Checkpoint{}, fmt.Errorf("%w: checkpoint %d is not session %d's", store.ErrNotFound, r.Checkpoint, r.Session)
+				}
+			}
+			c, ch, err := e.h.RestoreCheckpoint(ctx, a, hr)
+			changed = ch
+			return c, err
+		}, e.checkpoint, func(c Checkpoint) events.Event {
+			return events.Event{Kind: events.CheckpointChanged, SessionID: c.SessionID, ItemID: c.ID, Status: "restored", Actor: a.Name}
+		})
+		return c, changed, err
+	}
 	c, err := s.st.CheckpointByID(ctx, r.Checkpoint)
 	if err != nil {
 		return c, nil, err

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
@@ -47,6 +48,16 @@ func (p *AlwaysPlan) Fingerprint() string {
 // id, and the policy file's diff; it writes nothing. A request no longer
 // pending gets its *DecidedError.
 func (s *Service) PlanAlways(ctx context.Context, id int64) (*AlwaysPlan, error) {
+	if e, n, err := s.route(id); err != nil || e != nil {
+		if err != nil {
+			return nil, err
+		}
+		hp, err := e.h.PlanAlways(ctx, n)
+		if err != nil {
+			return nil, e.err(err)
+		}
+		return hp.plan(id), nil
+	}
 	r, err := s.st.Request(ctx, id)
 	if err != nil {
 		return nil, err
@@ -56,7 +67,7 @@ func (s *Service) PlanAlways(ctx context.Context, id int64) (*AlwaysPlan, error)
 	}
 	root := s.ws.Root
 	paths := policy.DefaultPaths(root, s.getenv)
-	rule, err := policy.RuleFor(root, PolicyAction(r))
+	rule, err := policy.RuleFor(root, bridge.PolicyAction(r))
 	if err != nil {
 		return nil, err
 	}
@@ -80,20 +91,14 @@ func (s *Service) PlanAlways(ctx context.Context, id int64) (*AlwaysPlan, error)
 	return p, nil
 }
 
-// PolicyAction is a stored request as the policy sees it.
-func PolicyAction(r Request) policy.Action {
-	a := policy.Action{Tool: r.Tool, Command: r.Command, File: r.File, URL: r.URL}
-	switch r.Kind {
-	case store.KindCommand:
-		a.Kind = policy.KindCommand
-	case store.KindEdit:
-		a.Kind = policy.KindEdit
-	case store.KindFetch:
-		a.Kind = policy.KindFetch
-	default:
-		a.Kind = policy.KindTool
+// plan is a host's plan as the surfaces show it: written by the host when
+// the approval is taken there (src marks a plan that changes the file).
+func (hp HostPlan) plan(id int64) *AlwaysPlan {
+	p := &AlwaysPlan{Rule: policy.Rule{Key: hp.Key, Value: hp.Value}, Diff: hp.Diff, Note: hp.Note, request: id}
+	if hp.Diff != "" {
+		p.src = []byte(hp.Diff)
 	}
-	return a
+	return p
 }
 
 // Decision is a person's answer to an approval request.
@@ -105,11 +110,38 @@ type Decision struct {
 	// Always is "approve always": the plan (PlanAlways) whose rule is
 	// written to the workspace policy once the approval is taken. Only
 	// with Approve.
-	//
-	// "Approve for this session" (such requests of this session approved
-	// without asking, no policy rule) would be one more scope here; the
-	// bridge has no per-session rules yet, so no surface offers it.
 	Always *AlwaysPlan
+	// Session is "approve for this session": the session's later requests
+	// that the rule "approve always" would write for this one matches
+	// (bridge.SessionRule) are approved without asking until the session
+	// ends; the approval is kept in the store, the policy file is not
+	// touched. Only with Approve, never with Always, never for a critical
+	// request.
+	Session bool
+}
+
+// scope is the store's name of what the decision covers.
+func (d Decision) scope() string {
+	switch {
+	case d.Always != nil:
+		return store.ScopeAlways
+	case d.Session:
+		return store.ScopeSession
+	}
+	return ""
+}
+
+// checkForSession refuses an approval for the session that could not
+// cover anything: a critical request (never approved but one at a time) or
+// one no rule can match (a pipeline, a path never auto-approved).
+func (s *Service) checkForSession(r Request) error {
+	if r.Risk == store.RiskCritical {
+		return agenterr.Refusedf("request %d is critical: a critical action is never approved for a session (nor always); approve it alone", r.ID)
+	}
+	if _, err := bridge.SessionRule(s.ws.Root, r); err != nil {
+		return fmt.Errorf("request %d cannot be approved for the session: %w", r.ID, err)
+	}
+	return nil
 }
 
 // Decide takes a's decision on a request: authorise, the store's
@@ -119,6 +151,20 @@ type Decision struct {
 func (s *Service) Decide(ctx context.Context, a Actor, d Decision) (Request, error) {
 	if d.Always != nil && (!d.Approve || d.Always.request != d.Request) {
 		return Request{}, agenterr.Invalidf("always", "a policy rule goes only with the approval of the request it was planned for")
+	}
+	if d.Session && (!d.Approve || d.Always != nil) {
+		return Request{}, agenterr.Invalidf("session", "approve for the session goes only with an approval, and not with always")
+	}
+	if e, n, err := s.route(d.Request); err != nil || e != nil {
+		return hostChange(ctx, s, a, e, err, func() (Request, error) {
+			hd := HostDecision{Request: n, Approve: d.Approve, Reason: d.Reason, Session: d.Session}
+			if d.Always != nil {
+				hd.Always = d.Always.Fingerprint()
+			}
+			return e.h.Decide(ctx, a, hd)
+		}, e.request, func(r Request) events.Event {
+			return events.Event{Kind: events.RequestChanged, SessionID: r.SessionID, ItemID: r.ID, Status: r.Status, Text: r.Reason, Actor: a.Name}
+		})
 	}
 	r, err := s.st.Request(ctx, d.Request)
 	if err != nil {
@@ -131,7 +177,12 @@ func (s *Service) Decide(ctx context.Context, a Actor, d Decision) (Request, err
 	if err := s.authorise(ctx, a, ses, fmt.Sprintf("decide request %d", r.ID)); err != nil {
 		return Request{}, err
 	}
-	r, err = s.st.Decide(ctx, store.Decision{RequestID: d.Request, Approve: d.Approve, By: a.Name, Surface: a.Surface, Reason: d.Reason, Always: d.Always != nil})
+	if d.Session {
+		if err := s.checkForSession(r); err != nil {
+			return Request{}, err
+		}
+	}
+	r, err = s.st.Decide(ctx, store.Decision{RequestID: d.Request, Approve: d.Approve, By: a.Name, Surface: a.Surface, Reason: d.Reason, Scope: d.scope()})
 	if err != nil {
 		return r, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/events"
@@ -28,6 +29,12 @@ type Service struct {
 	getenv func(string) string
 	bus    *events.Bus
 	caller CallerCheck
+
+	hosts       *hostSet
+	hostTimeout time.Duration
+	// life ends when the service is closed: the followers of the hosts.
+	life context.Context
+	end  context.CancelFunc
 }
 
 // Options make a Service.
@@ -52,6 +59,11 @@ type Options struct {
 	// (package supervised's Reaper ends the sessions whose supervisor
 	// died, so that what is listed and decided is what really waits).
 	Reap func(context.Context, *store.Store) error
+	// Hosts are the other machines whose sessions the service shows and
+	// changes with its own (hosts.go); HostTimeout bounds one host's answer
+	// to a merged read (0: DefaultHostTimeout).
+	Hosts       []HostEntry
+	HostTimeout time.Duration
 }
 
 // CallerCheck refuses a change by where it comes from rather than by who
@@ -74,7 +86,16 @@ func New(o Options) (*Service, error) {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	return &Service{st: o.Store, conf: o.Config, ws: o.Workspace, getenv: o.Getenv, bus: o.Bus, caller: o.Caller}, nil
+	hosts, err := newHostSet(o.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	if o.HostTimeout <= 0 {
+		o.HostTimeout = DefaultHostTimeout
+	}
+	life, end := context.WithCancel(context.Background())
+	return &Service{st: o.Store, conf: o.Config, ws: o.Workspace, getenv: o.Getenv, bus: o.Bus, caller: o.Caller,
+		hosts: hosts, hostTimeout: o.HostTimeout, life: life, end: end}, nil
 }
 
 // Open makes the Service of workspace ws: its supervision section and its
@@ -104,13 +125,18 @@ func Open(ctx context.Context, ws *workspace.Workspace, o Options) (*Service, er
 	return s, nil
 }
 
-// Close closes the store when Open opened it.
+// Close stops the followers of the hosts, and closes the store when Open
+// opened it.
 func (s *Service) Close() error {
+	s.end()
 	if s.owned {
 		return s.st.Close()
 	}
 	return nil
 }
+
+// Root is the workspace's root folder.
+func (s *Service) Root() string { return s.ws.Root }
 
 // Config is the supervision section the service works with.
 func (s *Service) Config() Config { return s.conf }
@@ -175,6 +201,16 @@ func (s *Service) check(ctx context.Context, a Actor) error {
 // May is the refusal a change of session ses would get from a, or nil: a
 // surface asks first, so that a refused click changes nothing it shows.
 func (s *Service) May(ctx context.Context, a Actor, ses Session, what string) error {
+	if e, n, err := s.route(ses.ID); err != nil || e != nil {
+		if err != nil {
+			return err
+		}
+		// This machine checks the caller, the host who may.
+		if err := s.check(ctx, a); err != nil {
+			return err
+		}
+		return e.err(e.h.May(ctx, a, n, what))
+	}
 	return s.authorise(ctx, a, ses, what)
 }
 

@@ -382,3 +382,53 @@ func TestPurgePublishes(t *testing.T) {
 		t.Fatalf("published %+v", evs)
 	}
 }
+
+// "Approve for this session" keeps the approval's scope in the store and
+// writes no policy rule; it goes only with an approval, not with always,
+// and never for a critical request or one no rule can match (each refusal
+// leaves the request pending).
+func TestApproveForTheSessionIsKeptInTheStore(t *testing.T) {
+	w := newWorld(t, supervision.Options{})
+	ses, r, _, _ := w.session(t)
+	ctx := t.Context()
+	ana := supervision.Person("ana", supervision.SurfaceTerminal)
+	plan, err := w.svc.PlanAlways(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []supervision.Decision{
+		{Request: r.ID, Session: true, Reason: "no"},
+		{Request: r.ID, Approve: true, Session: true, Always: plan},
+	} {
+		if _, err := w.svc.Decide(ctx, ana, d); agenterr.KindOf(err) != agenterr.Invalid {
+			t.Errorf("%+v: %v, want invalid", d, err)
+		}
+	}
+	got, err := w.svc.Decide(ctx, ana, supervision.Decision{Request: r.ID, Approve: true, Session: true})
+	if err != nil || got.Status != supervision.StatusApproved || got.Scope != supervision.ScopeSession || got.Always {
+		t.Fatalf("approve for the session: %+v %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(w.ws.Root, ".agent", "policy.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("approve for the session touched the policy file: %v", err)
+	}
+	if list, err := w.st.SessionApprovals(ctx, ses.ID); err != nil || len(list) != 1 || list[0].ID != r.ID {
+		t.Errorf("the session's approvals: %+v %v", list, err)
+	}
+
+	for _, n := range []store.NewRequest{
+		{SessionID: ses.ID, Kind: store.KindCommand, Tool: "Bash", Command: "git push --force", Risk: store.RiskCritical},
+		{SessionID: ses.ID, Kind: store.KindCommand, Tool: "Bash", Command: "go test ./... | tee log", Risk: store.RiskHigh},
+	} {
+		q, err := w.st.RaiseRequest(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.svc.Decide(ctx, ana, supervision.Decision{Request: q.ID, Approve: true, Session: true}); agenterr.KindOf(err) != agenterr.Refused {
+			t.Errorf("for the session, %q (%s): %v, want refused", n.Command, n.Risk, err)
+		}
+		if q, _ = w.st.Request(ctx, q.ID); q.Status != store.StatusPending {
+			t.Errorf("a refused approval left %q %s", n.Command, q.Status)
+		}
+		w.st.CloseRequest(ctx, q.ID, store.StatusWithdrawn, store.SurfaceAgent, "next")
+	}
+}

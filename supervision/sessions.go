@@ -17,6 +17,11 @@ import (
 // session's supervisor acts on the new status (SIGSTOP, SIGCONT, the end
 // of the run).
 func (s *Service) MoveSession(ctx context.Context, a Actor, id int64, to, reason string) (Session, error) {
+	if e, n, err := s.route(id); err != nil || e != nil {
+		return hostChange(ctx, s, a, e, err, func() (Session, error) { return e.h.MoveSession(ctx, a, n, to, reason) }, e.session, func(ses Session) events.Event {
+			return events.Event{Kind: events.SessionChanged, SessionID: ses.ID, Status: ses.Status, Text: reason, Actor: a.Name}
+		})
+	}
 	if err := s.authoriseFor(ctx, a, id, fmt.Sprintf("change session %d", id)); err != nil {
 		return Session{}, err
 	}
@@ -31,6 +36,11 @@ func (s *Service) MoveSession(ctx context.Context, a Actor, id int64, to, reason
 // SetMode changes where a live session's requests may be answered (local:
 // the terminal and the web page; remote and hybrid: Slack too).
 func (s *Service) SetMode(ctx context.Context, a Actor, id int64, mode string) (Session, error) {
+	if e, n, err := s.route(id); err != nil || e != nil {
+		return hostChange(ctx, s, a, e, err, func() (Session, error) { return e.h.SetMode(ctx, a, n, mode) }, e.session, func(ses Session) events.Event {
+			return events.Event{Kind: events.SessionChanged, SessionID: ses.ID, Status: ses.Status, Text: "mode " + ses.Mode, Actor: a.Name}
+		})
+	}
 	if err := s.authoriseFor(ctx, a, id, fmt.Sprintf("change the mode of session %d", id)); err != nil {
 		return Session{}, err
 	}
@@ -45,6 +55,13 @@ func (s *Service) SetMode(ctx context.Context, a Actor, id int64, mode string) (
 // SetChannel sets where the remote surface posts a session ("" = the
 // config's channel).
 func (s *Service) SetChannel(ctx context.Context, a Actor, id int64, channel string) error {
+	if e, n, err := s.route(id); err != nil || e != nil {
+		_, err := hostChange(ctx, s, a, e, err, func() (int64, error) { return id, e.h.SetChannel(ctx, a, n, channel) },
+			func(id int64) int64 { return id }, func(id int64) events.Event {
+				return events.Event{Kind: events.SessionChanged, SessionID: id, Text: "channel " + channel, Actor: a.Name}
+			})
+		return err
+	}
 	if err := s.authoriseFor(ctx, a, id, fmt.Sprintf("change the channel of session %d", id)); err != nil {
 		return err
 	}
@@ -58,6 +75,11 @@ func (s *Service) SetChannel(ctx context.Context, a Actor, id int64, channel str
 // Steer queues text for a session that has not ended: its supervisor
 // delivers it as the agent's next user message.
 func (s *Service) Steer(ctx context.Context, a Actor, id int64, text string) (Steering, error) {
+	if e, n, err := s.route(id); err != nil || e != nil {
+		return hostChange(ctx, s, a, e, err, func() (Steering, error) { return e.h.Steer(ctx, a, n, text) }, e.steering, func(m Steering) events.Event {
+			return events.Event{Kind: events.SteeringChanged, SessionID: m.SessionID, ItemID: m.ID, Status: m.Status, Text: m.Text, Actor: a.Name}
+		})
+	}
 	if err := s.authoriseFor(ctx, a, id, fmt.Sprintf("steer session %d", id)); err != nil {
 		return Steering{}, err
 	}

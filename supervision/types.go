@@ -83,6 +83,10 @@ const (
 	RiskLow      = store.RiskLow
 	RiskHigh     = store.RiskHigh
 	RiskCritical = store.RiskCritical
+
+	// What an approval covers beyond its request (Request.Scope).
+	ScopeSession = store.ScopeSession
+	ScopeAlways  = store.ScopeAlways
 )
 
 // Continuation prompts: statuses, kinds and the answers.

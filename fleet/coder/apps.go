@@ -176,3 +176,16 @@ func (c *Client) AgentMessages(ctx context.Context, app App) ([]AgentConversatio
 	err := c.appDo(ctx, app, http.MethodGet, "messages", nil, &out)
 	return out.Messages, err
 }
+
+// AppRoot is how to reach app through Coder's proxy from outside the
+// client: the URL of its root, the headers every request needs (the
+// session token, which Coder takes and does not pass on) and the HTTP
+// client to send them with (it follows no redirect: the proxy's redirect
+// to its login page is an answer, not a place to send the tokens).
+func (c *Client) AppRoot(ctx context.Context, app App) (string, http.Header, *http.Client, error) {
+	u, err := c.appEndpoint(ctx, app, "")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return u.String(), http.Header{SessionTokenHeader: {c.token}}, c.http, nil
+}

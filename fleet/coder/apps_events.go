@@ -2,7 +2,6 @@ package coder
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentinfra/agentinfra/internal/sse"
 )
 
 // maxEventLine bounds one line of the AgentAPI event stream: a
@@ -68,11 +69,11 @@ func (c *Client) AgentEvents(ctx context.Context, app App, fn func(AgentEvent) b
 			Msg: fmt.Sprintf("the AgentAPI app %q of %s answered %q, not an event stream; check the app's slug points at AgentAPI",
 				app.Slug, app.Workspace, resp.Header.Get("Content-Type"))}
 	}
-	err = readEvents(resp.Body, func(typ string, data []byte) (bool, error) {
-		ev, err := decodeAgentEvent(typ, data)
+	err = sse.Read(resp.Body, maxEventLine, func(e sse.Event) (bool, error) {
+		ev, err := decodeAgentEvent(e.Type, e.Data)
 		if err != nil {
 			return false, &Error{Kind: KindUnexpected, Method: http.MethodGet, URL: shown, Status: resp.StatusCode,
-				Msg: fmt.Sprintf("cannot read the %s event the AgentAPI app %q of %s sent", typ, app.Slug, app.Workspace), Err: err}
+				Msg: fmt.Sprintf("cannot read the %s event the AgentAPI app %q of %s sent", e.Type, app.Slug, app.Workspace), Err: err}
 		}
 		return fn(ev), nil
 	})
@@ -112,47 +113,4 @@ func decodeAgentEvent(typ string, data []byte) (AgentEvent, error) {
 		}
 	}
 	return ev, nil
-}
-
-// readEvents parses server-sent events (the WHATWG event stream format)
-// from r and calls emit with each event's type ("message" when it names
-// none) and its data lines joined by "\n", until emit says stop or fails.
-// A stream that ends returns io.ErrUnexpectedEOF.
-func readEvents(r io.Reader, emit func(typ string, data []byte) (bool, error)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
-	typ, data, hasData := "", []byte(nil), false
-	for sc.Scan() {
-		line := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
-		if len(line) == 0 { // the event ends
-			if hasData {
-				if typ == "" {
-					typ = "message"
-				}
-				if more, err := emit(typ, data); err != nil || !more {
-					return err
-				}
-			}
-			typ, data, hasData = "", data[:0], false
-			continue
-		}
-		if line[0] == ':' { // a comment (keep-alive)
-			continue
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			typ = string(value)
-		case "data":
-			if hasData {
-				data = append(data, '\n')
-			}
-			data, hasData = append(data, value...), true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return io.ErrUnexpectedEOF
 }

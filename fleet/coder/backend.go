@@ -25,6 +25,7 @@ type Backend struct {
 	ws     *workspace.Workspace
 	client *Client
 	cfg    BackendConfig
+	getenv func(string) string
 	now    func() time.Time
 	files  files
 
@@ -78,7 +79,10 @@ func OpenBackend(ws *workspace.Workspace, o BackendOptions) (*Backend, error) {
 	if bc.AppSlug == "" {
 		bc.AppSlug = DefaultAgentAPISlug
 	}
-	return &Backend{ws: ws, client: c, cfg: bc, now: func() time.Time { return now().UTC() },
+	if bc.HostAppSlug == "" {
+		bc.HostAppSlug = DefaultHostAppSlug
+	}
+	return &Backend{ws: ws, client: c, cfg: bc, getenv: getenv, now: func() time.Time { return now().UTC() },
 		files: files{root: filepath.Join(ws.AgentDir(), "fleet", "coder")}}, nil
 }
 

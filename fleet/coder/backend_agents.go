@@ -22,9 +22,10 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 	if err := checkName(in.Name, "name"); err != nil {
 		return fleet.Agent{}, err
 	}
-	if in.ApprovalMode != "" {
-		return fleet.Agent{}, errSupervisedLocalOnly
+	if err := checkApproval(in.ApprovalMode); err != nil {
+		return fleet.Agent{}, err
 	}
+	supervised := in.ApprovalMode == approvalAsk
 	if strings.TrimSpace(in.Spec) == "" {
 		return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "spec",
 			Reason: "the spec is empty: say what the agent is for (its standing objective), e.g. \"keep the API tests green\""}
@@ -55,8 +56,30 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 			"template %s has no parameter %q to take the agent's spec: give the template one (Coder's Claude Code module's %q), or set coder.prompt_parameter in .agent/config.yaml to the parameter it has",
 			t.Name, b.cfg.PromptParameter, DefaultPromptParameter)}
 	}
+	cli := in.CLI
+	if cli == "" {
+		cli = "claude"
+	}
 	req := CreateWorkspaceRequest{Name: in.Name, TemplateID: t.ID, TemplateVersionPresetID: preset.ID,
 		RichParameterValues: []WorkspaceBuildParameter{{Name: b.cfg.PromptParameter, Value: in.Spec}}}
+	var hostRec *hostRecord
+	token := ""
+	if supervised {
+		if token, err = newHostToken(); err != nil {
+			return fleet.Agent{}, err
+		}
+		owner := b.ownerOf(in)
+		hp, err := hostParams(params, token, owner, cli)
+		if err != nil {
+			return fleet.Agent{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "project", Reason: fmt.Sprintf("template %s %v", t.Name, err)}
+		}
+		req.RichParameterValues = append(req.RichParameterValues, hp...)
+		n, err := b.files.nextHostNumber(ctx)
+		if err != nil {
+			return fleet.Agent{}, err
+		}
+		hostRec = &hostRecord{Number: n, Owner: owner}
+	}
 	ws, err := b.client.CreateWorkspace(ctx, t.OrganizationID, req)
 	if err != nil {
 		var ce *Error
@@ -66,13 +89,9 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 		}
 		return fleet.Agent{}, fleetError(err)
 	}
-	cli := in.CLI
-	if cli == "" {
-		cli = "claude"
-	}
 	now := b.now()
 	rec := &agentRecord{Name: ws.Name, WorkspaceID: ws.ID, TemplateID: t.ID, PresetID: preset.ID, Role: preset.Name,
-		Project: projectOf(t).Name, Spec: in.Spec, CLI: cli, CreatedAt: now, Runs: 1}
+		Project: projectOf(t).Name, Spec: in.Spec, CLI: cli, CreatedAt: now, Runs: 1, Host: hostRec}
 	spec := runLine{TaskRun: fleet.TaskRun{ID: runID(ws.Name, 1), AgentName: ws.Name, Summary: fleet.Summarize(in.Spec),
 		Status: fleet.RunPending, Source: source, CreatedAt: now}}
 	err = b.files.withAgentLock(ctx, ws.Name, func() error {
@@ -82,6 +101,11 @@ func (b *Backend) Create(ctx context.Context, in fleet.CreateInput) (fleet.Agent
 		}
 		if err := b.files.ensure(ws.Name); err != nil {
 			return err
+		}
+		if supervised {
+			if err := b.files.writeHostToken(ws.Name, token); err != nil {
+				return err
+			}
 		}
 		if err := statefile.WriteJSON(b.files.record(ws.Name), rec); err != nil {
 			return err
@@ -200,7 +224,13 @@ func (b *Backend) observe(ctx context.Context, name string, askApp, locked bool)
 	}
 	b.remember(ws)
 	o := observation{ws: ws, slug: b.cfg.AppSlug}
-	if askApp && ws.LatestBuild.Status == BuildRunning && o.agentReady() {
+	if rec, err := b.files.loadRecord(ws.Name, ws.ID); err == nil && rec != nil && rec.Host != nil {
+		o.supervised = true
+		if askApp {
+			o.host = b.askHost(ctx, rec, o)
+		}
+		b.keepHostApp(ctx, rec, ws)
+	} else if askApp && ws.LatestBuild.Status == BuildRunning && o.agentReady() {
 		if app, _, ok := FindApp(ws, b.cfg.AppSlug); ok {
 			// A hung app must not hang show: the workspace's own
 			// latest_app_status answers instead.
@@ -340,9 +370,13 @@ func (b *Backend) List(ctx context.Context, filter fleet.ListFilter) ([]fleet.Ag
 	}
 	r := roles{b: b}
 	out := []fleet.Agent{}
+	hosts := b.askHosts(ctx, resp.Workspaces)
 	for _, ws := range resp.Workspaces {
 		b.remember(ws)
 		o := observation{ws: ws, slug: b.cfg.AppSlug}
+		if ha, ok := hosts[ws.ID]; ok {
+			o.supervised, o.host = true, ha
+		}
 		rec, st, cur, err := b.settle(ctx, o, false)
 		if err != nil {
 			return nil, err

@@ -18,6 +18,7 @@ const DefaultPromptParameter = "AI Prompt"
 //	  token_file: ~/.config/coderv2/session  # CODER_SESSION_TOKEN wins; mode 0600
 //	  prompt_parameter: AI Prompt         # the template parameter that takes the spec
 //	  app_slug: ccw                       # the AgentAPI app's slug
+//	  host_app_slug: agentinfra           # the agentinfra host app's slug (supervised agents)
 //	  organization: coder                 # only this organization's templates (name or ID)
 type BackendConfig = config.Coder
 
@@ -40,6 +41,9 @@ func BackendConfigOf(ws *workspace.Workspace) (BackendConfig, error) {
 	}
 	if c.AppSlug == "" {
 		c.AppSlug = DefaultAgentAPISlug
+	}
+	if c.HostAppSlug == "" {
+		c.HostAppSlug = DefaultHostAppSlug
 	}
 	return c, nil
 }

@@ -22,6 +22,8 @@ import (
 //	agents/{name}/agent.json      what Coder cannot hold: spec, role, CLI
 //	agents/{name}/history.jsonl   the runs agentinfra started, one line per
 //	                              change of a run (the last line of an ID wins)
+//	agents/{name}/host-token      a supervised agent's host token (0600)
+//	host-numbers                  the last number given to a host
 //	archive/{name}-{stamp}/       the folder of a deleted agent
 type files struct{ root string }
 
@@ -57,6 +59,9 @@ type agentRecord struct {
 	CreatedAt   time.Time `json:"created_at"`
 	// Runs counts the runs started (run IDs are {name}-{n}).
 	Runs int `json:"runs"`
+	// Host is set for a supervised agent (approval mode ask): it runs
+	// under agentinfra's host in its workspace (host.go).
+	Host *hostRecord `json:"host,omitempty"`
 }
 
 // runLine is one line of history.jsonl: a run as it was at a change.
@@ -70,6 +75,9 @@ type runLine struct {
 	// answering "stable" afterwards means the run ended. The spec's run
 	// goes in the prompt parameter instead and ends on the app's status.
 	Sent bool `json:"sent,omitempty"`
+	// HostRun is the run's ID on a supervised agent's host ("" for the
+	// spec's run, which the host starts by itself: its first).
+	HostRun string `json:"host_run,omitempty"`
 }
 
 func (l runLine) open() bool {

@@ -21,8 +21,8 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 	if err := fleet.CheckStartInput(in); err != nil {
 		return fleet.StartResult{}, err
 	}
-	if in.ApprovalMode != "" {
-		return fleet.StartResult{}, errSupervisedLocalOnly
+	if err := checkApproval(in.ApprovalMode); err != nil {
+		return fleet.StartResult{}, err
 	}
 	source, err := fleet.CheckSource(in.Source)
 	if err != nil {
@@ -39,6 +39,9 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 			return err
 		}
 		name := o.ws.Name
+		if in.ApprovalMode == approvalAsk && (rec == nil || rec.Host == nil) {
+			return errNotSupervised(name)
+		}
 		if st != fleet.StatusIdle {
 			if cur != nil {
 				return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf(
@@ -47,7 +50,7 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s is %s, not idle: it cannot take a task now", name, st)}
 		}
 		app, _, ok := FindApp(o.ws, b.cfg.AppSlug)
-		if !ok {
+		if !ok && !o.supervised {
 			return &agenterr.Error{Kind: agenterr.Unavailable, Reason: fmt.Sprintf(
 				"workspace %s has no app %q to give tasks to: the template needs an AgentAPI app (Coder's Claude Code module), or set coder.app_slug in .agent/config.yaml", name, b.cfg.AppSlug)}
 		}
@@ -92,6 +95,14 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 		if err := b.files.ensure(name); err != nil {
 			return release(err)
 		}
+		if o.supervised {
+			res, err := b.startOnHost(ctx, o, rec, in, text, summary, taskID, source)
+			if err != nil {
+				return release(err)
+			}
+			out = res
+			return nil
+		}
 		if err := b.client.SendMessage(ctx, app, AgentMessage{Type: MessageUser, Content: text}); err != nil {
 			if s, serr := b.client.AgentStatus(ctx, app); serr == nil && s.Status == AgentAPIRunning {
 				return release(&agenterr.Error{Kind: agenterr.Conflict, Err: err, Reason: fmt.Sprintf("agent %s started working on something else meanwhile: it cannot take a task now", name)})
@@ -132,7 +143,7 @@ func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) 
 	var out fleet.TaskRun
 	var interrupted *App
 	err := b.files.withAgentLock(ctx, name, func() error {
-		o, _, st, cur, err := b.observe(ctx, name, true, true)
+		o, rec, st, cur, err := b.observe(ctx, name, true, true)
 		if err != nil {
 			return err
 		}
@@ -141,14 +152,20 @@ func (b *Backend) Stop(ctx context.Context, name string) (fleet.TaskRun, error) 
 			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s is %s: it has no run to stop", name, st)}
 		}
 		app, _, ok := FindApp(o.ws, b.cfg.AppSlug)
-		if !ok || !o.agentReady() || o.ws.LatestBuild.Status != BuildRunning {
+		if (!ok && !o.supervised) || !o.agentReady() || o.ws.LatestBuild.Status != BuildRunning {
 			return &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf(
 				"agent %s is %s: its run can be interrupted once the workspace is up (or stop the workspace with `coder stop %s`)", name, st, name)}
 		}
-		if err := b.client.SendMessage(ctx, app, AgentMessage{Type: MessageRaw, Content: Interrupt}); err != nil {
-			return fleetError(err)
+		if o.supervised {
+			if err := b.stopOnHost(ctx, o, rec); err != nil {
+				return err
+			}
+		} else {
+			if err := b.client.SendMessage(ctx, app, AgentMessage{Type: MessageRaw, Content: Interrupt}); err != nil {
+				return fleetError(err)
+			}
+			interrupted = &app
 		}
-		interrupted = &app
 		if cur == nil { // work agentinfra did not give: nothing of ours to record
 			now := b.now()
 			a := b.view(o, nil, "", st, nil)
@@ -323,8 +340,8 @@ func stretchSummary(statuses []WorkspaceAppStatus, first, end int) string {
 	return ""
 }
 
-// errSupervisedLocalOnly refuses an approval mode on Coder: the agent CLI
-// runs in the workspace with the approval mode of its template, and
-// supervised runs (ask) need the CLI's process on this machine.
-var errSupervisedLocalOnly = &agenterr.Error{Kind: agenterr.Invalid, Field: "approval_mode",
-	Reason: "the Coder backend runs each agent with its template's approval mode: --approval-mode (and ask, supervised runs) works with the local fleet only"}
+// errSupervisedLocalOnly refuses an approval mode on Coder other than ask:
+// an agent runs with its template's approval mode, or supervised (ask)
+// under agentinfra's host in its workspace.
+var errSupervisedLocalOnly = &agenterr.Error{Kind: agenterr.Invalid, Field: "approval_mode", Valid: []string{approvalAsk},
+	Reason: "the Coder backend runs an agent with its template's approval mode, or supervised with ask (agentinfra's host in its workspace, docs/coder.md): default, auto_edit and yolo work with the local fleet only"}

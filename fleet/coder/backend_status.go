@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/supervision/host"
 )
 
 // observation is what the backend knows of a workspace at one moment: the
@@ -13,6 +14,10 @@ type observation struct {
 	ws     Workspace
 	slug   string
 	apiSay string
+	// supervised: the agent runs under agentinfra's host, which says how
+	// it is (host; nil when it was not asked or did not answer).
+	supervised bool
+	host       *host.HostAgent
 }
 
 // agentReady reports whether the workspace's Coder agent (the one serving
@@ -82,6 +87,9 @@ func derive(o observation, cur *runLine) (fleet.Status, *runEnd) {
 	}
 	if !o.agentReady() {
 		return fleet.StatusStarting, nil
+	}
+	if o.supervised {
+		return deriveHosted(o, cur)
 	}
 	if o.working() {
 		return fleet.StatusBusy, nil

@@ -35,7 +35,7 @@ func RuleFor(root string, a Action) (Rule, error) {
 		}
 		pc := parseCommand(a.Command)
 		if pc.Dynamic || len(pc.Cmds) != 1 || len(pc.Cmds[0].Redirects) > 0 {
-			return Rule{}, agenterr.Refusedf("%q is not one plain command (it has pipes, ;, &&, redirections, variables or substitutions): a rule matches one command; approve it without --always, or add a rule for each part to .agent/%s by hand", a.Command, FileName)
+			return Rule{}, agenterr.Refusedf("%q is not one plain command (it has pipes, ;, &&, redirections, variables or substitutions): a rule matches one command; approve it alone (not always, not for the session), or add a rule for each part to .agent/%s by hand", a.Command, FileName)
 		}
 		return Rule{"commands", pc.Cmds[0].String()}, nil
 	case KindEdit, KindRead:

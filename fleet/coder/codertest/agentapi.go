@@ -77,7 +77,7 @@ func (s *Server) app(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Application not found.", r.URL.Path)
 		return
 	}
-	if s.serveMetadataApp(w, r, t) {
+	if s.serveApp(w, r, t) {
 		return
 	}
 	route := r.Method + " app/" + t.endpoint

@@ -22,7 +22,6 @@ const (
 // builds).
 type metadataState struct {
 	agent map[string][]coder.WorkspaceAgentMetadata
-	apps  map[string]http.Handler
 }
 
 // SetAgentMetadata gives the owner's workspace name Coder agent metadata
@@ -49,18 +48,7 @@ func (s *Server) SetAgentMetadata(name string, items ...coder.WorkspaceAgentMeta
 // the path after the app's prefix and no session token, as behind Coder's
 // proxy. See StaticMetadata, or metadata.Handler for the real one.
 func (s *Server) SetMetadataApp(name string, h http.Handler) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w := s.find(s.Owner, name)
-	if w == nil {
-		return fmt.Errorf("codertest: no workspace %q", name)
-	}
-	if s.meta.apps == nil {
-		s.meta.apps = map[string]http.Handler{}
-	}
-	s.meta.apps[w.agentID] = h
-	s.settleBuild(w)
-	return nil
+	return s.SetApp(name, AppOptions{Slug: coder.DefaultMetadataAppSlug, DisplayName: "agentinfra metadata", Hidden: true, Route: RouteMetadataApp}, h)
 }
 
 // StaticMetadata serves md as metadata.Handler would: a canned app for
@@ -73,52 +61,6 @@ func StaticMetadata(md metadata.Metadata) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, md)
 	})
-}
-
-// metadataApps are the metadata apps of w's agent. The caller holds s.mu.
-func (s *Server) metadataApps(w *workspace) []coder.WorkspaceApp {
-	if s.meta.apps[w.agentID] == nil {
-		return nil
-	}
-	return []coder.WorkspaceApp{{ID: newID(), URL: "http://localhost:7781/", Slug: coder.DefaultMetadataAppSlug,
-		DisplayName: "agentinfra metadata", Subdomain: s.appHost != "", SharingLevel: "owner", Health: "healthy",
-		Hidden: true, Statuses: []coder.WorkspaceAppStatus{}}}
-}
-
-// serveMetadataApp answers a request to the metadata app; false when t is
-// another app.
-func (s *Server) serveMetadataApp(w http.ResponseWriter, r *http.Request, t appTarget) bool {
-	if t.slug != coder.DefaultMetadataAppSlug {
-		return false
-	}
-	if s.fault(RouteMetadataApp, w, r) {
-		return true
-	}
-	if r.Header.Get(coder.SessionTokenHeader) != s.Token {
-		loginRedirect(w, r)
-		return true
-	}
-	s.mu.Lock()
-	ws := s.find(t.owner, t.workspace)
-	var h http.Handler
-	up := false
-	if ws != nil && t.agent == AgentName {
-		h = s.meta.apps[ws.agentID]
-		up = ws.ws.LatestBuild.Status == coder.BuildRunning && ws.agentUp
-	}
-	s.mu.Unlock()
-	switch {
-	case h == nil:
-		writeError(w, http.StatusNotFound, "Application not found.", fmt.Sprintf("%+v", t))
-	case !up:
-		writeError(w, http.StatusBadGateway, "Agent not connected.", "the workspace is not running")
-	default:
-		r2 := r.Clone(r.Context())
-		r2.Header.Del(coder.SessionTokenHeader)
-		r2.URL.Path, r2.URL.RawPath = "/"+t.endpoint, ""
-		h.ServeHTTP(w, r2)
-	}
-	return true
 }
 
 // watchMetadata streams an agent's metadata as Coder does: server-sent

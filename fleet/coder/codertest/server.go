@@ -79,6 +79,8 @@ type Server struct {
 	done         chan struct{}
 	closeOnce    sync.Once
 	meta         metadataState
+	apps         map[string]map[string]*servedApp // agent ID → slug → an app a test serves
+	onAgentUp    func(name string, params map[string]string)
 	appHost      string // wildcard app host; "" without subdomain apps
 	appSlug      string
 	lagInterrupt bool
@@ -337,6 +339,13 @@ func (s *Server) Advance() bool {
 		case b.Transition == coder.TransitionStart && b.Job.Status == coder.JobSucceeded && !w.agentUp:
 			w.agentUp = true
 			moved = true
+			if fn := s.onAgentUp; fn != nil {
+				params := map[string]string{}
+				for _, p := range w.params {
+					params[p.Name] = p.Value
+				}
+				go fn(w.ws.Name, params)
+			}
 			// As Coder's Claude Code module does, the agent starts on the
 			// prompt parameter when it first comes up.
 			if p := w.prompt(); p != "" && len(w.agentapi.messages) == 0 {

@@ -84,7 +84,7 @@ func (s *Server) settleBuild(w *workspace) {
 	agent.Apps = []coder.WorkspaceApp{{ID: w.appID, URL: "http://localhost:3284/", Slug: s.appSlug,
 		DisplayName: "Claude Code", Subdomain: s.appHost != "", SharingLevel: "owner", Health: "healthy",
 		Statuses: statuses}}
-	agent.Apps = append(agent.Apps, s.metadataApps(w)...)
+	agent.Apps = append(agent.Apps, s.servedApps(w)...)
 	resID := w.resourceID
 	agent.ResourceID = resID
 	b.Resources = []coder.WorkspaceResource{

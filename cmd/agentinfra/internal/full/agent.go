@@ -79,6 +79,7 @@ and outlive the command. See docs/fleet.md.`,
 		NewCmdAgentDelete(f, nil),
 		NewCmdAgentDeliver(f, nil),
 		NewCmdAgentRunSupervisor(f),
+		NewCmdAgentHost(f, nil),
 	)
 	return cmd
 }

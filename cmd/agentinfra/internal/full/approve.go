@@ -22,6 +22,7 @@ type DecideOptions struct {
 	ID      string
 	Approve bool
 	Always  bool
+	Session bool
 	Yes     bool
 	Reason  string
 	JSON    bool
@@ -42,15 +43,25 @@ file's path, or the tool. The change is shown as a diff and written only when
 you confirm (or with --yes). Commands also need your own allowlist to list
 them (allowlist.yaml in your config folder).
 
+--session approves the request and, for the rest of its session only, every
+later request of that session that the rule of --always would match (the same
+command, the same file, the same tool); nothing is written to the policy. Each
+request approved that way is in the session's audit log, naming this one. A
+critical request is never approved for a session (nor always).
+
 Only the session's owner, or an operator named in .agent/config.yaml
 (supervision.operators), may decide. $AGENTINFRA_USER says who you are
 (default: your login name).`,
 		Example: `  agentinfra approve 12
   agentinfra approve 12 --always
+  agentinfra approve 12 --session
   agentinfra approve 12 --always --yes --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
+			if o.Always && o.Session {
+				return cli.UsageErrorf("--always and --session do not go together: a rule for good, or for this session")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -58,6 +69,7 @@ Only the session's owner, or an operator named in .agent/config.yaml
 		},
 	}
 	cmd.Flags().BoolVar(&o.Always, "always", false, "also auto-approve such requests from now on (adds a rule to .agent/policy.yaml)")
+	cmd.Flags().BoolVar(&o.Session, "session", false, "also approve such requests of this session without asking, until it ends (no policy rule)")
 	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "with --always: write the rule without asking")
 	cmd.Flags().StringVar(&o.Reason, "reason", "", "a note kept with the decision")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the decided request as JSON")
@@ -101,7 +113,7 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 		return err
 	}
 	defer env.Close()
-	d := supervision.Decision{Request: id, Approve: o.Approve, Reason: o.Reason}
+	d := supervision.Decision{Request: id, Approve: o.Approve, Reason: o.Reason, Session: o.Session}
 	if o.Always {
 		plan, err := env.svc.PlanAlways(ctx, id)
 		if err != nil {
@@ -126,6 +138,9 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 		return cli.WriteJSON(o.IO.Out, r)
 	}
 	fmt.Fprintf(o.IO.Out, "Request %d %s by %s.\n", r.ID, r.Status, supervision.Handle(r.DecidedBy))
+	if r.Scope == supervision.ScopeSession {
+		fmt.Fprintf(o.IO.Out, "Such requests of session %d are approved without asking until it ends.\n", r.SessionID)
+	}
 	return nil
 }
 

@@ -27,24 +27,7 @@ func TestConsolePrintsALinkThatWorksOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, stdout, _ := testFactory(dir, cliOpts{Env: map[string]string{"AGENTINFRA_USER": "ana"}})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	links := make(chan string, 1)
-	cmd := NewCmdConsole(f, func(ctx context.Context, o *ConsoleOptions) error {
-		o.Ready = func(u string) { links <- u }
-		return consoleRun(ctx, o)
-	})
-	cmd.SetArgs([]string{})
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	var link string
-	select {
-	case link = <-links:
-	case err := <-done:
-		t.Fatalf("console ended: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("console did not start")
-	}
+	link, stop := startConsole(t, f)
 	if !strings.HasPrefix(link, "http://127.0.0.1:") || !strings.Contains(link, "/login?token=") {
 		t.Fatalf("link %q", link)
 	}
@@ -60,11 +43,36 @@ func TestConsolePrintsALinkThatWorksOnce(t *testing.T) {
 			t.Fatalf("use %d of the link: %s", i+1, resp.Status)
 		}
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("console: %v", err)
 	}
 	if !strings.Contains(stdout.String(), link) || !strings.Contains(stdout.String(), "as ana") {
 		t.Fatalf("stdout %q", stdout.String())
 	}
+}
+
+// startConsole runs `agentinfra console` of f as main does, until stop;
+// link is the sign-in link it prints.
+func startConsole(t *testing.T, f *Factory) (link string, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	links := make(chan string, 1)
+	cmd := NewCmdConsole(f, func(ctx context.Context, o *ConsoleOptions) error {
+		o.Ready = func(u string) { links <- u }
+		return consoleRun(ctx, o)
+	})
+	cmd.SetArgs([]string{})
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	stop = func() error { cancel(); return <-done }
+	select {
+	case link = <-links:
+	case err := <-done:
+		cancel()
+		t.Fatalf("console ended: %v", err)
+	case <-time.After(30 * time.Second):
+		stop()
+		t.Fatal("console did not start")
+	}
+	return link, stop
 }

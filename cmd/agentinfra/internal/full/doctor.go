@@ -10,6 +10,7 @@ import (
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
 // DoctorOptions is what `doctor` runs with.
@@ -18,6 +19,9 @@ type DoctorOptions struct {
 	Getenv func(string) string
 	// Checks are the checks to run, in order (nil = DoctorChecks).
 	Checks []DoctorCheck
+	// Hosts are the hosts of the workspace's supervised agents on Coder
+	// (doctor_hosts.go).
+	Hosts func(context.Context) ([]supervision.HostEntry, []string)
 
 	JSON bool
 }
@@ -50,10 +54,11 @@ var DoctorChecks = []DoctorCheck{
 	{"landlock", checkLandlock},
 	{"mount-namespace", checkMountNamespace},
 	{"agent-environment", checkAgentEnvironment},
+	{"coder-hosts", checkCoderHosts},
 }
 
 func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
-	o := &DoctorOptions{IO: f.IO, Getenv: f.Getenv}
+	o := &DoctorOptions{IO: f.IO, Getenv: f.Getenv, Hosts: f.workspaceHosts}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check what this machine offers to contain and supervise agents",

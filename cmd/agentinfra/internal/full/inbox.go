@@ -34,7 +34,9 @@ func NewCmdInbox(f *Factory, runF func(context.Context, *InboxOptions) error) *c
 		Short: "What supervised sessions wait for: approval requests, continuation prompts, stall alerts",
 		Long: `Lists the approval requests that wait for a person, across the workspace's
 supervised sessions, oldest first: what the agent asked (command, file, URL),
-its risk, the session and agent, and when it expires. Decide with
+its risk, the session and agent, and when it expires — this machine's and
+those of the supervised agents' hosts on Coder (an item of a host says its
+name; a host that cannot be reached is named with since when). Decide with
 'agentinfra approve ID' or 'agentinfra reject ID --reason TEXT'. Below them:
 the continuation prompts (p4: a turn ended short, with a question or on an
 error) and the stall alerts (s2: an agent went silent), answered with
@@ -95,6 +97,7 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 			}
 			writeInbox(o.IO.Out, in.Requests, o.Now(), o.IO.Width)
 			writeWaiting(o.IO.Out, in.Prompts, in.Alerts, o.Now())
+			writeHosts(o.IO.Out, in.Hosts, o.Now())
 		}
 		if !o.Watch {
 			return nil
@@ -122,10 +125,7 @@ func writeInbox(w io.Writer, pending []supervision.PendingView, now time.Time, w
 		limit = max(width-60, 30)
 	}
 	for _, p := range pending {
-		agent := p.CLI
-		if p.Agent != "" {
-			agent = p.Agent + " (" + p.CLI + ")"
-		}
+		agent := agentCell(p.Agent, p.CLI, p.Host)
 		if p.TaskID != "" {
 			agent += " " + p.TaskID
 		}
@@ -172,7 +172,47 @@ func inboxItems(in supervision.Inbox) ([]map[string]any, error) {
 			return nil, err
 		}
 	}
+	for _, h := range in.Hosts {
+		if h.Reachable {
+			continue
+		}
+		// A host that cannot be reached: its items are not listed.
+		if err := add(h, "unreachable", ""); err != nil {
+			return nil, err
+		}
+	}
 	return items, nil
+}
+
+// agentCell names an item's agent: its name and CLI, and the host it runs
+// on when it is another machine's (unless the agent is named after it).
+func agentCell(agent, cli, host string) string {
+	out := cli
+	if agent != "" {
+		out = agent + " (" + cli + ")"
+	}
+	return onHost(out, agent, host)
+}
+
+// onHost adds " on HOST" to cell when the item is on another machine
+// whose name is not its agent's.
+func onHost(cell, agent, host string) string {
+	if host != "" && host != agent {
+		return cell + " on " + host
+	}
+	return cell
+}
+
+// writeHosts says which hosts could not be reached, since when: their
+// items are not listed (they are not lost: they come back with the host).
+func writeHosts(w io.Writer, hosts []supervision.HostState, now time.Time) {
+	for _, h := range hosts {
+		if h.Reachable {
+			continue
+		}
+		fmt.Fprintf(w, "\nHost %s cannot be reached since %s (%s ago): %s; its items are not shown.\n", termsafe.Line(h.Name),
+			h.DownSince.Local().Format(time.DateTime), since(now, h.DownSince), termsafe.Line(h.Error))
+	}
 }
 
 // writeWaiting lists the continuation prompts and stall alerts.
@@ -182,10 +222,7 @@ func writeWaiting(w io.Writer, prompts []supervision.PromptView, alerts []superv
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tKIND\tSESSION\tAGENT\tOWNER\tAGE\tEXPIRES\tTEXT")
 		for _, p := range prompts {
-			agent := p.CLI
-			if p.Agent != "" {
-				agent = p.Agent + " (" + p.CLI + ")"
-			}
+			agent := agentCell(p.Agent, p.CLI, p.Host)
 			fmt.Fprintf(tw, "p%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Kind, p.SessionID, termsafe.Line(agent), termsafe.Line(supervision.Handle(p.Owner)),
 				since(now, p.CreatedAt), expiry(now, p.ExpiresAt), termsafe.Line(mdtext.Shorten(oneLine(p.Text), 60)))
 		}
@@ -196,10 +233,7 @@ func writeWaiting(w io.Writer, prompts []supervision.PromptView, alerts []superv
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tSTATUS\tNUDGES\tSESSION\tAGENT\tOWNER\tSINCE\tLAST TOOL")
 		for _, a := range alerts {
-			agent := a.CLI
-			if a.Agent != "" {
-				agent = a.Agent + " (" + a.CLI + ")"
-			}
+			agent := agentCell(a.Agent, a.CLI, a.Host)
 			fmt.Fprintf(tw, "s%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Nudges, a.SessionID, termsafe.Line(agent), termsafe.Line(supervision.Handle(a.Owner)),
 				since(now, a.RaisedAt), termsafe.Line(orDash(a.LastTool)))
 		}

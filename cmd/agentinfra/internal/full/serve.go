@@ -15,6 +15,7 @@ import (
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/httpguard"
 	"github.com/agentinfra/agentinfra/mcpserver"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -40,10 +41,16 @@ type ServeOptions struct {
 	PrintToken bool
 	Toolsets   []string
 	LogLevel   slog.Level
+	// Hosts are the supervised agents' hosts on Coder, whose pending
+	// requests list_pending_approvals lists too.
+	Hosts func(context.Context) []supervision.HostEntry
 }
 
 func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
-	o := &ServeOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now, Getenv: f.Getenv}
+	o := &ServeOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now, Getenv: f.Getenv, Hosts: func(ctx context.Context) []supervision.HostEntry {
+		hosts, _ := f.workspaceHosts(ctx) // the warnings are the inbox's to print; a tool call's log is not
+		return hosts
+	}}
 	var logLevel string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -145,7 +152,7 @@ func serveRun(ctx context.Context, o *ServeOptions) error {
 	logger := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: o.LogLevel}))
 	srv, err := mcpserver.New(mcpserver.Options{
 		Workspace: ws, Getenv: o.Getenv, Now: o.Now, Logger: logger, Version: serveVersion, Toolsets: o.Toolsets,
-		Actor: task.ActorFromEnv(o.Getenv),
+		Actor: task.ActorFromEnv(o.Getenv), Hosts: o.Hosts,
 	})
 	if err != nil {
 		return err

@@ -97,11 +97,12 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	fmt.Fprintln(tw, "ID\tSTATUS\tMODE\tCLI\tAGENT\tTASK\tOWNER\tLAST TOOL\tUPDATED")
 	for _, s := range ss {
 		cell := func(s string) string { return termsafe.Line(orDash(s)) } // the agent's (the MCP client's) text
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, cell(s.CLI), cell(s.Agent), cell(s.TaskID),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, cell(s.CLI), cell(onHost(s.Agent, s.Agent, s.Host)), cell(s.TaskID),
 			cell(supervision.Handle(s.Owner)), cell(s.LastTool), since(o.Now(), s.UpdatedAt))
 	}
 	tw.Flush()
 	fmt.Fprintf(o.IO.Out, "%d live of max_concurrent_sessions %d\n", countLive(ss), env.svc.Config().MaxConcurrentSessions)
+	writeHosts(o.IO.Out, env.svc.Hosts(), o.Now())
 	return nil
 }
 

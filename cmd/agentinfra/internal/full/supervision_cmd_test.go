@@ -120,6 +120,35 @@ func TestApproveAlwaysAddsARuleShownAsADiff(t *testing.T) {
 	}
 }
 
+// approve --session approves the request and its like for the rest of the
+// session (kept in the store, no policy rule); with --always it is a usage
+// error that changes nothing.
+func TestApproveForTheSession(t *testing.T) {
+	dir, id, sid := supervisedWorkspace(t)
+	if code, _, errs := runCLI(t, dir, ana, "approve", "1", "--session", "--always"); code != 2 || !strings.Contains(errs, "--always and --session") {
+		t.Fatalf("--session --always: %d %s", code, errs)
+	}
+	code, out, errs := runCLI(t, dir, ana, "approve", "1", "--session")
+	if code != 0 || out != "Request 1 approved by @ana.\nSuch requests of session 1 are approved without asking until it ends.\n" {
+		t.Fatalf("approve --session: %d %q %s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".agent", "policy.yaml")); err == nil {
+		t.Error("approve --session wrote a policy file")
+	}
+	ws, _ := workspace.New(dir)
+	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if list, err := st.SessionApprovals(context.Background(), sid); err != nil || len(list) != 1 || list[0].ID != id || list[0].DecidedBy != "ana" {
+		t.Fatalf("the session's approvals: %+v %v", list, err)
+	}
+	if code, out, _ = runCLI(t, dir, ana, "approve", "--help"); code != 0 || !strings.Contains(out, "agentinfra approve 12 --session") {
+		t.Errorf("approve --help has no --session example: %s", out)
+	}
+}
+
 // The supervision commands exit with the kind of what went wrong, and with
 // --json write it as one JSON error on stderr; a failed decision changes
 // nothing (the request stays pending, the session keeps its status).

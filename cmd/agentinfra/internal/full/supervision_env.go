@@ -3,10 +3,15 @@ package full
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/fleet/backends"
+	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/supervision"
+	"github.com/agentinfra/agentinfra/supervision/host"
 	"github.com/agentinfra/agentinfra/supervision/supervised"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -20,14 +25,25 @@ type supervisionEnv struct {
 	user supervision.Actor
 }
 
+// supervision is the service of the person's surfaces: this workspace's
+// sessions, and those of its supervised agents' hosts on Coder (one inbox
+// across machines; docs/coder.md).
 func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
+	return f.openSupervision(ctx, true)
+}
+
+// supervisionHere is the service of this workspace's sessions only (what
+// `agent host` serves).
+func (f *Factory) supervisionHere(ctx context.Context) (*supervisionEnv, error) {
+	return f.openSupervision(ctx, false)
+}
+
+func (f *Factory) openSupervision(ctx context.Context, withHosts bool) (*supervisionEnv, error) {
 	ws, err := f.Workspace()
 	if err != nil {
 		return nil, err
 	}
-	// Sessions whose supervisor died are ended first: what is listed and
-	// decided is what really waits.
-	svc, err := supervision.Open(ctx, ws, supervision.Options{Getenv: f.Getenv, Reap: supervised.Reaper(ws, func(r supervised.Reaped) {
+	o := supervision.Options{Getenv: f.Getenv, Reap: supervised.Reaper(ws, func(r supervised.Reaped) {
 		fmt.Fprintf(f.IO.ErrOut, "agentinfra: session %d is interrupted: %s", r.Session.ID, r.Session.EndReason)
 		if r.Task != "" {
 			fmt.Fprintf(f.IO.ErrOut, "; task %s is BLOCKED", r.Task)
@@ -39,11 +55,53 @@ func (f *Factory) supervision(ctx context.Context) (*supervisionEnv, error) {
 		for _, w := range r.Warnings {
 			fmt.Fprintf(f.IO.ErrOut, "agentinfra: warning: %s\n", w)
 		}
-	})})
+	})}
+	if withHosts {
+		hosts, warnings := f.hostsOf(ctx, ws)
+		for _, w := range warnings {
+			fmt.Fprintf(f.IO.ErrOut, "agentinfra: warning: %s\n", w)
+		}
+		o.Hosts = hosts
+	}
+	// Sessions whose supervisor died are ended first: what is listed and
+	// decided is what really waits.
+	svc, err := supervision.Open(ctx, ws, o)
 	if err != nil {
 		return nil, err
 	}
 	return &supervisionEnv{ws: ws, svc: svc, user: supervision.Person(supervision.CurrentUser(f.Getenv), supervision.SurfaceTerminal)}, nil
+}
+
+// hostsOf are the hosts of the workspace's supervised agents on Coder,
+// when it has any (a record says so without asking Coder); what keeps one
+// from being reached is a warning, never a failure of the local inbox.
+func (f *Factory) hostsOf(ctx context.Context, ws *workspace.Workspace) ([]supervision.HostEntry, []string) {
+	if !coder.HasSupervised(ws) {
+		return nil, nil
+	}
+	be, err := backends.Open(ws, backends.Options{Name: fleet.BackendCoder, Getenv: f.Getenv})
+	if err != nil {
+		return nil, []string{"the workspace has supervised agents on Coder, but their items are not shown: " + err.Error()}
+	}
+	cb, ok := be.(*coder.Backend)
+	if !ok {
+		return nil, nil
+	}
+	addrs, warnings, err := cb.Hosts(ctx)
+	if err != nil {
+		warnings = append(warnings, "the supervised agents on Coder could not be listed, their items are not shown: "+err.Error())
+	}
+	stateDir := filepath.Join(ws.AgentDir(), "state", "hosts")
+	var out []supervision.HostEntry
+	for _, a := range addrs {
+		c, err := host.New(host.Options{Name: a.Name, URL: a.URL, Locate: a.Locate, Token: a.Token, Header: a.Header, HTTPClient: a.HTTPClient, StateDir: stateDir, Now: f.Now})
+		if err != nil {
+			warnings = append(warnings, err.Error())
+			continue
+		}
+		out = append(out, supervision.HostEntry{Number: a.Number, Host: c})
+	}
+	return out, warnings
 }
 
 func (e *supervisionEnv) Close() { e.svc.Close() }

@@ -1,0 +1,113 @@
+package bridge
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
+	"github.com/agentinfra/agentinfra/store"
+)
+
+// gateWorld is a store with two live sessions of ana's in one folder and a
+// gate for each (no policy file: every action asks a person).
+func gateWorld(t *testing.T) (*store.Store, *Gate, *Gate) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	dir := t.TempDir()
+	gate := func() *Gate {
+		ses, err := st.CreateSession(ctx, store.NewSession{Owner: "ana", Workspace: dir, CLI: "claude"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ses, err = st.SetSessionStatus(ctx, ses.ID, store.Transition{To: store.SessionActive, By: "ana"}); err != nil {
+			t.Fatal(err)
+		}
+		return newGate(Options{Store: st, Session: ses})
+	}
+	return st, gate(), gate()
+}
+
+// ask asks g about command as a CLI would, and answers the request it
+// raises (if it raises one) with scope; it returns the gate's answer and
+// whether a person was asked.
+func ask(t *testing.T, st *store.Store, g *Gate, command, scope string) (Answer, bool) {
+	t.Helper()
+	got := make(chan Answer, 1)
+	go func() {
+		got <- g.Decide(context.Background(), Ask{Kind: store.KindCommand, Tool: "Bash", Command: command, Title: "Run " + command})
+	}()
+	var pending int64
+	poll.Eventually(t, func() bool {
+		select {
+		case a := <-got:
+			got <- a
+			return true
+		default:
+		}
+		p, _ := st.Pending(context.Background())
+		for _, r := range p {
+			if r.SessionID == g.opts.Session.ID {
+				pending = r.ID
+				return true
+			}
+		}
+		return false
+	}, "the gate neither answered nor asked about %q", command)
+	if pending == 0 {
+		return <-got, false
+	}
+	if _, err := st.Decide(context.Background(), store.Decision{RequestID: pending, Approve: true, By: "ana", Surface: store.SurfaceTerminal, Scope: scope}); err != nil {
+		t.Fatal(err)
+	}
+	return <-got, true
+}
+
+// Approved for its session, a command asked again in that session is
+// approved without a person (audited, naming the approval); another
+// command, or the same one in another session, still asks.
+func TestTheGateApprovesWhatWasApprovedForTheSession(t *testing.T) {
+	st, g, other := gateWorld(t)
+	if a, asked := ask(t, st, g, "touch ok.txt", store.ScopeSession); !asked || !a.Allow {
+		t.Fatalf("first touch: asked %v, %+v", asked, a)
+	}
+	// The same command in another spelling is the same rule.
+	if a, asked := ask(t, st, g, "/bin/bash -lc 'touch ok.txt'", ""); asked || !a.Allow {
+		t.Fatalf("second touch: asked %v, %+v; want approved without asking", asked, a)
+	}
+	if _, asked := ask(t, st, g, "touch other.txt", ""); !asked {
+		t.Error("another command was approved by the session's approval")
+	}
+	if _, asked := ask(t, st, other, "touch ok.txt", ""); !asked {
+		t.Error("another session's touch was approved without asking")
+	}
+	audit, _ := st.Audit(context.Background(), g.opts.Session.ID)
+	n := 0
+	for _, e := range audit {
+		if e.Action == "auto_approved" && strings.Contains(string(e.Detail), `"scope":"session"`) {
+			n++
+			if e.RequestID == 0 || !strings.Contains(string(e.Detail), `"by":"ana"`) {
+				t.Errorf("the auto-approval does not name the approval it came from: %+v %s", e, e.Detail)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d auto-approvals for the session in the audit log, want 1", n)
+	}
+}
+
+// A critical command always asks, even when its like was approved for the
+// session (by a decider that did not refuse it).
+func TestACriticalCommandIsNeverApprovedForTheSession(t *testing.T) {
+	st, g, _ := gateWorld(t)
+	ask(t, st, g, "make", store.ScopeSession)
+	if _, asked := ask(t, st, g, "make", ""); !asked {
+		t.Fatal("a critical command was approved by the session's approval")
+	}
+}
