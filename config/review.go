@@ -2,6 +2,8 @@ package config
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -17,6 +19,8 @@ import (
 //	    - go test ./...
 //	    - agentinfra validate
 //	  check_timeout: 10m            # bound of each check
+//	  reviewer: rita                # a fleet agent that reviews each change in REVIEW
+//	  auto_land: false              # land on the reviewer's approve, checks green
 //
 // Values are as written ("", nil and 0 when not set); package review fills
 // the defaults and splits the checks into argv (no shell runs them).
@@ -24,6 +28,11 @@ type Review struct {
 	Strategy     string
 	Checks       []string
 	CheckTimeout time.Duration
+	// Reviewer is the fleet agent started on each change that reaches
+	// REVIEW ("" = none).
+	Reviewer string
+	// AutoLand lands a change the reviewer approved whose checks passed.
+	AutoLand bool
 }
 
 // ReviewStrategies are the values review.strategy takes.
@@ -32,7 +41,7 @@ var ReviewStrategies = []string{"squash", "merge", "rebase"}
 // Review is the review section.
 func (c *Config) Review() (Review, error) { return c.review, c.sections["review"] }
 
-var reviewKeys = []string{"strategy", "checks", "check_timeout"}
+var reviewKeys = []string{"strategy", "checks", "check_timeout", "reviewer", "auto_land"}
 
 func (d decoder) reviewSection(n *yaml.Node) (Review, error) {
 	var r Review
@@ -73,6 +82,22 @@ func (d decoder) reviewSection(n *yaml.Node) (Review, error) {
 				return d.badValue(v, "review.check_timeout", "use a duration such as 10m")
 			}
 			r.CheckTimeout = t
+		case "reviewer":
+			w, err := d.word(v, "review.reviewer", "rita")
+			if err != nil {
+				return err
+			}
+			r.Reviewer = strings.TrimPrefix(w, "@")
+		case "auto_land":
+			w, err := d.word(v, "review.auto_land", "true")
+			if err != nil {
+				return err
+			}
+			b, err := strconv.ParseBool(w)
+			if err != nil {
+				return d.badValue(v, "review.auto_land", "use true or false")
+			}
+			r.AutoLand = b
 		}
 		return nil
 	})

@@ -13,12 +13,12 @@ import (
 // The review section decodes to its values; a wrong one fails only the
 // review section, naming the file, the line and the key.
 func TestReviewSection(t *testing.T) {
-	cfg, err := Parse(Rel, []byte("review:\n  strategy: rebase\n  checks: [\"go test ./...\", agentinfra validate]\n  check_timeout: 90s\n"), "/repo", nil)
+	cfg, err := Parse(Rel, []byte("review:\n  strategy: rebase\n  checks: [\"go test ./...\", agentinfra validate]\n  check_timeout: 90s\n  reviewer: \"@rita\"\n  auto_land: true\n"), "/repo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := cfg.Review()
-	if err != nil || r.Strategy != "rebase" || !slices.Equal(r.Checks, []string{"go test ./...", "agentinfra validate"}) || r.CheckTimeout != 90*time.Second {
+	if err != nil || r.Strategy != "rebase" || !slices.Equal(r.Checks, []string{"go test ./...", "agentinfra validate"}) || r.CheckTimeout != 90*time.Second || r.Reviewer != "rita" || !r.AutoLand {
 		t.Errorf("Review() = %+v, %v", r, err)
 	}
 	if cfg, _ := Parse(Rel, nil, "/repo", nil); cfg != nil {
@@ -31,7 +31,8 @@ func TestReviewSection(t *testing.T) {
 		{"review:\n  checks: go test\n", ".agent/config.yaml:2:11: review.checks: must be a list of commands"},
 		{"review:\n  checks: [[go, test]]\n", ".agent/config.yaml:2:12: review.checks: must be a single value"},
 		{"review:\n  check_timeout: soon\n", ".agent/config.yaml:2:18: review.check_timeout: use a duration such as 10m"},
-		{"review:\n  reviewers: bo\n", ".agent/config.yaml:2:3: review.reviewers: unknown key; the review section takes strategy, checks and check_timeout"},
+		{"review:\n  reviewers: bo\n", ".agent/config.yaml:2:3: review.reviewers: unknown key; the review section takes strategy, checks, check_timeout, reviewer and auto_land"},
+		{"review:\n  auto_land: sometimes\n", ".agent/config.yaml:2:14: review.auto_land: use true or false"},
 	} {
 		cfg, err := Parse(Rel, []byte(c.src), "/repo", nil)
 		if err != nil {

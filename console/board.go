@@ -26,6 +26,9 @@ type boardData struct {
 	Statuses []string
 	Error    string
 	Problems int
+	// Review is the workspace's word for REVIEW: its cards link to the
+	// change's review page.
+	Review string
 }
 
 func (s *Server) boardData(ctx context.Context) boardData {
@@ -38,6 +41,7 @@ func (s *Server) boardData(ctx context.Context) boardData {
 		return boardData{Error: err.Error()}
 	}
 	d := boardData{Statuses: v.Statuses(), Problems: len(diags)}
+	d.Review, _ = task.WorkflowStatus(v, task.StatusReview)
 	idx := map[string]int{}
 	for i, st := range d.Statuses {
 		idx[st] = i

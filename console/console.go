@@ -198,5 +198,12 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /board/columns", s.boardColumns)
 	m.HandleFunc("GET /board/task/{id}", s.taskPage)
 	m.HandleFunc("POST /board/{id}/move", s.boardMove)
+
+	m.HandleFunc("GET /review", s.reviewPage)
+	m.HandleFunc("GET /review/list", s.reviewList)
+	m.HandleFunc("GET /review/{id}", s.changePage)
+	m.HandleFunc("GET /review/{id}/panel", s.changePanel)
+	m.HandleFunc("POST /review/{id}/changes", s.reviewChanges)
+	m.HandleFunc("POST /review/{id}/approve", s.reviewApprove)
 	s.mux = m
 }

@@ -19,6 +19,7 @@ const (
 	topicSessions = "sessions"
 	topicFleet    = "fleet"
 	topicBoard    = "board"
+	topicReview   = "review"
 )
 
 // topicsOf says which regions an event makes stale.
@@ -29,18 +30,20 @@ func topicsOf(k events.Kind) []string {
 	case events.SteeringChanged, events.CheckpointChanged: // the session page's steering and checkpoints
 		return []string{topicSessions}
 	case events.TaskChanged, events.MatrixChanged:
-		return []string{topicBoard}
+		return []string{topicBoard, topicReview}
+	case events.ChangeReviewed:
+		return []string{topicReview, topicBoard}
 	case events.AgentCreated, events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded:
 		return []string{topicFleet, topicSessions}
 	case events.Lagged: // events were lost: everything may be stale
-		return []string{topicInbox, topicSessions, topicFleet, topicBoard}
+		return []string{topicInbox, topicSessions, topicFleet, topicBoard, topicReview}
 	}
 	return nil
 }
 
 var liveKinds = []events.Kind{events.SupervisionChanged, events.RequestChanged, events.PromptChanged, events.AlertChanged, events.SessionChanged,
 	events.SteeringChanged, events.CheckpointChanged, events.SessionsPurged, events.TaskChanged, events.MatrixChanged, events.AgentCreated,
-	events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded}
+	events.AgentDeleted, events.AgentChanged, events.RunStarted, events.RunEnded, events.ChangeReviewed}
 
 // heartbeat keeps proxies and phones from closing a quiet stream.
 const heartbeat = 20 * time.Second
@@ -124,7 +127,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 					stale[t] = true
 				}
 			}
-			for _, t := range []string{topicInbox, topicSessions, topicFleet, topicBoard} {
+			for _, t := range []string{topicInbox, topicSessions, topicFleet, topicBoard, topicReview} {
 				if !stale[t] {
 					continue
 				}

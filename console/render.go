@@ -30,7 +30,7 @@ func staticHandler() http.Handler {
 
 // pages are rendered in the layout; each page's file also defines the
 // fragments its live regions re-read.
-var pageFiles = []string{"inbox", "sessions", "session", "fleet", "board", "task", "error"}
+var pageFiles = []string{"inbox", "sessions", "session", "fleet", "board", "task", "review", "change", "error"}
 
 type templates struct{ pages map[string]*template.Template }
 
@@ -235,6 +235,20 @@ var funcs = template.FuncMap{
 		return mdtext.Shorten(strings.Join(strings.Fields(s), " "), n)
 	},
 	"join": strings.Join,
+	// item is a README list item's text, its bullet dropped.
+	"item": func(s string) string { return strings.TrimPrefix(strings.TrimSpace(s), "- ") },
+	"age": func(sec int64) string {
+		d := time.Duration(sec) * time.Second
+		switch {
+		case d < time.Minute:
+			return "just now"
+		case d < time.Hour:
+			return fmt.Sprintf("%d min ago", int(d.Minutes()))
+		case d < 48*time.Hour:
+			return fmt.Sprintf("%d h ago", int(d.Hours()))
+		}
+		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
+	},
 	"expires": func(t *time.Time) string {
 		if t == nil {
 			return "never expires"

@@ -71,6 +71,12 @@ const (
 	PromptChanged     Kind = "supervision.prompt"
 	SteeringChanged   Kind = "supervision.steering"
 	CheckpointChanged Kind = "supervision.checkpoint"
+	// ChangeReviewed: a task's change moved in its review (package
+	// review, from any surface or the fleet's run end): TaskID, Agent (the
+	// change's), Status what happened — recorded, checked, verdict,
+	// changes_requested, delivered, landed, conflict — Text says more (the
+	// checks' state, the verdict, the files), Actor who did it.
+	ChangeReviewed Kind = "review.change"
 	// SessionsPurged: retention deleted old sessions (Text counts them).
 	SessionsPurged Kind = "supervision.purged"
 	// Lagged: this subscriber fell behind and lost Dropped events; it

@@ -16,6 +16,8 @@
 //     record;
 //   - exec: the CLI runs (package agentrun: contained, logged, published),
 //     through its bridge when supervised;
+//   - completed: the caller's step after a run that completed (Completed:
+//     the fleet records the task's change and runs its checks);
 //   - end: the record says how the run ended, the task moves on (REVIEW, or
 //     BLOCKED with the reason) and the session ends; the caller books the
 //     end, and the end is published.
@@ -82,6 +84,12 @@ type Planned struct {
 	// OnEvent receives the CLI's events (from one goroutine at a time,
 	// never after Run returns).
 	OnEvent func(runner.Event)
+	// Completed, when set, is called once the CLI's run has completed (the
+	// record concludes it so, barring a stop), before its end is booked and
+	// its task moved on: the fleet records the task's change there and runs
+	// its checks, the agent still busy. ctx is the run's (a stop cancels
+	// it); what it returns goes to the record's warnings.
+	Completed func(ctx context.Context, res runner.Result) (warnings []string)
 	// Books are the caller's.
 	Books Books
 	// Resume, when set, makes the run the resume of an interrupted
@@ -213,6 +221,12 @@ func (x *execution) fail(ctx context.Context, cause error) error {
 // on, even when ctx is canceled — within a minute of the moment it is
 // recorded (however long the run took).
 func (x *execution) finish(ctx context.Context, res runner.Result, runErr error) error {
+	if x.Completed != nil && x.open {
+		probe := *x.Record
+		if probe.Conclude(res, runErr, false, x.now()); probe.Status == agentrun.StatusCompleted {
+			x.Record.Warnings = append(x.Record.Warnings, x.Completed(ctx, res)...)
+		}
+	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	end := func(stopped bool) error {

@@ -175,6 +175,15 @@ func TestLifecycleIsTheSameThroughDispatchAndTheFleet(t *testing.T) {
 			}
 			waitIdle(t, f)
 			viaFleet := read(t, fws)
+			// The fleet's run worked in the agent's worktree on its branch:
+			// its end records the task's change (package review) in the
+			// README's Review section, which dispatch, working in the
+			// workspace itself, has no branch for.
+			var reviewed string
+			viaFleet.readme, reviewed, _ = strings.Cut(viaFleet.readme, "\n## Review\n")
+			if want := c.status == "REVIEW"; strings.Contains(reviewed, "change recorded (round 1) at the end of run coder-2") != want {
+				t.Errorf("the fleet's README records the change: %v, want %v:\n%s", !want, want, reviewed)
+			}
 
 			if viaDispatch.matrix != viaFleet.matrix {
 				t.Errorf("the matrix differs:\ndispatch:\n%s\nfleet:\n%s", viaDispatch.matrix, viaFleet.matrix)

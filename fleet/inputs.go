@@ -51,6 +51,15 @@ type StartInput struct {
 	// Owner is the person a supervised run belongs to ("" =
 	// $AGENTINFRA_USER or the login name).
 	Owner string
+	// Prompt, with TaskID, is the run's prompt instead of the task's
+	// assembled one: a change sent back to its agent (review.Prompt). The
+	// run continues the agent CLI's session; an agent without one gets the
+	// task's prompt first, then this one.
+	Prompt string
+	// ReviewOf, with Text, names the matrix task whose change this run
+	// reviews (review.reviewer's runs): the verdict of its final message
+	// is recorded when it ends.
+	ReviewOf string
 }
 
 // EnvAgent names the agent in the environment of its runs, so that an

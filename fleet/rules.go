@@ -63,6 +63,12 @@ func CheckStartInput(in StartInput) error {
 	if given != 1 {
 		return agenterr.Invalidf("task_description", "give exactly one of a task description, a task ID or next")
 	}
+	if in.Prompt != "" && strings.TrimSpace(in.TaskID) == "" {
+		return agenterr.Invalidf("prompt", "a prompt replaces a matrix task's: give the task ID with it")
+	}
+	if in.ReviewOf != "" && strings.TrimSpace(in.Text) == "" {
+		return agenterr.Invalidf("review_of", "a review run is a task description (the reviewer's prompt) naming the task it reviews")
+	}
 	return nil
 }
 

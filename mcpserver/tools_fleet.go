@@ -15,6 +15,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/backends"
 	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/fleet/metadata"
+	"github.com/agentinfra/agentinfra/review"
 )
 
 // Toolsets the server can expose (serve --toolsets).
@@ -79,6 +80,10 @@ type fleetArgs struct {
 	Force           bool   `json:"force"`
 	Next            bool   `json:"next"`
 	ApprovalMode    string `json:"approval_mode"`
+	// The review tool's.
+	Action   string                `json:"action"`
+	Comments []review.CommentInput `json:"comments"`
+	Strategy string                `json:"strategy"`
 }
 
 var (
@@ -218,10 +223,11 @@ func fleetTools() []fleetTool {
 	}}
 }
 
-// registerFleetTools adds the ten fleet tools. They hold no state: each
-// call reads the fleet's files, and runs live in their own supervisors.
+// registerFleetTools adds the ten fleet tools and review. They hold no
+// state: each call reads the fleet's files, and runs live in their own
+// supervisors.
 func (s *Server) registerFleetTools() {
-	for _, ft := range fleetTools() {
+	for _, ft := range append(fleetTools(), s.reviewTool()) {
 		props := map[string]any{}
 		names := []string{}
 		for _, p := range ft.params {
@@ -314,6 +320,8 @@ func jsonKind(k string) string {
 		return "an integer"
 	case "include_metadata", "force", "next":
 		return "a boolean"
+	case "comments":
+		return "an array of {text, file, line}"
 	}
 	return "a string"
 }

@@ -25,7 +25,7 @@ import (
 )
 
 var fleetToolNames = []string{"create_agent", "list_agents", "show_agent", "show_agent_task_history", "show_agent_logs", "delete_agent",
-	"start_agent_task", "stop_agent_task", "list_agent_roles", "list_agent_projects"}
+	"start_agent_task", "stop_agent_task", "list_agent_roles", "list_agent_projects", "review"}
 
 // fleetWorkspace is newWorkspace with n tasks, committed in a git repository.
 func fleetWorkspace(t testing.TB, n int) *workspace.Workspace {
@@ -171,12 +171,12 @@ func TestFleetToolsFitIn6KB(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	if strings.Join(names, ",") != strings.Join(sortedCopy(fleetToolNames), ",") {
-		t.Fatalf("fleet toolset = %v, want exactly the ten fleet tools", names)
+		t.Fatalf("fleet toolset = %v, want exactly the ten fleet tools and review", names)
 	}
 	b, _ := json.Marshal(res)
 	t.Logf("tools/list of the fleet toolset: %d bytes", len(b))
 	if len(b) > 6*1024 {
-		t.Fatalf("tools/list of the ten fleet tools is %d bytes, over 6 KB", len(b))
+		t.Fatalf("tools/list of the fleet toolset is %d bytes, over 6 KB", len(b))
 	}
 	// The matrix toolset alone has no fleet tool, and the default has both.
 	for _, c := range []struct {

@@ -76,6 +76,22 @@ type Change struct {
 	Checks   *CheckRun `json:"checks,omitempty"`
 	Comments []Comment `json:"comments,omitempty"`
 	Landed   *Landing  `json:"landed,omitempty"`
+	// Sent is the run a request for changes was given to the agent in
+	// (nil until it is: the agent was busy, it gets it when idle).
+	Sent *Sent `json:"sent,omitempty"`
+	// Reviewing is the reviewer agent's run on the change (review.reviewer),
+	// Verdicts what reviewers said, round by round.
+	Reviewing *Sent     `json:"reviewing,omitempty"`
+	Verdicts  []Verdict `json:"verdicts,omitempty"`
+}
+
+// Sent is a run an agent was started in for a change: its agent, the run,
+// the round of the change and when.
+type Sent struct {
+	Agent string    `json:"agent"`
+	Run   string    `json:"run"`
+	Round int       `json:"round"`
+	At    time.Time `json:"at"`
 }
 
 // Commit is one commit of a change.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
@@ -131,7 +132,18 @@ func (s *Service) Check(ctx context.Context, id string) (CheckRun, error) {
 		cur.Checks = &run
 		return nil
 	})
+	if err == nil {
+		s.publish(c, MoveChecked, checkWord(run.Passed), "")
+	}
 	return run, err
+}
+
+// checkWord is a run's outcome in one word.
+func checkWord(passed bool) string {
+	if passed {
+		return ChecksPassed
+	}
+	return ChecksFailed
 }
 
 // atChange refuses a worktree that is not at the change's last commit
@@ -189,12 +201,18 @@ func runCheck(ctx context.Context, dir, line string, argv []string, timeout time
 	return r
 }
 
-// checkEnv is the environment of a check: ours (contain.ChildEnv's rules
-// once they apply to every child), without what would point the check
-// elsewhere than the worktree it runs in (the workspace root an agent
-// run's environment names, a hook's GIT_DIR), marked as the check's.
+// checkEnv is the environment of a check, a command of the repository an
+// agent may have written: contain.ChildEnv's (no agentinfra credential; in
+// the user's allowlist mode, only what it passes), without what would
+// point the check elsewhere than the worktree it runs in (the workspace
+// root an agent run's environment names, a hook's GIT_DIR), marked as the
+// check's.
 func checkEnv(scope contain.Scope) []string {
-	return append(ownEnv(workspace.EnvRoot, contain.EnvRun), scope.Env())
+	env := slices.DeleteFunc(contain.ChildEnv("", false), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return k == workspace.EnvRoot || k == contain.EnvRun || repoVar(k)
+	})
+	return append(env, scope.Env())
 }
 
 // tail keeps the last max bytes written to it.

@@ -30,6 +30,9 @@ type ChangesResult struct {
 	// Warnings did not stop the request (a comment on a file the change
 	// does not touch).
 	Warnings []string `json:"warnings,omitempty"`
+	// Delivery says whether the agent was started on it, or why it waits
+	// (when the service has a fleet).
+	Delivery *Delivery `json:"delivery,omitempty"`
 }
 
 // RequestChanges sends task id's change back to its agent: the comments
@@ -62,38 +65,63 @@ func (s *Service) RequestChanges(ctx context.Context, id string, comments []Comm
 		if err != nil {
 			return err
 		}
-		if prev.State != StateReview && prev.State != StateConflict {
-			return &agenterr.Error{Kind: agenterr.Conflict, Err: task.ErrNotInReview, Field: "id", Reason: fmt.Sprintf("task %s's change is %s; only a change in review can be sent back", id, strings.ReplaceAll(prev.State, "_", " "))}
-		}
-		touched := map[string]bool{}
-		if st, err := fileStats(ctx, git{dir: prev.GitDir}, prev.Base, prev.Head); err == nil {
-			for _, f := range st {
-				touched[f.Path] = true
-			}
-		}
-		next := prev
-		now := s.now()
-		next.Comments = append([]Comment{}, prev.Comments...)
-		for _, in := range clean {
-			next.Comments = append(next.Comments, Comment{Round: prev.Round, By: string(by), At: now.UTC(), File: in.File, Line: in.Line, Text: in.Text})
-			if in.File != "" && !touched[in.File] {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not a file the change touches", in.File))
-			}
-		}
-		next.State = StateChanges
-		if err := save(dir, next); err != nil {
-			return err
-		}
-		r, err := task.Review(ctx, s.ws, id, task.ReviewNote{To: task.StatusInProgress, Reason: "changes requested", Lines: []string{readmeRequest(s.stamp(), by, next)}}, by, now)
-		if err != nil {
-			_ = save(dir, prev) // the task did not move: neither does the change
-			return err
-		}
-		res.Change, res.Task = next, r.After
-		res.Prompt = Prompt(next, r.After)
-		return nil
+		res, err = s.sendBack(ctx, dir, prev, clean, by, nil)
+		return err
 	})
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	s.publish(res.Change, MoveChanges, fmt.Sprintf("%d %s", len(clean), mdtext.Plural(len(clean), "comment", "comments")), string(by))
+	if s.fleet != nil {
+		res.Delivery = s.Deliver(ctx, res.Change.Agent)
+	}
+	return res, nil
+}
+
+// sendBack adds the comments to the change in dir (read under the lock as
+// prev) and sends it back: the change is changes_requested, the task back
+// IN_PROGRESS with the README's lines (the reviewer's verdict's first,
+// when it is a reviewer agent's). Called under the review lock; nothing is
+// written when it fails.
+func (s *Service) sendBack(ctx context.Context, dir string, prev Change, clean []CommentInput, by task.Actor, v *Verdict) (ChangesResult, error) {
+	var res ChangesResult
+	id := prev.Task
+	if prev.State != StateReview && prev.State != StateConflict {
+		return res, &agenterr.Error{Kind: agenterr.Conflict, Err: task.ErrNotInReview, Field: "id", Reason: fmt.Sprintf("task %s's change is %s; only a change in review can be sent back", id, strings.ReplaceAll(prev.State, "_", " "))}
+	}
+	touched := map[string]bool{}
+	if st, err := fileStats(ctx, git{dir: prev.GitDir}, prev.Base, prev.Head); err == nil {
+		for _, f := range st {
+			touched[f.Path] = true
+		}
+	}
+	next := prev
+	now := s.now()
+	next.Comments = append([]Comment{}, prev.Comments...)
+	for _, in := range clean {
+		next.Comments = append(next.Comments, Comment{Round: prev.Round, By: string(by), At: now.UTC(), File: in.File, Line: in.Line, Text: in.Text})
+		if in.File != "" && !touched[in.File] {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not a file the change touches", in.File))
+		}
+	}
+	next.State, next.Sent = StateChanges, nil
+	var lines []string
+	if v != nil {
+		next.Verdicts = append(append([]Verdict{}, prev.Verdicts...), *v)
+		lines = append(lines, readmeVerdict(s.stamp(), *v))
+	}
+	lines = append(lines, readmeRequest(s.stamp(), by, next))
+	if err := save(dir, next); err != nil {
+		return res, err
+	}
+	r, err := task.Review(ctx, s.ws, id, task.ReviewNote{To: task.StatusInProgress, Reason: "changes requested", Lines: lines}, by, now)
+	if err != nil {
+		_ = save(dir, prev) // the task did not move: neither does the change
+		return res, err
+	}
+	res.Change, res.Task = next, r.After
+	res.Prompt = Prompt(next, r.After)
+	return res, nil
 }
 
 // checkComment refuses a comment with no text, a path that is not a

@@ -31,20 +31,22 @@ func gitEnv(extra ...string) []string {
 
 // ownEnv is this process's environment without the variables that point
 // git at a repository, index or worktree other than the one it runs in.
-func ownEnv(drop ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
+func ownEnv() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
-			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES":
-			continue
-		}
-		if !slices.Contains(drop, k) {
-			env = append(env, kv)
-		}
+		return repoVar(k)
+	})
+}
+
+// repoVar reports whether k is one of git's variables that name a
+// repository, index or worktree.
+func repoVar(k string) bool {
+	switch k {
+	case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES":
+		return true
 	}
-	return env
+	return false
 }
 
 // gitError is a git command that failed: its arguments, exit code and

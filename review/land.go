@@ -90,6 +90,7 @@ func (s *Service) Approve(ctx context.Context, id string, o ApproveOptions) (App
 		o.By = task.ActorFrom(ctx)
 	}
 	var res ApproveResult
+	already := false // the change had landed, its task DONE: nothing moved
 	err = withLock(ctx, c.GitDir, func() error {
 		if c, err = readChange(filepath.Join(dir, FileName)); err != nil {
 			return err
@@ -104,7 +105,7 @@ func (s *Service) Approve(ctx context.Context, id string, o ApproveOptions) (App
 		}
 		if c.State == StateLanded {
 			if task.IsStatus(v, info.Task, task.StatusDone) {
-				res = ApproveResult{Change: c, Task: info.Task, Notes: []string{"the change had landed already"}}
+				res, already = ApproveResult{Change: c, Task: info.Task, Notes: []string{"the change had landed already"}}, true
 				return nil
 			}
 			return s.finishLanding(ctx, c, o, &res)
@@ -151,6 +152,9 @@ func (s *Service) Approve(ctx context.Context, id string, o ApproveOptions) (App
 		res.Updated = updated
 		return s.finishLanding(ctx, c, o, &res)
 	})
+	if err == nil && !already {
+		s.publish(res.Change, MoveLanded, fmt.Sprintf("on %s as %s (%s)", res.Change.BaseBranch, short(res.Change.Landed.Commit), res.Change.Landed.Strategy), string(o.By))
+	}
 	return res, err
 }
 
@@ -206,6 +210,7 @@ func (s *Service) refuseConflict(ctx context.Context, dir string, c Change, file
 	if _, err := task.Review(ctx, s.ws, c.Task, task.ReviewNote{Lines: []string{line}}, by, s.now()); err != nil {
 		return err
 	}
+	s.publish(c, MoveConflict, strings.Join(files, ", "), string(by))
 	return &agenterr.Error{Kind: agenterr.Conflict, Err: ErrConflict, Field: "id",
 		Reason: fmt.Sprintf("task %s's change conflicts with %s in %s; nothing was changed: the task stays in REVIEW marked conflict; send it back to the agent to rebase (review changes)", c.Task, c.BaseBranch, listFiles(files))}
 }

@@ -113,7 +113,7 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 			Task: in.Task, Agent: in.Agent, Run: in.Run, Worktree: wt, GitDir: gitDir,
 			Branch: in.Branch, BaseBranch: in.BaseBranch, Base: base, Head: head, Commits: commits,
 			Committed: committed, RecordedAt: s.now().UTC(), Round: prev.Round + 1,
-			Summary: in.Summary, FinalMessage: in.FinalMessage, State: StateReview, Comments: prev.Comments,
+			Summary: in.Summary, FinalMessage: in.FinalMessage, State: StateReview, Comments: prev.Comments, Verdicts: prev.Verdicts, Sent: prev.Sent,
 		}
 		if err := save(dir, c); err != nil {
 			return err
@@ -127,6 +127,9 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 		_, err = task.Review(ctx, s.ws, in.Task, task.ReviewNote{Lines: []string{line}}, task.AgentActor(in.Agent), s.now())
 		return err
 	})
+	if err == nil {
+		s.publish(c, MoveRecorded, fmt.Sprintf("round %d: %d %s", c.Round, len(c.Commits), mdtext.Plural(len(c.Commits), "commit", "commits")), string(task.AgentActor(in.Agent)))
+	}
 	return c, err
 }
 

@@ -268,3 +268,33 @@ func TestPrepareBranch(t *testing.T) {
 		t.Errorf("agent/papi moved to %s though it had moved on from the change %s", got, c.Head)
 	}
 }
+
+// A check is a command an agent may have written: it runs without
+// agentinfra's credentials, without the workspace root or git variables
+// that would point it elsewhere, and with the person's own variables.
+func TestCheckEnvironment(t *testing.T) {
+	f := newFixture(t)
+	wt := f.agent("papi")
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-secret")
+	t.Setenv("AGENTINFRA_API_TOKEN", "tok")
+	t.Setenv("AGENTINFRA_ROOT", f.root)
+	t.Setenv("GIT_DIR", "/elsewhere/.git")
+	t.Setenv("KEEP_ME", "kept")
+	r := runCheck(context.Background(), wt, "env", []string{"env"}, time.Minute)
+	if !r.Passed {
+		t.Fatalf("env: %+v", r)
+	}
+	env := map[string]string{}
+	for _, l := range strings.Split(r.Output, "\n") {
+		k, v, _ := strings.Cut(l, "=")
+		env[k] = v
+	}
+	for _, k := range []string{"SLACK_BOT_TOKEN", "AGENTINFRA_API_TOKEN", "AGENTINFRA_ROOT", "GIT_DIR"} {
+		if v, ok := env[k]; ok {
+			t.Errorf("the check got %s=%s", k, v)
+		}
+	}
+	if env["KEEP_ME"] != "kept" || env["PATH"] == "" || env["AGENTINFRA_RUN"] == "" {
+		t.Errorf("the check lacks KEEP_ME (%q), PATH or its scope's mark (%q)", env["KEEP_ME"], env["AGENTINFRA_RUN"])
+	}
+}

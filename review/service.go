@@ -27,24 +27,78 @@
 package review
 
 import (
+	"strings"
 	"time"
 
 	"github.com/agentinfra/agentinfra/config"
+	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// Service is the review of the changes of one workspace's tasks.
+// Service is the review of the changes of one workspace's tasks: the one
+// way the surfaces (the terminal, the console, the MCP server, Slack) and
+// the fleet's run end read and move a change. Every move is published on
+// the events bus (events.ChangeReviewed).
 type Service struct {
-	ws  *workspace.Workspace
-	now func() time.Time
+	ws    *workspace.Workspace
+	now   func() time.Time
+	bus   *events.Bus
+	fleet fleet.Backend
+}
+
+// Options make a Service.
+type Options struct {
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Bus receives every move of a change (nil: events.Default()).
+	Bus *events.Bus
+	// Fleet is where the agents are: a change sent back goes to its agent
+	// (Deliver), a change that reaches review to the reviewer
+	// (review.reviewer). nil: nobody is started; the changes wait, and the
+	// fleet's next run end delivers them.
+	Fleet fleet.Backend
 }
 
 // New returns the review service of ws; now is the clock (nil: time.Now).
+// It starts no agent (Options.Fleet).
 func New(ws *workspace.Workspace, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
+	return NewService(ws, Options{Now: now})
+}
+
+// NewService returns the review service of ws with o.
+func NewService(ws *workspace.Workspace, o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	return &Service{ws: ws, now: now}
+	if o.Bus == nil {
+		o.Bus = events.Default()
+	}
+	return &Service{ws: ws, now: o.Now, bus: o.Bus, fleet: o.Fleet}
+}
+
+// HasChecks reports whether review.checks are configured (false when the
+// configuration cannot be read: Check says why).
+func (s *Service) HasChecks() bool {
+	set, err := s.settings()
+	return err == nil && len(set.Checks) > 0
+}
+
+// The moves of a change, as events.ChangeReviewed's Status says them.
+const (
+	MoveRecorded  = "recorded"
+	MoveChecked   = "checked"
+	MoveVerdict   = "verdict"
+	MoveChanges   = "changes_requested"
+	MoveDelivered = "delivered"
+	MoveLanded    = "landed"
+	MoveConflict  = "conflict"
+)
+
+// publish says on the bus that c moved.
+func (s *Service) publish(c Change, move, text string, by string) {
+	s.bus.Publish(events.Event{Kind: events.ChangeReviewed, Root: s.ws.Root, TaskID: c.Task, Agent: fleet.Key(strings.TrimPrefix(c.Agent, "@")),
+		Status: move, Text: text, Actor: by})
 }
 
 // The defaults of the review section.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 )
@@ -52,6 +53,10 @@ type Options struct {
 	// Lease is how long this process keeps the right to post for the
 	// workspace unless it renews it (0 = DefaultLease).
 	Lease time.Duration
+	// Review is the workspace's review service: the end of a session on a
+	// task whose change waits in review says its size and checks (nil:
+	// it does not).
+	Review *review.Service
 }
 
 // Service is a running Slack surface.

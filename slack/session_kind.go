@@ -9,6 +9,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -66,6 +68,9 @@ func (sessionKind) onAudit(ctx context.Context, s *Service, d *delivery, ev supe
 	case "session_terminated", "session_interrupted":
 		if err := d.once(ctx, "end", func() error {
 			text, blocks := endBlocks(ses)
+			if line := s.changeLine(ctx, ses); line != "" {
+				text, blocks = text+"\n"+line, append(blocks, section(line))
+			}
 			_, err := s.post(ctx, p.Channel, ts, text, blocks)
 			return err
 		}); err != nil {
@@ -191,4 +196,20 @@ func section(text string) slack.Block { return slack.NewSectionBlock(md(text), n
 
 func plain(text string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.PlainTextType, text, false, false)
+}
+
+// changeLine says what the session's run left for review: its task's
+// change when it waits in REVIEW, with its size and checks, and the
+// command that shows it ("" when there is none, or no review service).
+func (s *Service) changeLine(ctx context.Context, ses supervision.Session) string {
+	if s.opts.Review == nil || ses.TaskID == "" {
+		return ""
+	}
+	d, err := s.opts.Review.Show(ctx, ses.TaskID)
+	if err != nil || d.Change == nil || d.Change.State != review.StateReview {
+		return ""
+	}
+	id := inert(ses.TaskID, oneLine, 40)
+	return fmt.Sprintf(":mag: *Task %s's change waits for review*: %d %s, +%d −%d, checks %s. Review it: `agentinfra review show %s`, or the console's Review page.",
+		id, d.Files, mdtext.Plural(d.Files, "file", "files"), d.Added, d.Deleted, d.Checks, id)
 }

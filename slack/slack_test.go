@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
+	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -42,6 +43,8 @@ type world struct {
 	done    chan error
 	conf    Config
 	dbDir   string
+	// review is the service's Options.Review (newReviewWorld).
+	review *review.Service
 }
 
 func testConfig() Config {
@@ -50,7 +53,14 @@ func testConfig() Config {
 
 func newWorld(t *testing.T, conf Config) *world {
 	t.Helper()
-	w := &world{t: t, fake: fakeslack.New(t), conf: conf, dbDir: t.TempDir()}
+	return newReviewWorld(t, conf, nil)
+}
+
+// newReviewWorld is newWorld whose service says what a session's task
+// left for review (rv).
+func newReviewWorld(t *testing.T, conf Config, rv *review.Service) *world {
+	t.Helper()
+	w := &world{t: t, fake: fakeslack.New(t), conf: conf, dbDir: t.TempDir(), review: rv}
 	w.ctx, w.stop = context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(w.stop)
 	st, err := store.Open(w.ctx, filepath.Join(w.dbDir, store.FileName), store.Options{PollInterval: 10 * time.Millisecond})
@@ -80,7 +90,7 @@ func newWorld(t *testing.T, conf Config) *world {
 func (w *world) start() {
 	w.t.Helper()
 	hellos := w.fake.Hellos()
-	svc, err := New(Options{Supervision: w.sup, Config: w.conf, Tokens: Tokens{App: fakeslack.AppToken, Bot: fakeslack.BotToken}, APIURL: w.fake.APIURL(), Backoff: 50 * time.Millisecond, Log: testLog(w.t)})
+	svc, err := New(Options{Supervision: w.sup, Config: w.conf, Tokens: Tokens{App: fakeslack.AppToken, Bot: fakeslack.BotToken}, APIURL: w.fake.APIURL(), Backoff: 50 * time.Millisecond, Log: testLog(w.t), Review: w.review})
 	if err != nil {
 		w.t.Fatal(err)
 	}

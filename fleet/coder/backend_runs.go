@@ -64,6 +64,11 @@ func (b *Backend) Start(ctx context.Context, in fleet.StartInput) (fleet.StartRe
 				return err
 			}
 			taskID, text, summary = claimed.Task.ID, fleet.WithNote(claimed.Prompt, in.Note), claimed.Summary
+			if in.Prompt != "" {
+				// A change sent back: the workspace's conversation goes on,
+				// it has the task already.
+				text = fleet.WithNote(in.Prompt, in.Note)
+			}
 		}
 		release := func(cause error) error {
 			if taskID != "" {

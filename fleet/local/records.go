@@ -95,6 +95,16 @@ type runRecord struct {
 	HeldBefore bool     `json:"held_before,omitempty"`
 	// Resume is the interrupted run this run resumes (nil: none).
 	Resume *runResume `json:"resume,omitempty"`
+
+	// A run on a matrix task starts from BaseBranch's tip (or the task's
+	// change sent back), the commit ReviewStart; when it completes, what
+	// it left is recorded as the task's change (package review). ""
+	// when the agent's base is no branch: nothing is recorded.
+	BaseBranch  string `json:"base_branch,omitempty"`
+	ReviewStart string `json:"review_start,omitempty"`
+	// ReviewOf is the task whose change a reviewer's run reviews: its end
+	// records the verdict.
+	ReviewOf string `json:"review_of,omitempty"`
 }
 
 // starting says the run is being started by a live process (Start holds

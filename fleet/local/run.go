@@ -43,7 +43,7 @@ func (f *Fleet) Start(ctx context.Context, in fleet.StartInput) (fleet.StartResu
 		if err := s.writeRun(); err != nil {
 			return err
 		}
-		for _, step := range []func(context.Context) error{s.giveTask, s.writeRunFiles, s.launchSupervisor} {
+		for _, step := range []func(context.Context) error{s.giveTask, s.prepareBranch, s.writeRunFiles, s.launchSupervisor} {
 			if err := step(ctx); err != nil {
 				return s.rollback(ctx, err)
 			}
@@ -178,7 +178,7 @@ func (s *start) giveTask(ctx context.Context) error {
 	s.claimed = true
 	hook("start:claimed")
 	s.run.TaskID, s.tr.TaskID, s.tr.Summary, s.difficulty = c.Task.ID, c.Task.ID, c.Summary, c.Task.Difficulty
-	s.prompt = fleet.WithNote(c.Prompt+"\n\n"+agentSection(a), in.Note)
+	s.prompt = fleet.WithNote(taskRunPrompt(a, c.Prompt, in.Prompt), in.Note)
 	if err := agentcli.CheckPrompt(a.CLI, s.prompt); err != nil {
 		// Given back: the agent never ran on it.
 		return &agenterr.Error{Kind: agenterr.Invalid, Field: "task_id", Reason: fmt.Sprintf("task %s's prompt is too long for %s; the task is given back", c.Task.ID, a.CLI), Err: err}
@@ -220,6 +220,7 @@ func (s *start) writeRunFiles(ctx context.Context) error {
 		SystemPromptFile: systemFile,
 		Env:              append([]string{"AGENTINFRA_ROOT=" + f.ws.Root, fleet.EnvAgent + "=" + a.Name}, f.opts.Env...),
 		Starter:          &s.starter, HeldBefore: s.run.HeldBefore,
+		BaseBranch: s.run.BaseBranch, ReviewStart: s.run.ReviewStart, ReviewOf: s.in.ReviewOf,
 	}
 	a.Runs++
 	a.UpdatedAt = s.now
@@ -259,6 +260,20 @@ func (s *start) rollback(ctx context.Context, cause error) error {
 		cause = errors.Join(cause, err)
 	}
 	return cause
+}
+
+// taskRunPrompt is the prompt of a run on a matrix task: the task's
+// assembled prompt, or, for a change sent back (given), the review's
+// prompt alone when the agent's CLI session goes on (it has the task
+// already), else after the task's.
+func taskRunPrompt(a *agentRecord, assembled, given string) string {
+	switch {
+	case given == "":
+		return assembled + "\n\n" + agentSection(a)
+	case a.Sessions[a.CLI] != "":
+		return strings.TrimSpace(given) + "\n\n" + agentSection(a)
+	}
+	return assembled + "\n\n" + agentSection(a) + "\n## Review of your change\n\n" + strings.TrimSpace(given) + "\n"
 }
 
 // textPrompt is the prompt of a free-text task: who the agent is, the task

@@ -58,9 +58,11 @@ func RunSupervisor(ctx context.Context, ws *workspace.Workspace, name, runID str
 		execute.Fail(ctx, x, err)
 		return books.err
 	}
+	x.Completed = func(ctx context.Context, res runner.Result) []string { return f.recordChange(ctx, name, run, res) }
 	stopWatching := f.recordChild(ctx, name, runID)
 	execute.Run(ctx, x)
 	stopWatching()
+	f.afterRun(ctx, name, run, rec)
 	return books.err
 }
 

@@ -118,7 +118,7 @@
       if (log) log.replaceChildren(); // the stream sends the whole log again
       $$("[data-live]").forEach(refresh);
     });
-    ["sessions", "fleet", "board"].forEach(function (t) {
+    ["sessions", "fleet", "board", "review"].forEach(function (t) {
       es.addEventListener(t, function () { refreshTopic(t); });
     });
     es.addEventListener("inbox", function (e) {
@@ -155,6 +155,7 @@
         flash(res.ok ? res.message : res.error, !res.ok);
         if (res.ok) {
           form.reset();
+          if (form.id) $$('[data-pending-of="' + form.id + '"]').forEach(function (el) { el.remove(); });
           $$("[data-live]").forEach(refresh);
         }
       })
@@ -172,6 +173,41 @@
   document.addEventListener("click", function (e) {
     var d = e.target.closest(".dismiss");
     if (d) { d.closest("[data-key]").remove(); }
+  });
+
+  // The review page: a line number opens a comment on that line, under
+  // it; its fields belong to the Request changes form (form=), which
+  // sends every open comment with its file and line.
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("button.lc");
+    if (!b) return;
+    var row = b.closest("tr");
+    var next = row.nextElementSibling;
+    if (next && next.classList.contains("line-comment")) { $("textarea", next).focus(); return; }
+    var tr = document.createElement("tr");
+    tr.className = "line-comment";
+    tr.dataset.pendingOf = "changes-form";
+    var td = document.createElement("td");
+    td.colSpan = 3;
+    var label = document.createElement("label");
+    var id = "lc-" + b.dataset.file.replace(/[^A-Za-z0-9]/g, "-") + "-" + b.dataset.line;
+    label.htmlFor = id;
+    label.textContent = "Comment on " + b.dataset.file + ":" + b.dataset.line;
+    var text = document.createElement("textarea");
+    text.id = id; text.name = "text"; text.rows = 2; text.setAttribute("form", "changes-form");
+    text.placeholder = "sent with Request changes";
+    [["file", b.dataset.file], ["line", b.dataset.line]].forEach(function (kv) {
+      var h = document.createElement("input");
+      h.type = "hidden"; h.name = kv[0]; h.value = kv[1]; h.setAttribute("form", "changes-form");
+      td.appendChild(h);
+    });
+    var drop = document.createElement("button");
+    drop.type = "button"; drop.className = "linkish"; drop.textContent = "Discard";
+    drop.addEventListener("click", function () { tr.remove(); });
+    td.appendChild(label); td.appendChild(text); td.appendChild(drop);
+    tr.appendChild(td);
+    row.after(tr);
+    text.focus();
   });
 
   // The board: drag a card onto a column (the "Move to" form does the same

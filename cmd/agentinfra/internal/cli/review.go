@@ -2,9 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -71,49 +69,4 @@ func reviewAge(seconds int64) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-// inert makes text an agent wrote harmless on a terminal: control
-// characters (escape sequences that clear the screen, hide lines, retitle
-// the window) and the bidi and zero-width characters that reorder or hide
-// code are shown as escapes; tabs stay. (internal/termsafe does this for
-// every command once it lands.)
-func reviewInert(s string) string {
-	clean := true
-	for _, r := range s {
-		if reviewUnsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x80 && reviewUnsafeRune(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case reviewUnsafeRune(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func reviewUnsafeRune(r rune) bool {
-	switch {
-	case r == '\t':
-		return false
-	case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
-		return true
-	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
-		r == 0x2028, r == 0x2029, r == 0x061c, r == 0xfeff:
-		return true
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -103,7 +104,7 @@ func reviewApproveRun(ctx context.Context, o *ReviewApproveOptions) error {
 		fmt.Fprintf(o.IO.Out, "%s is at the new %s\n", c.Branch, c.BaseBranch)
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintln(o.IO.Out, "note:", reviewInert(n))
+		fmt.Fprintln(o.IO.Out, "note:", termsafe.Line(n))
 	}
 	return nil
 }

@@ -2,13 +2,19 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -22,10 +28,13 @@ type ReviewChangesOptions struct {
 	ID       string
 	Comments []review.CommentInput
 	JSON     bool
+	// Deliver starts the idle agents on what waits for them (nil: `agent
+	// deliver` of FullBinary, which links the fleet).
+	Deliver func(ctx context.Context, root string) ([]review.Delivery, error)
 }
 
 func NewCmdReviewChanges(f *Factory, runF func(context.Context, *ReviewChangesOptions) error) *cobra.Command {
-	o := &ReviewChangesOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now}
+	o := &ReviewChangesOptions{IO: f.IO, Workspace: f.Workspace, Now: f.Now, Deliver: deliverThroughFull}
 	cmd := &cobra.Command{
 		Use:   "changes ID --comment TEXT [--file PATH [--line N]]...",
 		Short: "Send a change back to its agent with comments; the task goes back to IN_PROGRESS",
@@ -33,6 +42,8 @@ func NewCmdReviewChanges(f *Factory, runF func(context.Context, *ReviewChangesOp
 README's Review section, readable in git, and in change.json), the task goes from
 REVIEW back to IN_PROGRESS with you as the actor, still held by the same agent, and
 the prompt the agent will get — every comment with its file and line — is printed.
+The agent is started on it (its CLI session goes on) when it is idle; a busy agent
+gets it when its run ends (agent deliver starts it by hand).
 
 --file and --line apply to the --comment before them: a comment on a line of a file,
 on a file, or (alone) on the whole change. A file is a path in the repository.`,
@@ -123,6 +134,7 @@ func reviewChangesRun(ctx context.Context, o *ReviewChangesOptions) error {
 	if err != nil {
 		return err
 	}
+	res.Delivery = deliveryOf(ctx, o, ws.Root, res.Change)
 	if o.JSON {
 		return WriteJSON(o.IO.Out, res)
 	}
@@ -130,6 +142,53 @@ func reviewChangesRun(ctx context.Context, o *ReviewChangesOptions) error {
 	dir, _ := ws.FindTaskDir(o.ID)
 	fmt.Fprintf(o.IO.Out, "%s is %s again, for @%s: %d comment(s) kept in %s (Review)\n",
 		res.Task.ID, res.Task.Status, res.Change.Agent, len(o.Comments), rel(ws, filepath.Join(dir, "README.md")))
-	fmt.Fprintf(o.IO.Out, "\nThe agent will be sent:\n\n%s", reviewIndent(reviewInertText(res.Prompt))+"\n")
+	switch d := res.Delivery; {
+	case d.Run != "":
+		fmt.Fprintf(o.IO.Out, "@%s started on it in run %s, with:\n\n%s", termsafe.Line(d.Agent), d.Run, reviewIndent(reviewText(res.Prompt))+"\n")
+	default:
+		fmt.Fprintf(o.IO.Out, "%s\n\nThe agent will be sent:\n\n%s", termsafe.Line(d.Waiting), reviewIndent(reviewText(res.Prompt))+"\n")
+	}
 	return nil
+}
+
+// deliveryOf starts the change's agent on it when it is idle (o.Deliver),
+// or says why it waits.
+func deliveryOf(ctx context.Context, o *ReviewChangesOptions, root string, c review.Change) *review.Delivery {
+	later := &review.Delivery{Agent: c.Agent, Task: c.Task, Kind: review.KindChanges,
+		Waiting: fmt.Sprintf("@%s gets it when one of the fleet's runs ends, or with agentinfra agent deliver", c.Agent)}
+	if o.Deliver == nil {
+		return later
+	}
+	ds, err := o.Deliver(ctx, root)
+	if err != nil {
+		later.Waiting = fmt.Sprintf("@%s was not started (%v): it gets it when one of the fleet's runs ends, or with agentinfra agent deliver", c.Agent, agenterr.Of(err).Reason)
+		return later
+	}
+	for _, d := range ds {
+		if d.Task == c.Task {
+			return &d
+		}
+	}
+	return later
+}
+
+// deliverThroughFull runs FullBinary's agent deliver in the workspace and
+// reads what it started.
+func deliverThroughFull(ctx context.Context, root string) ([]review.Delivery, error) {
+	path, err := findFull()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, path, "--root", root, "agent", "deliver", "--json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, &agenterr.Error{Kind: agenterr.Unavailable, Reason: strings.TrimSpace(mdtext.Or(stderr.String(), err.Error())), Err: err}
+	}
+	var ds []review.Delivery
+	if err := json.Unmarshal(out, &ds); err != nil {
+		return nil, err
+	}
+	return ds, nil
 }

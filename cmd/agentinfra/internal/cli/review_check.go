@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -71,9 +72,9 @@ func reviewCheckRun(ctx context.Context, o *ReviewCheckOptions) error {
 			if !r.Passed {
 				mark = colorize(color, "31", "✗")
 			}
-			fmt.Fprintf(o.IO.Out, "%s %s: %s (%.1fs)\n", mark, reviewInert(r.Command), reviewInert(r.Outcome()), float64(r.DurationMS)/1000)
+			fmt.Fprintf(o.IO.Out, "%s %s: %s (%.1fs)\n", mark, termsafe.Line(r.Command), termsafe.Line(r.Outcome()), float64(r.DurationMS)/1000)
 			if !r.Passed && r.Output != "" {
-				fmt.Fprintln(o.IO.Out, reviewIndent(reviewInertText(reviewLastLines(r.Output, 15))))
+				fmt.Fprintln(o.IO.Out, reviewIndent(reviewText(reviewLastLines(r.Output, 15))))
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/internal/mdtext"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -85,7 +86,7 @@ func reviewListRun(ctx context.Context, o *ReviewListOptions) error {
 			} else {
 				checks = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Task.ID, reviewInert(agent), reviewInert(branch), files, size, checks, it.State(), when, reviewInert(reviewTitle(it.Task.Description)))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Task.ID, termsafe.Line(agent), termsafe.Line(branch), files, size, checks, it.State(), when, termsafe.Line(reviewTitle(it.Task.Description)))
 		}
 		if err := w.Flush(); err != nil {
 			return err

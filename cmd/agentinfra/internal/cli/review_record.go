@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -109,7 +110,7 @@ func reviewRecordRun(ctx context.Context, o *ReviewRecordOptions) error {
 	if o.JSON {
 		return WriteJSON(o.IO.Out, c)
 	}
-	fmt.Fprintf(o.IO.Out, "recorded %s's change of %s (round %d): %d commit(s) on %s from %s at %s\n", reviewInert(o.Agent), c.Task, c.Round, len(c.Commits), reviewInert(c.Branch), reviewInert(c.BaseBranch), reviewShort(c.Base))
+	fmt.Fprintf(o.IO.Out, "recorded %s's change of %s (round %d): %d commit(s) on %s from %s at %s\n", termsafe.Line(o.Agent), c.Task, c.Round, len(c.Commits), termsafe.Line(c.Branch), termsafe.Line(c.BaseBranch), reviewShort(c.Base))
 	if c.Committed != "" {
 		fmt.Fprintf(o.IO.Out, "committed what was left uncommitted as %s\n", reviewShort(c.Committed))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -100,17 +101,17 @@ func reviewShowRun(ctx context.Context, o *ReviewShowOptions) error {
 func printChange(w io.Writer, d review.Detail, color bool) {
 	c := d.Change
 	field := func(k, v string) { fmt.Fprintf(w, "%-9s %s\n", k+":", v) }
-	field("Task", fmt.Sprintf("%s %s (%s)", d.Task.ID, reviewInert(reviewTitle(d.Task.Description)), d.Task.Status))
+	field("Task", fmt.Sprintf("%s %s (%s)", d.Task.ID, termsafe.Line(reviewTitle(d.Task.Description)), d.Task.Status))
 	agent := "@" + c.Agent
 	if c.Run != "" {
 		agent += ", run " + c.Run
 	}
-	field("Agent", reviewInert(agent))
-	field("Branch", reviewInert(fmt.Sprintf("%s → %s, from %s", c.Branch, c.BaseBranch, reviewShort(c.Base))))
+	field("Agent", termsafe.Line(agent))
+	field("Branch", termsafe.Line(fmt.Sprintf("%s → %s, from %s", c.Branch, c.BaseBranch, reviewShort(c.Base))))
 	field("Size", fmt.Sprintf("%d file(s), +%d −%d", d.Files, d.Added, d.Deleted))
 	state := c.State
 	if len(c.Conflict) > 0 && c.State == review.StateConflict {
-		state += ": " + reviewInert(strings.Join(c.Conflict, ", "))
+		state += ": " + termsafe.Line(strings.Join(c.Conflict, ", "))
 	}
 	if l := c.Landed; l != nil {
 		state += fmt.Sprintf(" as %s (%s)", reviewShort(l.Commit), l.Strategy)
@@ -119,24 +120,24 @@ func printChange(w io.Writer, d review.Detail, color bool) {
 	field("Checks", checksLine(d))
 	fmt.Fprintf(w, "Commits (%d):\n", len(c.Commits))
 	for _, cm := range c.Commits {
-		fmt.Fprintf(w, "  %s %s (%s)\n", colorize(color, "33", reviewShort(cm.Hash)), reviewInert(cm.Subject), reviewInert(cm.Author))
+		fmt.Fprintf(w, "  %s %s (%s)\n", colorize(color, "33", reviewShort(cm.Hash)), termsafe.Line(cm.Subject), termsafe.Line(cm.Author))
 	}
 	if c.Summary != "" {
-		fmt.Fprintf(w, "Summary:\n%s\n", reviewIndent(reviewInert(c.Summary)))
+		fmt.Fprintf(w, "Summary:\n%s\n", reviewIndent(termsafe.Line(c.Summary)))
 	}
 	if c.FinalMessage != "" {
-		fmt.Fprintf(w, "Final message:\n%s\n", reviewIndent(reviewInertText(c.FinalMessage)))
+		fmt.Fprintf(w, "Final message:\n%s\n", reviewIndent(reviewText(c.FinalMessage)))
 	}
 	if len(d.Review) > 0 {
 		fmt.Fprintln(w, "Review:")
 		for _, r := range d.Review {
-			fmt.Fprintln(w, reviewIndent(reviewInertText(r)))
+			fmt.Fprintln(w, reviewIndent(reviewText(r)))
 		}
 	}
 	if c.Checks != nil {
 		for _, r := range c.Checks.Results {
 			if !r.Passed && r.Output != "" {
-				fmt.Fprintf(w, "Output of %s:\n%s\n", reviewInert(r.Command), reviewIndent(reviewInertText(reviewLastLines(r.Output, 15))))
+				fmt.Fprintf(w, "Output of %s:\n%s\n", termsafe.Line(r.Command), reviewIndent(reviewText(reviewLastLines(r.Output, 15))))
 			}
 		}
 	}
@@ -150,7 +151,7 @@ func checksLine(d review.Detail) string {
 		for _, x := range r.Results {
 			each = append(each, fmt.Sprintf("%s: %s", x.Command, x.Outcome()))
 		}
-		line += " (" + reviewInert(strings.Join(each, "; ")) + ")"
+		line += " (" + termsafe.Line(strings.Join(each, "; ")) + ")"
 	}
 	return line
 }
@@ -162,14 +163,9 @@ func reviewShort(h string) string {
 	return h
 }
 
-// inertText is inert line by line: its newlines are kept.
-func reviewInertText(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = reviewInert(l)
-	}
-	return strings.Join(lines, "\n")
-}
+// reviewText is multi-line text an agent wrote, inert for a terminal
+// (termsafe.Text), without its trailing newlines.
+func reviewText(s string) string { return termsafe.Text(strings.TrimRight(s, "\n")) }
 
 func reviewIndent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
@@ -229,5 +225,5 @@ func (d *diffWriter) line(l string) {
 	case strings.HasPrefix(l, "-"):
 		code = "31"
 	}
-	_, d.err = fmt.Fprintln(d.w, colorize(d.color, code, reviewInert(l)))
+	_, d.err = fmt.Fprintln(d.w, colorize(d.color, code, termsafe.Text(l)))
 }

@@ -78,6 +78,7 @@ and outlive the command. See docs/fleet.md.`,
 		NewCmdAgentHistory(f, nil),
 		NewCmdAgentLogs(f, nil),
 		NewCmdAgentDelete(f, nil),
+		NewCmdAgentDeliver(f, nil),
 		NewCmdAgentRunSupervisor(f),
 		NewCmdAgentHost(f, nil),
 	)

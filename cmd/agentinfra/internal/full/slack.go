@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/slack"
 )
 
@@ -101,7 +102,8 @@ func slackRun(ctx context.Context, o *SlackOptions) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: level}))
-	svc, err := slack.New(slack.Options{Supervision: env.svc, Config: conf, Tokens: tokens, APIURL: o.Getenv(envSlackAPIURL), Getenv: o.Getenv, Log: log})
+	svc, err := slack.New(slack.Options{Supervision: env.svc, Config: conf, Tokens: tokens, APIURL: o.Getenv(envSlackAPIURL), Getenv: o.Getenv, Log: log,
+		Review: review.New(env.ws, nil)})
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,18 @@
 // Without STUB_MODE the mode is read from the file beside the binary named
 // as it is with ".mode" appended: a run whose environment is cleaned (the
 // protocol check's) still gets it.
+//
+// In ok mode, STUB_PLAN=FILE makes the stub work like an agent in its
+// worktree (the current directory): FILE is a JSON list of steps
+// {"agent", "when", "write", "commit", "then_write", "response"}; the first
+// whose agent is $AGENTINFRA_AGENT and whose "when" is in the prompt (each
+// of its parts separated by "&&")
+// writes its files, commits them all with git when "commit" is a message,
+// writes then_write's files (left uncommitted) and answers "response"
+// instead of STUB_RESPONSE. STUB_PROMPTS=DIR appends each prompt
+// (--prompt=, else stdin) to DIR/$AGENTINFRA_AGENT.prompts, the prompts
+// separated by a line "\x1e".
+//
 // In every mode, STUB_ENVFILE=PATH writes the stub's environment there
 // (NUL-separated), and STUB_FILEINFO_ENV=NAME writes the path in $NAME, the file's
 // permission bits (octal) and its content, one per line, to STUB_FILEINFO.
@@ -40,6 +52,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,6 +94,10 @@ func main() {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
+		}
+		if err := work(); err != nil {
+			fmt.Fprintln(os.Stderr, "stub:", err)
+			os.Exit(1)
 		}
 		session(w)
 	case "hang":
@@ -233,4 +250,97 @@ func session(w *bufio.Writer) {
 	js, _ := json.Marshal(resp)
 	fmt.Fprintf(w, `{"type":"message","role":"assistant","content":%s,"delta":true}`+"\n", js)
 	fmt.Fprintln(w, `{"type":"result","status":"success","stats":{"total_tokens":30,"input_tokens":21,"output_tokens":9,"tool_calls":1,"new_field":true}}`)
+}
+
+// step is one rule of STUB_PLAN.
+type step struct {
+	Agent     string            `json:"agent"`
+	When      string            `json:"when"`
+	Write     map[string]string `json:"write"`
+	Commit    string            `json:"commit"`
+	ThenWrite map[string]string `json:"then_write"`
+	Response  string            `json:"response"`
+}
+
+// work records the prompt (STUB_PROMPTS) and does the first matching step
+// of STUB_PLAN in the current directory.
+func work() error {
+	plan, prompts := os.Getenv("STUB_PLAN"), os.Getenv("STUB_PROMPTS")
+	if plan == "" && prompts == "" {
+		return nil
+	}
+	agent := os.Getenv("AGENTINFRA_AGENT")
+	prompt, found := "", false
+	for _, a := range os.Args[1:] {
+		if p, ok := strings.CutPrefix(a, "--prompt="); ok {
+			prompt, found = p, true
+		}
+	}
+	if !found {
+		b, _ := io.ReadAll(os.Stdin)
+		prompt = string(b)
+	}
+	if prompts != "" {
+		f, err := os.OpenFile(filepath.Join(prompts, agent+".prompts"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f, "%s\n\x1e\n", prompt)
+		f.Close()
+	}
+	if plan == "" {
+		return nil
+	}
+	b, err := os.ReadFile(plan)
+	if err != nil {
+		return err
+	}
+	var steps []step
+	if err := json.Unmarshal(b, &steps); err != nil {
+		return err
+	}
+	for _, s := range steps {
+		if s.Agent != agent || !containsAll(prompt, strings.Split(s.When, "&&")) {
+			continue
+		}
+		if err := writeFiles(s.Write); err != nil {
+			return err
+		}
+		if s.Commit != "" {
+			for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", s.Commit}} {
+				if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+					return fmt.Errorf("git %s: %v: %s", args[0], err, out)
+				}
+			}
+		}
+		if err := writeFiles(s.ThenWrite); err != nil {
+			return err
+		}
+		if s.Response != "" {
+			os.Setenv("STUB_RESPONSE", s.Response)
+		}
+		return nil
+	}
+	return nil
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func writeFiles(files map[string]string) error {
+	for p, content := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
