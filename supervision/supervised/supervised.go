@@ -28,6 +28,7 @@ import (
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/internal/waiting"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
@@ -65,6 +66,8 @@ type Run struct {
 	live    *policy.Live
 	stopPol context.CancelFunc
 	keep    keepmoving.Config
+	// marked closes once the waiting marker is removed (after stopPol).
+	marked <-chan struct{}
 }
 
 // Begin opens the workspace's store, reaps the sessions of dead
@@ -114,7 +117,9 @@ func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error)
 	}
 	pctx, stop := context.WithCancel(context.Background())
 	live, _ := policy.Watch(pctx, ws.Root, paths, nil) // without a watcher the policy is still loaded once
-	return &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop, keep: keep}, nil
+	r := &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop, keep: keep}
+	r.marked = r.markWaiting(pctx)
+	return r, nil
 }
 
 // Session is the run's session as it began.
@@ -207,7 +212,7 @@ func blockedResult(res runner.Result, out keepmoving.Outcome) runner.Result {
 // store. A session a person stopped stays as they left it.
 func (r *Run) End(ctx context.Context, reason string) error {
 	defer r.st.Close()
-	defer r.stopPol()
+	defer func() { r.stopPol(); <-r.marked }()
 	_, err := r.st.SetSessionStatus(context.WithoutCancel(ctx), r.ses.ID, store.Transition{To: store.SessionTerminated, By: r.ses.Owner, Reason: reason})
 	if errors.Is(err, store.ErrBadTransition) {
 		return nil // already ended (stopped by a person, or reaped)
@@ -253,6 +258,7 @@ func Reap(ctx context.Context, ws *workspace.Workspace, st *store.Store) ([]Reap
 		if err != nil {
 			return out, err
 		}
+		waiting.Clear(ws.Root, id) // its supervisor cannot
 		out = append(out, reapRun(ctx, ws, st, ses, "interrupted: "+reason))
 	}
 	return out, nil

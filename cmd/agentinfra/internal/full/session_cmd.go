@@ -79,15 +79,12 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	if !o.All {
 		f.Statuses = supervision.LiveStatuses
 	}
-	ss, err := env.svc.Sessions(ctx, f)
+	ss, err := env.svc.SessionViews(ctx, f)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		if ss == nil {
-			ss = []supervision.Session{}
-		}
-		return cli.WriteJSON(o.IO.Out, ss)
+		return cli.WriteJSON(o.IO.Out, orEmpty(ss))
 	}
 	if len(ss) == 0 {
 		fmt.Fprintln(o.IO.Out, "No sessions.")
@@ -97,7 +94,7 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	fmt.Fprintln(tw, "ID\tSTATUS\tMODE\tCLI\tAGENT\tTASK\tOWNER\tLAST TOOL\tUPDATED")
 	for _, s := range ss {
 		cell := func(s string) string { return termsafe.Line(orDash(s)) } // the agent's (the MCP client's) text
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, s.Status, s.Mode, cell(s.CLI), cell(s.Agent), cell(s.TaskID),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s ago\n", s.ID, sessionStatus(s, o.Now()), s.Mode, cell(s.CLI), cell(s.Agent), cell(s.TaskID),
 			cell(supervision.Handle(s.Owner)), cell(s.LastTool), since(o.Now(), s.UpdatedAt))
 	}
 	tw.Flush()
@@ -105,7 +102,16 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	return nil
 }
 
-func countLive(ss []supervision.Session) int {
+// sessionStatus is a session's status as a person reads it: what a live
+// session waits for, when it waits ("waiting: request 6, 2m").
+func sessionStatus(s supervision.SessionView, now time.Time) string {
+	if s.Waiting != nil && s.Status == supervision.SessionActive {
+		return s.Waiting.Summary(now)
+	}
+	return s.Status
+}
+
+func countLive(ss []supervision.SessionView) int {
 	n := 0
 	for _, s := range ss {
 		if s.Live() {
@@ -137,12 +143,21 @@ func sessionShowRun(ctx context.Context, o *SessionOptions) error {
 	if err != nil {
 		return err
 	}
+	all, err := env.svc.Waiting(ctx)
+	if err != nil {
+		return err
+	}
+	var wait *supervision.Waiting
+	if it, ok := all[id]; ok {
+		wait = &it
+	}
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, struct {
 			supervision.Session
+			Waiting  *supervision.Waiting     `json:"waiting,omitempty"`
 			Requests []supervision.Request    `json:"requests"`
 			Audit    []supervision.AuditEvent `json:"audit"`
-		}{s, orEmpty(reqs), orEmpty(evs)})
+		}{s, wait, orEmpty(reqs), orEmpty(evs)})
 	}
 	w := o.IO.Out
 	// The texts are the agent's (the MCP client's): shown inert (termsafe).
@@ -153,6 +168,9 @@ func sessionShowRun(ctx context.Context, o *SessionOptions) error {
 		fmt.Fprintf(w, "Agent:     %s  Task: %s\n", line(orDash(s.Agent)), line(orDash(s.TaskID)))
 	}
 	fmt.Fprintf(w, "Last tool: %s\nProgress:  %s\n", line(orDash(s.LastTool)), line(orDash(s.Progress)))
+	if wait != nil {
+		fmt.Fprintf(w, "Waiting:   %s (%s): %s\n", wait.Summary(o.Now()), line(mdtext.Shorten(oneLine(wait.What), 80)), wait.HowToAnswer())
+	}
 	if s.EndReason != "" {
 		fmt.Fprintf(w, "Ended:     %s\n", line(s.EndReason))
 	}
