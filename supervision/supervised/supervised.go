@@ -18,10 +18,13 @@ package supervised
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentcli"
@@ -116,7 +119,23 @@ func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error)
 		paths = policy.DefaultPaths(ws.Root, p.Getenv)
 	}
 	pctx, stop := context.WithCancel(context.Background())
-	live, _ := policy.Watch(pctx, ws.Root, paths, nil) // without a watcher the policy is still loaded once
+	// A policy that cannot be read is said in the session's audit log, at
+	// the start and at each reload (every action is then asked).
+	var mu sync.Mutex
+	said := ""
+	auditWarnings := func(p *policy.Policy) {
+		mu.Lock()
+		defer mu.Unlock()
+		if w := strings.Join(p.Warnings, "\n"); w != said {
+			said = w
+			for _, w := range p.Warnings {
+				st.Record(context.Background(), store.Event{SessionID: active.ID, Actor: store.ActorAgentinfra, Surface: store.SurfaceSupervisor,
+					Action: "policy_warning", Detail: warningDetail(w)})
+			}
+		}
+	}
+	live, _ := policy.Watch(pctx, ws.Root, paths, auditWarnings) // without a watcher the policy is still loaded once
+	auditWarnings(live.Current())
 	r := &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop, keep: keep}
 	r.marked = r.markWaiting(pctx)
 	return r, nil
@@ -130,6 +149,16 @@ func (r *Run) Store() *store.Store { return r.st }
 
 // Policy is the policy in force now.
 func (r *Run) Policy() *policy.Policy { return r.live.Current() }
+
+// PolicyWarnings say what is wrong with the policy in force (a workspace
+// policy that does not parse: FILE:LINE:COL: message; every action will be
+// asked), as the run began.
+func (r *Run) PolicyWarnings() []string { return r.live.Current().Warnings }
+
+func warningDetail(w string) []byte {
+	b, _ := json.Marshal(map[string]string{"warning": w})
+	return b
+}
 
 // AttachRun records the run's ID (dispatch knows it once it claimed the
 // task, after the session took its place).
@@ -164,8 +193,13 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 	// writes only in req.Dir, the temporary folders and the CLI's own;
 	// the workspace's store and the user's config out of sight.
 	box := contain.Sandbox{CLI: rn.Name(), Workspace: r.ws.Root}
-	if w := box.Warning(req.Dir, req.Env); w != "" && onEvent != nil {
-		onEvent(runner.Event{Kind: "warning", Text: w})
+	if onEvent != nil {
+		if w := box.Warning(req.Dir, req.Env); w != "" {
+			onEvent(runner.Event{Kind: "warning", Text: w})
+		}
+		for _, w := range r.PolicyWarnings() {
+			onEvent(runner.Event{Kind: "warning", Text: w})
+		}
 	}
 	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
 		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}

@@ -140,13 +140,25 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 		onEvent = progressPrinter(o.IO)
 	}
 	// A supervised run asks the person at this terminal inline (its
-	// requests can be answered from any terminal too).
-	if d.ApprovalMode == runner.ApprovalAsk && o.IO.InTTY && d.TaskOverride != "-" {
+	// requests can be answered from any terminal too); without a terminal
+	// to ask on, each request and its outcome are written to stderr as
+	// they happen, with the command that answers it.
+	if d.ApprovalMode == runner.ApprovalAsk {
+		inline := o.IO.InTTY && d.TaskOverride != "-"
 		d.OnSupervised = func(sup *supervised.Run) func() {
-			lines := lineReader(o.IO.In)
-			inlineCtx, stop := context.WithCancel(ctx)
+			if onEvent == nil { // else the progress lines say it
+				for _, w := range sup.PolicyWarnings() {
+					fmt.Fprintf(o.IO.ErrOut, "agentinfra: warning: %s\n", termsafe.Line(w))
+				}
+			}
+			followCtx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})
-			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, ws, sup, lines) }()
+			if inline {
+				lines := lineReader(o.IO.In)
+				go func() { defer close(done); inlinePrompt(followCtx, o.IO, ws, sup, lines) }()
+			} else {
+				go func() { defer close(done); announceSession(followCtx, o.IO.ErrOut, ws, sup) }()
+			}
 			return func() { stop(); <-done }
 		}
 	}
