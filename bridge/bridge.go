@@ -157,6 +157,8 @@ func Finish(res *runner.Result, start time.Time, p *runner.Interactive, stopped 
 	case code != 0 && !stopped:
 		res.Error = fmt.Sprintf("%s exited with code %d", res.CLI, code)
 	}
+	// The CLI's own words say why, more often than its exit code.
+	res.Error = runner.Said(res.CLI, res.Error, tail, p.Cmd.Env)
 	if res.Error != "" {
 		return fmt.Errorf("%w: %s", runner.ErrAgentFailed, res.Error)
 	}

@@ -236,6 +236,21 @@ CREATE TABLE surface_cursors (
 	audit_seq   INTEGER NOT NULL
 );
 `,
+	// v6: a person knows why a run stopped, and approves for a session
+	// (issue 30).
+	//   - sessions.ended_by / end_surface: who ended a session and
+	//     through which surface (a person's stop is told from the end of
+	//     the run);
+	//   - approvals.scope: what an approval covers — '' this request,
+	//     'session' the same action for the rest of its session, 'always'
+	//     a policy rule (approvals.always stays, set with it).
+	`
+ALTER TABLE sessions ADD COLUMN ended_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN end_surface TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN scope TEXT NOT NULL DEFAULT '' CHECK (scope IN ('','session','always'));
+UPDATE approvals SET scope = 'always' WHERE always = 1;
+CREATE INDEX approvals_session_scope ON approvals(session_id) WHERE scope = 'session';
+`,
 }
 
 // SchemaVersion is the version this agentinfra writes.

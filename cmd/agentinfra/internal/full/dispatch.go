@@ -14,8 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/execute"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/runner"
@@ -180,6 +182,10 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 	} else {
 		printDispatch(o.IO.Out, out)
 	}
+	if errors.Is(runErr, execute.ErrStopped) {
+		cli.PrintWarnings(o.IO, out.Warnings)
+		return &cli.ExitError{Code: cli.ExitStopped, Msg: "the run was " + termsafe.Line(out.Reason)}
+	}
 	if runErr != nil {
 		return &cli.ExitError{Code: 1, Msg: dispatchErrorText(runErr)}
 	}
@@ -256,6 +262,10 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 	}
 	fmt.Fprintf(w, "dispatched %s to %s (model %s): %s\n", o.ID, o.CLI, model, o.Outcome)
 	fmt.Fprintf(w, "status:   %s → %s\n", o.StatusBefore, o.StatusAfter)
+	if o.Outcome != agentrun.OutcomeSuccess && o.Reason != "" {
+		// Who stopped it and why, or what the CLI said when it failed.
+		fmt.Fprintf(w, "reason:   %s\n", termsafe.Text(o.Reason))
+	}
 	if r := o.Result; r != nil {
 		fmt.Fprintf(w, "session:  %s\n", dispatchOrNone(r.SessionID))
 		fmt.Fprintf(w, "usage:    %d input tokens, %d output tokens, %d tool calls, %s, exit %d\n",

@@ -45,6 +45,7 @@ func announceSession(ctx context.Context, w io.Writer, ws *workspace.Workspace, 
 		return
 	}
 	a := &announcer{w: w, svc: svc, session: sup.Session().ID, told: map[string]bool{}, done: map[string]bool{}}
+	fmt.Fprintf(w, "agentinfra: supervised run: session %d; what the policy does not allow waits for a person (agentinfra inbox lists it)\n", a.session)
 	for {
 		a.look(ctx)
 		select {
