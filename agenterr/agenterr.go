@@ -120,10 +120,11 @@ type Error struct {
 	// Override is the domain name of the option that makes the change
 	// anyway ("force", "skip_missing_skills"); "" when nothing does.
 	Override string
-	// File and Line locate the fault in a file (a config key), when it is
-	// in one; File is as messages show it (workspace-relative).
+	// File, Line and Col locate the fault in a file (a config key), when
+	// it is in one; File is as messages show it (workspace-relative).
 	File string
 	Line int
+	Col  int
 	// Reason says what is wrong and what to do, naming no flag and no
 	// parameter.
 	Reason string
@@ -131,17 +132,26 @@ type Error struct {
 	Err error
 }
 
+// Where is the fault's place as editors and compilers write it:
+// FILE:LINE:COL, FILE:LINE or FILE ("" when it is in no file).
+func (e *Error) Where() string {
+	w := e.File
+	if e.File != "" && e.Line > 0 {
+		w += fmt.Sprintf(":%d", e.Line)
+		if e.Col > 0 {
+			w += fmt.Sprintf(":%d", e.Col)
+		}
+	}
+	return w
+}
+
 // Error is a plain rendering, for logs and callers that have no words of
 // their own; no adapter reads it.
 func (e *Error) Error() string {
 	var b strings.Builder
 	switch {
-	case e.File != "": // a key of a file: FILE:LINE: key: reason
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d", e.Line)
-		}
-		b.WriteString(": ")
+	case e.File != "": // a key of a file: FILE:LINE:COL: key: reason
+		b.WriteString(e.Where() + ": ")
 		if e.Field != "" && e.Field != "config" {
 			b.WriteString(e.Field + ": ")
 		}

@@ -58,6 +58,7 @@ func TestErrorText(t *testing.T) {
 		{&Error{Kind: Conflict, Reason: "task a1 is DONE", Err: New(Conflict, "task is not claimable")}, "task a1 is DONE"},
 		{&Error{Kind: Unavailable, Reason: "git failed", Err: errors.New("exit status 128")}, "git failed: exit status 128"},
 		{&Error{Kind: Invalid, File: ".agent/config.yaml", Line: 3, Field: "fleet.timeout", Reason: "use a duration"}, ".agent/config.yaml:3: fleet.timeout: use a duration"},
+		{&Error{Kind: Invalid, File: ".agent/config.yaml", Line: 3, Col: 12, Field: "fleet.timeout", Reason: "use a duration"}, ".agent/config.yaml:3:12: fleet.timeout: use a duration"},
 	} {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("Error() = %q, want %q", got, c.want)

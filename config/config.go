@@ -7,7 +7,9 @@
 //	fleet:     the fleet's defaults                        → Fleet (package fleet)
 //	projects:  the projects agents work in                 → []Project (package fleet)
 //	coder:     the Coder backend                           → Coder (package fleet/coder)
-//	supervision: supervised sessions                       → Supervision (package supervision)
+//	supervision: supervised sessions and keeping them moving → Supervision
+//	           (packages supervision, supervision/keepmoving)
+//	slack:     the Slack app                               → Slack (package slack)
 //	review:    how a finished task's change lands          → Review (package review)
 //
 // and the one environment variable that tunes a service, the matrix lock's
@@ -33,6 +35,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -69,6 +72,7 @@ type Config struct {
 	fleet       Fleet
 	coder       Coder
 	supervision Supervision
+	slack       Slack
 	review      Review
 	sections    map[string]error // a section's error, by section name
 }
@@ -97,6 +101,9 @@ func (c *Config) Coder() (Coder, error) { return c.coder, c.sections["coder"] }
 func (c *Config) Supervision() (Supervision, error) {
 	return c.supervision, c.sections["supervision"]
 }
+
+// Slack is the slack section.
+func (c *Config) Slack() (Slack, error) { return c.slack, c.sections["slack"] }
 
 // loads counts the config files read by this process.
 var loads atomic.Int64
@@ -153,8 +160,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line,
-			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, review)", Err: ErrConfig}
+		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line, Col: top.Column,
+			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, slack, review)", Err: ErrConfig}
 	}
 	d := decoder{file: name}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -176,6 +183,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 			c.coder, err = d.coder(v, root, getenv)
 		case "supervision":
 			c.supervision, err = d.supervisionSection(v)
+		case "slack":
+			c.slack, err = d.slack(v)
 		case "review":
 			c.review, err = d.reviewSection(v)
 		default:
@@ -196,7 +205,7 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 type decoder struct{ file string }
 
 func (d decoder) bad(n *yaml.Node, key, format string, a ...any) error {
-	return &agenterr.Error{Kind: agenterr.Invalid, File: d.file, Line: n.Line, Field: key, Reason: fmt.Sprintf(format, a...), Err: ErrConfig}
+	return &agenterr.Error{Kind: agenterr.Invalid, File: d.file, Line: n.Line, Col: n.Column, Field: key, Reason: fmt.Sprintf(format, a...), Err: ErrConfig}
 }
 
 func (d decoder) badValue(n *yaml.Node, key, format string, a ...any) error {
@@ -237,4 +246,48 @@ func list(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// count is a whole number, least or more.
+func (d decoder) count(n *yaml.Node, key string, least int, example string) (int, error) {
+	var i int
+	if n.Kind != yaml.ScalarNode || n.Decode(&i) != nil || i < least {
+		return 0, d.badValue(n, key, "must be a whole number, %d or more, e.g. %s", least, example)
+	}
+	return i, nil
+}
+
+// duration is a Go duration (90s, 5m, 2h) or a whole number of seconds,
+// more than zero.
+func (d decoder) duration(n *yaml.Node, key, example string) (time.Duration, error) {
+	if n.Kind == yaml.ScalarNode {
+		if t, err := time.ParseDuration(n.Value); err == nil && t > 0 {
+			return t, nil
+		}
+		if secs, err := strconv.Atoi(n.Value); err == nil && secs > 0 {
+			return time.Duration(secs) * time.Second, nil
+		}
+	}
+	return 0, d.badValue(n, key, "use a duration such as %s", example)
+}
+
+// oneOf is a word of a closed set.
+func (d decoder) oneOf(n *yaml.Node, key string, valid ...string) (string, error) {
+	w, err := d.word(n, key, valid[0])
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(valid, w) {
+		e := d.badValue(n, key, "use %s", orList(valid)).(*agenterr.Error)
+		e.Valid = valid
+		return "", e
+	}
+	return w, nil
+}
+
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }

@@ -77,15 +77,15 @@ func TestVocabularyFromConfig(t *testing.T) {
 
 func TestVocabularyConfigErrors(t *testing.T) {
 	for _, c := range []struct{ name, src, mention string }{
-		{"not a mapping", "matrix: [a, b]\n", ".agent/config.yaml:1: matrix: must be a mapping"},
-		{"unknown key", "matrix:\n  colors: [red]\n", ".agent/config.yaml:2: matrix.colors: unknown key"},
-		{"statuses not a list", "matrix:\n  statuses: TODO\n", ".agent/config.yaml:2: matrix.statuses: must be a list"},
+		{"not a mapping", "matrix: [a, b]\n", ".agent/config.yaml:1:9: matrix: must be a mapping"},
+		{"unknown key", "matrix:\n  colors: [red]\n", ".agent/config.yaml:2:3: matrix.colors: unknown key"},
+		{"statuses not a list", "matrix:\n  statuses: TODO\n", ".agent/config.yaml:2:13: matrix.statuses: must be a list"},
 		{"empty list", "matrix:\n  priorities: []\n", "matrix.priorities: must list at least one value"},
 		{"alias to nothing", "matrix:\n  difficulties: [easy, hard]\n  aliases:\n    difficulty: {M: med}\n",
-			`.agent/config.yaml:4: matrix.aliases.difficulty: difficulty alias "M" → "med": "med" is not one of easy, hard`},
-		{"alias for a column without values", "matrix:\n  aliases:\n    mode: {c: coder}\n", ".agent/config.yaml:3: matrix.aliases.mode: unknown column"},
+			`.agent/config.yaml:4:17: matrix.aliases.difficulty: difficulty alias "M" → "med": "med" is not one of easy, hard`},
+		{"alias for a column without values", "matrix:\n  aliases:\n    mode: {c: coder}\n", ".agent/config.yaml:3:5: matrix.aliases.mode: unknown column"},
 		{"duplicate value", "matrix:\n  statuses: [TODO, todo]\n", `status values "TODO" and "todo" are the same value`},
-		{"canonicalize not a bool", "matrix:\n  canonicalize: maybe\n", ".agent/config.yaml:2: matrix.canonicalize: must be true or false"},
+		{"canonicalize not a bool", "matrix:\n  canonicalize: maybe\n", ".agent/config.yaml:2:17: matrix.canonicalize: must be true or false"},
 		{"bad YAML", "matrix:\n  statuses: [TODO\n", ".agent/config.yaml: yaml:"},
 	} {
 		_, err := parseVocabulary(c.src)
@@ -136,10 +136,14 @@ supervision:
   operators: ["@ana", bo]
   mode: hybrid
   watchdog: {threshold: 5m, escalation_wait: 2m, max_retries: 3}
-  prompts: {ask: always}
-  budget: {max_turns: 20}
+  prompts: {ask: always, timeout: 90, stop_status: blocked}
+  budget: {max_turns: 20, max_duration: 2h, max_tokens: 2000000}
   checkpoint_before_edit: true
   retention_days: 30
+slack:
+  channel: C0123
+  users: {ana: U0123ANA}
+  inline_diff_lines: 40
 other_tool: {anything: [1, 2]}
 `
 	env := map[string]string{"HOME": "/home/ana", EnvLockTimeout: "2m"}
@@ -169,8 +173,17 @@ other_tool: {anything: [1, 2]}
 		t.Errorf("coder %+v, %v", co, err)
 	}
 	sv, err := c.Supervision()
-	if err != nil || sv.MaxConcurrentSessions != 5 || !slices.Equal(sv.Operators, []string{"@ana", "bo"}) || sv.Mode != "hybrid" {
-		t.Errorf("supervision %+v, %v", sv, err)
+	wantSV := Supervision{MaxConcurrentSessions: 5, Operators: []string{"@ana", "bo"}, Mode: "hybrid",
+		Watchdog:             Watchdog{Threshold: 5 * time.Minute, EscalationWait: 2 * time.Minute, MaxRetries: 3},
+		Prompts:              Prompts{Ask: AskAlways, Timeout: 90 * time.Second, StopStatus: "blocked"},
+		Budget:               Budget{MaxTurns: 20, MaxDuration: 2 * time.Hour, MaxTokens: 2000000},
+		CheckpointBeforeEdit: true, RetentionDays: 30}
+	if err != nil || !reflect.DeepEqual(sv, wantSV) {
+		t.Errorf("supervision\n got %+v, %v\nwant %+v", sv, err, wantSV)
+	}
+	sl, err := c.Slack()
+	if err != nil || sl.Channel != "C0123" || sl.Users["ana"] != "U0123ANA" || sl.InlineDiffLines != 40 {
+		t.Errorf("slack %+v, %v", sl, err)
 	}
 	if c.LockTimeout != 2*time.Minute {
 		t.Errorf("lock timeout %v", c.LockTimeout)
@@ -183,16 +196,22 @@ func equalFleet(a, b Fleet) bool { return reflect.DeepEqual(a, b) }
 // key; a file that is not YAML fails every section.
 func TestSectionErrorsNameFileLineAndKey(t *testing.T) {
 	for _, c := range []struct{ name, src, section, mention string }{
-		{"fleet timeout", "fleet:\n  timeout: soon\n", "fleet", ".agent/config.yaml:2: fleet.timeout: use a duration such as 30m"},
-		{"fleet unknown key", "fleet:\n  timout: 5m\n", "fleet", ".agent/config.yaml:2: fleet.timout: unknown key; the fleet section takes backend, cli"},
-		{"fleet list value", "fleet:\n  cli: [gemini]\n", "fleet", ".agent/config.yaml:2: fleet.cli: must be a single value"},
-		{"project without name", "projects:\n  - path: ../x\n", "fleet", ".agent/config.yaml:2: projects[0].name: a project needs a name"},
-		{"projects not a list", "projects: web\n", "fleet", ".agent/config.yaml:1: projects: must be a list"},
-		{"models mode list", "models:\n  modes:\n    coder: [deep]\n", "models", ".agent/config.yaml:3: models.modes.coder: must be a single value"},
+		{"fleet timeout", "fleet:\n  timeout: soon\n", "fleet", ".agent/config.yaml:2:12: fleet.timeout: use a duration such as 30m"},
+		{"fleet unknown key", "fleet:\n  timout: 5m\n", "fleet", ".agent/config.yaml:2:3: fleet.timout: unknown key; the fleet section takes backend, cli"},
+		{"fleet list value", "fleet:\n  cli: [gemini]\n", "fleet", ".agent/config.yaml:2:8: fleet.cli: must be a single value"},
+		{"project without name", "projects:\n  - path: ../x\n", "fleet", ".agent/config.yaml:2:5: projects[0].name: a project needs a name"},
+		{"projects not a list", "projects: web\n", "fleet", ".agent/config.yaml:1:11: projects: must be a list"},
+		{"models mode list", "models:\n  modes:\n    coder: [deep]\n", "models", ".agent/config.yaml:3:12: models.modes.coder: must be a single value"},
 		{"models unknown key", "models:\n  fastest: x\n", "models", "models.fastest: unknown key"},
-		{"coder not a mapping", "coder: [url]\n", "coder", ".agent/config.yaml:1: coder: must be a mapping"},
-		{"supervision sessions", "supervision:\n  max_concurrent_sessions: many\n", "supervision", ".agent/config.yaml:2: supervision.max_concurrent_sessions: must be a whole number"},
-		{"supervision operators", "supervision:\n  operators: ana\n", "supervision", ".agent/config.yaml:2: supervision.operators: must be a list"},
+		{"coder not a mapping", "coder: [url]\n", "coder", ".agent/config.yaml:1:8: coder: must be a mapping"},
+		{"supervision sessions", "supervision:\n  max_concurrent_sessions: many\n", "supervision", ".agent/config.yaml:2:28: supervision.max_concurrent_sessions: must be a whole number"},
+		{"watchdog threshold", "supervision:\n  watchdog:\n    threshold: soon\n", "supervision", ".agent/config.yaml:3:16: supervision.watchdog.threshold: use a duration such as 5m"},
+		{"prompts ask", "supervision:\n  prompts: {ask: sometimes}\n", "supervision", ".agent/config.yaml:2:18: supervision.prompts.ask: use always, never or questions_and_errors"},
+		{"prompts unknown key", "supervision:\n  prompts:\n    asks: never\n", "supervision", ".agent/config.yaml:3:5: supervision.prompts.asks: unknown key"},
+		{"negative budget", "supervision:\n  budget: {max_turns: -1}\n", "supervision", ".agent/config.yaml:2:23: supervision.budget.max_turns: must be a whole number, 0 or more"},
+		{"slack users", "slack:\n  users: [ana]\n", "slack", ".agent/config.yaml:2:10: slack.users: must map people to Slack member IDs"},
+		{"slack unknown key", "slack:\n  chanel: C1\n", "slack", ".agent/config.yaml:2:3: slack.chanel: unknown key"},
+		{"supervision operators", "supervision:\n  operators: ana\n", "supervision", ".agent/config.yaml:2:14: supervision.operators: must be a list"},
 	} {
 		cfg, err := Parse(Rel, []byte(c.src), "/repo", nil)
 		if err != nil {
@@ -208,6 +227,8 @@ func TestSectionErrorsNameFileLineAndKey(t *testing.T) {
 			_, got = cfg.Coder()
 		case "supervision":
 			_, got = cfg.Supervision()
+		case "slack":
+			_, got = cfg.Slack()
 		}
 		e := agenterr.As(got)
 		if !errors.Is(got, ErrConfig) || e == nil || e.Kind != agenterr.Invalid || e.File != Rel || e.Line == 0 || !strings.Contains(got.Error(), c.mention) {
@@ -228,7 +249,7 @@ func TestSectionErrorsNameFileLineAndKey(t *testing.T) {
 func TestLoadCountsReads(t *testing.T) {
 	root := t.TempDir()
 	before := Loads()
-	c, err := Load(root, nil, nil)
+	c, err := Load(root, nil, os.ReadFile)
 	if err != nil || c.Exists || Loads() != before {
 		t.Fatalf("no file: %+v, %v, loads %d → %d", c, err, before, Loads())
 	}
@@ -238,7 +259,7 @@ func TestLoadCountsReads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".agent", "config.yaml"), []byte("models: {fast: x}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err = Load(root, nil, nil)
+	c, err = Load(root, nil, os.ReadFile)
 	if m, _ := c.Models(); err != nil || !c.Exists || m.Fast != "x" || Loads() != before+1 {
 		t.Fatalf("file: %+v, %v, loads %d → %d", c, err, before, Loads())
 	}

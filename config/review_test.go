@@ -27,11 +27,11 @@ func TestReviewSection(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ src, mention string }{
-		{"review:\n  strategy: octopus\n", ".agent/config.yaml:2: review.strategy: use squash, merge or rebase"},
-		{"review:\n  checks: go test\n", ".agent/config.yaml:2: review.checks: must be a list of commands"},
-		{"review:\n  checks: [[go, test]]\n", ".agent/config.yaml:2: review.checks: must be a single value"},
-		{"review:\n  check_timeout: soon\n", ".agent/config.yaml:2: review.check_timeout: use a duration such as 10m"},
-		{"review:\n  reviewers: bo\n", ".agent/config.yaml:2: review.reviewers: unknown key; the review section takes strategy, checks and check_timeout"},
+		{"review:\n  strategy: octopus\n", ".agent/config.yaml:2:13: review.strategy: use squash, merge or rebase"},
+		{"review:\n  checks: go test\n", ".agent/config.yaml:2:11: review.checks: must be a list of commands"},
+		{"review:\n  checks: [[go, test]]\n", ".agent/config.yaml:2:12: review.checks: must be a single value"},
+		{"review:\n  check_timeout: soon\n", ".agent/config.yaml:2:18: review.check_timeout: use a duration such as 10m"},
+		{"review:\n  reviewers: bo\n", ".agent/config.yaml:2:3: review.reviewers: unknown key; the review section takes strategy, checks and check_timeout"},
 	} {
 		cfg, err := Parse(Rel, []byte(c.src), "/repo", nil)
 		if err != nil {

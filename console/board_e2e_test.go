@@ -5,9 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // editLikeAnEditor replaces a file the way most editors save: a new file
@@ -111,11 +112,7 @@ func TestBrowserDraggingACardChangesOneLineOfTheMatrix(t *testing.T) {
 		chromedp.DragAndDrop(chromedp.CSS(`#task-a1b2c3 .tags`), chromedp.CSS(`.col[data-status="BLOCKED"] h2`)),
 		visible(`.col[data-status="BLOCKED"] #task-a1b2c3`))
 	var after string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if after = readFile(t, w.matrixPath()); after != before {
-			break
-		}
-	}
+	poll.Eventually(t, func() bool { after = readFile(t, w.matrixPath()); return after != before }, "the drop never changed the matrix")
 	oneLineChanged(t, before, after, "| a1b2c3 | BLOCKED | P2 | med | coder |")
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('.col[data-status="TODO"] #task-a1b2c3').length`); n != 0 {
 		t.Fatal("the card is still in TODO")

@@ -20,6 +20,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -89,17 +90,16 @@ func fleetWorldEnv(t *testing.T, env ...string) (*world, *local.Fleet) {
 func waitAgent(t *testing.T, f *local.Fleet, name string, want fleet.Status) fleet.Agent {
 	t.Helper()
 	var last fleet.Agent
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		a, err := f.Show(context.Background(), name)
-		if err != nil {
+	poll.EventuallyNil(t, func() error {
+		var err error
+		if last, err = f.Show(context.Background(), name); err != nil {
 			t.Fatalf("fleet show %s: %v", name, err)
 		}
-		if a.Status == want {
-			return a
+		if last.Status != want {
+			return fmt.Errorf("agent %s never became %s in the fleet; it is %s (run %+v)", name, want, last.Status, last.CurrentRun)
 		}
-		last = a
-	}
-	t.Fatalf("agent %s never became %s in the fleet; it is %s (run %+v)", name, want, last.Status, last.CurrentRun)
+		return nil
+	})
 	return last
 }
 
@@ -248,11 +248,10 @@ func TestBrowserFleetFollowsAnotherProcessLive(t *testing.T) {
 // waitText waits until the element sel's text contains want.
 func waitText(t *testing.T, ctx context.Context, sel, want string) {
 	t.Helper()
-	var got string
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got = textOf(t, ctx, sel); strings.Contains(got, want) {
-			return
+	poll.EventuallyNil(t, func() error {
+		if got := textOf(t, ctx, sel); !strings.Contains(got, want) {
+			return fmt.Errorf("%s reads %q, never %q", sel, got, want)
 		}
-	}
-	t.Fatalf("%s reads %q, never %q", sel, got, want)
+		return nil
+	})
 }

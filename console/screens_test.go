@@ -14,6 +14,7 @@ import (
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/console"
 	"github.com/agentinfra/agentinfra/events"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 )
 
@@ -201,15 +202,10 @@ func TestBrowserFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		var seen float64
-		for j := 0; j < 2000 && seen == 0; j++ {
+		poll.Eventually(t, func() bool {
 			seen = evalJS[float64](t, ctx, fmt.Sprintf(`window.__seen[%q] || 0`, fmt.Sprint(r.ID)))
-			if seen == 0 {
-				time.Sleep(5 * time.Millisecond)
-			}
-		}
-		if seen == 0 {
-			t.Fatalf("request %d never appeared", r.ID)
-		}
+			return seen != 0
+		}, "request %d never appeared", r.ID)
 		lat = append(lat, seen-float64(raised))
 	}
 	slices.Sort(lat)

@@ -20,6 +20,7 @@ import (
 	"github.com/agentinfra/agentinfra/console"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/testbin"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 )
@@ -194,35 +195,9 @@ func TestBrowserRejectWithAReasonReachesTheModel(t *testing.T) {
 	}
 }
 
-var agentinfraBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// agentinfra builds the real binary once for the tests that run it.
-func agentinfra(t *testing.T) string {
-	t.Helper()
-	agentinfraBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "agentinfra-console-bin-")
-		if err != nil {
-			agentinfraBin.err = err
-			return
-		}
-		agentinfraBin.path = filepath.Join(dir, "agentinfra")
-		// agentinfra-full next to it runs what agentinfra hands over.
-		for bin, pkg := range map[string]string{agentinfraBin.path: "../cmd/agentinfra", filepath.Join(dir, "agentinfra-full"): "../cmd/agentinfra/agentinfra-full"} {
-			if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-				agentinfraBin.err = fmt.Errorf("%v\n%s", err, out)
-				return
-			}
-		}
-	})
-	if agentinfraBin.err != nil {
-		t.Fatalf("build agentinfra: %v", agentinfraBin.err)
-	}
-	return agentinfraBin.path
-}
+// agentinfra is the real binary, with agentinfra-full beside it to run
+// what it hands over, built once per source tree (package testbin).
+func agentinfra(t *testing.T) string { return testbin.Path(t, testbin.Agentinfra) }
 
 func TestBrowserShowsADecisionFromTheTerminal(t *testing.T) {
 	t.Parallel()

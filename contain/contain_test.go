@@ -10,7 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 func TestMain(m *testing.M) {
@@ -45,10 +46,7 @@ func startDetached(t *testing.T, env []string, secs string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	deadline := time.Now().Add(5 * time.Second)
-	for !alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, func() bool { return alive(pid) }, "pid %d never ran", pid)
 	return pid
 }
 
@@ -67,13 +65,7 @@ func TestKillEndsTheScopeOnly(t *testing.T) {
 	if n := run.Kill(); n != 1 {
 		t.Errorf("Kill signalled %d processes, want 1", n)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(mine) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if alive(mine) {
-		t.Fatalf("pid %d of the run is still alive", mine)
-	}
+	poll.Eventually(t, func() bool { return !alive(mine) }, "pid %d of the run is still alive", mine)
 	if !alive(theirs) {
 		t.Fatalf("pid %d of another run was killed", theirs)
 	}
@@ -113,14 +105,10 @@ func subreaperMain() int {
 		return 1
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-	adopted := false
-	for range 200 {
-		if _, ppid, ok := stat(pid); ok && ppid == os.Getpid() {
-			adopted = true
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	adopted := poll.Until(poll.Timeout, func() bool {
+		_, ppid, ok := stat(pid)
+		return ok && ppid == os.Getpid()
+	})
 	KillDescendants()
 	gone := true
 	if _, _, ok := stat(pid); ok { // reaped: no /proc entry at all, not even a zombie

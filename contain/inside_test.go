@@ -15,7 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // helperMain is this test binary run as a helper process:
@@ -72,16 +73,10 @@ func helper(t *testing.T, mode string, env []string, args ...string) (*exec.Cmd,
 	return cmd, in
 }
 
-// eventually waits for cond, failing after 10 s.
+// eventually waits for cond (poll.Eventually).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, cond, "never: %s", what)
 }
 
 // started runs `sh -c script` with env and returns the pid the script

@@ -21,6 +21,7 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/local"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -195,18 +196,14 @@ func TestLifecycleIsTheSameThroughDispatchAndTheFleet(t *testing.T) {
 
 func waitIdle(t *testing.T, f *local.Fleet) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.EventuallyNil(t, func() error {
 		a, err := f.Show(context.Background(), "coder")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Status == fleet.StatusIdle {
-			return
+		if a.Status != fleet.StatusIdle {
+			return fmt.Errorf("agent coder is still %s", a.Status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent coder is still %s", a.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }

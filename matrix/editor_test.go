@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // The editor tests run a second process that writes the matrix the way an
@@ -257,11 +259,7 @@ func TestInPlaceEditorOpeningDuringTheReplaceIsKept(t *testing.T) {
 		once.Do(func() {
 			ed.step() // the editor opens the file: the kernel holds its open for the lease
 			ed.expect("opening")
-			for deadline := time.Now().Add(30 * time.Second); !leaseBroken(read); time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the editor's open never broke the lease")
-				}
-			}
+			poll.Eventually(t, func() bool { return leaseBroken(read) }, "the editor's open never broke the lease")
 		})
 	})
 	if _, err := s.Modify(context.Background(), blockFirst); err != nil {

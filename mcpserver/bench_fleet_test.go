@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/local"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -20,12 +21,7 @@ import (
 // Create with its own worktree and a finished spec run (the stub agent).
 func fleetOf50(b *testing.B) *workspace.Workspace {
 	ws := fleetWorkspace(b, 0)
-	stub := filepath.Join(b.TempDir(), "gemini")
-	cmd := exec.Command("go", "build", "-o", stub, "./internal/testing/agentstub/stub")
-	cmd.Dir = repoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build stub: %v\n%s", err, out)
-	}
+	stub := agentstub.Named(b, "gemini")
 	f := local.New(ws, local.Options{SupervisorArgv: []string{agentinfraBin(b), "agent", "run-supervisor"}, Binary: stub, Env: []string{"STUB_MODE=ok"}})
 	ctx := context.Background()
 	for i := range 50 {
@@ -33,16 +29,12 @@ func fleetOf50(b *testing.B) *workspace.Workspace {
 			b.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(time.Minute); ; {
-		idle, _ := f.List(ctx, fleet.ListFilter{Status: "idle"})
-		if len(idle) == 50 {
-			break
+	poll.EventuallyNil(b, func() error {
+		if idle, _ := f.List(ctx, fleet.ListFilter{Status: "idle"}); len(idle) != 50 {
+			return fmt.Errorf("only %d of 50 agents idle", len(idle))
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of 50 agents idle", len(idle))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	return ws
 }
 

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
@@ -165,13 +164,9 @@ func TestDispatchTaskTimeoutAndForce(t *testing.T) {
 	_, cs := connect(t, ws, nil)
 	id := loadTasks(t, ws)[0].ID
 
-	start := time.Now()
 	res := call(t, cs, "dispatch_task", map[string]any{"id": id, "timeout": "1s"})
 	if !res.IsError || !strings.Contains(text(res), dispatch.OutcomeTimedOut) || !strings.Contains(text(res), "BLOCKED") {
 		t.Errorf("a hanging agent with timeout 1s: %s", text(res))
-	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("timeout 1s took %s", d)
 	}
 	if st := loadTasks(t, ws)[0].Status; st != "BLOCKED" {
 		t.Errorf("status after the timeout = %s, want BLOCKED", st)

@@ -2,9 +2,7 @@ package mcpserver
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/runner"
 )
 
@@ -112,38 +111,20 @@ func TestDispatchTaskCancel(t *testing.T) {
 		done <- err
 	}()
 	// Wait for the agent to be running (its grandchild wrote its pid).
-	deadline := time.Now().Add(20 * time.Second)
-	var pid int
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(pidfile); err == nil && len(b) > 0 {
-			pid, _ = strconv.Atoi(string(b))
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if pid == 0 {
-		cancel()
-		t.Fatal("the stub agent never started")
-	}
+	t.Cleanup(cancel)
+	pid := agentstub.ReadPid(t, pidfile)
 	cancel() // the client sends notifications/cancelled
 	if err := <-done; err == nil {
 		t.Errorf("canceled call returned no error")
 	}
 	// The server finishes its bookkeeping: the row leaves IN_PROGRESS.
-	deadline = time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) && loadTasks(t, ws)[0].Status == "IN_PROGRESS" {
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Eventually(t, func() bool { return loadTasks(t, ws)[0].Status != "IN_PROGRESS" }, "the row is still IN_PROGRESS after the cancel")
 	if st := loadTasks(t, ws)[0].Status; st != "BLOCKED" {
 		t.Errorf("status after cancel = %s, want BLOCKED", st)
 	}
-	deadline = time.Now().Add(3 * time.Second)
-	for !agentstub.ProcessGone(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("agent grandchild %d still alive after cancel: orphan left behind", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !poll.Until(3*time.Second, func() bool { return agentstub.ProcessGone(pid) }) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("agent grandchild %d still alive after cancel: orphan left behind", pid)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -37,7 +37,7 @@ func errorResult(err error, params []string) *mcp.CallToolResult {
 	code := agenterr.CodesOf(kind).HTTP
 	msg := messageOf(err)
 	body := wireError{Code: code, Kind: string(kind), Field: paramOf(err), Message: msg, Value: e.Value, Valid: e.Valid,
-		Suggestions: e.Suggestions, Holder: e.Holder, Override: e.Override, File: e.File, Line: e.Line}
+		Suggestions: e.Suggestions, Holder: e.Holder, Override: e.Override, File: e.File, Line: e.Line, Col: e.Col}
 	b, _ := json.Marshal(map[string]wireError{"error": body})
 	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d: %s", code, msg)}}, StructuredContent: json.RawMessage(b)}
 	r.IsError = true
@@ -79,6 +79,7 @@ type wireError struct {
 	Override    string   `json:"override,omitempty"`
 	File        string   `json:"file,omitempty"`
 	Line        int      `json:"line,omitempty"`
+	Col         int      `json:"col,omitempty"`
 }
 
 // setFieldsError is a domain error about a column the client gave in
@@ -113,11 +114,7 @@ func messageOf(err error) string {
 	e := agenterr.Of(err)
 	var b strings.Builder
 	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d", e.Line)
-		}
-		b.WriteString(": ")
+		b.WriteString(e.Where() + ": ")
 	}
 	field := mcpField(e.Field)
 	switch {

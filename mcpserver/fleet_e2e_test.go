@@ -8,6 +8,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -79,20 +81,17 @@ func waitFleet(t *testing.T, ws *workspace.Workspace, name string, want fleet.St
 func waitFleetWithin(t *testing.T, ws *workspace.Workspace, name string, want fleet.Status, within time.Duration) fleet.Agent {
 	t.Helper()
 	f := local.New(ws, local.Options{})
-	deadline := time.Now().Add(within)
-	for {
-		a, err := f.Show(context.Background(), name)
-		if err != nil {
+	var a fleet.Agent
+	var err error
+	if !poll.Until(within, func() bool {
+		if a, err = f.Show(context.Background(), name); err != nil {
 			t.Fatal(err)
 		}
-		if a.Status == want {
-			return a
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s never became %s (last %s, %+v)", name, want, a.Status, a.CurrentRun)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return a.Status == want
+	}) {
+		t.Fatalf("agent %s never became %s (last %s, %+v)", name, want, a.Status, a.CurrentRun)
 	}
+	return a
 }
 
 // TestInspectorFleetTools: every fleet tool through the real Inspector
@@ -291,18 +290,14 @@ func TestServeFleetThreeAgentsThreeTasks(t *testing.T) {
 		}
 	}
 	// The three run at once: all busy together, each holding its task.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.EventuallyNil(t, func() error {
 		var l fleet.ListResult
 		fleetCall(t, cs, "list_agents", map[string]any{"status_filter": "busy"}, &l)
-		if l.TotalCount == 3 {
-			break
+		if l.TotalCount != 3 {
+			return fmt.Errorf("the three agents were never busy at once: %+v", l)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the three agents were never busy at once: %+v", l)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	for _, task := range loadTasks(t, ws) {
 		if task.Status != "IN_PROGRESS" {
 			t.Errorf("task %s is %s while its agent works", task.ID, task.Status)

@@ -11,11 +11,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
-
-const notifyWithin = 500 * time.Millisecond
 
 type updates chan string
 
@@ -25,10 +24,11 @@ func (u updates) opts() *mcp.ClientOptions {
 	}}
 }
 
-// wait returns how long it took to get a notification for uri.
+// wait returns how long it took to get a notification for uri (a figure
+// the test logs: latency is a benchmark's to judge, not a test's).
 func (u updates) wait(t *testing.T, uri string, start time.Time) time.Duration {
 	t.Helper()
-	deadline := time.After(2 * time.Second)
+	deadline := time.After(poll.Timeout)
 	for {
 		select {
 		case got := <-u:
@@ -36,7 +36,7 @@ func (u updates) wait(t *testing.T, uri string, start time.Time) time.Duration {
 				return time.Since(start)
 			}
 		case <-deadline:
-			t.Fatalf("no notifications/resources/updated for %s within 2s", uri)
+			t.Fatalf("no notifications/resources/updated for %s within %v", uri, poll.Timeout)
 			return 0
 		}
 	}
@@ -91,9 +91,6 @@ func testSubscribeExternalEdit(t *testing.T, proto string) {
 	start := time.Now() // the change is on disk (renamed into place) from here
 	d := u.wait(t, MatrixURI, start)
 	t.Logf("store write → notification: %v", d)
-	if d > notifyWithin {
-		t.Errorf("notified after %v, want within %v", d, notifyWithin)
-	}
 	// The client re-reads and sees the change.
 	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: MatrixURI})
 	if err != nil {
@@ -109,9 +106,7 @@ func testSubscribeExternalEdit(t *testing.T, proto string) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	if d := u.wait(t, MatrixURI, start); d > notifyWithin {
-		t.Errorf("editor write notified after %v", d)
-	}
+	t.Logf("editor write notified after %v", u.wait(t, MatrixURI, start))
 
 	// A burst of 10 quick writes (an editor saving repeatedly) is debounced
 	// into few notifications, the last one soon after the last write.
@@ -141,9 +136,6 @@ drain:
 	t.Logf("10 writes in %v → %d notifications, the last %v after the last write", burstEnd.Sub(start), n, last.Sub(burstEnd))
 	if n == 0 || n >= 10 {
 		t.Errorf("burst of 10 writes gave %d notifications; want debounced (1..9)", n)
-	}
-	if last.Sub(burstEnd) > notifyWithin {
-		t.Errorf("last notification %v after the last write", last.Sub(burstEnd))
 	}
 
 	// Unsubscribed: no more notifications.
@@ -185,9 +177,7 @@ func testSubscribeTask(t *testing.T, proto string) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if d := u.wait(t, uri, start); d > notifyWithin {
-		t.Errorf("row change notified after %v", d)
-	}
+	t.Logf("row change notified after %v", u.wait(t, uri, start))
 
 	dir, _ := ws.FindTaskDir(rows[0].ID)
 	f, err := os.OpenFile(filepath.Join(dir, "README.md"), os.O_APPEND|os.O_WRONLY, 0)
@@ -197,16 +187,12 @@ func testSubscribeTask(t *testing.T, proto string) {
 	f.WriteString("\nProgress: halfway.\n")
 	f.Close()
 	start = time.Now()
-	if d := u.wait(t, uri, start); d > notifyWithin {
-		t.Errorf("README change notified after %v", d)
-	}
+	t.Logf("README change notified after %v", u.wait(t, uri, start))
 
 	// The server's own writes notify too.
 	callOK(t, cs, "task", map[string]any{"action": "update", "id": rows[0].ID, "status": "IN_PROGRESS"}, nil)
 	start = time.Now()
-	if d := u.wait(t, uri, start); d > notifyWithin {
-		t.Errorf("tool write notified after %v", d)
-	}
+	t.Logf("tool write notified after %v", u.wait(t, uri, start))
 }
 
 func TestSubscribeRefusesUnknownURI(t *testing.T) {
@@ -218,7 +204,8 @@ func TestSubscribeRefusesUnknownURI(t *testing.T) {
 }
 
 // The CLI, as a separate process, changes a task: subscribers of the matrix
-// and of the task hear about it within 500 ms of the command's exit.
+// and of the task hear about it (the test logs how soon after the command's
+// exit).
 func TestSubscribeCLIProcessEdit(t *testing.T) {
 	bin := agentinfraBin(t)
 	ws := newWorkspace(t, 2)
@@ -238,7 +225,7 @@ func TestSubscribeCLIProcessEdit(t *testing.T) {
 	}
 	exited := time.Now()
 	got := map[string]time.Duration{}
-	deadline := time.After(2 * time.Second)
+	deadline := time.After(poll.Timeout)
 	for len(got) < 2 {
 		select {
 		case uri := <-u:
@@ -250,9 +237,4 @@ func TestSubscribeCLIProcessEdit(t *testing.T) {
 		}
 	}
 	t.Logf("CLI process edit → notifications: %v", got)
-	for uri, d := range got {
-		if d > notifyWithin {
-			t.Errorf("%s notified %v after the CLI exited", uri, d)
-		}
-	}
 }

@@ -12,59 +12,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentinfra/agentinfra/internal/testing/testbin"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}
-
-// agentinfraBin builds the agentinfra binary once per test run, with
-// agentinfra-full next to it (which runs serve: agentinfra hands it over).
-func agentinfraBin(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "agentinfra-mcp-test-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "agentinfra")
-		for bin, pkg := range map[string]string{binPath: "./cmd/agentinfra", filepath.Join(binDir, "agentinfra-full"): "./cmd/agentinfra/agentinfra-full"} {
-			cmd := exec.Command("go", "build", "-o", bin, pkg)
-			cmd.Dir = repoRoot()
-			if out, err := cmd.CombinedOutput(); err != nil {
-				binErr = fmt.Errorf("go build: %v\n%s", err, out)
-				return
-			}
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+// agentinfraBin is agentinfra, with agentinfra-full beside it (which runs
+// serve: agentinfra hands it over), built once per source tree (package
+// testbin).
+func agentinfraBin(t testing.TB) string { return testbin.Path(t, testbin.Agentinfra) }
 
 // serveEnv is the environment of a served binary: no inherited workspace.
 func serveEnv() []string {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	"github.com/agentinfra/agentinfra/fleet/local"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -44,12 +47,7 @@ func fleetWorkspace(t testing.TB, n int) *workspace.Workspace {
 // (STUB_MODE and the rest in env) under the real agentinfra supervisor.
 func connectFleet(t testing.TB, ws *workspace.Workspace, toolsets []string, env ...string) *mcp.ClientSession {
 	t.Helper()
-	stub := filepath.Join(t.TempDir(), "gemini")
-	cmd := exec.Command("go", "build", "-o", stub, "./internal/testing/agentstub/stub")
-	cmd.Dir = repoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build stub: %v\n%s", err, out)
-	}
+	stub := agentstub.Named(t, "gemini")
 	srv, err := New(Options{Workspace: serverWS(t, ws), Getenv: testGetenv, Toolsets: toolsets, Fleet: local.Options{
 		SupervisorArgv: []string{agentinfraBin(t), "agent", "run-supervisor"},
 		Binary:         stub, Env: env, KillGrace: 300 * time.Millisecond, StopGrace: 300 * time.Millisecond,
@@ -137,18 +135,16 @@ type agentOut struct {
 
 func waitAgent(t testing.TB, cs *mcp.ClientSession, name string, want fleet.Status) fleet.Agent {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
 	var a agentOut
-	for time.Now().Before(deadline) {
+	poll.EventuallyNil(t, func() error {
 		if code, _ := fleetCall(t, cs, "show_agent", map[string]any{"agent_name": name}, &a); code != 0 {
 			t.Fatalf("show_agent %s: %d", name, code)
 		}
-		if a.Agent.Status == want {
-			return a.Agent
+		if a.Agent.Status != want {
+			return fmt.Errorf("agent %s never became %s (last %s)", name, want, a.Agent.Status)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("agent %s never became %s (last %s)", name, want, a.Agent.Status)
+		return nil
+	})
 	return a.Agent
 }
 

@@ -86,14 +86,9 @@ func TestExecTimeoutKillsWholeProcessGroup(t *testing.T) {
 	req := stubRequest(bin, "STUB_MODE=hang", "STUB_PIDFILE="+pidFile, "STUB_IGNORE_TERM=1")
 	req.Timeout = 700 * time.Millisecond
 
-	start := time.Now()
 	res, err := runner.Exec(context.Background(), gemini.Runner{}, req, nil)
-	took := time.Since(start)
 	if !errors.Is(err, runner.ErrTimedOut) || !res.TimedOut || res.Canceled {
 		t.Fatalf("err = %v, timed_out=%v canceled=%v; want a timeout", err, res.TimedOut, res.Canceled)
-	}
-	if took > 10*time.Second {
-		t.Errorf("Exec took %v for a 700ms timeout + 300ms grace", took)
 	}
 	if !strings.Contains(res.Error, "timed out after 700ms") {
 		t.Errorf("error = %q", res.Error)

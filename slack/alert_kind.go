@@ -24,28 +24,30 @@ const (
 	actionAlertDismiss  = "alert_dismiss"
 )
 
+func (alertKind) item() string { return supervision.ItemAlert }
+
 func (alertKind) handles(action string) bool { return strings.HasPrefix(action, "alert_") }
 
 func (alertKind) buttons() []string {
 	return []string{actionAlertNudge, actionAlertNudgeMsg, actionAlertDismiss, actionAlertStop}
 }
 
-func alertRender(ses supervision.Session, a supervision.Alert) func(string) (string, []slack.Block) {
+func alertRender(conf Config, ses supervision.Session, a supervision.Alert) func(string) (string, []slack.Block) {
 	return func(status string) (string, []slack.Block) {
 		text := fmt.Sprintf("Stall alert s%d: session %d is silent", a.ID, ses.ID)
 		body := fmt.Sprintf(":zzz: *Stall alert s%d* — the agent of session %d has been silent", a.ID, ses.ID)
 		if a.Reason != "" {
-			body += ": " + escape(clip(a.Reason, 500))
+			body += ": " + inert(a.Reason, oneLine, 500)
 		}
 		if ses.LastTool != "" {
-			body += fmt.Sprintf("\nLast tool: `%s`", escape(ses.LastTool))
+			body += "\nLast tool: " + inert(ses.LastTool, codeSpan, 200)
 		}
-		blocks := []slack.Block{slack.NewSectionBlock(md(body), nil, nil), slack.NewContextBlock("", md(escape(fmt.Sprintf("session %d · %s", ses.ID, sessionLine(ses)))))}
+		blocks := []slack.Block{section(body), slack.NewContextBlock("", md(fmt.Sprintf("session %d · %s", ses.ID, sessionLine(conf, ses))))}
 		if status == "" {
 			blocks = append(blocks, buttons(fmt.Sprintf("alert-%d", a.ID), a.ID,
 				[3]string{actionAlertNudge, "Nudge", "primary"}, [3]string{actionAlertNudgeMsg, "Nudge with a message…", ""}, [3]string{actionAlertDismiss, "Dismiss", ""}, [3]string{actionAlertStop, "Stop", "danger"}))
 		} else {
-			blocks = append(blocks, slack.NewSectionBlock(md(status), nil, nil))
+			blocks = append(blocks, section(status))
 			text += " — " + status
 		}
 		return text, blocks
@@ -56,7 +58,7 @@ func alertLine(conf Config, a supervision.Alert) string {
 	by := conf.mention(a.DecidedBy)
 	via := ""
 	if a.Surface != supervision.SurfaceSlack && a.Surface != "" && a.Surface != supervision.SurfaceSupervisor {
-		via = " via " + a.Surface
+		via = " via " + inert(a.Surface, oneLine, 40)
 	}
 	switch a.Status {
 	case supervision.AlertNudged:
@@ -74,26 +76,29 @@ func alertLine(conf Config, a supervision.Alert) string {
 		}
 		return ":heavy_minus_sign: Dismissed" + reasonSuffix(a.Reason)
 	}
-	return a.Status
+	return inert(a.Status, oneLine, 40)
 }
 
 func reasonSuffix(r string) string {
 	if r == "" {
 		return ""
 	}
-	return ": " + escape(clip(r, 300))
+	return ": " + inert(r, oneLine, 300)
 }
 
-func (alertKind) onAudit(ctx context.Context, s *Service, ev supervision.AuditEvent, ses supervision.Session) error {
+func (alertKind) onAudit(ctx context.Context, s *Service, d *delivery, ev supervision.AuditEvent, ses supervision.Session) error {
 	id := itemOf(ev, "alert")
 	if id == 0 {
 		return nil
 	}
 	a, err := s.sup.Alert(ctx, id)
+	if errors.Is(err, supervision.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	render := alertRender(ses, a)
+	render := alertRender(s.conf, ses, a)
 	switch ev.Action {
 	case "alert_raised":
 		text, blocks := render("")
@@ -105,14 +110,20 @@ func (alertKind) onAudit(ctx context.Context, s *Service, ev supervision.AuditEv
 		if err := s.settle(ctx, supervision.ItemAlert, a.ID, render, alertLine(s.conf, a)); err != nil {
 			return err
 		}
+		threadTS, err := s.thread(ctx, ses)
+		if err != nil {
+			return err
+		}
 		p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
 		if err != nil {
 			return err
 		}
-		text := fmt.Sprintf("%s :rotating_light: Session %d's agent is still silent after %d nudges (stall alert s%d)%s. Owner: %s.",
-			s.conf.EscalationMention, ses.ID, a.Nudges, a.ID, reasonSuffix(a.Reason), s.conf.mention(ses.Owner))
-		_, err = s.post(ctx, p.Channel, p.TS, text, nil)
-		return err
+		return d.once(ctx, "escalation", func() error {
+			text := fmt.Sprintf("%s :rotating_light: Session %d's agent is still silent after %d nudges (stall alert s%d)%s. Owner: %s.",
+				s.conf.EscalationMention, ses.ID, a.Nudges, a.ID, reasonSuffix(a.Reason), s.conf.mention(ses.Owner))
+			_, err := s.post(ctx, p.Channel, threadTS, text, nil)
+			return err
+		})
 	case "alert_nudge":
 		if a.Active() {
 			// A nudge (the watchdog's or a person's) leaves the alert open.
@@ -137,11 +148,10 @@ func (s *Service) noteOpen(ctx context.Context, item string, id int64, render fu
 }
 
 func (k alertKind) onClick(ctx context.Context, s *Service, c click) error {
-	id, err := c.id()
-	if err != nil {
-		return err
+	a, err := s.sup.Alert(ctx, c.ID)
+	if errors.Is(err, supervision.ErrNotFound) {
+		return s.decline(ctx, c, 0, 0, fmt.Sprintf(":no_entry: Not done: there is no stall alert s%d (purged?).", c.ID))
 	}
-	a, err := s.sup.Alert(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -154,7 +164,7 @@ func (k alertKind) onClick(ctx context.Context, s *Service, c click) error {
 	}
 	switch c.Action {
 	case actionAlertNudgeMsg:
-		return s.askText(ctx, c, actionAlertNudge, "nudge", a.ID, fmt.Sprintf("what should the nudge say to the agent (stall alert s%d)?", a.ID))
+		return s.askText(ctx, c, supervision.ItemAlert, "nudge", a.ID, fmt.Sprintf("what should the nudge say to the agent (stall alert s%d)?", a.ID))
 	case actionAlertStop:
 		return k.decide(ctx, s, c, ses, a, supervision.AlertStop, "")
 	case actionAlertDismiss:
@@ -165,6 +175,11 @@ func (k alertKind) onClick(ctx context.Context, s *Service, c click) error {
 }
 
 func (k alertKind) onText(ctx context.Context, s *Service, in input, text string) error {
+	if strings.TrimSpace(text) == "" {
+		s.inputs.put(in)
+		_, err := s.post(ctx, in.Channel, in.ThreadTS, fmt.Sprintf("<@%s> the nudge's message is empty: reply again mentioning %s.", in.UserID, s.mentionApp()), nil)
+		return err
+	}
 	a, err := s.sup.Alert(ctx, in.ItemID)
 	if err != nil {
 		return err
@@ -173,12 +188,15 @@ func (k alertKind) onText(ctx context.Context, s *Service, in input, text string
 	if err != nil {
 		return err
 	}
-	c := click{Action: actionAlertNudgeMsg, UserID: in.UserID, Person: in.Person, Channel: in.Channel, TS: in.MessageTS, ThreadTS: in.ThreadTS}
+	c := click{Action: actionAlertNudgeMsg, ID: a.ID, UserID: in.UserID, Person: in.Person, Channel: in.Channel, TS: in.MessageTS, ThreadTS: in.ThreadTS}
+	if ok, err := s.allowed(ctx, c, ses, 0, fmt.Sprintf("answer stall alert s%d", a.ID)); !ok {
+		return err
+	}
 	return k.decide(ctx, s, c, ses, a, supervision.AlertNudge, text)
 }
 
 func (alertKind) decide(ctx context.Context, s *Service, c click, ses supervision.Session, a supervision.Alert, action, text string) error {
-	return s.decideFlow(ctx, c, supervision.ItemAlert, a.ID, alertRender(ses, a), func() (outcomeOf, error) {
+	return s.decideFlow(ctx, c, supervision.ItemAlert, a.ID, alertRender(s.conf, ses, a), func() (outcomeOf, error) {
 		got, err := s.sup.AnswerAlert(ctx, c.actor(), supervision.AlertAnswer{Alert: a.ID, Action: action, Text: text})
 		var lost *supervision.DecidedError
 		if errors.As(err, &lost) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -30,22 +30,24 @@ const (
 	stateFinal = "final"
 )
 
+func (approvalKind) item() string { return supervision.ItemRequest }
+
 func (approvalKind) handles(action string) bool { return strings.HasPrefix(action, "request_") }
 
 func (approvalKind) buttons() []string {
 	return []string{actionApprove, actionReject, actionApproveAlways, actionConfirmAlways}
 }
 
-func (k approvalKind) onAudit(ctx context.Context, s *Service, ev supervision.AuditEvent, ses supervision.Session) error {
+func (k approvalKind) onAudit(ctx context.Context, s *Service, d *delivery, ev supervision.AuditEvent, ses supervision.Session) error {
 	r, err := s.sup.Request(ctx, ev.RequestID)
+	if errors.Is(err, supervision.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	if ev.Action == "request_raised" {
-		if _, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemRequest, r.ID); err == nil {
-			return nil // posted already (caught up at start)
-		}
-		return k.post(ctx, s, ses, r)
+		return k.post(ctx, s, d, ses, r)
 	}
 	// Decided somewhere (here, a terminal, the web page, the timeout): show
 	// the outcome, unless a click here already did.
@@ -65,38 +67,40 @@ func (k approvalKind) onAudit(ctx context.Context, s *Service, ev supervision.Au
 	return err
 }
 
-// post puts a pending request in the session's thread: the diff inline when
-// short, else uploaded as a file in the thread.
-func (approvalKind) post(ctx context.Context, s *Service, ses supervision.Session, r supervision.Request) error {
-	threadTS, err := s.thread(ctx, ses)
-	if err != nil {
-		return err
-	}
-	tp, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
-	if err != nil {
-		return err
-	}
-	defer s.locks.lock(fmt.Sprintf("request/%d", r.ID))()
+// post puts a request in the session's thread, once: the diff inline when
+// short, else uploaded as a file in the thread (once too).
+func (approvalKind) post(ctx context.Context, s *Service, d *delivery, ses supervision.Session, r supervision.Request) error {
 	text, blocks := requestBlocks(s, ses, r, "")
-	ts, err := s.post(ctx, tp.Channel, threadTS, text, blocks)
+	channel, threadTS, err := s.postItem(ctx, ses, supervision.ItemRequest, r.ID, text, blocks)
 	if err != nil {
-		return fmt.Errorf("post request %d: %w", r.ID, err)
-	}
-	if err := s.sup.PutPost(ctx, supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: supervision.ItemRequest, ItemID: r.ID, SessionID: ses.ID, Channel: tp.Channel, TS: ts}); err != nil {
 		return err
 	}
-	if r.Diff != "" && !inlineDiff(s.conf, r.Diff) {
+	if r.Diff == "" || inlineDiff(s.conf, r.Diff) {
+		return nil
+	}
+	if channel == "" { // posted before: the diff too, unless the outbox says otherwise
+		if d == nil {
+			return nil
+		}
+		tp, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
+		if err != nil {
+			return err
+		}
+		channel, threadTS = tp.Channel, tp.TS
+	}
+	return d.once(ctx, "diff", func() error {
 		name := fmt.Sprintf("request-%d.diff", r.ID)
-		if err := s.upload(ctx, tp.Channel, threadTS, name, fmt.Sprintf("Request %d: %s", r.ID, r.File), fmt.Sprintf("The diff of request %d (%d lines).", r.ID, lines(r.Diff)), []byte(r.Diff)); err != nil {
+		if err := s.upload(ctx, channel, threadTS, name, fmt.Sprintf("Request %d: %s", r.ID, r.File), fmt.Sprintf("The diff of request %d (%d lines).", r.ID, lines(r.Diff)), []byte(r.Diff)); err != nil {
 			return fmt.Errorf("upload the diff of request %d: %w", r.ID, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// inlineDiff says whether a diff is short enough to show in the message.
+// inlineDiff says whether a diff is short enough to show in the message:
+// up to Config.InlineDiffLines lines, and whole within a section.
 func inlineDiff(conf Config, diff string) bool {
-	return lines(diff) <= conf.InlineDiffLines && len(diff) <= 2800
+	return lines(diff) <= conf.InlineDiffLines && width(inert(strings.TrimRight(diff, "\n"), codeBlock, math.MaxInt)) <= maxSectionText
 }
 
 // outcome is the last line of a decided request's message. lostClick: a
@@ -105,27 +109,23 @@ func outcome(conf Config, r supervision.Request, lostClick bool) string {
 	by := conf.mention(r.DecidedBy)
 	reason := ""
 	if r.Reason != "" {
-		reason = ": " + escape(clip(r.Reason, 500))
+		reason = ": " + inert(r.Reason, oneLine, 500)
+	}
+	via := ""
+	if r.Surface != supervision.SurfaceSlack {
+		via = " via " + inert(r.Surface, oneLine, 40)
 	}
 	if lostClick && (r.Status == supervision.StatusApproved || r.Status == supervision.StatusRejected) {
-		return fmt.Sprintf(":information_source: Already decided via %s by %s (%s)%s", r.Surface, by, r.Status, reason)
+		return fmt.Sprintf(":information_source: Already decided%s by %s (%s)%s", via, by, r.Status, reason)
 	}
 	switch r.Status {
 	case supervision.StatusApproved:
-		via := ""
-		if r.Surface != supervision.SurfaceSlack {
-			via = " via " + r.Surface
-		}
 		approved := "Approved"
 		if r.Always {
 			approved = "Approved always" // and such requests from now on: a policy rule
 		}
 		return fmt.Sprintf(":white_check_mark: %s by %s%s%s", approved, by, via, reason)
 	case supervision.StatusRejected:
-		via := ""
-		if r.Surface != supervision.SurfaceSlack {
-			via = " via " + r.Surface
-		}
 		return fmt.Sprintf(":x: Rejected by %s%s%s", by, via, reason)
 	case supervision.StatusExpired:
 		return ":hourglass: Expired" + reason + " (the agent was denied)"
@@ -134,45 +134,47 @@ func outcome(conf Config, r supervision.Request, lostClick bool) string {
 	case supervision.StatusInterrupted:
 		return ":warning: Interrupted" + reason
 	}
-	return r.Status
+	return inert(r.Status, oneLine, 40)
 }
 
 // requestBlocks is a request's message: what the agent asks, then the
-// buttons (status ""), "Processing…", or the outcome.
+// buttons (status ""), "Processing…", or the outcome. Each field the agent
+// wrote is in a section of its own, within Slack's limit.
 func requestBlocks(s *Service, ses supervision.Session, r supervision.Request, status string) (string, []slack.Block) {
 	risk := map[string]string{supervision.RiskLow: ":large_green_circle: low", supervision.RiskHigh: ":large_orange_circle: high", supervision.RiskCritical: ":red_circle: *critical*"}[r.Risk]
 	if risk == "" {
-		risk = r.Risk
+		risk = inert(r.Risk, oneLine, 40)
 	}
-	text := fmt.Sprintf("Request %d (risk %s): %s", r.ID, r.Risk, r.Title)
+	text := fmt.Sprintf("Request %d (risk %s): %s", r.ID, inert(r.Risk, oneLine, 40), inert(r.Title, oneLine, 1000))
 	blocks := []slack.Block{
-		slack.NewSectionBlock(md(fmt.Sprintf(":raised_hand: *Request %d* — %s\nRisk: %s · tool `%s`", r.ID, escape(clip(r.Title, 300)), risk, escape(r.Tool))), nil, nil),
+		section(fmt.Sprintf(":raised_hand: *Request %d* — %s\nRisk: %s · tool %s", r.ID, inert(r.Title, oneLine, 1000), risk, inert(r.Tool, codeSpan, 200))),
+	}
+	if r.Command != "" {
+		const label = "*Command*\n"
+		blocks = append(blocks, section(label+inert(r.Command, codeBlock, maxSectionText-width(label))))
 	}
 	var fields []string
-	if r.Command != "" {
-		fields = append(fields, "*Command*\n```"+clip(r.Command, 1500)+"```")
-	}
 	if r.File != "" {
-		fields = append(fields, "*File* `"+escape(r.File)+"`")
+		fields = append(fields, "*File* "+inert(r.File, codeSpan, 1000))
 	}
 	if r.URL != "" {
-		fields = append(fields, "*URL* "+escape(r.URL))
+		fields = append(fields, "*URL* "+inert(r.URL, codeSpan, 1500))
 	}
 	if len(fields) > 0 {
-		blocks = append(blocks, slack.NewSectionBlock(md(strings.Join(fields, "\n")), nil, nil))
+		blocks = append(blocks, section(strings.Join(fields, "\n")))
 	}
 	if r.Diff != "" {
 		if inlineDiff(s.conf, r.Diff) {
-			blocks = append(blocks, slack.NewSectionBlock(md("```"+strings.TrimRight(r.Diff, "\n")+"```"), nil, nil))
+			blocks = append(blocks, section(inert(strings.TrimRight(r.Diff, "\n"), codeBlock, maxSectionText)))
 		} else {
 			blocks = append(blocks, slack.NewContextBlock("", md(fmt.Sprintf(":page_facing_up: The diff has %d lines: it is attached below as request-%d.diff.", lines(r.Diff), r.ID))))
 		}
 	}
-	ctxLine := fmt.Sprintf("session %d · %s", ses.ID, sessionLine(ses))
+	ctxLine := fmt.Sprintf("session %d · %s", ses.ID, sessionLine(s.conf, ses))
 	if r.ExpiresAt != nil && status == "" {
 		ctxLine += " · expires " + r.ExpiresAt.Local().Format("15:04 Jan 2")
 	}
-	blocks = append(blocks, slack.NewContextBlock("", md(escape(ctxLine))))
+	blocks = append(blocks, slack.NewContextBlock("", md(ctxLine)))
 	switch status {
 	case "":
 		approve := slack.NewButtonBlockElement(actionApprove, fmt.Sprint(r.ID), plain("Approve"))
@@ -182,7 +184,7 @@ func requestBlocks(s *Service, ses supervision.Session, r supervision.Request, s
 		reject.Style = slack.StyleDanger
 		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("request-%d", r.ID), approve, always, reject))
 	default:
-		blocks = append(blocks, slack.NewSectionBlock(md(status), nil, nil))
+		blocks = append(blocks, section(status))
 		text += " — " + status
 	}
 	return text, blocks
@@ -192,16 +194,16 @@ const processing = ":hourglass_flowing_sand: Processing…"
 
 // onClick: approve decides now; reject asks for the reason first;
 // approve always shows the policy rule it adds, and its confirmation
-// (value "ID:fingerprint" of the rule shown) decides.
+// (value "ID:fingerprint" of the rule shown) decides. The button was
+// checked to be on the request's message (on the confirmation's, for
+// the confirmation).
 func (k approvalKind) onClick(ctx context.Context, s *Service, c click) error {
-	value, shown, _ := strings.Cut(c.Value, ":")
-	id, err := strconv.ParseInt(value, 10, 64)
-	if err != nil {
-		return fmt.Errorf("button value %q is not a request ID", c.Value)
+	r, err := s.sup.Request(ctx, c.ID)
+	if errors.Is(err, supervision.ErrNotFound) {
+		return s.decline(ctx, c, 0, 0, fmt.Sprintf(":no_entry: Not done: there is no request %d (purged?).", c.ID))
 	}
-	r, err := s.sup.Request(ctx, id)
 	if err != nil {
-		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Request %d: %v", id, err))
+		return err
 	}
 	ses, err := s.sup.Session(ctx, r.SessionID)
 	if err != nil {
@@ -216,7 +218,7 @@ func (k approvalKind) onClick(ctx context.Context, s *Service, c click) error {
 	case actionApproveAlways:
 		return k.askAlways(ctx, s, c, r)
 	case actionConfirmAlways:
-		return k.confirmAlways(ctx, s, c, ses, r, shown)
+		return k.confirmAlways(ctx, s, c, ses, r, c.Shown)
 	}
 	_, err = k.decide(ctx, s, c, ses, supervision.Decision{Request: r.ID, Approve: true})
 	return err
@@ -227,9 +229,9 @@ func (k approvalKind) onClick(ctx context.Context, s *Service, c click) error {
 // render).
 func (approvalKind) askReason(ctx context.Context, s *Service, c click, r supervision.Request) error {
 	if r.Status != supervision.StatusPending {
-		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, (&supervision.DecidedError{Request: r}).Error())
+		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, inert((&supervision.DecidedError{Request: r}).Error(), oneLine, 500))
 	}
-	s.inputs.put(input{Kind: actionApprove, Verb: actionReject, ItemID: r.ID, Channel: c.Channel, ThreadTS: c.ThreadTS, UserID: c.UserID, Person: c.Person, MessageTS: c.TS})
+	s.inputs.put(input{Kind: supervision.ItemRequest, Verb: actionReject, ItemID: r.ID, Channel: c.Channel, ThreadTS: c.ThreadTS, UserID: c.UserID, Person: c.Person, MessageTS: c.TS})
 	_, err := s.post(ctx, c.Channel, c.ThreadTS, fmt.Sprintf("<@%s> why reject request %d? Reply in this thread mentioning %s with the reason (it is sent to the agent), e.g. `%s use a temporary folder`.",
 		c.UserID, r.ID, s.mentionApp(), s.mentionApp()), nil)
 	return err
@@ -241,21 +243,21 @@ func (approvalKind) askReason(ctx context.Context, s *Service, c click, r superv
 func (approvalKind) askAlways(ctx context.Context, s *Service, c click, r supervision.Request) error {
 	plan, err := s.sup.PlanAlways(ctx, r.ID)
 	if err != nil {
-		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Approve always, request %d: %v", r.ID, err))
+		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Approve always, request %d: %s", r.ID, inert(err.Error(), oneLine, 500)))
 	}
-	body := fmt.Sprintf("<@%s> approving request %d always adds `%s` to .agent/policy.yaml", c.UserID, r.ID, escape(plan.RuleText()))
+	body := fmt.Sprintf("<@%s> approving request %d always adds %s to .agent/policy.yaml", c.UserID, r.ID, inert(plan.RuleText(), codeSpan, 1000))
 	if plan.Diff == "" {
 		body += " (it is there already)"
 	} else {
-		body += ":\n```" + escape(clip(strings.TrimRight(plan.Diff, "\n"), 2000)) + "```"
+		body += ":\n" + inert(strings.TrimRight(plan.Diff, "\n"), codeBlock, 1500)
 	}
 	if plan.Note != "" {
-		body += "\n:warning: " + escape(plan.Note)
+		body += "\n:warning: " + inert(plan.Note, oneLine, 300)
 	}
 	confirm := slack.NewButtonBlockElement(actionConfirmAlways, fmt.Sprintf("%d:%s", r.ID, plan.Fingerprint()), plain("Add the rule and approve"))
 	confirm.Style = slack.StylePrimary
-	text := fmt.Sprintf("Approve always, request %d: adds %s", r.ID, plan.RuleText())
-	_, err = s.post(ctx, c.Channel, c.ThreadTS, text, []slack.Block{slack.NewSectionBlock(md(body), nil, nil),
+	text := fmt.Sprintf("Approve always, request %d: adds %s", r.ID, inert(plan.RuleText(), oneLine, 1000))
+	_, err = s.post(ctx, c.Channel, c.ThreadTS, text, []slack.Block{section(body),
 		slack.NewActionBlock(fmt.Sprintf("always-%d", r.ID), confirm)})
 	return err
 }
@@ -266,21 +268,21 @@ func (approvalKind) askAlways(ctx context.Context, s *Service, c click, r superv
 func (k approvalKind) confirmAlways(ctx context.Context, s *Service, c click, ses supervision.Session, r supervision.Request, shown string) error {
 	plan, err := s.sup.PlanAlways(ctx, r.ID)
 	if err != nil {
-		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Not decided: %v", err))
+		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, "Not decided: "+inert(err.Error(), oneLine, 500))
 	}
 	if plan.Fingerprint() != shown {
-		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Not decided: the rule changed since it was shown (now `%s`): click Approve always again", escape(plan.RuleText())))
+		return s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Not decided: the rule changed since it was shown (now %s): click Approve always again", inert(plan.RuleText(), codeSpan, 1000)))
 	}
 	won, err := k.decide(ctx, s, c, ses, supervision.Decision{Request: r.ID, Approve: true, Always: plan})
 	if !won {
 		return err
 	}
 	// The confirmation's message says what it did; its button goes.
-	done := fmt.Sprintf(":white_check_mark: %s added `%s` to .agent/policy.yaml and approved request %d.", s.conf.mention(c.Person), escape(plan.RuleText()), r.ID)
-	return errors.Join(err, s.update(ctx, c.Channel, c.TS, done, []slack.Block{slack.NewSectionBlock(md(done), nil, nil)}))
+	done := fmt.Sprintf(":white_check_mark: %s added %s to .agent/policy.yaml and approved request %d.", s.conf.mention(c.Person), inert(plan.RuleText(), codeSpan, 1000), r.ID)
+	return errors.Join(err, s.update(ctx, c.Channel, c.TS, done, []slack.Block{section(done)}))
 }
 
-// onText is the reject reason.
+// onText is the reject reason, from a person who may still decide.
 func (k approvalKind) onText(ctx context.Context, s *Service, in input, text string) error {
 	if strings.TrimSpace(text) == "" {
 		s.inputs.put(in)
@@ -295,7 +297,10 @@ func (k approvalKind) onText(ctx context.Context, s *Service, in input, text str
 	if err != nil {
 		return err
 	}
-	c := click{Action: actionReject, Value: fmt.Sprint(in.ItemID), UserID: in.UserID, Person: in.Person, Channel: in.Channel, TS: in.MessageTS, ThreadTS: in.ThreadTS}
+	c := click{Action: actionReject, Value: fmt.Sprint(in.ItemID), ID: in.ItemID, UserID: in.UserID, Person: in.Person, Channel: in.Channel, TS: in.MessageTS, ThreadTS: in.ThreadTS}
+	if ok, err := s.allowed(ctx, c, ses, r.ID, fmt.Sprintf("decide request %d", r.ID)); !ok {
+		return err
+	}
 	_, err = k.decide(ctx, s, c, ses, supervision.Decision{Request: r.ID, Reason: text})
 	return err
 }
@@ -316,7 +321,7 @@ func (approvalKind) decide(ctx context.Context, s *Service, c click, ses supervi
 	}
 	if cur.Status != supervision.StatusPending && p.State == stateFinal {
 		// The message already shows the outcome: only the clicker is told.
-		return false, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, (&supervision.DecidedError{Request: cur}).Error())
+		return false, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, inert((&supervision.DecidedError{Request: cur}).Error(), oneLine, 500))
 	}
 	text, blocks := requestBlocks(s, ses, cur, processing)
 	if err := s.update(ctx, p.Channel, p.TS, text, blocks); err != nil {
@@ -327,15 +332,15 @@ func (approvalKind) decide(ctx context.Context, s *Service, c click, ses supervi
 	switch {
 	case errors.As(derr, &lost):
 		r = lost.Request
-		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, derr.Error())
+		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, inert(derr.Error(), oneLine, 500))
 	case derr != nil && r.Status != supervision.StatusApproved:
 		// Not decided (not allowed after all, the database busy): the
 		// buttons come back and the person is told why.
 		text, blocks := requestBlocks(s, ses, cur, "")
 		s.update(ctx, p.Channel, p.TS, text, blocks)
-		return false, errors.Join(derr, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, "Not decided: "+derr.Error()))
+		return false, errors.Join(derr, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, "Not decided: "+inert(derr.Error(), oneLine, 500)))
 	case derr != nil: // approved, but its policy rule could not be written
-		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, derr.Error())
+		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, inert(derr.Error(), oneLine, 500))
 	}
 	text, blocks = requestBlocks(s, ses, r, outcome(s.conf, r, lost != nil && r.Surface != supervision.SurfaceSlack))
 	if err := s.update(ctx, p.Channel, p.TS, text, blocks); err != nil {

@@ -164,13 +164,14 @@ func TestDecidedElsewhereUpdatesTheMessage(t *testing.T) {
 	w.click(bo, m, actionApprove, r.ID)
 	w.ephemeral(bo.ID, "already approved via terminal by @ana")
 	// An expired request says so.
-	r2 := w.raise(ses, store.NewRequest{Timeout: time.Millisecond})
+	r2 := w.raise(ses, store.NewRequest{Timeout: 200 * time.Millisecond})
 	m2 := w.message(fmt.Sprintf("Request %d ", r2.ID))
-	time.Sleep(5 * time.Millisecond)
 	if _, _, err := w.st.Expire(w.ctx, r2.ID); err != nil {
 		t.Fatal(err)
 	}
-	w.waitMessage(m2.TS, "the expiry", func(m fakeslack.Message) bool { return strings.Contains(m.Last().Text, "Expired: timed out after") })
+	w.waitMessage(m2.TS, "the expiry", func(m fakeslack.Message) bool {
+		return strings.Contains(m.Last().Text, "Expired: timed out after 200ms")
+	})
 }
 
 func TestOutcomeOfAClickThatLost(t *testing.T) {

@@ -1,32 +1,17 @@
 package slack
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/agentinfra/agentinfra/internal/regularfile"
+	"github.com/agentinfra/agentinfra/config"
+	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// Config is the slack section of .agent/config.yaml:
-//
-//	slack:
-//	  channel: C0123456789          # where sessions post (a session may name its own)
-//	  users:                        # agentinfra user → Slack member ID
-//	    ana: U0123ANA
-//	    bo: U0456BO
-//	  escalation_mention: "<!channel>"   # sent with a stall escalation
-//	  inline_diff_lines: 20         # longer diffs are uploaded as a file
-type Config struct {
-	Channel           string            `yaml:"channel"`
-	Users             map[string]string `yaml:"users"`
-	EscalationMention string            `yaml:"escalation_mention"`
-	InlineDiffLines   int               `yaml:"inline_diff_lines"`
-}
+// Config is the slack section of .agent/config.yaml (config.Slack, decoded
+// and checked with every other section, once per workspace) as this
+// package reads it: with its defaults, and the people it names.
+type Config config.Slack
 
 // Defaults.
 const (
@@ -34,21 +19,19 @@ const (
 	DefaultEscalationMention = "<!channel>"
 )
 
-// LoadConfig reads the slack section (defaults when missing).
+// LoadConfig is the workspace's slack section (ws.Config), with the
+// defaults filled in. A wrong section is an Invalid error naming the file,
+// the line, the column and the key.
 func LoadConfig(ws *workspace.Workspace) (Config, error) {
-	var f struct {
-		Slack Config `yaml:"slack"`
-	}
-	b, err := ws.ReadFileMax(ws.ConfigPath(), regularfile.MaxConfigBytes) // as ws.Config reads it
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	wc, err := ws.Config()
+	if err != nil {
 		return Config{}, err
 	}
-	if len(b) > 0 {
-		if err := yaml.Unmarshal(b, &f); err != nil {
-			return Config{}, fmt.Errorf("%s: slack: %v", ws.ConfigPath(), err)
-		}
+	c, err := wc.Slack()
+	if err != nil {
+		return Config{}, err
 	}
-	return f.Slack.withDefaults(), nil
+	return Config(c).withDefaults(), nil
 }
 
 func (c Config) withDefaults() Config {
@@ -72,13 +55,27 @@ func (c Config) person(slackID string) (string, bool) {
 	return "", false
 }
 
-// mention is how Slack writes a person: <@U…> when the member is known.
+// mention is how Slack writes a person: <@U…> when the member is known,
+// else @name as plain text (a name is not ours: an owner is whoever ran
+// the session).
 func (c Config) mention(name string) string {
-	if id, ok := c.Users[strings.TrimPrefix(name, "@")]; ok {
+	if id, ok := c.memberOf(name); ok {
 		return "<@" + id + ">"
 	}
-	if id, ok := c.Users["@"+strings.TrimPrefix(name, "@")]; ok {
-		return "<@" + id + ">"
+	return c.handle(name)
+}
+
+// handle is a person as plain text, never a mention: @name.
+func (c Config) handle(name string) string {
+	return inert(supervision.Handle(name), oneLine, 100)
+}
+
+// memberOf is the Slack member linked to an agentinfra user.
+func (c Config) memberOf(name string) (string, bool) {
+	n := strings.TrimPrefix(name, "@")
+	if id, ok := c.Users[n]; ok {
+		return id, true
 	}
-	return "@" + strings.TrimPrefix(name, "@")
+	id, ok := c.Users["@"+n]
+	return id, ok
 }

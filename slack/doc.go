@@ -4,9 +4,10 @@
 // (local sessions post nothing): the session's start, each approval
 // request (title, risk, command, file, the diff inline up to
 // Config.InlineDiffLines lines, else uploaded as a file), the end of the run
-// with its outcome. Buttons decide through the store's compare-and-set,
-// like every other surface: the message first shows "Processing…", then
-// the outcome ("Approved by @x", or "Already decided via terminal by @y").
+// with its outcome. Buttons decide through the supervision service (the
+// store's compare-and-set), like every other surface: the message first
+// shows "Processing…", then the outcome ("Approved by @x", or "Already
+// decided via terminal by @y").
 // Text (a reject reason) is asked for as a threaded reply that mentions
 // the app, never a modal (a modal opened from a button inside a thread does
 // not render). Only operators, and a session's owner for its own requests,
@@ -16,12 +17,20 @@
 // in-process events bus does not reach this one. The store's append-only
 // audit log is the cross-process, ordered, persistent feed instead: the
 // service tails it (woken by store.Changes) from a cursor it keeps in the
-// store, so a restart neither posts twice nor misses what happened while
-// it was down. Each audit action is routed to a message kind (see kind in
-// kinds.go): sessions and approval requests now; continuation prompts and
-// stall alerts are one more kind each, over the same feed.
+// store into the store's outbox (outbox.go), and posts from there: what
+// Slack refuses stays until it is posted, a restart posts what was not,
+// and nothing twice. Each audit action is routed to a message kind (see
+// kind in kinds.go): sessions, approval requests, continuation prompts and
+// stall alerts. One process posts for a workspace (the store's lease,
+// lease.go); a second one waits.
 //
-// Everything sent to Slack goes through one bounded queue (outbox.go) that
-// honours Slack's rate limits: a 429's Retry-After pauses the queue and the
-// call is retried.
+// Every Web API call goes through the lane of its method (calls.go): a
+// 429's Retry-After pauses that method only, and the call is retried.
+// Every envelope is acked at once and handled off the socket's loop; a
+// redelivery is acked and dropped (seen.go).
+//
+// What an agent wrote reaches a message only through inert (mrkdwn.go):
+// no mention, no link, no code block it closes; what a person wrote in
+// Slack reaches the agent decoded (fromslack.go). Refusals are answered,
+// audited and limited per member (refusals.go).
 package slack

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/slack-go/slack"
@@ -47,10 +48,10 @@ func (s *Service) decideFlow(ctx context.Context, c click, item string, id int64
 	if err != nil {
 		text, blocks := render("")
 		s.update(ctx, p.Channel, p.TS, text, blocks)
-		return fmt.Errorf("%w%s", err, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, "Not decided: "+err.Error()))
+		return errors.Join(err, s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, "Not decided: "+inert(err.Error(), oneLine, 500)))
 	}
 	if out.Lost != nil {
-		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, out.Lost.Error())
+		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, inert(out.Lost.Error(), oneLine, 500))
 	}
 	status := out.Line
 	if !out.Final {
@@ -88,6 +89,7 @@ func (s *Service) settle(ctx context.Context, item string, id int64, render func
 
 // postItem posts an item's message with its buttons in the session's thread.
 func (s *Service) postItem(ctx context.Context, ses supervision.Session, item string, id int64, text string, blocks []slack.Block) (channel, threadTS string, err error) {
+	defer s.locks.lock(fmt.Sprintf("%s/%d", item, id))()
 	if _, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, item, id); err == nil {
 		return "", "", nil // posted already
 	}
@@ -99,7 +101,6 @@ func (s *Service) postItem(ctx context.Context, ses supervision.Session, item st
 	if err != nil {
 		return "", "", err
 	}
-	defer s.locks.lock(fmt.Sprintf("%s/%d", item, id))()
 	ts, err := s.post(ctx, tp.Channel, threadTS, text, blocks)
 	if err != nil {
 		return "", "", fmt.Errorf("post %s %d: %w", item, id, err)
@@ -109,20 +110,26 @@ func (s *Service) postItem(ctx context.Context, ses supervision.Session, item st
 
 // allowed checks that the clicker may do what (of a session's item, a
 // request's requestID), refusing (ephemeral + audit) otherwise: a member
-// linked to an agentinfra user whom the service allows.
+// linked to an agentinfra user whom the service allows, on a session that
+// is on Slack (remote or hybrid: the buttons and the thread of a session
+// switched to local do nothing, and say why).
 func (s *Service) allowed(ctx context.Context, c click, ses supervision.Session, requestID int64, what string) (bool, error) {
 	if c.Person == "" {
-		return false, s.refuse(ctx, c, ses.ID, requestID, s.notMapped(c))
+		return false, s.refuse(ctx, c, ses.ID, requestID, s.notMapped(c.UserID))
 	}
 	if err := s.sup.May(ctx, c.actor(), ses, what); err != nil {
-		return false, s.refuse(ctx, c, ses.ID, requestID, err.Error())
+		return false, s.refuse(ctx, c, ses.ID, requestID, inert(err.Error(), oneLine, 500))
+	}
+	if !posts(ses) {
+		return false, s.decline(ctx, c, ses.ID, requestID, fmt.Sprintf(
+			":house: Not done: session %d is in local mode now, so Slack can no longer %s: use the terminal (`agentinfra inbox`) or the web page (`agentinfra console`).", ses.ID, inert(what, oneLine, 200)))
 	}
 	return true, nil
 }
 
 // askText asks the clicker for text as a threaded reply mentioning the app.
-func (s *Service) askText(ctx context.Context, c click, kindName, verb string, id int64, question string) error {
-	s.inputs.put(input{Kind: kindName, Verb: verb, ItemID: id, Channel: c.Channel, ThreadTS: c.ThreadTS, UserID: c.UserID, Person: c.Person, MessageTS: c.TS})
+func (s *Service) askText(ctx context.Context, c click, item, verb string, id int64, question string) error {
+	s.inputs.put(input{Kind: item, Verb: verb, ItemID: id, Channel: c.Channel, ThreadTS: c.ThreadTS, UserID: c.UserID, Person: c.Person, MessageTS: c.TS})
 	_, err := s.post(ctx, c.Channel, c.ThreadTS, fmt.Sprintf("<@%s> %s Reply in this thread mentioning %s.", c.UserID, question, s.mentionApp()), nil)
 	return err
 }

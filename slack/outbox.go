@@ -2,104 +2,207 @@ package slack
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync/atomic"
 	"time"
 
-	"github.com/slack-go/slack"
+	"github.com/agentinfra/agentinfra/supervision"
 )
 
-// DefaultQueue bounds the calls waiting for Slack.
-const DefaultQueue = 256
+// The outbox: nothing the service has to post is lost. The tail moves each
+// audit event a kind posts about into the store's outbox with the cursor
+// (one transaction); deliver posts them, oldest first and each session's in
+// order, and forgets an event only once its messages are posted. What Slack
+// refuses stays in the store and is tried again (after Options.Backoff,
+// doubling up to maxRetryWait); a rate limit is waited out in the call's
+// lane, however many 429s come. After a restart the outbox is where it
+// was: what was not posted is posted, what was is not posted again.
 
-// maxRateRetries bounds how many 429s one call may meet.
-const maxRateRetries = 5
+// maxRetryWait bounds the wait before trying a refused message again.
+const maxRetryWait = 5 * time.Minute
 
-// outbox sends every Web API call, one at a time, through a bounded queue.
-// A 429 pauses the queue for its Retry-After and the call is tried again:
-// the calls behind it wait their turn instead of meeting the same limit.
-// A full queue makes callers wait (back-pressure) until their context
-// ends.
-type outbox struct {
-	jobs    chan *job
-	limited atomic.Int64 // 429s met
-	sleep   func(context.Context, time.Duration) error
-}
+// auditBatch is how many audit events the tail reads at a time.
+const auditBatch = 200
 
-type job struct {
-	name string
-	fn   func(context.Context) error
-	ctx  context.Context
-	done chan error
-}
-
-func newOutbox(size int) *outbox {
-	if size <= 0 {
-		size = DefaultQueue
+// tail follows the audit log from the service's cursor into the outbox. It
+// stops once ctx ends.
+func (s *Service) tail(ctx context.Context) error {
+	cursor, ok, err := s.sup.Cursor(ctx, supervision.SurfaceSlack)
+	if err != nil {
+		return err
 	}
-	return &outbox{jobs: make(chan *job, size), sleep: sleepCtx}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	changes, err := s.sup.Changes(ctx)
+	if err != nil {
+		return err
 	}
-}
-
-// run works the queue until ctx ends.
-func (o *outbox) run(ctx context.Context) {
+	if !ok {
+		// First start: history is not replayed; live sessions and what
+		// waits in them are caught up (until it all is).
+		if cursor, err = s.sup.LastAuditSeq(ctx); err != nil {
+			return err
+		}
+		if err := s.retry(ctx, "catching up the live sessions", s.catchUp); err != nil {
+			return err
+		}
+		if err := s.sup.EnqueueOutbox(ctx, supervision.SurfaceSlack, nil, cursor); err != nil {
+			return err
+		}
+	}
 	for {
+		evs, err := s.sup.AuditAfter(ctx, cursor, auditBatch)
+		if err != nil {
+			return err
+		}
+		if len(evs) > 0 {
+			var items []supervision.OutboxItem
+			for _, ev := range evs {
+				if ev.SessionID != 0 && s.kindOf(ev.Action) != nil {
+					items = append(items, supervision.OutboxItem{Seq: ev.Seq, SessionID: ev.SessionID})
+				}
+			}
+			last := evs[len(evs)-1].Seq
+			if err := s.sup.EnqueueOutbox(ctx, supervision.SurfaceSlack, items, last); err != nil {
+				return err
+			}
+			cursor = last
+			if len(items) > 0 {
+				s.wakeDeliver()
+			}
+		}
+		if len(evs) == auditBatch {
+			continue
+		}
 		select {
 		case <-ctx.Done():
-			return
-		case j := <-o.jobs:
-			j.done <- o.work(ctx, j)
+			return ctx.Err()
+		case <-changes:
 		}
 	}
 }
 
-func (o *outbox) work(ctx context.Context, j *job) error {
+// retry runs fn until it succeeds or ctx ends, waiting between tries as the
+// outbox does.
+func (s *Service) retry(ctx context.Context, what string, fn func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
-		if err := j.ctx.Err(); err != nil {
-			return err
+		err := fn(ctx)
+		if err == nil || ctx.Err() != nil {
+			return ctx.Err()
 		}
-		err := j.fn(j.ctx)
-		var rl *slack.RateLimitedError
-		if !errors.As(err, &rl) {
-			return err
-		}
-		o.limited.Add(1)
-		if attempt >= maxRateRetries {
-			return fmt.Errorf("%s: still rate limited by Slack after %d tries: %w", j.name, attempt+1, err)
-		}
-		wait := rl.RetryAfter
-		if wait <= 0 {
-			wait = time.Second
-		}
-		if err := o.sleep(ctx, wait); err != nil {
+		wait := s.retryWait(attempt)
+		s.log.Warn("slack: "+what+"; trying again", "err", err, "in", wait)
+		if err := sleepCtx(ctx, wait); err != nil {
 			return err
 		}
 	}
 }
 
-// do runs fn through the queue and returns its error.
-func (o *outbox) do(ctx context.Context, name string, fn func(context.Context) error) error {
-	j := &job{name: name, fn: fn, ctx: ctx, done: make(chan error, 1)}
+// retryWait is the wait after the attempt-th failure.
+func (s *Service) retryWait(attempt int) time.Duration {
+	wait := s.opts.Backoff
+	if wait <= 0 {
+		wait = time.Second
+	}
+	for range attempt {
+		wait *= 2
+		if wait >= maxRetryWait {
+			return maxRetryWait
+		}
+	}
+	return wait
+}
+
+func (s *Service) wakeDeliver() {
 	select {
-	case o.jobs <- j:
-	case <-ctx.Done():
-		return fmt.Errorf("%s: the queue to Slack is full: %w", name, ctx.Err())
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver posts the outbox's items until ctx ends; work carries the calls
+// of the item in hand (it outlives ctx a little, so that a message sent is
+// also recorded).
+func (s *Service) deliver(ctx, work context.Context) error {
+	for {
+		heads, err := s.sup.OutboxHeads(work, supervision.SurfaceSlack)
+		if err != nil {
+			return err
+		}
+		var next time.Time
+		progressed := false
+		for _, it := range heads {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if now := time.Now(); it.NextAt.After(now) {
+				if next.IsZero() || it.NextAt.Before(next) {
+					next = it.NextAt
+				}
+				continue
+			}
+			if err := s.route(work, &delivery{s: s, item: it}, it.Event); err != nil {
+				if work.Err() != nil {
+					return work.Err()
+				}
+				wait := s.retryWait(it.Attempts)
+				s.log.Warn("slack: not posted; kept to try again", "action", it.Event.Action, "session", it.SessionID, "audit_seq", it.Seq,
+					"attempts", it.Attempts+1, "in", wait, "err", err)
+				if err := s.sup.OutboxRetry(work, supervision.SurfaceSlack, it.Seq, time.Now().Add(wait), clip(err.Error(), 500)); err != nil {
+					return err
+				}
+				if at := time.Now().Add(wait); next.IsZero() || at.Before(next) {
+					next = at
+				}
+				continue
+			}
+			if err := s.sup.OutboxDone(work, supervision.SurfaceSlack, it.Seq); err != nil {
+				return err
+			}
+			progressed = true
+		}
+		if progressed {
+			continue // the sessions' next items are heads now
+		}
+		if err := s.idle(ctx, next); err != nil {
+			return err
+		}
+	}
+}
+
+// idle waits for the tail to bring something, or until next (zero: no
+// retry is due), or ctx's end.
+func (s *Service) idle(ctx context.Context, next time.Time) error {
+	var due <-chan time.Time
+	if !next.IsZero() {
+		t := time.NewTimer(time.Until(next))
+		defer t.Stop()
+		due = t.C
 	}
 	select {
-	case err := <-j.done:
-		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-s.wake:
+	case <-due:
 	}
+	return nil
+}
+
+// delivery is the outbox item whose messages are being posted: once
+// remembers the parts already posted, so that a retry posts only the rest.
+type delivery struct {
+	s    *Service
+	item supervision.OutboxItem
+}
+
+// once runs fn unless step was done for this item, and records it done.
+// Outside the outbox (the first start's catch-up), d is nil: fn runs.
+func (d *delivery) once(ctx context.Context, step string, fn func() error) error {
+	if d == nil {
+		return fn()
+	}
+	if d.item.Has(step) {
+		return nil
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	d.item.Steps = append(d.item.Steps, step)
+	return d.s.sup.OutboxStep(ctx, supervision.SurfaceSlack, d.item.Seq, step)
 }

@@ -37,31 +37,40 @@ type Options struct {
 	Getenv func(string) string
 	// Log receives what the service does (nil = discarded).
 	Log *slog.Logger
-	// Queue bounds the calls waiting for Slack (0 = DefaultQueue).
+	// Queue bounds the calls of one Web API method waiting for Slack (0 =
+	// DefaultQueue).
 	Queue int
 	// PingInterval is how long without a ping from Slack means a dead
 	// connection (0 = slack-go's 30 s).
 	PingInterval time.Duration
-	// Backoff is the first wait before reconnecting after the connection
-	// failed in a way slack-go does not retry itself (0 = 1 s; doubles up
-	// to a minute).
+	// Backoff is the first wait before trying again what failed in a way
+	// that is not a rate limit: a connection slack-go gave up on, a
+	// message Slack refused (0 = 1 s; doubles up to a minute for the
+	// connection, five for a message).
 	Backoff time.Duration
+	// Lease is how long this process keeps the right to post for the
+	// workspace unless it renews it (0 = DefaultLease).
+	Lease time.Duration
 }
 
 // Service is a running Slack surface.
 type Service struct {
-	sup    *supervision.Service
-	conf   Config
-	opts   Options
-	api    *slack.Client
-	sm     *socketmode.Client
-	out    *outbox
-	log    *slog.Logger
-	botID  string
-	kinds  []kind
-	inputs *inputs
-	locks  keyedMutex
-	ready  chan struct{} // closed once the bot's identity is known
+	sup      *supervision.Service
+	conf     Config
+	opts     Options
+	api      *slack.Client
+	sm       *socketmode.Client
+	calls    *calls
+	log      *slog.Logger
+	botID    string
+	kinds    []kind
+	inputs   *inputs
+	locks    keyedMutex
+	seen     *seen
+	refusals *refusalLimiter
+	holder   string
+	wake     chan struct{} // the outbox has something new
+	ready    chan struct{} // closed once the bot's identity is known
 }
 
 // New prepares a Service (nothing is sent before Run).
@@ -82,7 +91,7 @@ func New(opts Options) (*Service, error) {
 		apiOpts = append(apiOpts, slack.OptionAPIURL(opts.APIURL))
 	}
 	// Every call has a deadline: a Slack that does not answer must not
-	// hold the queue (or a shutdown) for ever.
+	// hold a lane (or a shutdown) for ever.
 	apiOpts = append(apiOpts, slack.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second}))
 	api := slack.New(opts.Tokens.Bot, apiOpts...)
 	var smOpts []socketmode.Option
@@ -90,7 +99,8 @@ func New(opts Options) (*Service, error) {
 		smOpts = append(smOpts, socketmode.OptionPingInterval(opts.PingInterval))
 	}
 	s := &Service{sup: opts.Supervision, conf: opts.Config.withDefaults(), opts: opts, api: api, sm: socketmode.New(api, smOpts...),
-		out: newOutbox(opts.Queue), log: log, inputs: newInputs(), ready: make(chan struct{})}
+		calls: newCalls(opts.Queue), log: log, inputs: newInputs(), seen: newSeen(), refusals: newRefusalLimiter(),
+		holder: newHolder(), wake: make(chan struct{}, 1), ready: make(chan struct{})}
 	s.kinds = []kind{sessionKind{}, approvalKind{}, promptKind{}, alertKind{}}
 	return s, nil
 }
@@ -100,9 +110,18 @@ func New(opts Options) (*Service, error) {
 // post it again).
 const shutdownGrace = 10 * time.Second
 
-// Run connects and serves until ctx ends. It returns early only for what
-// retrying cannot fix: a token Slack refuses.
+// Run serves until ctx ends: once this process holds the workspace's lease
+// (another `agentinfra slack` may have it: Run says so and waits), it
+// connects, posts and answers. It returns early only for what retrying
+// cannot fix: a token Slack refuses, a broken store.
 func (s *Service) Run(ctx context.Context) error {
+	auth, err := s.api.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("slack auth.test with the bot token: %w (check %s / the keyring's %q; docs/slack.md)", err, EnvBotToken, KeyringBotAccount)
+	}
+	s.botID = auth.UserID
+	close(s.ready)
+	s.log.Info("slack: authenticated", "team", auth.Team, "bot", auth.User, "bot_id", auth.UserID)
 	// work outlives ctx by up to shutdownGrace: a message sent to Slack is
 	// recorded in the store before the service stops.
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -115,35 +134,54 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-work.Done():
 		}
 	}()
-	auth, err := s.api.AuthTestContext(ctx)
-	if err != nil {
-		return fmt.Errorf("slack auth.test with the bot token: %w (check %s / the keyring's %q; docs/slack.md)", err, EnvBotToken, KeyringBotAccount)
+	s.calls.start(work)
+	for {
+		if err := s.awaitLease(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		err := s.lead(ctx, work)
+		if errors.Is(err, errLeaseLost) {
+			s.log.Warn("slack: stopped posting", "err", err)
+			continue
+		}
+		s.releaseLease()
+		return err
 	}
-	s.botID = auth.UserID
-	close(s.ready)
-	s.log.Info("slack: authenticated", "team", auth.Team, "bot", auth.User, "bot_id", auth.UserID)
+}
 
-	go s.out.run(work)
-	connErr := make(chan error, 1)
-	tailErr := make(chan error, 1)
-	go func() { connErr <- s.connect(ctx) }()
-	go func() { tailErr <- s.tail(ctx, work) }()
-	go s.dispatch(ctx, work)
+// lead connects, posts and answers while this process holds the lease:
+// until ctx ends (nil), the lease is lost (errLeaseLost) or something
+// retrying cannot fix.
+func (s *Service) lead(ctx, work context.Context) error {
+	term, stop := context.WithCancel(ctx)
+	defer stop()
+	errs := make(chan error, 3)
+	delivered := make(chan error, 1)
+	go func() { errs <- s.connect(term) }()
+	go func() { errs <- s.tail(term) }()
+	go func() { errs <- s.keepLease(term) }()
+	go func() { delivered <- s.deliver(term, work) }()
+	go s.dispatch(term, work)
+	s.wakeDeliver() // what a previous run left in the outbox
+	var err error
 	select {
-	case err = <-connErr:
-	case err = <-tailErr:
-		tailErr <- err
-	case <-ctx.Done():
+	case err = <-errs:
+	case err = <-delivered:
+		delivered <- err
+	case <-term.Done():
 	}
-	if ctx.Err() == nil {
-		// A refused token or a broken store: stop the rest.
-		return err
+	stop()
+	// Let the outbox finish the item in hand.
+	if derr := <-delivered; err == nil || errors.Is(err, context.Canceled) {
+		err = derr
 	}
-	// Let the tail finish the event in hand.
-	if err := <-tailErr; err != nil && !errors.Is(err, context.Canceled) {
-		return err
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // connect keeps the Socket Mode connection up: slack-go reconnects by
@@ -181,8 +219,10 @@ func isAuthError(err error) bool {
 	return errors.As(err, &sc) && sc.Code == 404
 }
 
-// dispatch handles what arrives over the socket, each envelope acked at
-// once (Slack wants the ack within 3 s) and handled in its own goroutine.
+// dispatch takes what arrives over the socket: each envelope is acked at
+// once (Slack wants the ack within 3 s, and resends what it did not see
+// acked), then handled in its own goroutine, a redelivery not at all. The
+// loop itself never waits for Slack or the store.
 func (s *Service) dispatch(ctx, work context.Context) {
 	for {
 		var evt socketmode.Event
@@ -196,113 +236,71 @@ func (s *Service) dispatch(ctx, work context.Context) {
 			s.log.Info("slack: connected")
 		case socketmode.EventTypeConnectionError:
 			s.log.Warn("slack: connection error", "err", fmt.Sprint(evt.Data))
-		case socketmode.EventTypeInteractive:
-			cb, _ := evt.Data.(slack.InteractionCallback)
-			s.ack(evt.Request, nil)
-			go s.onInteractive(work, cb)
-		case socketmode.EventTypeEventsAPI:
-			s.ack(evt.Request, nil)
-			go s.onEventsAPI(work, evt)
-		case socketmode.EventTypeSlashCommand:
-			cmd, _ := evt.Data.(slack.SlashCommand)
-			// The answer is the ack's payload: Slack shows it to the caller.
-			reply := s.onSlash(work, cmd)
-			s.ack(evt.Request, map[string]any{"response_type": "ephemeral", "text": reply})
+		case socketmode.EventTypeInteractive, socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand:
+			s.ack(evt.Request)
+			if !s.seen.first(deliveryKeys(evt.Request)...) {
+				s.log.Info("slack: a redelivery, handled already", "envelope", evt.Request.EnvelopeID, "retry", evt.Request.RetryAttempt)
+				continue
+			}
+			go s.handle(work, evt)
 		}
 	}
 }
 
-func (s *Service) ack(req *socketmode.Request, payload any) {
+// handle is one envelope's work, off the socket's loop.
+func (s *Service) handle(ctx context.Context, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeInteractive:
+		if cb, ok := evt.Data.(slack.InteractionCallback); ok {
+			s.onInteractive(ctx, cb)
+		}
+	case socketmode.EventTypeEventsAPI:
+		s.onEventsAPI(ctx, evt)
+	case socketmode.EventTypeSlashCommand:
+		if cmd, ok := evt.Data.(slack.SlashCommand); ok {
+			s.onSlashCommand(ctx, cmd)
+		}
+	}
+}
+
+func (s *Service) ack(req *socketmode.Request) {
 	if req == nil {
 		return
 	}
-	if err := s.sm.Ack(*req, payload); err != nil {
+	if err := s.sm.Ack(*req); err != nil {
 		s.log.Warn("slack: ack failed", "envelope", req.EnvelopeID, "err", err)
 	}
 }
 
-// tail follows the audit log from the service's cursor and routes each
-// event to its message kind. It stops between two events once ctx ends;
-// work (which outlives ctx a little) carries the calls of the event in
-// hand. An event whose handling was cut short is handled again after a
-// restart; one Slack refused (a wrong channel) is logged and passed.
-func (s *Service) tail(ctx, work context.Context) error {
-	cursor, ok, err := s.sup.Cursor(work, supervision.SurfaceSlack)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		// First start: history is not replayed; live sessions and their
-		// pending requests are caught up below.
-		if cursor, err = s.sup.LastAuditSeq(work); err != nil {
-			return err
-		}
-	}
-	changes, err := s.sup.Changes(ctx)
-	if err != nil {
-		return err
-	}
-	if err := s.catchUp(work); err != nil {
-		s.log.Warn("slack: catching up live sessions", "err", err)
-	}
-	for {
-		evs, err := s.sup.AuditAfter(work, cursor, 200)
-		if err != nil {
-			return err
-		}
-		done := cursor
-		for _, ev := range evs {
-			if ctx.Err() != nil {
-				break
-			}
-			if err := s.route(work, ev); err != nil {
-				if work.Err() != nil {
-					break
-				}
-				s.log.Warn("slack: posting", "action", ev.Action, "session", ev.SessionID, "err", err)
-			}
-			done = ev.Seq
-		}
-		if done != cursor {
-			cursor = done
-			if err := s.sup.SetCursor(work, supervision.SurfaceSlack, cursor); err != nil {
-				return err
-			}
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if len(evs) == 200 {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changes:
-		}
-	}
-}
-
-// route hands an audit event to the kind that posts it, for sessions that
-// post at all (remote or hybrid).
-func (s *Service) route(ctx context.Context, ev supervision.AuditEvent) error {
-	if ev.SessionID == 0 {
-		return nil
-	}
+// kindOf is the kind that posts about an audit action (nil: none).
+func (s *Service) kindOf(action string) kind {
 	for _, k := range s.kinds {
-		if !k.handles(ev.Action) {
-			continue
+		if k.handles(action) {
+			return k
 		}
-		ses, err := s.sup.Session(ctx, ev.SessionID)
-		if err != nil {
-			return err
-		}
-		if !posts(ses) {
-			return nil
-		}
-		return k.onAudit(ctx, s, ev, ses)
 	}
 	return nil
+}
+
+// route hands an outbox item's audit event to the kind that posts it, for
+// sessions that post at all (remote or hybrid; a switch to local is said
+// in the session's thread).
+func (s *Service) route(ctx context.Context, d *delivery, ev supervision.AuditEvent) error {
+	k := s.kindOf(ev.Action)
+	if k == nil || ev.SessionID == 0 {
+		return nil
+	}
+	ses, err := s.sup.Session(ctx, ev.SessionID)
+	if errors.Is(err, supervision.ErrNotFound) {
+		return nil // purged
+	}
+	if err != nil {
+		return err
+	}
+	if !posts(ses) && ev.Action != actionSessionMode {
+		return nil
+	}
+	return k.onAudit(ctx, s, d, ev, ses)
 }
 
 // posts reports whether a session appears on Slack: only remote and
@@ -311,38 +309,55 @@ func posts(ses supervision.Session) bool {
 	return ses.Mode == supervision.ModeRemote || ses.Mode == supervision.ModeHybrid
 }
 
-// catchUp gives each live remote session its thread and posts its pending
-// request, when the service was not running as they came.
+// catchUp gives each live remote session its thread and posts what waits
+// in it (requests, prompts, stall alerts), when the service was not
+// running as they came: on its first start.
 func (s *Service) catchUp(ctx context.Context) error {
 	live, err := s.sup.Sessions(ctx, supervision.SessionFilter{Statuses: []string{supervision.SessionActive, supervision.SessionPaused}})
 	if err != nil {
 		return err
 	}
-	pending, err := s.sup.Pending(ctx)
+	in, err := s.sup.Inbox(ctx)
 	if err != nil {
 		return err
 	}
 	for _, ses := range live {
-		if !posts(ses) {
-			continue
-		}
-		if _, err := s.thread(ctx, ses); err != nil {
-			return err
+		if posts(ses) {
+			if err := s.catchUpSession(ctx, ses, in); err != nil {
+				return err
+			}
 		}
 	}
-	for _, p := range pending {
-		if p.Mode != supervision.ModeRemote && p.Mode != supervision.ModeHybrid {
-			continue
+	return nil
+}
+
+// catchUpSession gives a session its thread and posts what of in waits in
+// it and is not posted yet.
+func (s *Service) catchUpSession(ctx context.Context, ses supervision.Session, in supervision.Inbox) error {
+	if _, err := s.thread(ctx, ses); err != nil {
+		return err
+	}
+	for _, p := range in.Requests {
+		if p.SessionID == ses.ID {
+			if err := (approvalKind{}).post(ctx, s, nil, ses, p.Request); err != nil {
+				return err
+			}
 		}
-		if _, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemRequest, p.ID); err == nil {
-			continue
+	}
+	for _, p := range in.Prompts {
+		if p.SessionID == ses.ID {
+			text, blocks := promptRender(s.conf, ses, p.Prompt)("")
+			if _, _, err := s.postItem(ctx, ses, supervision.ItemPrompt, p.ID, text, blocks); err != nil {
+				return err
+			}
 		}
-		ses, err := s.sup.Session(ctx, p.SessionID)
-		if err != nil {
-			return err
-		}
-		if err := (approvalKind{}).post(ctx, s, ses, p.Request); err != nil {
-			return err
+	}
+	for _, a := range in.Alerts {
+		if a.SessionID == ses.ID {
+			text, blocks := alertRender(s.conf, ses, a.Alert)("")
+			if _, _, err := s.postItem(ctx, ses, supervision.ItemAlert, a.ID, text, blocks); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -381,10 +396,11 @@ func (k *keyedMutex) lock(key string) func() {
 	return l.Unlock
 }
 
-// Web API calls, all through the outbox.
+// Web API calls, each through its method's lane. Every text is ours, with
+// any agent text in it made inert; fitText keeps it within Slack's limit.
 
 func (s *Service) post(ctx context.Context, channel, threadTS, text string, blocks []slack.Block) (string, error) {
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	opts := []slack.MsgOption{slack.MsgOptionText(fitText(text, maxMessageText), false)}
 	if len(blocks) > 0 {
 		opts = append(opts, slack.MsgOptionBlocks(blocks...))
 	}
@@ -392,7 +408,7 @@ func (s *Service) post(ctx context.Context, channel, threadTS, text string, bloc
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
 	var ts string
-	err := s.out.do(ctx, "chat.postMessage", func(ctx context.Context) error {
+	err := s.calls.do(ctx, "chat.postMessage", func(ctx context.Context) error {
 		var err error
 		_, ts, err = s.api.PostMessageContext(ctx, channel, opts...)
 		return err
@@ -401,27 +417,42 @@ func (s *Service) post(ctx context.Context, channel, threadTS, text string, bloc
 }
 
 func (s *Service) update(ctx context.Context, channel, ts, text string, blocks []slack.Block) error {
-	return s.out.do(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+	return s.calls.do(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(fitText(text, maxMessageText), false), slack.MsgOptionBlocks(blocks...))
 		return err
 	})
 }
 
 func (s *Service) ephemeral(ctx context.Context, channel, threadTS, user, text string) error {
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	opts := []slack.MsgOption{slack.MsgOptionText(fitText(text, maxMessageText), false)}
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
-	return s.out.do(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+	return s.calls.do(ctx, "chat.postEphemeral", func(ctx context.Context) error {
 		_, err := s.api.PostEphemeralContext(ctx, channel, user, opts...)
 		return err
 	})
 }
 
+// respond answers a slash command, to its caller only: through the
+// command's response_url (valid 30 minutes, wherever it was typed), else
+// an ephemeral in its channel.
+func (s *Service) respond(ctx context.Context, cmd slack.SlashCommand, text string) error {
+	text = fitText(text, maxMessageText)
+	if cmd.ResponseURL == "" {
+		return s.ephemeral(ctx, cmd.ChannelID, "", cmd.UserID, text)
+	}
+	return s.calls.do(ctx, "response_url", func(ctx context.Context) error {
+		return slack.PostWebhookCustomHTTPContext(ctx, cmd.ResponseURL, s.httpClient(), &slack.WebhookMessage{ResponseType: "ephemeral", Text: text})
+	})
+}
+
+func (s *Service) httpClient() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
+
 // upload sends a file into a thread: files.getUploadURLExternal, the
 // upload, files.completeUploadExternal.
 func (s *Service) upload(ctx context.Context, channel, threadTS, name, title, comment string, content []byte) error {
-	return s.out.do(ctx, "files.uploadV2", func(ctx context.Context) error {
+	return s.calls.do(ctx, "files.uploadV2", func(ctx context.Context) error {
 		_, err := s.api.UploadFileContext(ctx, slack.UploadFileParameters{Filename: name, Title: title, FileSize: len(content),
 			Content: string(content), Channel: channel, ThreadTimestamp: threadTS, InitialComment: comment})
 		return err
@@ -437,4 +468,4 @@ func (s *Service) stripMention(text string) string {
 }
 
 // Limited counts the rate limits (429) met so far.
-func (s *Service) Limited() int64 { return s.out.limited.Load() }
+func (s *Service) Limited() int64 { return s.calls.limited.Load() }

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,21 +16,31 @@ import (
 // starts, and the end of the run with its outcome.
 type sessionKind struct{}
 
+// actionSessionMode is the audit action of a session's mode changing: a
+// session switched to local says so in its thread (its buttons then do
+// nothing but say why).
+const actionSessionMode = "session_mode"
+
+func (sessionKind) item() string { return supervision.ItemSession }
+
 func (sessionKind) handles(action string) bool {
 	switch action {
-	case "session_active", "session_paused", "session_terminated", "session_interrupted":
+	case "session_active", "session_paused", "session_terminated", "session_interrupted", actionSessionMode:
 		return true
 	}
 	return false
 }
 
-func (sessionKind) buttons() []string { return []string{"session"} }
+func (sessionKind) buttons() []string { return nil }
 
 func (sessionKind) onClick(context.Context, *Service, click) error { return nil }
 
 func (sessionKind) onText(context.Context, *Service, input, string) error { return nil }
 
-func (sessionKind) onAudit(ctx context.Context, s *Service, ev supervision.AuditEvent, ses supervision.Session) error {
+func (sessionKind) onAudit(ctx context.Context, s *Service, d *delivery, ev supervision.AuditEvent, ses supervision.Session) error {
+	if ev.Action == actionSessionMode {
+		return modeChanged(ctx, s, d, ev, ses)
+	}
 	ts, err := s.thread(ctx, ses)
 	if err != nil {
 		return err
@@ -38,23 +49,69 @@ func (sessionKind) onAudit(ctx context.Context, s *Service, ev supervision.Audit
 	if err != nil {
 		return err
 	}
+	by := fmt.Sprintf("%s via %s", s.conf.mention(ev.Actor), inert(ev.Surface, oneLine, 40))
 	switch ev.Action {
 	case "session_paused":
-		_, err = s.post(ctx, p.Channel, ts, fmt.Sprintf(":double_vertical_bar: Paused by %s via %s.", s.conf.mention(ev.Actor), ev.Surface), nil)
+		return d.once(ctx, "paused", func() error {
+			_, err := s.post(ctx, p.Channel, ts, fmt.Sprintf(":double_vertical_bar: Paused by %s.", by), nil)
+			return err
+		})
 	case "session_active":
 		if strings.Contains(string(ev.Detail), `"from":"paused"`) {
-			_, err = s.post(ctx, p.Channel, ts, fmt.Sprintf(":arrow_forward: Resumed by %s via %s.", s.conf.mention(ev.Actor), ev.Surface), nil)
+			return d.once(ctx, "resumed", func() error {
+				_, err := s.post(ctx, p.Channel, ts, fmt.Sprintf(":arrow_forward: Resumed by %s.", by), nil)
+				return err
+			})
 		}
 	case "session_terminated", "session_interrupted":
-		text, blocks := endBlocks(ses)
-		if _, err = s.post(ctx, p.Channel, ts, text, blocks); err != nil {
+		if err := d.once(ctx, "end", func() error {
+			text, blocks := endBlocks(ses)
+			_, err := s.post(ctx, p.Channel, ts, text, blocks)
+			return err
+		}); err != nil {
 			return err
 		}
 		// The thread's first message says how it ended too.
 		rootText, rootBlocks := startBlocks(ses, s.conf)
-		err = s.update(ctx, p.Channel, p.TS, rootText, rootBlocks)
+		return s.update(ctx, p.Channel, p.TS, rootText, rootBlocks)
 	}
-	return err
+	return nil
+}
+
+// modeChanged says in a session's thread (when it has one) that its mode
+// changed: switched to local, Slack can no longer decide or steer it;
+// switched to remote or hybrid, what waits in it and was not posted while
+// it was local is posted now.
+func modeChanged(ctx context.Context, s *Service, d *delivery, ev supervision.AuditEvent, ses supervision.Session) error {
+	var detail struct{ To string }
+	json.Unmarshal(ev.Detail, &detail)
+	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemSession, ses.ID)
+	switch {
+	case errors.Is(err, supervision.ErrNotFound) && !posts(ses):
+		return nil // never on Slack
+	case err != nil && !errors.Is(err, supervision.ErrNotFound):
+		return err
+	case err == nil:
+		by := fmt.Sprintf("%s via %s", s.conf.mention(ev.Actor), inert(ev.Surface, oneLine, 40))
+		line := fmt.Sprintf(":satellite_antenna: Session %d is in %s mode now (set by %s).", ses.ID, inert(detail.To, oneLine, 20), by)
+		if detail.To == supervision.ModeLocal {
+			line = fmt.Sprintf(":house: Session %d is in local mode now (set by %s): its requests and questions are answered from the terminal or the web page, and the buttons above do nothing.", ses.ID, by)
+		}
+		if err := d.once(ctx, "mode", func() error {
+			_, err := s.post(ctx, p.Channel, p.TS, line, nil)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if !posts(ses) || ses.Ended() {
+		return nil
+	}
+	in, err := s.sup.Inbox(ctx)
+	if err != nil {
+		return err
+	}
+	return s.catchUpSession(ctx, ses, in)
 }
 
 // thread returns the ts of a session's thread, starting it when needed.
@@ -79,32 +136,34 @@ func (s *Service) thread(ctx context.Context, ses supervision.Session) (string, 
 	return ts, s.sup.PutPost(ctx, supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: supervision.ItemSession, ItemID: ses.ID, SessionID: ses.ID, Channel: channel, TS: ts})
 }
 
-func sessionLine(ses supervision.Session) string {
-	parts := []string{ses.CLI}
+// sessionLine is what a session is, for a message's context line: its CLI
+// (an MCP client's name), agent, task and owner are the agent's to choose.
+func sessionLine(conf Config, ses supervision.Session) string {
+	parts := []string{inert(ses.CLI, oneLine, 100)}
 	if ses.Agent != "" {
-		parts = append(parts, "agent "+ses.Agent)
+		parts = append(parts, "agent "+inert(ses.Agent, oneLine, 100))
 	}
 	if ses.TaskID != "" {
-		parts = append(parts, "task "+ses.TaskID)
+		parts = append(parts, "task "+inert(ses.TaskID, oneLine, 100))
 	}
-	parts = append(parts, "owner "+supervision.Handle(ses.Owner), "mode "+ses.Mode)
+	parts = append(parts, "owner "+conf.handle(ses.Owner), "mode "+inert(ses.Mode, oneLine, 20))
 	return strings.Join(parts, " · ")
 }
 
 // startBlocks is the thread's first message.
 func startBlocks(ses supervision.Session, conf Config) (string, []slack.Block) {
-	title := ses.Title
-	if title == "" {
+	title := inert(ses.Title, oneLine, 1000)
+	if ses.Title == "" {
 		title = "supervised run"
 	}
-	state := ":large_green_circle: started"
+	state, word := ":large_green_circle: started", "started"
 	if ses.Ended() {
-		state = ":checkered_flag: " + ses.Status
+		state, word = ":checkered_flag: "+inert(ses.Status, oneLine, 20), inert(ses.Status, oneLine, 20)
 	}
-	text := fmt.Sprintf("Session %d %s: %s", ses.ID, strings.TrimPrefix(strings.TrimPrefix(state, ":large_green_circle: "), ":checkered_flag: "), title)
+	text := fmt.Sprintf("Session %d %s: %s", ses.ID, word, title)
 	return text, []slack.Block{
-		slack.NewSectionBlock(md(fmt.Sprintf("*Session %d* %s — %s", ses.ID, state, escape(title))), nil, nil),
-		slack.NewContextBlock("", md(escape(sessionLine(ses))+" · approvals and questions come in this thread; reply with "+"`@agentinfra` to talk to it")),
+		section(fmt.Sprintf("*Session %d* %s — %s", ses.ID, state, title)),
+		slack.NewContextBlock("", md(sessionLine(conf, ses)+" · approvals and questions come in this thread; reply with `@agentinfra` to talk to it")),
 	}
 }
 
@@ -114,23 +173,22 @@ func endBlocks(ses supervision.Session) (string, []slack.Block) {
 	if ses.Status == supervision.SessionInterrupted {
 		icon = ":warning:"
 	}
-	reason := ses.EndReason
-	if reason == "" {
+	reason := inert(ses.EndReason, oneLine, 2500)
+	if ses.EndReason == "" {
 		reason = "no reason recorded"
 	}
-	text := fmt.Sprintf("Session %d %s: %s", ses.ID, ses.Status, reason)
-	return text, []slack.Block{slack.NewSectionBlock(md(fmt.Sprintf("%s *Session %d %s*: %s", icon, ses.ID, ses.Status, escape(clip(reason, 2500)))), nil, nil)}
+	status := inert(ses.Status, oneLine, 20)
+	text := fmt.Sprintf("Session %d %s: %s", ses.ID, status, reason)
+	return text, []slack.Block{section(fmt.Sprintf("%s *Session %d %s*: %s", icon, ses.ID, status, reason))}
 }
 
 func md(text string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.MarkdownType, text, false, false)
+	return slack.NewTextBlockObject(slack.MarkdownType, fitText(text, maxSectionText), false, false)
 }
+
+// section is a section block of mrkdwn text (ours, with agent text inert).
+func section(text string) slack.Block { return slack.NewSectionBlock(md(text), nil, nil) }
 
 func plain(text string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.PlainTextType, text, false, false)
-}
-
-// escape keeps a text from being read as Slack markup (<@U…>, <!channel>).
-func escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }

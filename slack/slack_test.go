@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -84,9 +86,19 @@ func (w *world) start() {
 	}
 	w.svc = svc
 	ctx, cancel := context.WithCancel(w.ctx)
-	w.done = make(chan error, 1)
-	go func() { w.done <- svc.Run(ctx) }()
+	done := make(chan error, 1)
+	w.done = done
+	go func() {
+		err := svc.Run(ctx)
+		done <- err
+		close(done)
+	}()
 	w.stopSvc = cancel
+	// Stopped before the store closes (cleanups run last first).
+	w.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 	if err := w.fake.Connected(w.ctx, hellos+1); err != nil {
 		w.t.Fatal(err)
 	}
@@ -158,13 +170,16 @@ func (w *world) waitMessage(ts, what string, cond func(fakeslack.Message) bool) 
 // recorded waits until the service has recorded its message of an item.
 func (w *world) recorded(item string, id int64) {
 	w.t.Helper()
-	for w.ctx.Err() == nil {
-		if _, err := w.st.PostOf(w.ctx, store.SurfaceSlack, item, id); err == nil {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	w.t.Fatalf("the message of %s %d was never recorded", item, id)
+	w.eventually(fmt.Sprintf("the message of %s %d recorded", item, id), func() bool {
+		_, err := w.st.PostOf(w.ctx, store.SurfaceSlack, item, id)
+		return err == nil
+	})
+}
+
+// eventually waits until cond holds (the one polling helper).
+func (w *world) eventually(what string, cond func() bool) {
+	w.t.Helper()
+	poll.Eventually(w.t, cond, "waiting for %s", what)
 }
 
 func (w *world) dump() string {

@@ -53,13 +53,10 @@ func TestAHungKeyringTimesOut(t *testing.T) {
 	defer close(hang)
 	ts := TokenSource{Getenv: env(nil), Timeout: 100 * time.Millisecond,
 		KeyringGet: func(service, account string) (string, error) { <-hang; return "", nil }}
-	start := time.Now()
+	// The keyring never answers: Load returns only through its timeout.
 	_, err := ts.Load(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 100ms") || !strings.Contains(err.Error(), EnvAppToken) || !strings.Contains(err.Error(), EnvBotToken) {
 		t.Fatalf("%v", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("the hung keyring held the start for %v", d)
 	}
 }
 

@@ -207,11 +207,20 @@ func (s *Store) answerRequest(ctx context.Context, id int64, a func(cur Request,
 func expiry(r Request, now time.Time) answer {
 	reason := "timed out"
 	if r.ExpiresAt != nil {
-		reason = "timed out after " + r.ExpiresAt.Sub(r.CreatedAt).Round(time.Second).String()
+		reason = "timed out after " + roundTimeout(r.ExpiresAt.Sub(r.CreatedAt)).String()
 	}
 	return answer{id: r.ID, by: ActorAgentinfra, surface: SurfaceTimeout,
 		set:  `status = 'expired', decided_at = ?, decided_by = ?, surface = 'timeout', reason = ?`,
 		args: []any{ms(now), ActorAgentinfra, reason}, action: "request_expired", detail: map[string]any{"reason": reason}}
+}
+
+// roundTimeout is a timeout as a person reads it: whole seconds, or
+// milliseconds under a second (200ms, not 0s).
+func roundTimeout(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // Expire marks a pending request expired (agentinfra's timeout: the CLIs

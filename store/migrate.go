@@ -236,7 +236,43 @@ CREATE TABLE surface_cursors (
 	audit_seq   INTEGER NOT NULL
 );
 `,
-	// v6: a person knows why a run stopped, and approves for a session
+	// v6: a remote surface loses nothing and posts from one process
+	// (issue 29):
+	//   - surface_outbox: each audit event a surface has to post about,
+	//     kept until it is posted (next_at and attempts pace the retries of
+	//     what Slack refused; steps are the parts already posted, so that a
+	//     retry does not post them twice);
+	//   - surface_leases: the one process that posts for a surface, until
+	//     expires_at (renewed while it runs);
+	//   - the audit log lets retention purge a surface's refusals that name
+	//     no session (an unlinked member's clicks), which nothing else would
+	//     ever remove.
+	`
+CREATE TABLE surface_outbox (
+	surface     TEXT NOT NULL,
+	audit_seq   INTEGER NOT NULL,
+	session_id  INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	next_at     INTEGER NOT NULL DEFAULT 0,
+	last_error  TEXT NOT NULL DEFAULT '',
+	steps       TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (surface, audit_seq)
+);
+CREATE INDEX surface_outbox_session ON surface_outbox(surface, session_id, audit_seq);
+
+CREATE TABLE surface_leases (
+	surface     TEXT PRIMARY KEY,
+	holder      TEXT NOT NULL,
+	expires_at  INTEGER NOT NULL
+);
+
+DROP TRIGGER audit_no_delete;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+	WHEN (OLD.session_id IS NULL AND OLD.action <> 'slack_refused')
+		OR EXISTS (SELECT 1 FROM sessions WHERE id = OLD.session_id)
+	BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`,
+	// v7: a person knows why a run stopped, and approves for a session
 	// (issue 30).
 	//   - sessions.ended_by / end_surface: who ended a session and
 	//     through which surface (a person's stop is told from the end of

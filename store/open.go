@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -108,28 +109,67 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(4)
 	s := &Store{db: db, path: abs, opts: opts}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.prepare(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// dsn is the driver's name for the file: WAL (readers never wait for the
-// writer), a busy timeout (writers from other processes wait their turn),
-// foreign keys, synchronous FULL (a decision that was acknowledged survives
-// a power cut too), and BEGIN IMMEDIATE for write transactions (a
-// transaction that will write takes the lock first, so it never fails with
-// SQLITE_BUSY half-way when upgrading from a read).
+// dsn is the driver's name for the file: a busy timeout (writers from
+// other processes wait their turn), foreign keys, synchronous FULL (a
+// decision that was acknowledged survives a power cut too), and BEGIN
+// IMMEDIATE for write transactions (a transaction that will write takes the
+// lock first, so it never fails with SQLITE_BUSY half-way when upgrading
+// from a read). Each of these is a setting of the connection only; WAL
+// mode is a setting of the file, made once by prepare: as a per-connection
+// PRAGMA it ran on every new connection and failed with SQLITE_BUSY,
+// without waiting, while another process was creating the file.
 func dsn(path string, busy time.Duration) string {
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(busy.Milliseconds()))
-	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "FULL")
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
 	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
 	return u.String()
+}
+
+// prepare puts the file in WAL mode (readers never wait for the writer; the
+// mode is kept in the file) and migrates its schema. SQLite returns
+// SQLITE_BUSY at once, without its busy handler, to a connection that
+// switches the journal mode or starts reading while another process holds
+// the file exclusively for a moment: switching it to WAL, recovering its
+// WAL, or removing the WAL as its last connection closes. Processes that
+// open a new database together (the first agents of a fleet) hit exactly
+// that, so the whole step is tried again, with growing pauses, for up to one
+// busy timeout; nothing has changed when it fails busy (the migration is
+// one transaction).
+func (s *Store) prepare(ctx context.Context) error {
+	deadline := time.Now().Add(s.opts.BusyTimeout)
+	pause := time.Millisecond
+	for {
+		err := s.walMode(ctx)
+		if err == nil {
+			err = s.migrate(ctx)
+		}
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause + rand.N(pause)):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+func (s *Store) walMode(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, "PRAGMA journal_mode = WAL"); err != nil {
+		return fmt.Errorf("put %s in WAL mode: %w", s.path, err)
+	}
+	return nil
 }
 
 // Path is the database file.

@@ -64,16 +64,24 @@ const endedBefore = `status IN ('terminated','interrupted') AND ended_at IS NOT 
 // in batches of short transactions: between two batches it waits as long
 // as the last one took, so other writers (decisions, a live session's
 // requests) get at least half of the time. Live sessions are never
-// touched. A summary row stays in the audit log.
+// touched. A summary row stays in the audit log. The refusals of a remote
+// surface that name no session go too when older than o.Before.
 func (s *Store) Purge(ctx context.Context, o PurgeOptions) (PurgeReport, error) {
 	if o.Batch <= 0 {
 		o.Batch = DefaultPurgeBatch
 	}
 	cutoff := ms(o.Before)
 	rep := PurgeReport{DryRun: o.DryRun}
-	if o.DryRun {
-		return rep, s.countPurge(ctx, cutoff, &rep)
+	refused, err := s.purgeRefusals(ctx, cutoff, o.DryRun)
+	if err != nil {
+		return rep, fmt.Errorf("purge the refusals that name no session: %w", err)
 	}
+	if o.DryRun {
+		err := s.countPurge(ctx, cutoff, &rep)
+		rep.Audit += refused
+		return rep, err
+	}
+	rep.Audit += refused
 	var first, last int64
 	for {
 		ids, err := s.sessionIDs(ctx, `SELECT id FROM sessions WHERE `+endedBefore+` ORDER BY id LIMIT ?`, cutoff, o.Batch)

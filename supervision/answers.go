@@ -104,7 +104,7 @@ func (s *Service) DefaultNudge() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n := cfg.WatchdogConfig().Nudge; n != "" {
+	if n := cfg.Watchdog.Nudge; n != "" {
 		return n, nil
 	}
 	return fallbackNudge, nil

@@ -111,7 +111,7 @@ func (s *Service) Retention() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	return cfg.Retention(), nil
+	return keepmoving.Retention(cfg), nil
 }
 
 // Purge deletes the sessions that ended before before, with all that is

@@ -82,7 +82,7 @@ func TestOpenStoreUsesTheConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws, _ = workspace.New(ws.Root) // the next process: a workspace reads its config once
-	if _, err := OpenStore(ws); !errors.Is(err, config.ErrConfig) || !strings.Contains(err.Error(), ".agent/config.yaml:2: matrix.statuses") {
+	if _, err := OpenStore(ws); !errors.Is(err, config.ErrConfig) || !strings.Contains(err.Error(), ".agent/config.yaml:2:13: matrix.statuses") {
 		t.Errorf("OpenStore with a broken config: %v", err)
 	}
 }

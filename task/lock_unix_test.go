@@ -40,10 +40,9 @@ func TestLockTimeoutFromEnv(t *testing.T) {
 		t.Skip("flock unavailable:", err)
 	}
 	check := treehash.Guard(t, ws.Root)
-	start := time.Now()
 	_, _, err = createTask(context.Background(), ws, CreateOptions{Description: "x", Mode: "coder"}, now)
-	if !errors.Is(err, matrix.ErrLockTimeout) || time.Since(start) > 30*time.Second {
-		t.Errorf("create under a held lock: %v after %v", err, time.Since(start))
+	if !errors.Is(err, matrix.ErrLockTimeout) {
+		t.Errorf("create under a held lock: %v", err)
 	}
 	check()
 }

@@ -85,19 +85,20 @@ func TestMatrixWatcherPublishesOtherProcessesChanges(t *testing.T) {
 	if e.TaskID != a.ID || !slices.Equal(e.Fields, []string{"readme"}) {
 		t.Errorf("README change event = %+v", e)
 	}
-	// Nothing else: the prose edit changed no row. (One append can be seen
-	// twice — a stat between write(2)'s mtime and size updates — so a
-	// second README event of the same task is not a wrong one.)
-	time.Sleep(100 * time.Millisecond)
-	for {
-		e, ok := sub.TryNext()
-		if !ok {
-			break
-		}
+	// Nothing else: the prose edit changed no row. A second prose edit
+	// marks the end: every event before its own is checked, without a
+	// sleep. (One append can be seen twice — a stat between write(2)'s
+	// mtime and size updates — so a second README event of the same task is
+	// not a wrong one.)
+	f, _ = os.OpenFile(ws.MatrixPath(), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("\nAnother note.\n")
+	f.Close()
+	next(func(e events.Event) bool {
 		if e.Kind == events.TaskChanged && !(e.TaskID == a.ID && slices.Equal(e.Fields, []string{"readme"})) {
 			t.Errorf("unexpected %+v", e)
 		}
-	}
+		return e.Kind == events.MatrixChanged
+	}, "the second prose edit")
 }
 
 func mustRead(t *testing.T, p string) []byte {

@@ -468,12 +468,8 @@ func TestFaults(t *testing.T) {
 	cfg.Timeout = 200 * time.Millisecond
 	quick, _ := coder.New(cfg)
 	srv.SetFault(codertest.RouteTemplates, codertest.FaultTimeout)
-	start := time.Now()
-	_, err = quick.ListTemplates(ctx)
+	_, err = quick.ListTemplates(ctx) // the server never answers: only the timeout ends it
 	wantKind(t, err, coder.KindUnavailable, "did not answer", srv.URL)
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("the timeout took %s", d)
-	}
 
 	// A redirect to /login is reported, not followed.
 	srv.SetFault(codertest.RouteAppStatus, codertest.FaultLoginRedirect)

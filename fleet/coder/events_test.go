@@ -199,11 +199,7 @@ func TestAgentEventsErrors(t *testing.T) {
 	cfg.Timeout = 200 * time.Millisecond
 	quick, _ := coder.New(cfg)
 	srv.SetFault(codertest.RouteAppEvents, codertest.FaultTimeout)
-	start := time.Now()
-	wantKind(t, quick.AgentEvents(ctx, app, forever), coder.KindUnavailable, "did not answer")
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("the timeout took %s", d)
-	}
+	wantKind(t, quick.AgentEvents(ctx, app, forever), coder.KindUnavailable, "did not answer") // only the timeout ends it
 	srv.SetFault(codertest.RouteAppEvents, codertest.NoFault)
 
 	// The client's timeout bounds the wait for the answer, not the

@@ -19,11 +19,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/statefile"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 var sleepN atomic.Int64
@@ -119,23 +119,18 @@ func checkContained(t *testing.T, c containedCLI, end func(*testing.T, *Fleet, s
 	if _, err := f.Create(t.Context(), fleet.CreateInput{Name: "papi", CLI: c.name, Spec: "MARK-CONTAIN start the server"}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(fakemodel.Timeout)
 	var pids []int
-	for len(pids) == 0 {
-		if time.Now().After(deadline) {
-			a, _ := f.Show(t.Context(), "papi")
-			var log strings.Builder
-			if h, err := f.History(t.Context(), "papi", 1, 1); err == nil && len(h.Tasks) > 0 {
-				res, _ := f.Logs(t.Context(), "papi", h.Tasks[0].ID, 0)
-				for _, it := range res.Items {
-					fmt.Fprintf(&log, "%s %s %.300s\n", it.Kind, it.Tool, it.Text)
-				}
-				fmt.Fprintf(&log, "run: %+v\n", h.Tasks[0])
+	if !poll.Until(fakemodel.Timeout, func() bool { pids = processesWith(sleep...); return len(pids) > 0 }) {
+		a, _ := f.Show(t.Context(), "papi")
+		var log strings.Builder
+		if h, err := f.History(t.Context(), "papi", 1, 1); err == nil && len(h.Tasks) > 0 {
+			res, _ := f.Logs(t.Context(), "papi", h.Tasks[0].ID, 0)
+			for _, it := range res.Items {
+				fmt.Fprintf(&log, "%s %s %.300s\n", it.Kind, it.Tool, it.Text)
 			}
-			t.Fatalf("the real %s never ran %q (agent %s); its log:\n%s", c.name, strings.Join(sleep, " "), a.Status, log.String())
+			fmt.Fprintf(&log, "run: %+v\n", h.Tasks[0])
 		}
-		pids = processesWith(sleep...)
-		time.Sleep(50 * time.Millisecond)
+		t.Fatalf("the real %s never ran %q (agent %s); its log:\n%s", c.name, strings.Join(sleep, " "), a.Status, log.String())
 	}
 	var rec runRecord
 	statefile.ReadJSON(f.p.file("papi", runFile), &rec)

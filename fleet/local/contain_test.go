@@ -14,6 +14,7 @@ import (
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/statefile"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // endings are the three ways a run is ended from outside: each must leave
@@ -72,19 +73,12 @@ func processesWith(argv ...string) []int {
 // waitNoProcess fails unless no process with argv is left within 10 s.
 func waitNoProcess(t *testing.T, argv ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := processesWith(argv...)
-		if len(left) == 0 {
-			return
+	var left []int
+	if !poll.Until(10*time.Second, func() bool { left = processesWith(argv...); return len(left) == 0 }) {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatalf("%q is still running (pids %v) after the run ended: left behind", strings.Join(argv, " "), left)
-		}
-		time.Sleep(20 * time.Millisecond)
+		t.Fatalf("%q is still running (pids %v) after the run ended: left behind", strings.Join(argv, " "), left)
 	}
 }
 

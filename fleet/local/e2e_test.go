@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // realCLIFleet is a fleet whose runs start the real CLI prepared by fakemodel.
@@ -38,23 +39,20 @@ func realCLIFleet(t *testing.T, c fakemodel.CLI) *Fleet {
 // loaded machine take seconds, so the bound is the fake model's.
 func waitReal(t *testing.T, f *Fleet, name string, seen map[fleet.Status]bool, want ...fleet.Status) fleet.Agent {
 	t.Helper()
-	deadline := time.Now().Add(fakemodel.Timeout)
-	for {
-		a, err := f.Show(context.Background(), name)
-		if err != nil {
+	var a fleet.Agent
+	if !poll.Until(fakemodel.Timeout, func() bool {
+		var err error
+		if a, err = f.Show(context.Background(), name); err != nil {
 			t.Fatal(err)
 		}
 		if seen != nil {
 			seen[a.Status] = true
 		}
-		if slices.Contains(want, a.Status) {
-			return a
-		}
-		if time.Now().After(deadline) {
-			waitStatus(t, f, name, want...) // fails with the run's logs
-		}
-		time.Sleep(10 * time.Millisecond)
+		return slices.Contains(want, a.Status)
+	}) {
+		return waitStatus(t, f, name, want...) // fails with the run's logs
 	}
+	return a
 }
 
 // resultArgv reads the argv the supervisor recorded for a run.

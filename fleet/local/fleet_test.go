@@ -15,6 +15,7 @@ import (
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/statefile"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/store"
@@ -185,14 +186,11 @@ func TestStopOfAHangingRunLeavesNoProcess(t *testing.T) {
 	statefile.ReadJSON(f.p.file("hang", runFile), &rec)
 	// The supervisor has read the CLI's session line before the stop (on a
 	// loaded machine it may still be on its way through the pipe).
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, _ := os.ReadFile(filepath.Join(f.p.runsDir("hang"), rec.ID+".log.jsonl")); strings.Contains(string(b), "hang-1") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Log("the session line was not seen within 30 s; stopping anyway")
-			break
-		}
+	if !poll.Until(30*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(f.p.runsDir("hang"), rec.ID+".log.jsonl"))
+		return strings.Contains(string(b), "hang-1")
+	}) {
+		t.Log("the session line was not seen within 30 s; stopping anyway")
 	}
 	tr, err := f.Stop(ctx, "hang")
 	if err != nil {

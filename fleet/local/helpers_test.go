@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	tasksvc "github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -137,20 +139,15 @@ func stopRunsAtCleanup(t testing.TB, f *Fleet) {
 // waitStatus polls until the agent has one of the statuses.
 func waitStatus(t testing.TB, f *Fleet, name string, want ...fleet.Status) fleet.Agent {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
 	var last fleet.Agent
-	for time.Now().Before(deadline) {
-		a, err := f.Show(context.Background(), name)
-		if err != nil {
+	if poll.Until(poll.Timeout, func() bool {
+		var err error
+		if last, err = f.Show(context.Background(), name); err != nil {
 			t.Fatal(err)
 		}
-		for _, w := range want {
-			if a.Status == w {
-				return a
-			}
-		}
-		last = a
-		time.Sleep(10 * time.Millisecond)
+		return slices.Contains(want, last.Status)
+	}) {
+		return last
 	}
 	logs, _ := filepath.Glob(filepath.Join(f.p.runsDir(name), "*.log"))
 	var b strings.Builder
@@ -181,27 +178,22 @@ func pidGone(pid int) bool {
 
 func readPid(t testing.TB, path string) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				return pid
-			}
+	var pid int
+	poll.Eventually(t, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no pid in %s", path)
-	return 0
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, "no pid in %s", path)
+	return pid
 }
 
 func waitGone(t testing.TB, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !pidGone(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d is still alive: left behind", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !poll.Until(10*time.Second, func() bool { return pidGone(pid) }) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("process %d is still alive: left behind", pid)
 	}
 }

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 )
 
@@ -36,15 +36,12 @@ func supervisedFleet(t *testing.T) (*Fleet, *store.Store) {
 
 func pendingOf(t *testing.T, st *store.Store) store.PendingView {
 	t.Helper()
-	deadline := time.Now().Add(fakemodel.Timeout)
-	for time.Now().Before(deadline) {
-		if p, _ := st.Pending(context.Background()); len(p) > 0 {
-			return p[0]
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("the supervised run raised no request")
-	return store.PendingView{}
+	var p []store.PendingView
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
+		p, _ = st.Pending(context.Background())
+		return len(p) > 0
+	}, "the supervised run raised no request")
+	return p[0]
 }
 
 func TestFleetSupervisedRunWaitsForApproval(t *testing.T) {

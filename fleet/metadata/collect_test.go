@@ -107,9 +107,7 @@ func TestCollectPartialFailure(t *testing.T) {
     meta: { include_in_list: "yes" }
     cmds: [echo never run]
 `)
-	t0 := time.Now()
 	md := Collect(context.Background(), dir, AllFields, Options{TaskBinary: taskBin(t), Timeout: 3 * time.Second})
-	took := time.Since(t0)
 	if md.Count() != 5 || md.Err != "" {
 		t.Fatalf("want 5 fields and no Taskfile error: %+v", md)
 	}
@@ -127,9 +125,6 @@ func TestCollectPartialFailure(t *testing.T) {
 	}
 	if f := md.Fields["bad_flag"]; f.Value != nil || !strings.Contains(errOf(f), `include_in_list must be true or false, not "yes"`) {
 		t.Errorf("bad_flag: %q", errOf(f))
-	}
-	if took > 30*time.Second { // 3s, even on a loaded machine; without the kill: 60s
-		t.Errorf("took %v: the fields must run concurrently, the hanging one bounded by 3s", took)
 	}
 	if pid := readPid(t, filepath.Join(dir, "child.pid")); !pidGone(t, pid, 2*time.Second) {
 		t.Errorf("the hanging field's child (pid %d) still runs: the group was not killed", pid)

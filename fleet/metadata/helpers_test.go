@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // taskBin is the real go-task binary (the test skips without it, or fails
@@ -55,20 +57,7 @@ func pidGone(t testing.TB, pid int, within time.Duration) bool {
 	if runtime.GOOS != "linux" {
 		t.Skip("process checks read /proc")
 	}
-	for deadline := time.Now().Add(within); ; {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return true
-		}
-		s := string(b)
-		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return poll.Until(within, func() bool { return agentstub.ProcessGone(pid) })
 }
 
 func readPid(t testing.TB, path string) int {

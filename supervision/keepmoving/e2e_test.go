@@ -252,8 +252,8 @@ func TestSilentRunIsNudged(t *testing.T) {
 		})
 		w := newWorld(t, c, fake)
 		var cfg Config
-		cfg.Watchdog.Threshold = Duration(2 * time.Second)
-		cfg.Watchdog.EscalationWait = Duration(time.Second)
+		cfg.Watchdog.Threshold = 2 * time.Second
+		cfg.Watchdog.EscalationWait = time.Second
 		cfg.Watchdog.MaxRetries = 1
 		cfg.Watchdog.Nudge = nudge
 		cfg.Prompts.Ask = AskAlways
@@ -324,7 +324,7 @@ func TestErrorRecoveryTimeoutDoesNotContinue(t *testing.T) {
 	forEachCLI(t, func(t *testing.T, c cliCase) {
 		w := newWorld(t, c, c.status(t, 400))
 		var cfg Config
-		cfg.Prompts.Timeout = Duration(2 * time.Second)
+		cfg.Prompts.Timeout = 2 * time.Second
 		var asked store.Prompt
 		var wg sync.WaitGroup
 		wg.Add(1)

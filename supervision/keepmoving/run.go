@@ -72,12 +72,12 @@ type Outcome struct {
 // so, steering is delivered, and the stall watchdog watches the CLI's
 // events.
 func Run(ctx context.Context, start Starter, o Options) (runner.Result, Outcome, error) {
-	o.Config = o.Config.withDefaults()
+	o.Config = withDefaults(o.Config)
 	if o.Bus == nil {
 		o.Bus = events.Default()
 	}
 	k := &keeper{o: o, st: o.Store, ses: o.Session, start: time.Now(), cli: strings.ToLower(o.CLI)}
-	k.wd = watchdog.New(o.Config.WatchdogConfig(), (*alertActions)(k))
+	k.wd = watchdog.New(watchdogConfig(o.Config), (*alertActions)(k))
 	var w Watch
 	w.OnEvent = func(ev runner.Event) {
 		k.observe(ev)

@@ -3,6 +3,7 @@ package codertest_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet/coder"
 	"github.com/agentinfra/agentinfra/fleet/coder/codertest"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // TestStartOutsideATest: Start serves without a testing.TB, its real clock
@@ -37,21 +39,17 @@ func TestStartOutsideATest(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.RunClock(10 * time.Millisecond)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.EventuallyNil(t, func() error {
 		ws, err := c.WorkspaceByOwnerAndName(ctx, "papi")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ws.LatestBuild.Status == coder.BuildRunning && len(ws.LatestBuild.Resources) > 0 &&
-			ws.LatestBuild.Resources[0].Agents[0].LifecycleState == coder.LifecycleReady {
-			break
+		if ws.LatestBuild.Status != coder.BuildRunning || len(ws.LatestBuild.Resources) == 0 ||
+			ws.LatestBuild.Resources[0].Agents[0].LifecycleState != coder.LifecycleReady {
+			return fmt.Errorf("the clock did not bring papi to ready: %s", ws.LatestBuild.Status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the clock did not bring papi to ready: %s", ws.LatestBuild.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	srv.SetFault(codertest.RouteTemplates, codertest.FaultTimeout)
 	hung := make(chan error, 1)
 	go func() { _, err := c.ListTemplates(ctx); hung <- err }()

@@ -6,45 +6,23 @@ package agentstub
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
+	"github.com/agentinfra/agentinfra/internal/testing/testbin"
 )
 
-// Package is the import path of the stub program.
-const Package = "github.com/agentinfra/agentinfra/internal/testing/agentstub/stub"
-
-var (
-	once sync.Once
-	path string
-	err  error
-)
-
-// Build compiles the stub once per test binary and returns its path.
+// Build returns the stub's path, built once per source tree for every
+// test process (package testbin).
 func Build(t testing.TB) string {
 	t.Helper()
-	once.Do(func() {
-		dir, derr := os.MkdirTemp("", "agentinfra-stub")
-		if derr != nil {
-			err = derr
-			return
-		}
-		path = filepath.Join(dir, "stub")
-		if out, berr := exec.Command("go", "build", "-o", path, Package).CombinedOutput(); berr != nil {
-			err = fmt.Errorf("%v\n%s", berr, out)
-		}
-	})
-	if err != nil {
-		t.Fatalf("build the stub agent: %v", err)
-	}
-	return path
+	return testbin.Path(t, testbin.Stub)
 }
 
 // Install copies a fresh build of the stub to dir/node_modules/.bin/name, the
@@ -63,6 +41,13 @@ func Install(t testing.TB, dir, name string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Named is a copy of the stub named name (the CLI it stands in for), in a
+// folder of its own.
+func Named(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(Install(t, t.TempDir(), name), "node_modules", ".bin", name)
 }
 
 // ProcessGone reports whether pid no longer exists (or is only a zombie).
@@ -86,13 +71,9 @@ func ProcessGone(pid int) bool {
 // 10 s: an orphan left behind.
 func WaitGone(t testing.TB, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ProcessGone(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d (the stub's grandchild) is still alive after the run ended: orphan left behind", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !poll.Until(10*time.Second, func() bool { return ProcessGone(pid) }) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("process %d (the stub's grandchild) is still alive after the run ended: orphan left behind", pid)
 	}
 }
 
@@ -104,30 +85,25 @@ func WaitGone(t testing.TB, pid int) {
 // die.
 func CancelOncePidWritten(path string, cancel func()) {
 	go func() {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-				break
-			}
-		}
+		poll.Until(20*time.Second, func() bool {
+			b, err := os.ReadFile(path)
+			return err == nil && len(b) > 0
+		})
 		cancel()
 	}()
 }
 
 func ReadPid(t testing.TB, path string) int {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil && len(b) > 0 {
-			pid, err := strconv.Atoi(string(b))
-			if err != nil {
-				t.Fatalf("pid file %s: %v", path, err)
-			}
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stub never wrote its grandchild pid to %s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var b []byte
+	poll.Eventually(t, func() bool {
+		var err error
+		b, err = os.ReadFile(path)
+		return err == nil && len(b) > 0
+	}, "the stub never wrote its grandchild's pid to %s", path)
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatalf("pid file %s: %v", path, err)
 	}
+	return pid
 }

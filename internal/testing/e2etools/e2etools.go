@@ -59,3 +59,17 @@ func Bin(t testing.TB, name string) string {
 	}
 	return bin
 }
+
+// EnvStress set to 1 (as CI does) runs the long stress and random-kill
+// suites.
+const EnvStress = "AGENTINFRA_STRESS"
+
+// StressOnly skips a suite that kills or starts real processes by the
+// hundred unless AGENTINFRA_STRESS=1; what covers it by default says why
+// (an exact-boundary test, a smaller run).
+func StressOnly(t testing.TB, byDefault string) {
+	t.Helper()
+	if os.Getenv(EnvStress) != "1" {
+		t.Skipf("a stress suite, runs with %s=1 (as CI does); by default %s", EnvStress, byDefault)
+	}
+}

@@ -13,7 +13,16 @@
 //     app_mention) with an envelope_id, records the acks, and can drop the
 //     connection;
 //   - rate limits: the next N calls of a method get HTTP 429 with a
-//     Retry-After header, as Slack answers.
+//     Retry-After header, as Slack answers; errors (the next N calls of a
+//     method answer ok:false with an error code); a slow Slack (Hold keeps
+//     a method's calls waiting until released);
+//   - Slack's limits: a section's or a context element's text over 3,000
+//     characters is refused (invalid_blocks), a message's text over 40,000
+//     (msg_too_long), both counted in UTF-16 code units;
+//   - redeliveries (the same envelope again, or its payload in a new
+//     envelope, as Slack retries), and when each envelope was sent and
+//     acked;
+//   - a slash command's response_url, where the answer is recorded.
 //
 // Every call and every version of every message is kept for assertions.
 package fakeslack
@@ -31,6 +40,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/gorilla/websocket"
 )
@@ -50,7 +60,8 @@ type Call struct {
 	Token  string
 	Params map[string]string // form values, or the JSON body's top-level fields as JSON text
 	At     time.Time
-	Status int // the HTTP status answered
+	Status int    // the HTTP status answered
+	Error  string // the error answered with ok:false ("" when ok or 429)
 }
 
 // Message is a message in a channel, with every version chat.update gave it.
@@ -101,7 +112,15 @@ type Server struct {
 	ephemerals []Ephemeral
 	uploads    map[string]*Upload
 	acks       map[string]json.RawMessage
-	limits     map[string][]int // method → Retry-After seconds of the next 429s
+	limits     map[string][]int    // method → Retry-After seconds of the next 429s
+	failures   map[string][]string // method → the error codes of its next calls
+	outside    map[string]bool     // channels the bot is not in
+	holds      map[string]chan struct{}
+	held       map[string]int // calls of a method that waited in a hold
+	envelopes  map[string]*Envelope
+	order      []string                     // envelope IDs, as sent
+	responses  map[string][]json.RawMessage // envelope ID → what its response_url got
+	replyTo    map[string]string            // response_url path → envelope ID
 	conn       *websocket.Conn
 	connWrite  sync.Mutex
 	opens      int
@@ -111,11 +130,14 @@ type Server struct {
 
 // New starts a fake Slack; it stops with the test.
 func New(t testing.TB) *Server {
-	s := &Server{t: t, PingEvery: time.Second, changed: make(chan struct{}), uploads: map[string]*Upload{}, acks: map[string]json.RawMessage{}, limits: map[string][]int{}}
+	s := &Server{t: t, PingEvery: time.Second, changed: make(chan struct{}), uploads: map[string]*Upload{}, acks: map[string]json.RawMessage{}, limits: map[string][]int{},
+		failures: map[string][]string{}, outside: map[string]bool{}, holds: map[string]chan struct{}{}, held: map[string]int{}, envelopes: map[string]*Envelope{},
+		responses: map[string][]json.RawMessage{}, replyTo: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.api)
 	mux.HandleFunc("/socket", s.socket)
 	mux.HandleFunc("/upload/", s.upload)
+	mux.HandleFunc("/response/", s.response)
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
 	t.Cleanup(func() {
@@ -157,6 +179,51 @@ func (s *Server) RateLimit(method string, retryAfter ...int) {
 	s.mu.Lock()
 	s.limits[method] = append(s.limits[method], retryAfter...)
 	s.mu.Unlock()
+}
+
+// Fail makes the next len(codes) calls of method answer ok:false with
+// those error codes (channel_not_found, internal_error…).
+func (s *Server) Fail(method string, codes ...string) {
+	s.mu.Lock()
+	s.failures[method] = append(s.failures[method], codes...)
+	s.mu.Unlock()
+}
+
+// Outside makes channel one the bot is not in (posting there answers
+// not_in_channel), or is again (in: an /invite).
+func (s *Server) Outside(channel string, out bool) {
+	s.mu.Lock()
+	s.outside[channel] = out
+	s.mu.Unlock()
+}
+
+// Hold keeps every call of method waiting (a slow Slack) until release is
+// called; the calls are then answered in order.
+func (s *Server) Hold(method string) (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.holds[method] = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.holds[method] == ch {
+				delete(s.holds, method)
+			}
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// Holding waits until n calls of method have waited in a hold.
+func (s *Server) Holding(ctx context.Context, method string, n int) error {
+	return s.Wait(ctx, fmt.Sprintf("%d held calls of %s", n, method), func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.held[method] >= n
+	})
 }
 
 func (s *Server) nextTS() string {
@@ -202,6 +269,17 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		token = strings.TrimPrefix(h, "Bearer ")
 	}
 	s.mu.Lock()
+	if hold := s.holds[method]; hold != nil {
+		s.held[method]++
+		s.notify()
+		s.mu.Unlock()
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	defer s.notify()
 	call := Call{Method: method, Token: token, Params: p, At: time.Now(), Status: http.StatusOK}
@@ -212,6 +290,25 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(l[0]))
 		w.WriteHeader(http.StatusTooManyRequests)
 		writeJSON(w, obj{"ok": false, "error": "ratelimited"})
+		return
+	}
+	if f := s.failures[method]; len(f) > 0 {
+		s.failures[method] = f[1:]
+		call.Error = f[0]
+		s.calls = append(s.calls, call)
+		writeJSON(w, obj{"ok": false, "error": f[0]})
+		return
+	}
+	if (method == "chat.postMessage" || method == "chat.update") && s.outside[p["channel"]] {
+		call.Error = "not_in_channel"
+		s.calls = append(s.calls, call)
+		writeJSON(w, obj{"ok": false, "error": "not_in_channel"})
+		return
+	}
+	if code := tooLong(method, p); code != "" {
+		call.Error = code
+		s.calls = append(s.calls, call)
+		writeJSON(w, obj{"ok": false, "error": code})
 		return
 	}
 	s.calls = append(s.calls, call)
@@ -270,6 +367,63 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, obj{"ok": false, "error": "unknown_method"})
 	}
+}
+
+// Slack's limits on a message, in UTF-16 code units.
+const (
+	MaxSectionText = 3000
+	MaxMessageText = 40000
+)
+
+// Width is a text's length as the limits count it.
+func Width(s string) int { return len(utf16.Encode([]rune(s))) }
+
+// tooLong is the error Slack answers a message over its limits with ("":
+// within them).
+func tooLong(method string, p map[string]string) string {
+	switch method {
+	case "chat.postMessage", "chat.update", "chat.postEphemeral":
+	default:
+		return ""
+	}
+	if Width(p["text"]) > MaxMessageText {
+		return "msg_too_long"
+	}
+	for _, t := range BlockTexts(blocksOf(p)) {
+		if Width(t) > MaxSectionText {
+			return "invalid_blocks"
+		}
+	}
+	return ""
+}
+
+// BlockTexts lists the texts of a message's sections and context elements.
+func BlockTexts(blocks json.RawMessage) []string {
+	var bs []struct {
+		Type     string `json:"type"`
+		Text     *struct{ Text string }
+		Elements []struct {
+			Type string `json:"type"`
+			Text json.RawMessage
+		}
+	}
+	json.Unmarshal(blocks, &bs)
+	var out []string
+	for _, b := range bs {
+		if b.Text != nil {
+			out = append(out, b.Text.Text)
+		}
+		if b.Type != "context" {
+			continue
+		}
+		for _, e := range b.Elements {
+			var t string
+			if json.Unmarshal(e.Text, &t) == nil {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }
 
 // blocksOf is a call's Block Kit (null when it has none).
@@ -369,6 +523,9 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 				ack.Payload = json.RawMessage("null")
 			}
 			s.acks[ack.EnvelopeID] = ack.Payload
+			if e := s.envelopes[ack.EnvelopeID]; e != nil && e.AckedAt.IsZero() {
+				e.AckedAt = time.Now()
+			}
 			s.notify()
 			s.mu.Unlock()
 		}
@@ -417,18 +574,97 @@ func (s *Server) Opens() int {
 	return s.opens
 }
 
+// Envelope is one envelope sent over the socket, and its ack.
+type Envelope struct {
+	ID, Kind string
+	Payload  any
+	Retry    int // retry_attempt
+	SentAt   time.Time
+	// AckedAt is when its ack arrived (zero: not yet).
+	AckedAt time.Time
+}
+
+// AckDelay is how long the client took to ack (false: not acked yet).
+func (e Envelope) AckDelay() (time.Duration, bool) {
+	if e.AckedAt.IsZero() {
+		return 0, false
+	}
+	return e.AckedAt.Sub(e.SentAt), true
+}
+
 // Send sends an envelope of type kind ("interactive", "slash_commands",
 // "events_api") carrying payload and returns its envelope_id.
 func (s *Server) Send(kind string, payload any) (string, error) {
 	s.mu.Lock()
-	c := s.conn
 	s.seq++
 	id := fmt.Sprintf("env-%d-%d", time.Now().UnixNano(), s.seq)
 	s.mu.Unlock()
-	if c == nil {
-		return "", fmt.Errorf("fakeslack: no Socket Mode connection")
+	return id, s.send(&Envelope{ID: id, Kind: kind, Payload: payload})
+}
+
+func (s *Server) send(e *Envelope) error {
+	s.mu.Lock()
+	c := s.conn
+	e.SentAt, e.AckedAt = time.Now(), time.Time{}
+	if _, ok := s.envelopes[e.ID]; !ok {
+		s.order = append(s.order, e.ID)
 	}
-	return id, s.write(c, obj{"envelope_id": id, "type": kind, "payload": payload, "accepts_response_payload": kind != "events_api", "retry_attempt": 0, "retry_reason": ""})
+	s.envelopes[e.ID] = e
+	delete(s.acks, e.ID)
+	s.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("fakeslack: no Socket Mode connection")
+	}
+	reason := ""
+	if e.Retry > 0 {
+		reason = "timeout"
+	}
+	return s.write(c, obj{"envelope_id": e.ID, "type": e.Kind, "payload": e.Payload, "accepts_response_payload": e.Kind != "events_api", "retry_attempt": e.Retry, "retry_reason": reason})
+}
+
+// Redeliver sends envelope id's payload again, as Slack does when it did
+// not see an ack: in the same envelope (sameEnvelope), or in a new one
+// (an Events API retry keeps the event_id, a click its trigger_id). It
+// returns the envelope_id sent.
+func (s *Server) Redeliver(id string, sameEnvelope bool) (string, error) {
+	s.mu.Lock()
+	e, ok := s.envelopes[id]
+	var again Envelope
+	if ok {
+		again = Envelope{ID: e.ID, Kind: e.Kind, Payload: e.Payload, Retry: e.Retry + 1}
+		if !sameEnvelope {
+			s.seq++
+			again.ID = fmt.Sprintf("env-%d-%d", time.Now().UnixNano(), s.seq)
+		}
+	}
+	s.mu.Unlock()
+	if !ok {
+		return "", fmt.Errorf("fakeslack: no envelope %s", id)
+	}
+	return again.ID, s.send(&again)
+}
+
+// Envelopes lists the envelopes sent, in order (a redelivery in the same
+// envelope is its latest sending).
+func (s *Server) Envelopes() []Envelope {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Envelope, 0, len(s.order))
+	for _, id := range s.order {
+		out = append(out, *s.envelopes[id])
+	}
+	return out
+}
+
+// EnvelopeOf is envelope id as sent and acked.
+func (s *Server) EnvelopeOf(id string) (Envelope, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.envelopes[id]
+	if !ok {
+		return Envelope{}, false
+	}
+	return *e, true
 }
 
 // Acked waits for the ack of an envelope and returns its payload.
@@ -461,6 +697,10 @@ func (s *Server) Click(u User, channel, ts, actionID, value string) (string, err
 			msg["thread_ts"] = m.ThreadTS
 		}
 	}
+	blockID := ""
+	if m != nil {
+		blockID = blockOf(m.Last().Blocks, actionID)
+	}
 	s.seq++
 	actionTS := s.nextTS()
 	s.mu.Unlock()
@@ -473,8 +713,27 @@ func (s *Server) Click(u User, channel, ts, actionID, value string) (string, err
 		"api_app_id": AppID, "token": "verification-token", "container": container, "trigger_id": "trigger-" + actionTS,
 		"team": obj{"id": TeamID, "domain": "fake"}, "channel": obj{"id": channel, "name": "agents"},
 		"message": msg, "response_url": s.URL + "/response/" + actionTS,
-		"actions": []obj{{"action_id": actionID, "block_id": "actions", "text": obj{"type": "plain_text", "text": actionID}, "value": value, "type": "button", "action_ts": actionTS}},
+		"actions": []obj{{"action_id": actionID, "block_id": blockID, "text": obj{"type": "plain_text", "text": actionID}, "value": value, "type": "button", "action_ts": actionTS}},
 	})
+}
+
+// blockOf is the block_id of the block that holds the button actionID.
+func blockOf(blocks json.RawMessage, actionID string) string {
+	var bs []struct {
+		BlockID  string `json:"block_id"`
+		Elements []struct {
+			ActionID string `json:"action_id"`
+		}
+	}
+	json.Unmarshal(blocks, &bs)
+	for _, b := range bs {
+		for _, e := range b.Elements {
+			if e.ActionID == actionID {
+				return b.BlockID
+			}
+		}
+	}
+	return ""
 }
 
 // Mention sends the events_api envelope of user writing text (which
@@ -493,13 +752,55 @@ func (s *Server) Mention(u User, channel, threadTS, text string) (string, error)
 }
 
 // Slash sends the slash_commands envelope of user typing /command text.
+// The answer goes to its response_url: Responded returns it.
 func (s *Server) Slash(u User, channel, command, text string) (string, error) {
 	s.mu.Lock()
 	ts := s.nextTS()
+	s.seq++
+	id := fmt.Sprintf("env-%d-%d", time.Now().UnixNano(), s.seq)
+	s.replyTo["/response/"+ts] = id
 	s.mu.Unlock()
-	return s.Send("slash_commands", obj{"token": "verification-token", "team_id": TeamID, "team_domain": "fake", "channel_id": channel,
+	return id, s.send(&Envelope{ID: id, Kind: "slash_commands", Payload: obj{"token": "verification-token", "team_id": TeamID, "team_domain": "fake", "channel_id": channel,
 		"channel_name": "agents", "user_id": u.ID, "user_name": u.Name, "command": command, "text": text, "api_app_id": AppID,
-		"response_url": s.URL + "/response/" + ts, "trigger_id": "trigger-" + ts})
+		"response_url": s.URL + "/response/" + ts, "trigger_id": "trigger-" + ts}})
+}
+
+// response receives what is posted to a response_url.
+func (s *Server) response(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.notify()
+	id, ok := s.replyTo[r.URL.Path]
+	if !ok {
+		http.Error(w, "no such response_url", http.StatusNotFound)
+		return
+	}
+	s.responses[id] = append(s.responses[id], json.RawMessage(body))
+	w.Write([]byte("ok"))
+}
+
+// Responded waits for the first answer to the slash command of envelope id
+// and returns it (response_type, text…).
+func (s *Server) Responded(ctx context.Context, id string) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := s.Wait(ctx, "the response to "+id, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if rs := s.responses[id]; len(rs) > 0 {
+			out = rs[0]
+			return true
+		}
+		return false
+	})
+	return out, err
+}
+
+// Responses lists the answers posted to the response_url of envelope id.
+func (s *Server) Responses(id string) []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]json.RawMessage(nil), s.responses[id]...)
 }
 
 // Calls lists the calls of method ("" = all).

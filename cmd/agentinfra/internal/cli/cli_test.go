@@ -1,46 +1,37 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"strings"
-	"testing"
-	"time"
+	"github.com/agentinfra/agentinfra/internal/testing/clitest"
 )
 
-// taskNow is the clock of every in-process run.
-var taskNow = time.Date(2026, 11, 21, 14, 5, 0, 0, time.UTC)
+// The harness of package clitest, bound to this package's entry point:
+// runCLI(t, dir, cliOpts{...}, args...) runs `agentinfra args...` in-process
+// in dir, as main does (a pinned clock, taskNow; a private environment;
+// buffers for the streams) and returns its exit code, stdout and stderr.
 
-// cliOpts is what a test sets about the process the CLI runs in.
-type cliOpts struct {
-	tty   bool
-	width int
-	// env is the whole environment; HOME is dir unless env sets it.
-	env   map[string]string
-	stdin string
-}
+type cliOpts = clitest.Opts
 
-// testFactory is the Factory of an in-process run in dir: a pinned clock, a
-// private environment, buffers for the streams.
-func testFactory(dir string, o cliOpts) (f *Factory, stdout, stderr *bytes.Buffer) {
-	env := map[string]string{"HOME": dir}
-	for k, v := range o.env {
-		env[k] = v
-	}
-	stdout, stderr = new(bytes.Buffer), new(bytes.Buffer)
+var taskNow = clitest.Now
+
+// factoryOf is the Factory of an in-process run.
+func factoryOf(p *clitest.Process) *Factory {
 	return &Factory{
-		IO:     &IOStreams{In: strings.NewReader(o.stdin), Out: stdout, ErrOut: stderr, IsTTY: o.tty, Width: o.width},
-		Cwd:    dir,
-		Now:    func() time.Time { return taskNow },
-		Getenv: func(k string) string { return env[k] },
-	}, stdout, stderr
+		IO:     &IOStreams{In: p.Stdin, Out: p.Stdout, ErrOut: p.Stderr, IsTTY: p.TTY, Width: p.Width},
+		Cwd:    p.Dir,
+		Now:    p.Now,
+		Getenv: p.Getenv,
+	}
 }
 
-// runCLI runs `agentinfra args...` in-process in dir, as main does, and
-// returns its exit code, stdout and stderr.
-func runCLI(t testing.TB, dir string, o cliOpts, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	f, out, errb := testFactory(dir, o)
-	code = run(context.Background(), args, f)
-	return code, out.String(), errb.String()
-}
+var harness = clitest.New(factoryOf, run)
+
+var (
+	runCLI               = harness.Run
+	testFactory          = harness.Factory
+	fixtureWS            = harness.FixtureWS
+	rowsWS               = harness.RowsWS
+	readText             = clitest.ReadText
+	matrixOf             = clitest.MatrixOf
+	gitApply             = clitest.GitApply
+	newValidateWorkspace = clitest.ValidateWS
+)

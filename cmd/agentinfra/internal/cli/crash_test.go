@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -35,8 +36,9 @@ import (
 //
 // Half the kills come at a random moment of the run (up to 1.2 times the
 // time an unkilled run takes), half at a random moment just after the
-// change's journal appears, when it is between its files. 20 kills per
-// operation by default, 250 with AGENTINFRA_STRESS=1.
+// change's journal appears, when it is between its files. 250 kills per
+// operation, with AGENTINFRA_STRESS=1 only: by default package task kills
+// each boundary exactly (TestKilledCreateIsRolledBackByTheNextWrite, ...).
 
 type crashRig struct {
 	t    *testing.T
@@ -58,12 +60,10 @@ func newCrashRig(t *testing.T) *crashRig {
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 18))}
 }
 
-func crashKills() int {
-	if os.Getenv("AGENTINFRA_STRESS") == "1" {
-		return 250
-	}
-	return 20
-}
+// crashKills is how many times each operation is killed.
+const crashKills = 250
+
+const crashByDefault = "package task kills each boundary exactly (TestKilled...IsRolledBackByTheNextWrite)"
 
 // run runs the binary to the end and fails the test on an error.
 func (r *crashRig) run(args ...string) string {
@@ -183,6 +183,7 @@ func (r *crashRig) create(desc string) string {
 }
 
 func TestCrashDuringCreateLeavesNoOrphanFolder(t *testing.T) {
+	e2etools.StressOnly(t, crashByDefault)
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
@@ -190,7 +191,7 @@ func TestCrashDuringCreateLeavesNoOrphanFolder(t *testing.T) {
 	bystander := r.create("bystander")
 	typical := r.typical(nil, "task", "create", "--description", "measuring", "--mode", "coder")
 	killed, mid, recovered := 0, 0, 0
-	for i := range crashKills() {
+	for i := range crashKills {
 		if r.kill(typical, 2*time.Millisecond, "task", "create", "--description", fmt.Sprintf("crash %d", i), "--mode", "coder") {
 			killed++
 		}
@@ -210,10 +211,11 @@ func TestCrashDuringCreateLeavesNoOrphanFolder(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills during create (%d while it was running), %d left a journal or temporary file, %d were rolled back (and said so) by the next command; no orphan folder, no leftover",
-		crashKills(), killed, mid, recovered)
+		crashKills, killed, mid, recovered)
 }
 
 func TestCrashDuringUpdateKeepsReadmeAndRowTogether(t *testing.T) {
+	e2etools.StressOnly(t, crashByDefault)
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
@@ -232,7 +234,7 @@ func TestCrashDuringUpdateKeepsReadmeAndRowTogether(t *testing.T) {
 	slices.Sort(runs)
 	typical := runs[1]
 	killed, mid, recovered := 0, 0, 0
-	for i := range crashKills() {
+	for i := range crashKills {
 		cur, _ := r.doc().Task(id)
 		to := "TODO"
 		if cur.Status == "TODO" {
@@ -263,7 +265,7 @@ func TestCrashDuringUpdateKeepsReadmeAndRowTogether(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills during update (%d while it was running), %d left a journal or temporary file, %d rolled back by the next command; the README's log always matches the row",
-		crashKills(), killed, mid, recovered)
+		crashKills, killed, mid, recovered)
 }
 
 func statusLines(t *testing.T, readme string) []string {
@@ -277,6 +279,7 @@ func statusLines(t *testing.T, readme string) []string {
 }
 
 func TestCrashDuringArchiveAllDoneMovesAllOrNone(t *testing.T) {
+	e2etools.StressOnly(t, crashByDefault)
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
@@ -299,7 +302,7 @@ func TestCrashDuringArchiveAllDoneMovesAllOrNone(t *testing.T) {
 	}
 	typical := r.typical(unarchive, "task", "archive", "--all-done")
 	killed, mid, recovered, whole := 0, 0, 0, 0
-	for i := range crashKills() {
+	for i := range crashKills {
 		if r.kill(typical, 100*time.Microsecond, "task", "archive", "--all-done") {
 			killed++
 		}
@@ -328,5 +331,5 @@ func TestCrashDuringArchiveAllDoneMovesAllOrNone(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills during archive --all-done of %d folders (%d while it was running), %d left a journal, %d rolled back by the next command, %d had finished; never a part",
-		crashKills(), len(done), killed, mid, recovered, whole)
+		crashKills, len(done), killed, mid, recovered, whole)
 }

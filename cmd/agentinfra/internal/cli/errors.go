@@ -64,7 +64,7 @@ func ReportError(w io.Writer, cmd *cobra.Command, err error, asJSON bool) int {
 	}
 	if e != nil {
 		out.Field, out.Value, out.Valid, out.Suggestions = e.Field, e.Value, e.Valid, e.Suggestions
-		out.Holder, out.Override, out.File, out.Line = e.Holder, e.Override, e.File, e.Line
+		out.Holder, out.Override, out.File, out.Line, out.Col = e.Holder, e.Override, e.File, e.Line, e.Col
 	}
 	if ee != nil {
 		out.Diagnostics = ee.diagnostics
@@ -91,6 +91,7 @@ type errorJSON struct {
 	Override    string   `json:"override,omitempty"`
 	File        string   `json:"file,omitempty"`
 	Line        int      `json:"line,omitempty"`
+	Col         int      `json:"col,omitempty"`
 	// Diagnostics are the problems behind the error, as validate prints
 	// them (task list's rows it could not read).
 	Diagnostics []matrix.Diagnostic `json:"diagnostics,omitempty"`
@@ -152,11 +153,7 @@ func cliMessage(cmd *cobra.Command, err error) string {
 	e := agenterr.Of(err)
 	var b strings.Builder
 	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d", e.Line)
-		}
-		b.WriteString(": ")
+		b.WriteString(e.Where() + ": ")
 		if e.Field != "" && e.Field != "config" {
 			b.WriteString(e.Field + ": ")
 		}

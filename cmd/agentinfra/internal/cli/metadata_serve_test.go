@@ -102,11 +102,7 @@ func TestMetadataServeRunsTheTaskfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := startMetadataServe(t, dir, []string{e2etools.EnvGoTools + "=" + e2etools.GoToolsDir()}, "--timeout", "5s")
-	start := time.Now()
-	md := getMetadata(t, url)
-	if d := time.Since(start); d > 25*time.Second { // the sleep is 30s: bounded by the timeout, even on a loaded machine
-		t.Errorf("answered in %s with a 5 s field timeout", d)
-	}
+	md := getMetadata(t, url) // ci's 30 s sleep ends in the 5 s timeout: its error is checked below
 	if strings.Join(md.Names, ",") != "branch,ci" || md.Taskfile != filepath.Join(dir, "Taskfile.yml") {
 		t.Fatalf("got %+v", md)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -215,27 +214,4 @@ func TestCLIMigrateNothingToDo(t *testing.T) {
 	if code, _, _ := runCLI(t, root, cliOpts{}, "migrate", "extra"); code != 2 {
 		t.Errorf("migrate with an argument: exit %d, want 2", code)
 	}
-}
-
-// gitApply applies a unified diff to old with git apply and returns the result.
-func gitApply(t *testing.T, old, diff string) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	dir := t.TempDir()
-	p := filepath.Join(dir, ".agent", "DEVELOPMENT_MATRIX.md")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("git", "apply", "-")
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(diff)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git apply: %v: %s", err, out)
-	}
-	return readText(t, p)
 }

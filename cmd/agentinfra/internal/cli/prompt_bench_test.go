@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/internal/testing/testbin"
 	"github.com/agentinfra/agentinfra/internal/testing/testmatrix"
 )
 
@@ -17,10 +18,7 @@ import (
 //	go test ./cmd/agentinfra/internal/cli -run '^$' -bench PromptProcess
 func BenchmarkPromptProcess(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "agentinfra")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/agentinfra/agentinfra/cmd/agentinfra").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testbin.Path(b, testbin.Agentinfra)
 	root := filepath.Join(dir, "ws")
 	promptBenchWorkspace(b, root)
 	id := testmatrix.ID(5000)

@@ -84,7 +84,7 @@ func TestCLISkillListGlobal(t *testing.T) {
 	os.MkdirAll(filepath.Join(global, "writing"), 0o755)
 	os.WriteFile(filepath.Join(global, "go-testing", "SKILL.md"), []byte("---\ndescription: global copy\n---\n"), 0o644)
 	os.WriteFile(filepath.Join(global, "writing", "SKILL.md"), []byte("---\ndescription: Clear prose.\n---\n"), 0o644)
-	code, out, errs := runCLI(t, dir, cliOpts{env: map[string]string{"AGENTINFRA_GLOBAL_SKILLS": global}}, "skill", "list")
+	code, out, errs := runCLI(t, dir, cliOpts{Env: map[string]string{"AGENTINFRA_GLOBAL_SKILLS": global}}, "skill", "list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -193,7 +193,7 @@ func TestCLIModel(t *testing.T) {
 		{[]string{"model", "0a0b0c", "--difficulty", "hard", "--json"}, "gemini-2.5-pro", "deep", "difficulty hard", nil, "hard", "explorer"},
 	}
 	for _, tc := range cases {
-		code, out, errs := runCLI(t, dir, cliOpts{env: tc.env}, tc.args...)
+		code, out, errs := runCLI(t, dir, cliOpts{Env: tc.env}, tc.args...)
 		if code != 0 {
 			t.Errorf("%v: exit %d %s", tc.args, code, errs)
 			continue

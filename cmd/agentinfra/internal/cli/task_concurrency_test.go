@@ -12,37 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/testing/testbin"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-var (
-	taskBinOnce sync.Once
-	taskBinPath string
-	taskBinErr  error
-)
-
-// taskBinary builds agentinfra once per test run for the tests that need real processes.
-func taskBinary(t *testing.T) string {
-	t.Helper()
-	taskBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentinfra-task-bin")
-		if err != nil {
-			taskBinErr = err
-			return
-		}
-		taskBinPath = filepath.Join(dir, "agentinfra")
-		out, err := exec.Command("go", "build", "-o", taskBinPath, "github.com/agentinfra/agentinfra/cmd/agentinfra").CombinedOutput()
-		if err != nil {
-			taskBinErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if taskBinErr != nil {
-		t.Fatalf("build agentinfra: %v", taskBinErr)
-	}
-	return taskBinPath
-}
+// taskBinary is agentinfra built for the tests that need real processes
+// (package testbin: once per source tree).
+func taskBinary(t *testing.T) string { return testbin.Path(t, testbin.Agentinfra) }
 
 // TestCLIConcurrentCreateAndUpdate runs N `task create` and N `task update`
 // processes at once against one workspace: every create lands with a unique

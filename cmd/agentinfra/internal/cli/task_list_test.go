@@ -49,7 +49,7 @@ func TestCLITaskList(t *testing.T) {
 	}
 
 	// Terminal: aligned table, description cut to the width, colour unless NO_COLOR.
-	code, out, _ = runCLI(t, root, cliOpts{tty: true, width: 110, env: map[string]string{"NO_COLOR": "1"}}, "task", "list", "--priority", "P1,P2")
+	code, out, _ = runCLI(t, root, cliOpts{TTY: true, Width: 110, Env: map[string]string{"NO_COLOR": "1"}}, "task", "list", "--priority", "P1,P2")
 	wantTable := "" +
 		"ID      STATUS       PRI  DIFF  MODE      SKILLS      AGENTS            UPDATED     DESCRIPTION\n" +
 		"a1b2c3  TODO         P2   med   coder     go-testing  @coder            2026-11-02  Add retry to the fetcher\n" +
@@ -63,7 +63,7 @@ func TestCLITaskList(t *testing.T) {
 			t.Errorf("line is %d wide, terminal is 110: %q", n, l)
 		}
 	}
-	_, colored, _ := runCLI(t, root, cliOpts{tty: true, width: 110}, "task", "list", "--priority", "P1,P2")
+	_, colored, _ := runCLI(t, root, cliOpts{TTY: true, Width: 110}, "task", "list", "--priority", "P1,P2")
 	ansi := regexp.MustCompile("\x1b\\[[0-9;]*m")
 	if !ansi.MatchString(colored) || ansi.ReplaceAllString(colored, "") != wantTable {
 		t.Errorf("coloured table differs from the plain one once escapes are removed:\n%q", colored)
@@ -72,11 +72,11 @@ func TestCLITaskList(t *testing.T) {
 		t.Error("colour escapes in piped output")
 	}
 	// Width 0 (unknown): nothing is cut.
-	if _, out, _ := runCLI(t, root, cliOpts{tty: true, env: map[string]string{"NO_COLOR": "1"}}, "task", "list", "--status", "IN_PROGRESS"); !strings.Contains(out, "from many writers\n") {
+	if _, out, _ := runCLI(t, root, cliOpts{TTY: true, Env: map[string]string{"NO_COLOR": "1"}}, "task", "list", "--status", "IN_PROGRESS"); !strings.Contains(out, "from many writers\n") {
 		t.Errorf("unknown width cut the description:\n%s", out)
 	}
 	// Nothing matches: a note on stderr on a terminal, nothing when piped.
-	if code, out, errOut := runCLI(t, root, cliOpts{tty: true}, "task", "list", "--query", "nothing-like-this"); code != 0 || out != "" || !strings.Contains(errOut, "no tasks match") {
+	if code, out, errOut := runCLI(t, root, cliOpts{TTY: true}, "task", "list", "--query", "nothing-like-this"); code != 0 || out != "" || !strings.Contains(errOut, "no tasks match") {
 		t.Errorf("empty tty list: %d %q %q", code, out, errOut)
 	}
 	if code, out, errOut := runCLI(t, root, cliOpts{}, "task", "list", "--query", "nothing-like-this"); code != 0 || out != "" || errOut != "" {
@@ -100,7 +100,7 @@ func TestCLITaskList(t *testing.T) {
 	if arr[0]["id"] != "e5f6a7" || arr[0]["line"] != float64(11) {
 		t.Errorf("JSON row: %v", arr[0])
 	}
-	if code, out, _ := runCLI(t, root, cliOpts{tty: true}, "task", "list", "--status", "REVIEW", "--mode", "oracle", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+	if code, out, _ := runCLI(t, root, cliOpts{TTY: true}, "task", "list", "--status", "REVIEW", "--mode", "oracle", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("empty --json = %q", out)
 	}
 }

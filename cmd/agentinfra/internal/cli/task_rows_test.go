@@ -2,37 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentinfra/agentinfra/internal/testing/treehash"
 	"github.com/agentinfra/agentinfra/matrix"
 )
-
-// rowsWS is an initialized workspace whose matrix is written the way people
-// write them: 12-digit IDs, cells that go on over several lines (lists, a
-// fence, a heading), a 9-cell and an 11-cell row, rows after a blank line.
-func rowsWS(t *testing.T, src []byte) string {
-	t.Helper()
-	root := t.TempDir()
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "init"); code != 0 {
-		t.Fatalf("init: %d %s", code, errOut)
-	}
-	if src == nil {
-		var err error
-		if src, err = os.ReadFile(filepath.Join("..", "..", "..", "..", "matrix", "testdata", "rows", "real.md")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, data := range map[string][]byte{"DEVELOPMENT_MATRIX.md": src, ".DEVELOPMENT_MATRIX.md.lock": nil} {
-		if err := os.WriteFile(filepath.Join(root, ".agent", name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 func TestCLITaskListReadProblems(t *testing.T) {
 	root := rowsWS(t, nil)
@@ -109,7 +84,7 @@ func TestCLITaskListCleanMatrixExitsZero(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// On a terminal, a person is told how to join the continued row.
-	code, out, errOut = runCLI(t, root, cliOpts{tty: true, width: 120}, "task", "list")
+	code, out, errOut = runCLI(t, root, cliOpts{TTY: true, Width: 120}, "task", "list")
 	if code != 0 || !strings.Contains(out, "one line more") || errOut != "note: 1 row goes on over several lines; `agentinfra validate --fix` joins it into one line\n" {
 		t.Errorf("tty: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

@@ -14,7 +14,7 @@ func TestCLITaskListFitsTerminalWidth(t *testing.T) {
 	root := fixtureWS(t)
 	list := func(width int) string {
 		t.Helper()
-		code, out, errOut := runCLI(t, root, cliOpts{tty: true, width: width, env: map[string]string{"NO_COLOR": "1"}}, "task", "list")
+		code, out, errOut := runCLI(t, root, cliOpts{TTY: true, Width: width, Env: map[string]string{"NO_COLOR": "1"}}, "task", "list")
 		if code != 0 {
 			t.Fatalf("width %d: exit %d: %s", width, code, errOut)
 		}
@@ -53,7 +53,7 @@ func TestCLITaskListFitsTerminalWidth(t *testing.T) {
 	want := "" +
 		"ID            STATUS       PRI  DIFF  MODE             DESCRIPTION\n" +
 		"260120204151  IN_PROGRESS  P1   hard  deep-researcher  Find out why the nightly…\n"
-	if _, out, _ := runCLI(t, people, cliOpts{tty: true, width: 80, env: map[string]string{"NO_COLOR": "1"}}, "task", "list"); !strings.HasPrefix(out, want) {
+	if _, out, _ := runCLI(t, people, cliOpts{TTY: true, Width: 80, Env: map[string]string{"NO_COLOR": "1"}}, "task", "list"); !strings.HasPrefix(out, want) {
 		t.Errorf("width 80, 12-digit IDs:\n%s\nwant it to start:\n%s", out, want)
 	}
 	// Wide characters (CJK, emoji: two columns each) are cut by the columns
@@ -110,7 +110,7 @@ func checkTableFits(t *testing.T, root string, minWidth, maxWidth int) {
 
 func tableAt(t *testing.T, root string, width int) string {
 	t.Helper()
-	code, out, errOut := runCLI(t, root, cliOpts{tty: true, width: width, env: map[string]string{"NO_COLOR": "1"}}, "task", "list")
+	code, out, errOut := runCLI(t, root, cliOpts{TTY: true, Width: width, Env: map[string]string{"NO_COLOR": "1"}}, "task", "list")
 	if code != 0 {
 		t.Fatalf("width %d: exit %d: %s", width, code, errOut)
 	}

@@ -13,69 +13,6 @@ import (
 	"github.com/agentinfra/agentinfra/task"
 )
 
-const fixtureMatrix = `# Development Matrix
-
-Prose people wrote. Kept byte for byte.
-
-| ID | Status | Pri | Diff | Mode | Skills | Agents | Description | Created | Updated |
-|----|--------|-----|------|------|--------|--------|-------------|---------|---------|
-| a1b2c3 | TODO | P2 | med | coder | go-testing | @coder | Add retry to the fetcher | 2026-11-01 | 2026-11-02 |
-| b2c3d4 | IN_PROGRESS | P1 | hard | coder |  | @coder @reviewer | Make the store lock fair under heavy contention from many writers | 2026-10-01 | 2026-11-20 |
-| c3d4e5 | BLOCKED | P3 | easy | explorer |  |  | Map the parser | 2026-09-05 | 2026-09-06 |
-| d4e5f6 | REVIEW | P2 | med | reviewer | go-testing | @reviewer | Review the lock code | 2026-11-10 | 2026-11-19 |
-| e5f6a7 | DONE | P4 | easy | oracle |  | @oracle | Decide the ID format | 2026-08-01 | 2026-08-02 |
-
-## Notes
-
-Trailing prose, also kept.
-`
-
-// fixtureWS is an initialized workspace holding fixtureMatrix, a go-testing
-// skill, and task folders for every row but c3d4e5. The store's lock file
-// exists, as in any workspace that has been written once.
-func fixtureWS(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	if code, _, errOut := runCLI(t, root, cliOpts{}, "init"); code != 0 {
-		t.Fatalf("init: %d %s", code, errOut)
-	}
-	write := func(rel, s string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(".agent/DEVELOPMENT_MATRIX.md", fixtureMatrix)
-	write(".agent/.DEVELOPMENT_MATRIX.md.lock", "")
-	write(".agent/skills/go-testing/SKILL.md", "---\nname: go-testing\ndescription: Go tests\n---\nWrite table tests.\n")
-	for _, tk := range matrix.Parse([]byte(fixtureMatrix)).Tasks() {
-		if tk.ID == "c3d4e5" {
-			continue
-		}
-		dir := filepath.Join(".agent/tasks", tk.ID+"_"+task.Slugify(tk.Description))
-		write(filepath.Join(dir, "README.md"), task.RenderReadme(task.DefaultTemplate(), tk, "", tk.Created))
-		write(filepath.Join(dir, "tracking", "notes.md"), "notes\n")
-	}
-	return root
-}
-
-func readText(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func matrixOf(t *testing.T, root string) string {
-	return readText(t, filepath.Join(root, ".agent", "DEVELOPMENT_MATRIX.md"))
-}
-
 func TestCLIInit(t *testing.T) {
 	root := t.TempDir()
 	code, out, errOut := runCLI(t, root, cliOpts{}, "init")
@@ -109,7 +46,7 @@ func TestCLIInit(t *testing.T) {
 		t.Error("init --root did not create the workspace there")
 	}
 	third := t.TempDir()
-	if code, _, _ := runCLI(t, root, cliOpts{env: map[string]string{"AGENTINFRA_ROOT": third}}, "init"); code != 0 || !isFile(filepath.Join(third, ".agent/DEVELOPMENT_MATRIX.md")) {
+	if code, _, _ := runCLI(t, root, cliOpts{Env: map[string]string{"AGENTINFRA_ROOT": third}}, "init"); code != 0 || !isFile(filepath.Join(third, ".agent/DEVELOPMENT_MATRIX.md")) {
 		t.Error("init with AGENTINFRA_ROOT did not create the workspace there")
 	}
 	if code, _, errOut := runCLI(t, root, cliOpts{}, "init", "extra"); code != 2 {
@@ -141,7 +78,7 @@ func TestCLINoWorkspace(t *testing.T) {
 	}{
 		{sub, cliOpts{}, nil},
 		{dir, cliOpts{}, []string{"--root", root}},
-		{dir, cliOpts{env: map[string]string{"AGENTINFRA_ROOT": root}}, nil},
+		{dir, cliOpts{Env: map[string]string{"AGENTINFRA_ROOT": root}}, nil},
 	} {
 		code, out, errOut := runCLI(t, c.cwd, c.o, append([]string{"task", "list", "--status", "DONE"}, c.arg...)...)
 		if code != 0 || !strings.HasPrefix(out, "e5f6a7\t") {

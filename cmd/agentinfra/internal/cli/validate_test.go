@@ -16,27 +16,6 @@ const validMatrix = `# Matrix
 | a1b2c3 | TODO | P1 | med | coder | go-testing | @coder | First task | 2026-01-02 | 2026-01-02 |
 `
 
-// newValidateWorkspace makes a workspace whose matrix is src, with mode coder
-// and skill go-testing present.
-func newValidateWorkspace(t *testing.T, src string) string {
-	t.Helper()
-	root := t.TempDir()
-	for _, d := range []string{".agent/agents", ".agent/skills/go-testing", ".agent/tasks"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write := func(p, s string) {
-		if err := os.WriteFile(filepath.Join(root, p), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(".agent/agents/coder.md", "You write code.\n")
-	write(".agent/skills/go-testing/SKILL.md", "---\nname: go-testing\ndescription: tests\n---\nBody\n")
-	write(".agent/DEVELOPMENT_MATRIX.md", src)
-	return root
-}
-
 func TestValidateCleanWorkspace(t *testing.T) {
 	root := newValidateWorkspace(t, validMatrix)
 	code, out, errOut := runCLI(t, root, cliOpts{}, "validate")

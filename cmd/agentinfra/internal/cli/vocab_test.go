@@ -130,7 +130,7 @@ func TestCLIVocabularyConfig(t *testing.T) {
 	unchanged = treehash.Guard(t, dir)
 	for _, args := range [][]string{{"task", "list"}, {"task", "update", "260120204151", "--status", "DONE"}, {"validate"}, {"task", "show", "260120204151"}} {
 		code, _, errs := runCLI(t, dir, cliOpts{}, args...)
-		if code != 2 || !strings.Contains(errs, `.agent/config.yaml:4: matrix.aliases.difficulty: difficulty alias "M" → "medium": "medium" is not one of easy, med, hard`) {
+		if code != 2 || !strings.Contains(errs, `.agent/config.yaml:4:17: matrix.aliases.difficulty: difficulty alias "M" → "medium": "medium" is not one of easy, med, hard`) {
 			t.Errorf("%v with a broken config: exit %d %q", args, code, errs)
 		}
 	}

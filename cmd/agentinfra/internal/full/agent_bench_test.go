@@ -6,10 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/local"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
+	"github.com/agentinfra/agentinfra/internal/testing/testbin"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -18,13 +20,7 @@ import (
 //
 //	go test ./cmd/agentinfra/internal/full -run '^$' -bench AgentList50Process
 func BenchmarkAgentList50Process(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "agentinfra")
-	for dst, pkg := range map[string]string{bin: "github.com/agentinfra/agentinfra/cmd/agentinfra",
-		filepath.Join(filepath.Dir(bin), "agentinfra-full"): "github.com/agentinfra/agentinfra/cmd/agentinfra/agentinfra-full"} {
-		if out, err := exec.Command("go", "build", "-o", dst, pkg).CombinedOutput(); err != nil {
-			b.Fatalf("build: %v\n%s", err, out)
-		}
-	}
+	bin := testbin.Path(b, testbin.Agentinfra)
 	repo := filepath.Join(b.TempDir(), "repo")
 	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "config", "user.email", "t@example.com"},
 		{"-C", repo, "config", "user.name", "T"}} {
@@ -40,10 +36,7 @@ func BenchmarkAgentList50Process(b *testing.B) {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	stub := filepath.Join(b.TempDir(), "gemini")
-	if out, err := exec.Command("go", "build", "-o", stub, "../../../../internal/testing/agentstub/stub").CombinedOutput(); err != nil {
-		b.Fatalf("build stub: %v\n%s", err, out)
-	}
+	stub := agentstub.Named(b, "gemini")
 	ws, err := workspace.New(repo)
 	if err != nil {
 		b.Fatal(err)
@@ -55,15 +48,10 @@ func BenchmarkAgentList50Process(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(time.Minute); ; {
-		if idle, _ := f.List(ctx, fleet.ListFilter{Status: "idle"}); len(idle) == 50 {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the agents never became idle")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Eventually(b, func() bool {
+		idle, _ := f.List(ctx, fleet.ListFilter{Status: "idle"})
+		return len(idle) == 50
+	}, "the agents never became idle")
 	b.ResetTimer()
 	for b.Loop() {
 		if out, err := exec.Command(bin, "--root", repo, "agent", "list").CombinedOutput(); err != nil {

@@ -14,7 +14,7 @@ import (
 func coderCLI(t *testing.T) (string, *codertest.Server, cliOpts) {
 	t.Helper()
 	srv := codertest.New(t)
-	return fixtureWS(t), srv, cliOpts{env: map[string]string{coder.EnvURL: srv.URL, coder.EnvToken: srv.Token}}
+	return fixtureWS(t), srv, cliOpts{Env: map[string]string{coder.EnvURL: srv.URL, coder.EnvToken: srv.Token}}
 }
 
 // On Coder a name has Coder's 1–32 characters: every command reaches a

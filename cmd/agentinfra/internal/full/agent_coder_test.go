@@ -17,7 +17,7 @@ import (
 func TestCLIAgentsOnCoder(t *testing.T) {
 	root := fixtureWS(t)
 	srv := codertest.New(t)
-	env := cliOpts{env: map[string]string{coder.EnvURL: srv.URL, coder.EnvToken: srv.Token}}
+	env := cliOpts{Env: map[string]string{coder.EnvURL: srv.URL, coder.EnvToken: srv.Token}}
 
 	code, out, errOut := runCLI(t, root, env, "agent", "create", "papi", "--spec", "keep the API tests green", "--role", "Operator", "--backend", "coder", "--json")
 	var created struct {
@@ -87,7 +87,7 @@ func TestCLIAgentsOnCoder(t *testing.T) {
 		t.Fatal(err)
 	}
 	tty := env
-	tty.tty = true // the table's header names the column
+	tty.TTY = true // the table's header names the column
 	code, out, errOut = runCLI(t, root, tty, "agent", "list")
 	if header, row, _ := strings.Cut(out, "\n"); code != 0 || !strings.Contains(header, "PULL_REQUEST") || !strings.Contains(row, "812") {
 		t.Fatalf("list with metadata: exit %d\n%s%s", code, out, errOut)

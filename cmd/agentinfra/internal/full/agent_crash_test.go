@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -35,15 +37,12 @@ import (
 // Half the kills come at a random moment of the run (up to 1.2 times the
 // time an unkilled run takes), half at a random moment just after the
 // command's first record appears (the agent's folder, the run's run.json),
-// when it is between its steps. By default a few kills (6 creates, 15
-// starts); AGENTINFRA_STRESS=1: 100 and 250.
+// when it is between its steps. 100 creates and 250 starts, with
+// AGENTINFRA_STRESS=1 only: by default package fleet kills each boundary
+// exactly (TestKilledCreateIsRolledBackByTheNextCommand,
+// TestKilledStartGivesTheClaimBack).
 
-func agentCrashKills(normal, stress int) int {
-	if os.Getenv("AGENTINFRA_STRESS") == "1" {
-		return stress
-	}
-	return normal
-}
+const agentCrashByDefault = "package fleet kills each boundary exactly (TestKilledCreateIsRolledBackByTheNextCommand, TestKilledStartGivesTheClaimBack)"
 
 type agentCrashRig struct {
 	*fleetCLI
@@ -168,19 +167,18 @@ func (r *agentCrashRig) worktreeListed(path string) bool {
 // waitIdle waits until the agent's run (if any) has ended.
 func (r *agentCrashRig) waitIdle(name string) {
 	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	poll.EventuallyNil(r.t, func() error {
 		var a agentJSON
 		r.json(&a, "agent", "show", name)
-		if a.Agent.Status == "idle" {
-			return
+		if a.Agent.Status != "idle" {
+			return fmt.Errorf("agent %s is still %s", name, a.Agent.Status)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	r.t.Fatalf("agent %s never became idle", name)
+		return nil
+	})
 }
 
 func TestCrashDuringAgentCreateLeavesNoBlockedName(t *testing.T) {
+	e2etools.StressOnly(t, agentCrashByDefault)
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
@@ -194,7 +192,7 @@ func TestCrashDuringAgentCreateLeavesNoBlockedName(t *testing.T) {
 	}
 	slices.Sort(d)
 	typical := d[1]
-	kills := agentCrashKills(6, 100)
+	const kills = 100
 	killed, left, rolledBack, whole := 0, 0, 0, 0
 	for i := range kills {
 		name := fmt.Sprintf("c%d", i)
@@ -241,13 +239,14 @@ func TestCrashDuringAgentCreateLeavesNoBlockedName(t *testing.T) {
 }
 
 func TestCrashDuringAgentStartLeavesNoClaimWithoutARun(t *testing.T) {
+	e2etools.StressOnly(t, agentCrashByDefault)
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
 	r := newAgentCrashRig(t)
 	r.must("agent", "create", "papi", "--spec", "take tasks")
 	r.waitIdle("papi")
-	kills := agentCrashKills(15, 250)
+	const kills = 250
 	ids := make([]string, kills+3)
 	for i := range ids {
 		var c struct {

@@ -77,6 +77,9 @@ func TestCLIJSONIsTheMCPResult(t *testing.T) {
 			t.Errorf("%v --json differs from %s:\ncli %s\nmcp %s", p.cli, p.tool, a, b)
 		}
 	}
+	// The run to stop outlasts any machine's delay between start and stop
+	// (1.5 s did not, at a load of 38 on 2 cores); the stop ends it.
+	c.env = append(c.env, "STUB_SLEEP_MS=600000")
 	started := asJSON("agent", "start", "Papi", "add a test")
 	fleettest.ValidateResult(t, "start_agent_task", started)
 	fleettest.ValidateResult(t, "stop_agent_task", asJSON("agent", "stop", "Papi"))

@@ -3,6 +3,7 @@ package full
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	"github.com/agentinfra/agentinfra/fleet/local"
+	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
@@ -30,11 +33,7 @@ func newFleetCLI(t *testing.T) *fleetCLI {
 		t.Skip("builds the binary and runs agents")
 	}
 	bin := taskBinary(t)
-	tools := t.TempDir()
-	stub := filepath.Join(tools, "node_modules", ".bin", "gemini")
-	if out, err := exec.Command("go", "build", "-o", stub, "../../../../internal/testing/agentstub/stub").CombinedOutput(); err != nil {
-		t.Fatalf("build stub: %v\n%s", err, out)
-	}
+	tools := agentstub.Install(t, t.TempDir(), "gemini")
 	repo := filepath.Join(t.TempDir(), "repo")
 	os.MkdirAll(repo, 0o755)
 	c := &fleetCLI{t: t, bin: bin, repo: repo, env: []string{"AGENTINFRA_TOOLS=" + tools, "STUB_MODE=ok", "HOME=" + repo}}
@@ -103,16 +102,14 @@ type agentJSON struct {
 
 func (c *fleetCLI) waitStatus(name, want string) agentJSON {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
 	var a agentJSON
-	for time.Now().Before(deadline) {
+	poll.EventuallyNil(c.t, func() error {
 		c.json(&a, "agent", "show", name)
-		if a.Agent.Status == want {
-			return a
+		if a.Agent.Status != want {
+			return fmt.Errorf("agent %s never became %s (last %s)", name, want, a.Agent.Status)
 		}
-		time.Sleep(30 * time.Millisecond)
-	}
-	c.t.Fatalf("agent %s never became %s (last %s)", name, want, a.Agent.Status)
+		return nil
+	})
 	return a
 }
 
@@ -265,7 +262,7 @@ func TestCLIAgentHelpHasExamples(t *testing.T) {
 
 func TestCLIAgentListWatchRedrawsUntilCanceled(t *testing.T) {
 	root := fixtureWS(t)
-	f, out, errb := testFactory(root, cliOpts{tty: true, width: 100, env: map[string]string{"NO_COLOR": "1"}})
+	f, out, errb := testFactory(root, cliOpts{TTY: true, Width: 100, Env: map[string]string{"NO_COLOR": "1"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	if code := run(ctx, []string{"agent", "list", "--watch"}, f); code != 0 {

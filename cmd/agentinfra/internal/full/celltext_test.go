@@ -56,7 +56,7 @@ func TestPromptKeepsDescriptionLines(t *testing.T) {
 		!strings.Contains(prompt, "- Description: Show a toast when creation fails. (continued under Description below)\n") {
 		t.Errorf("the prompt does not carry the Description's lines:\n%s", prompt)
 	}
-	code, dry, _ := runCLI(t, root, cliOpts{env: map[string]string{"PATH": ""}}, "dispatch", "260121185712", "--dry-run")
+	code, dry, _ := runCLI(t, root, cliOpts{Env: map[string]string{"PATH": ""}}, "dispatch", "260121185712", "--dry-run")
 	if code > 1 || !strings.Contains(dry, multilineDesc) {
 		t.Errorf("dispatch --dry-run: exit %d, the prompt lacks the code block:\n%s", code, dry)
 	}

@@ -26,7 +26,7 @@ func TestConsolePrintsALinkThatWorksOnce(t *testing.T) {
 	if _, err := task.Init(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	f, stdout, _ := testFactory(dir, cliOpts{env: map[string]string{"AGENTINFRA_USER": "ana"}})
+	f, stdout, _ := testFactory(dir, cliOpts{Env: map[string]string{"AGENTINFRA_USER": "ana"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	links := make(chan string, 1)

@@ -3,8 +3,6 @@ package full
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // dispatchCLISetup makes a workspace and an $AGENTINFRA_TOOLS folder whose
@@ -44,7 +43,7 @@ func dispatchCLISetup(t *testing.T) (dir, tools string) {
 func TestCLIDispatchDryRun(t *testing.T) {
 	dir, tools := dispatchCLISetup(t)
 	before := matrixOf(t, dir)
-	code, out, errb := runCLI(t, dir, cliOpts{tty: true, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--dry-run", "--session", "s-1", "--approval-mode", "yolo")
+	code, out, errb := runCLI(t, dir, cliOpts{TTY: true, Width: 80, Env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--dry-run", "--session", "s-1", "--approval-mode", "yolo")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
@@ -70,7 +69,7 @@ func TestCLIDispatchRunsAndShowsProgress(t *testing.T) {
 	dir, tools := dispatchCLISetup(t)
 	t.Setenv("STUB_MODE", "ok")
 	t.Setenv("STUB_RESPONSE", "Retry added.")
-	code, out, errb := runCLI(t, dir, cliOpts{tty: true, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--timeout", "1m")
+	code, out, errb := runCLI(t, dir, cliOpts{TTY: true, Width: 80, Env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--timeout", "1m")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
@@ -94,7 +93,7 @@ func TestCLIDispatchRunsAndShowsProgress(t *testing.T) {
 func TestCLIDispatchJSONAndFailure(t *testing.T) {
 	dir, tools := dispatchCLISetup(t)
 	t.Setenv("STUB_MODE", "crash")
-	code, out, errb := runCLI(t, dir, cliOpts{tty: false, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--json")
+	code, out, errb := runCLI(t, dir, cliOpts{TTY: false, Width: 80, Env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--json")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, errb)
 	}
@@ -152,7 +151,7 @@ func TestCLIDispatchRefusalsAndUsage(t *testing.T) {
 		{[]string{"zzzzzz"}, 3, "no task"}, // not found
 		{[]string{}, 2, "accepts 1 arg"},
 	} {
-		code, _, errb := runCLI(t, dir, cliOpts{tty: false, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, append([]string{"dispatch"}, tc.args...)...)
+		code, _, errb := runCLI(t, dir, cliOpts{TTY: false, Width: 80, Env: map[string]string{"AGENTINFRA_TOOLS": tools}}, append([]string{"dispatch"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(errb, tc.want) {
 			t.Errorf("%v: exit %d stderr %q; want exit %d and %q", tc.args, code, errb, tc.code, tc.want)
 		}
@@ -177,18 +176,8 @@ func TestCLIDispatchCtrlC(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var grandchild int
-	deadline := time.Now().Add(20 * time.Second)
-	for grandchild == 0 {
-		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
-			fmt.Sscan(string(b), &grandchild)
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the stub agent never started: %s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	grandchild := agentstub.ReadPid(t, pidFile)
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
@@ -197,18 +186,9 @@ func TestCLIDispatchCtrlC(t *testing.T) {
 	if !strings.Contains(errb.String(), "gemini was canceled; its process group was killed") {
 		t.Errorf("stderr: %s", errb.String())
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if err := syscall.Kill(grandchild, 0); errors.Is(err, syscall.ESRCH) {
-			break
-		}
-		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", grandchild)); err != nil || strings.Contains(string(st), ") Z ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			syscall.Kill(grandchild, syscall.SIGKILL)
-			t.Fatalf("the agent's child %d survived Ctrl-C", grandchild)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !poll.Until(5*time.Second, func() bool { return agentstub.ProcessGone(grandchild) }) {
+		syscall.Kill(grandchild, syscall.SIGKILL)
+		t.Fatalf("the agent's child %d survived Ctrl-C", grandchild)
 	}
 	var o struct {
 		Outcome, StatusAfter string
@@ -228,7 +208,7 @@ func TestCLIDispatchUnknownModeWarns(t *testing.T) {
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errb := runCLI(t, dir, cliOpts{tty: false, width: 80, env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--dry-run")
+	code, out, errb := runCLI(t, dir, cliOpts{TTY: false, Width: 80, Env: map[string]string{"AGENTINFRA_TOOLS": tools}}, "dispatch", "a1b2c3", "--dry-run")
 	want := `warning: mode "code" of task a1b2c3 has no .agent/agents/code.md; the prompt goes on without a mode prompt (existing modes: coder)`
 	if code != 0 || !strings.Contains(errb, want) || !strings.Contains(out, "would set: TODO → IN_PROGRESS") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errb, out)

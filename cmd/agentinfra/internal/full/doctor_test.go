@@ -19,7 +19,7 @@ func TestDoctorReportsLandlockAndTheAgentEnvironment(t *testing.T) {
 	config := filepath.Join(dir, "config")
 	os.MkdirAll(config, 0o700)
 	os.WriteFile(filepath.Join(config, "allowlist.yaml"), []byte("supervision:\n  env: allowlist\n  pass_env: [GOPATH]\n"), 0o600)
-	code, out, errOut := runCLI(t, dir, cliOpts{env: map[string]string{"AGENTINFRA_CONFIG_DIR": config}}, "doctor", "--json")
+	code, out, errOut := runCLI(t, dir, cliOpts{Env: map[string]string{"AGENTINFRA_CONFIG_DIR": config}}, "doctor", "--json")
 	if code != 0 {
 		t.Fatalf("doctor: %d %s", code, errOut)
 	}

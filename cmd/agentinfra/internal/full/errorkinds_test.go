@@ -107,12 +107,12 @@ func TestErrorKindsThroughCLIJSONAndMCP(t *testing.T) {
 			}
 			same := treehash.Guard(t, root)
 
-			code, out, errOut := runCLI(t, root, cliOpts{env: c.env}, c.args...)
+			code, out, errOut := runCLI(t, root, cliOpts{Env: c.env}, c.args...)
 			if code != codes.Exit || out != "" || !strings.HasPrefix(errOut, "error: ") || !strings.Contains(errOut, c.say) {
 				t.Errorf("CLI %v: exit %d, stdout %q, stderr %q; want exit %d and an error saying %q", c.args, code, out, errOut, codes.Exit, c.say)
 			}
 
-			code, out, errOut = runCLI(t, root, cliOpts{env: c.env}, append(c.args, "--json")...)
+			code, out, errOut = runCLI(t, root, cliOpts{Env: c.env}, append(c.args, "--json")...)
 			var js struct {
 				Error struct {
 					Kind     string `json:"kind"`

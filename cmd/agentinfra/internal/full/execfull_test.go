@@ -3,6 +3,7 @@ package full
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 // agentinfra lists each command of this package with agentinfra-full's own
@@ -126,17 +128,12 @@ func TestLightBinaryBecomesFullBinary(t *testing.T) {
 	defer cmd.Process.Kill()
 	want, _ := filepath.EvalSymlinks(filepath.Join(filepath.Dir(bin), cli.FullBinary))
 	exe := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "exe")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, _ := os.Readlink(exe)
-		if got == want {
-			break
+	poll.EventuallyNil(t, func() error {
+		if got, _ := os.Readlink(exe); got != want {
+			return fmt.Errorf("pid %d runs %q, want %s (agentinfra-full, same pid)", cmd.Process.Pid, got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d runs %q, want %s (agentinfra-full, same pid)", cmd.Process.Pid, got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	children, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "task", strconv.Itoa(cmd.Process.Pid), "children"))
 	if err == nil && strings.TrimSpace(string(children)) != "" {
 		t.Errorf("agentinfra serve has children %q: the exec of agentinfra-full must replace the process", children)

@@ -136,7 +136,7 @@ func TestNewCmdServeMigrateInit(t *testing.T) {
 		{nil, map[string]string{"AGENTINFRA_ROOT": "/env/root"}, "/env/root"},
 		{[]string{"--root", "/flag/root"}, map[string]string{"AGENTINFRA_ROOT": "/env/root"}, "/flag/root"},
 	} {
-		f, _, _ := testFactory(dir, cliOpts{env: tc.env})
+		f, _, _ := testFactory(dir, cliOpts{Env: tc.env})
 		root := newRootCmd(f)
 		var got *cli.InitOptions
 		old, _, _ := root.Find([]string{"init"})

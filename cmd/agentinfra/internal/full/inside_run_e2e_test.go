@@ -9,6 +9,7 @@ package full
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,11 +17,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -67,15 +68,14 @@ func TestSupervisedDispatchKeepsDetachedProcessesInsideTheRun(t *testing.T) {
 	decide(first)
 
 	var escaped int
-	deadline := time.Now().Add(fakemodel.Timeout)
-	for escaped == 0 || parentOf(escaped) != cmd.Process.Pid {
-		if time.Now().After(deadline) {
-			t.Fatalf("the detached process %d was not adopted by the dispatch %d (its parent: %d); the dispatch said:\n%s", escaped, cmd.Process.Pid, parentOf(escaped), out)
-		}
+	poll.EventuallyNil(t, func() error {
 		b, _ := os.ReadFile(pidFile)
 		escaped, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		time.Sleep(20 * time.Millisecond)
-	}
+		if escaped == 0 || parentOf(escaped) != cmd.Process.Pid {
+			return fmt.Errorf("the detached process %d was not adopted by the dispatch %d (its parent: %d); the dispatch said:\n%s", escaped, cmd.Process.Pid, parentOf(escaped), out)
+		}
+		return nil
+	})
 	second := waitPending(t, dir, out) // the run waits: check while it is on
 	st, err := store.OpenWorkspace(ctx, ws, store.Options{})
 	if err != nil {

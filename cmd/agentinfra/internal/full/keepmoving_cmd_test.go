@@ -52,7 +52,7 @@ func TestAnswerSteerWatchdog(t *testing.T) {
 	if code, _, errs = runCLI(t, dir, ana, "answer", "p1", "refine"); code == 0 || !strings.Contains(errs, "refine needs the new instruction") {
 		t.Fatalf("refine without text: %d %s", code, errs)
 	}
-	if code, _, errs = runCLI(t, dir, cliOpts{env: map[string]string{"AGENTINFRA_USER": "mallory"}}, "answer", "p1", "continue"); code != 7 || !strings.Contains(errs, "only the session's owner @ana") {
+	if code, _, errs = runCLI(t, dir, cliOpts{Env: map[string]string{"AGENTINFRA_USER": "mallory"}}, "answer", "p1", "continue"); code != 7 || !strings.Contains(errs, "only the session's owner @ana") {
 		t.Fatalf("a stranger answers: %d %s", code, errs)
 	}
 	code, out, errs = runCLI(t, dir, ana, "answer", "p1", "refine", "use", "SQLite", "--json")

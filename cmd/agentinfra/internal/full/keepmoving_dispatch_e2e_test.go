@@ -14,10 +14,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 )
 
 const (
@@ -55,29 +55,29 @@ func clarifyingDispatch(t *testing.T, config string) (dir string, fake *fakemode
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 
-	deadline := time.Now().Add(fakemodel.Timeout)
-	for time.Now().Before(deadline) {
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
 		inbox := exec.Command(taskBinary(t), "inbox", "--json")
 		inbox.Dir, inbox.Env = dir, env
 		b, err := inbox.Output()
-		if err == nil {
-			var items []map[string]any
-			if err := json.Unmarshal(b, &items); err != nil {
-				t.Fatalf("inbox --json: %v\n%s", err, b)
-			}
-			for _, it := range items {
-				if it["type"] == "prompt" {
-					if it["kind"] != "clarification" || !strings.Contains(it["text"].(string), kmQuestion) {
-						t.Fatalf("the prompt in the inbox: %v", it)
-					}
-					return dir, fake, cmd, out, env, it["ref"].(string)
+		if err != nil {
+			return false
+		}
+		var items []map[string]any
+		if err := json.Unmarshal(b, &items); err != nil {
+			t.Fatalf("inbox --json: %v\n%s", err, b)
+		}
+		for _, it := range items {
+			if it["type"] == "prompt" {
+				if it["kind"] != "clarification" || !strings.Contains(it["text"].(string), kmQuestion) {
+					t.Fatalf("the prompt in the inbox: %v", it)
 				}
+				ref = it["ref"].(string)
+				return true
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("no prompt reached the inbox; the dispatch said:\n%s", out.String())
-	return
+		return false
+	}, "no prompt reached the inbox; the dispatch said:\n%s", out)
+	return dir, fake, cmd, out, env, ref
 }
 
 func answerPrompt(t *testing.T, dir string, env []string, args ...string) {

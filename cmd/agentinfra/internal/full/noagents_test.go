@@ -71,7 +71,7 @@ func TestClaimWithoutAgentsColumn(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "@carol named as an agent (the matrix has no Agents column)") || strings.Contains(errOut, "--set") {
 		t.Errorf("update --agent: %d %q %q", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, root, cliOpts{env: map[string]string{"PATH": ""}}, "dispatch", "260121185712", "--dry-run")
+	code, out, errOut = runCLI(t, root, cliOpts{Env: map[string]string{"PATH": ""}}, "dispatch", "260121185712", "--dry-run")
 	if code > 1 || !strings.Contains(out, "would set: TODO → IN_PROGRESS") || strings.Contains(errOut, "--set") {
 		t.Errorf("dispatch --dry-run: %d\n%s\n%s", code, out, errOut)
 	}

@@ -19,7 +19,7 @@ func serveFactory(t *testing.T, in string) (*Factory, *bytes.Buffer, *bytes.Buff
 	if _, err := task.Init(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
-	return testFactory(root, cliOpts{stdin: in})
+	return testFactory(root, cliOpts{Stdin: in})
 }
 
 // serve over the command's stdin/stdout: protocol only on stdout, exit 0 when

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/slack"
@@ -49,7 +51,13 @@ Tokens: $SLACK_APP_TOKEN (xapp-…, connections:write) and $SLACK_BOT_TOKEN
 app (its manifest and scopes): docs/slack.md.
 
 It reconnects by itself when the connection drops, honours Slack's rate limits,
-and after a restart posts what happened while it was down, never twice.`,
+keeps in the store what Slack did not take yet, and after a restart posts what
+happened while it was down, never twice. One process posts for a workspace: a
+second 'agentinfra slack' says so and waits until the first stops.
+
+What an agent writes (a command, a title, a diff) is shown as text: it cannot
+mention anyone, link anywhere or close the message's code blocks (docs/slack.md,
+"Threat model").`,
 		Example: `  SLACK_APP_TOKEN=xapp-… SLACK_BOT_TOKEN=xoxb-… agentinfra slack
   agentinfra slack --channel C0123456789
   agentinfra slack login
@@ -106,7 +114,7 @@ func newCmdSlackLogin(f *Factory) *cobra.Command {
 		Use:   "login",
 		Short: "Store the Slack tokens in the OS keyring",
 		Long: `Reads the app-level token (xapp-…) and the bot token (xoxb-…), one a line, from
-standard input and stores them in the OS keyring (service "agentinfra-slack"),
+standard input (from a terminal, without showing them) and stores them in the OS keyring (service "agentinfra-slack"),
 where 'agentinfra slack' finds them when $SLACK_APP_TOKEN / $SLACK_BOT_TOKEN are
 not set. Without a desktop session the keyring may not answer: the call gives
 up after a few seconds; use the environment variables there.`,
@@ -114,14 +122,9 @@ up after a few seconds; use the environment variables there.`,
   printf '%s\n%s\n' "$APP" "$BOT" | agentinfra slack login`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in := bufio.NewScanner(f.IO.In)
-			var toks [2]string
-			for i, what := range []string{"app-level token (xapp-…)", "bot token (xoxb-…)"} {
-				fmt.Fprintf(f.IO.ErrOut, "%s: ", what)
-				if !in.Scan() {
-					return cli.UsageErrorf("no %s on standard input", what)
-				}
-				toks[i] = strings.TrimSpace(in.Text())
+			toks, err := readTokens(f.IO)
+			if err != nil {
+				return err
 			}
 			if !strings.HasPrefix(toks[0], "xapp-") || !strings.HasPrefix(toks[1], "xoxb-") {
 				return cli.UsageErrorf("the first token must start with xapp- (app-level, connections:write) and the second with xoxb- (the bot's)")
@@ -135,6 +138,35 @@ up after a few seconds; use the environment variables there.`,
 			return nil
 		},
 	}
+}
+
+// readTokens reads the app-level token and the bot token, one a line: from
+// a terminal without echo (a token on the screen is in the scrollback and
+// in a screen share), else from the pipe.
+func readTokens(io *cli.IOStreams) ([2]string, error) {
+	var toks [2]string
+	what := [2]string{"app-level token (xapp-…)", "bot token (xoxb-…)"}
+	if file, ok := io.In.(*os.File); ok && term.IsTerminal(int(file.Fd())) {
+		for i := range toks {
+			fmt.Fprintf(io.ErrOut, "%s (not shown): ", what[i])
+			b, err := term.ReadPassword(int(file.Fd()))
+			fmt.Fprintln(io.ErrOut)
+			if err != nil {
+				return toks, fmt.Errorf("read the %s from the terminal: %w", what[i], err)
+			}
+			toks[i] = strings.TrimSpace(string(b))
+		}
+		return toks, nil
+	}
+	in := bufio.NewScanner(io.In)
+	for i := range toks {
+		fmt.Fprintf(io.ErrOut, "%s: ", what[i])
+		if !in.Scan() {
+			return toks, cli.UsageErrorf("no %s on standard input", what[i])
+		}
+		toks[i] = strings.TrimSpace(in.Text())
+	}
+	return toks, nil
 }
 
 func newCmdSlackChannel(f *Factory) *cobra.Command {

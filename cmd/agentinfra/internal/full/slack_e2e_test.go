@@ -12,12 +12,12 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/policy"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -204,13 +204,13 @@ slack:
 	local := newSession(store.ModeLocal)
 	run(local, func() {
 		var id int64
-		for id == 0 {
+		poll.Eventually(t, func() bool {
 			p, _ := st.Pending(ctx)
 			for _, r := range p {
 				id = r.ID
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return id != 0
+		}, "the local session raised no request")
 		if _, err := st.Decide(ctx, store.Decision{RequestID: id, Approve: true, By: "ana", Surface: store.SurfaceTerminal}); err != nil {
 			t.Error(err)
 		}

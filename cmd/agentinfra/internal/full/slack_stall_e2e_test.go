@@ -82,7 +82,7 @@ slack:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.WatchdogConfig(); got.Threshold != time.Second || got.EscalationWait != time.Second || got.MaxRetries != 1 {
+	if got := cfg.Watchdog; got.Threshold != time.Second || got.EscalationWait != time.Second || got.MaxRetries != 1 {
 		t.Fatalf("the watchdog's config as read: %+v", got)
 	}
 	st, err := store.OpenWorkspace(ctx, ws, store.Options{})

@@ -27,11 +27,11 @@ func TestSlackWithoutTokensSaysWhereItLooked(t *testing.T) {
 func TestSlackLoginStoresTheTokensInTheKeyring(t *testing.T) {
 	keyring.MockInit()
 	dir := t.TempDir()
-	code, _, stderr := runCLI(t, dir, cliOpts{stdin: "xoxb-swapped\nxapp-1-x\n"}, "slack", "login")
+	code, _, stderr := runCLI(t, dir, cliOpts{Stdin: "xoxb-swapped\nxapp-1-x\n"}, "slack", "login")
 	if code != 2 || !strings.Contains(stderr, "xapp-") {
 		t.Fatalf("swapped tokens: code %d: %s", code, stderr)
 	}
-	code, stdout, stderr := runCLI(t, dir, cliOpts{stdin: "xapp-1-app\nxoxb-bot\n"}, "slack", "login")
+	code, stdout, stderr := runCLI(t, dir, cliOpts{Stdin: "xapp-1-app\nxoxb-bot\n"}, "slack", "login")
 	if code != 0 || !strings.Contains(stdout, "Stored both tokens") {
 		t.Fatalf("code %d: %s %s", code, stdout, stderr)
 	}
@@ -52,11 +52,11 @@ func TestSlackChannelOfASession(t *testing.T) {
 	defer st.Close()
 	ses, _ := st.CreateSession(context.Background(), store.NewSession{Owner: "ana", Mode: store.ModeRemote})
 	// Where a session posts is its owner's (or an operator's) to change.
-	mallory := cliOpts{env: map[string]string{"AGENTINFRA_USER": "mallory"}}
+	mallory := cliOpts{Env: map[string]string{"AGENTINFRA_USER": "mallory"}}
 	if code, _, stderr := runCLI(t, dir, mallory, "slack", "channel", "1", "C0MINE"); code != 7 || !strings.Contains(stderr, "@mallory may not change the channel of session 1") {
 		t.Fatalf("a stranger sets the channel: code %d: %s", code, stderr)
 	}
-	ana := cliOpts{env: map[string]string{"AGENTINFRA_USER": "ana"}}
+	ana := cliOpts{Env: map[string]string{"AGENTINFRA_USER": "ana"}}
 	if code, _, stderr := runCLI(t, dir, ana, "slack", "channel", "1", "C0OTHER"); code != 0 {
 		t.Fatalf("code %d: %s", code, stderr)
 	}

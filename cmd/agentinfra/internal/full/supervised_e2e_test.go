@@ -22,13 +22,13 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
+	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/workspace"
 )
@@ -78,19 +78,15 @@ func (s *syncBuffer) String() string {
 func waitPending(t *testing.T, dir string, out *syncBuffer) store.PendingView {
 	t.Helper()
 	ws, _ := workspace.New(dir)
-	deadline := time.Now().Add(fakemodel.Timeout)
-	for time.Now().Before(deadline) {
+	var pending []store.PendingView
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
 		if st, err := store.OpenWorkspace(context.Background(), ws, store.Options{}); err == nil {
-			p, _ := st.Pending(context.Background())
+			pending, _ = st.Pending(context.Background())
 			st.Close()
-			if len(p) > 0 {
-				return p[0]
-			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("no request was raised; the dispatch said:\n%s", out.String())
-	return store.PendingView{}
+		return len(pending) > 0
+	}, "no request was raised; the dispatch said:\n%s", out)
+	return pending[0]
 }
 
 func TestSupervisedDispatchKilledWhilePending(t *testing.T) {
@@ -193,10 +189,7 @@ func TestSupervisedDispatchAsksInlineOnATerminal(t *testing.T) {
 	master, slave := openPTY(t)
 	dir, fake, cmd, out := supervisedDispatch(t, slave)
 	p := waitPending(t, dir, out)
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), "approve? y = yes") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Eventually(t, func() bool { return strings.Contains(out.String(), "approve? y = yes") }, "no inline question; the dispatch said:\n%s", out)
 	const reason = "NOT-HERE-use-tmp"
 	master.Write([]byte("maybe\n")) // not an answer: asked again
 	master.Write([]byte("n " + reason + "\n"))

@@ -47,7 +47,7 @@ func seedSupervision(t *testing.T, dir string) (reqID, sesID int64) {
 	return r.ID, ses.ID
 }
 
-var ana = cliOpts{env: map[string]string{"AGENTINFRA_USER": "ana"}}
+var ana = cliOpts{Env: map[string]string{"AGENTINFRA_USER": "ana"}}
 
 func TestInboxApproveReject(t *testing.T) {
 	dir, id, sid := supervisedWorkspace(t)
@@ -64,7 +64,7 @@ func TestInboxApproveReject(t *testing.T) {
 		t.Fatalf("inbox show: %s", out)
 	}
 	// Someone who is neither the owner nor an operator.
-	if code, _, errs = runCLI(t, dir, cliOpts{env: map[string]string{"AGENTINFRA_USER": "mallory"}}, "approve", "1"); code != 7 || !strings.Contains(errs, "only the session's owner @ana") {
+	if code, _, errs = runCLI(t, dir, cliOpts{Env: map[string]string{"AGENTINFRA_USER": "mallory"}}, "approve", "1"); code != 7 || !strings.Contains(errs, "only the session's owner @ana") {
 		t.Fatalf("a stranger's approve: %d %s", code, errs)
 	}
 	if code, _, errs = runCLI(t, dir, ana, "reject", "1"); code != 2 || !strings.Contains(errs, "--reason") {
@@ -101,14 +101,14 @@ func TestApproveAlwaysAddsARuleShownAsADiff(t *testing.T) {
 	policyPath := filepath.Join(dir, ".agent", "policy.yaml")
 	os.WriteFile(policyPath, []byte("# ours\nauto_approve:\n  commands:\n    - \"git status\"\n"), 0o644)
 	// Not confirmed: nothing changes.
-	code, _, errs := runCLI(t, dir, cliOpts{env: ana.env, stdin: "n\n"}, "approve", "1", "--always")
+	code, _, errs := runCLI(t, dir, cliOpts{Env: ana.Env, Stdin: "n\n"}, "approve", "1", "--always")
 	if code != 5 || !strings.Contains(errs, "+    - \"touch ok.txt\"") || !strings.Contains(errs, "nothing changed: the rule was not confirmed; pass --yes to do it anyway") {
 		t.Fatalf("unconfirmed: %d %s", code, errs)
 	}
 	if b, _ := os.ReadFile(policyPath); strings.Contains(string(b), "touch") {
 		t.Fatal("an unconfirmed rule was written")
 	}
-	code, out, errs := runCLI(t, dir, cliOpts{env: ana.env, stdin: "y\n"}, "approve", "1", "--always")
+	code, out, errs := runCLI(t, dir, cliOpts{Env: ana.Env, Stdin: "y\n"}, "approve", "1", "--always")
 	if code != 0 || !strings.Contains(out, "approved") {
 		t.Fatalf("confirmed: %d %s %s", code, out, errs)
 	}
@@ -125,7 +125,7 @@ func TestApproveAlwaysAddsARuleShownAsADiff(t *testing.T) {
 // nothing (the request stays pending, the session keeps its status).
 func TestSupervisionCommandsExitWithTheirKinds(t *testing.T) {
 	dir, _, _ := supervisedWorkspace(t)
-	mallory := cliOpts{env: map[string]string{"AGENTINFRA_USER": "mallory"}}
+	mallory := cliOpts{Env: map[string]string{"AGENTINFRA_USER": "mallory"}}
 	cases := []struct {
 		name string
 		as   cliOpts
@@ -196,7 +196,7 @@ func TestApproveAlwaysReadsTheAllowlistOfTheCommandsEnvironment(t *testing.T) {
 	dir, _, _ := supervisedWorkspace(t)
 	cfg := t.TempDir()
 	env := map[string]string{"AGENTINFRA_USER": "ana", "AGENTINFRA_CONFIG_DIR": cfg}
-	code, out, errs := runCLI(t, dir, cliOpts{env: env}, "approve", "1", "--always", "--yes")
+	code, out, errs := runCLI(t, dir, cliOpts{Env: env}, "approve", "1", "--always", "--yes")
 	if code != 0 || !strings.Contains(out, "approved") || !strings.Contains(errs, "note: "+filepath.Join(cfg, "allowlist.yaml")+" does not list") {
 		t.Fatalf("approve --always with $AGENTINFRA_CONFIG_DIR=%s: %d %s %s", cfg, code, out, errs)
 	}

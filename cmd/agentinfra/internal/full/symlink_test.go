@@ -68,7 +68,7 @@ func TestReadersRefuseSymlinksOutOfTheWorkspace(t *testing.T) {
 		{[]string{"prompt", "c3"}, ".agent/skills/notes/SKILL.md resolves to"},
 		{[]string{"skill", "load", "notes"}, ".agent/skills/notes/SKILL.md resolves to"},
 	} {
-		code, out, errOut := runCLI(t, root, cliOpts{env: map[string]string{"PATH": ""}}, c.args...)
+		code, out, errOut := runCLI(t, root, cliOpts{Env: map[string]string{"PATH": ""}}, c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "outside the workspace") { // invalid
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", c.args, code, errOut, c.want)
 		}
@@ -104,7 +104,7 @@ func TestGlobalSkillSymlinkInsideItIsRead(t *testing.T) {
 	if err := os.Symlink(filepath.Join(global, "store", "shared"), filepath.Join(global, "shared")); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runCLI(t, root, cliOpts{env: map[string]string{"AGENTINFRA_GLOBAL_SKILLS": global}}, "skill", "load", "shared", "--format", "full")
+	code, out, errOut := runCLI(t, root, cliOpts{Env: map[string]string{"AGENTINFRA_GLOBAL_SKILLS": global}}, "skill", "load", "shared", "--format", "full")
 	if code != 0 || !strings.Contains(out, "Shared body") {
 		t.Errorf("skill load shared: %d %s %s", code, out, errOut)
 	}

@@ -64,7 +64,7 @@ func TestAgentTextReachesTheTerminalInert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Getenv: func(k string) string { return ana.env[k] },
+	srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Getenv: func(k string) string { return ana.Env[k] },
 		Toolsets: []string{mcpserver.ToolsetAgent}})
 	if err != nil {
 		t.Fatal(err)
