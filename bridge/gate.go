@@ -160,9 +160,19 @@ func (g *Gate) Decide(ctx context.Context, a Ask) Answer {
 	if ctx.Err() != nil {
 		return Answer{Message: "withdrawn"}
 	}
-	req, err := st.RaiseRequest(context.Background(), store.NewRequest{SessionID: ses.ID, NativeID: a.NativeID, Kind: a.Kind, Tool: a.Tool,
+	n := store.NewRequest{SessionID: ses.ID, NativeID: a.NativeID, Kind: a.Kind, Tool: a.Tool,
 		ToolInput: a.ToolInput, Command: a.Command, File: a.File, Diff: a.Diff, URL: a.URL, Title: a.Title, Risk: v.Risk,
-		Timeout: pol.Timeout("approval")})
+		Timeout: pol.Timeout("approval")}
+	if prior, ok, _ := st.SessionApproval(context.Background(), ses.ID, n); ok {
+		// A person approved this same action for the rest of the session.
+		detail, _ := json.Marshal(map[string]any{"tool": a.Tool, "command": a.Command, "file": a.File, "scope": store.ScopeSession, "by": prior.DecidedBy, "via": prior.Surface})
+		st.Record(context.Background(), store.Event{SessionID: ses.ID, RequestID: prior.ID, Actor: store.ActorAgentinfra, Surface: store.SurfaceSupervisor, Action: "auto_approved", Detail: detail})
+		g.Event(runner.Event{Kind: "approval", Tool: a.Tool, Text: fmt.Sprintf("approved for this session by %s (request %d): %s", store.Handle(prior.DecidedBy), prior.ID, a.Title)})
+		prior.Kind, prior.Tool, prior.File, prior.Title = a.Kind, a.Tool, a.File, a.Title
+		g.beforeEdit(a, prior)
+		return Answer{Allow: true, Request: prior}
+	}
+	req, err := st.RaiseRequest(context.Background(), n)
 	if err != nil {
 		// Fail closed: what cannot be asked is denied.
 		return Answer{Message: "agentinfra could not record the approval request: " + err.Error()}

@@ -80,7 +80,17 @@ type Request struct {
 	Surface   string     `json:"surface,omitempty"`
 	Reason    string     `json:"reason,omitempty"`
 	Always    bool       `json:"always,omitempty"`
+	// Scope is what the approval covers: "" this request, ScopeSession
+	// the same action for the rest of its session, ScopeAlways a policy
+	// rule.
+	Scope string `json:"scope,omitempty"`
 }
+
+// Approval scopes (approvals.scope).
+const (
+	ScopeSession = "session"
+	ScopeAlways  = "always"
+)
 
 // NewRequest is what RaiseRequest needs. Timeout 0 means never expire.
 type NewRequest struct {
@@ -101,14 +111,14 @@ type NewRequest struct {
 	FileHash string
 }
 
-const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always`
+const requestCols = `id, session_id, native_id, kind, tool, tool_input, command, file, diff, url, title, risk, status, created_at, expires_at, decided_at, decided_by, surface, reason, always, scope`
 
 func scanRequest(sc scanner) (Request, error) {
 	var r Request
 	var created int64
 	var expires, decided sql.NullInt64
 	err := sc.Scan(&r.ID, &r.SessionID, &r.NativeID, &r.Kind, &r.Tool, &r.ToolInput, &r.Command, &r.File, &r.Diff, &r.URL,
-		&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always)
+		&r.Title, &r.Risk, &r.Status, &created, &expires, &decided, &r.DecidedBy, &r.Surface, &r.Reason, &r.Always, &r.Scope)
 	r.CreatedAt, r.ExpiresAt, r.DecidedAt = fromMS(created), fromNullMS(expires), fromNullMS(decided)
 	return r, err
 }
@@ -173,6 +183,9 @@ type Decision struct {
 	Reason    string
 	// Always: approve, and let the caller add a policy rule for such requests.
 	Always bool
+	// ForSession: approve, and approve the same action again for the rest
+	// of the session without asking (SessionApproval finds it).
+	ForSession bool
 }
 
 // Decide is the compare-and-set of a decision (answerTx): the request goes
@@ -185,15 +198,24 @@ func (s *Store) Decide(ctx context.Context, d Decision) (Request, error) {
 	if err := checkPerson(d.By, d.Surface); err != nil {
 		return Request{}, err
 	}
-	status := StatusRejected
+	if d.Always && d.ForSession {
+		return Request{}, fmt.Errorf("a decision is for the session or always, not both")
+	}
+	status, scope := StatusRejected, ""
 	if d.Approve {
 		status = StatusApproved
+		switch {
+		case d.Always:
+			scope = ScopeAlways
+		case d.ForSession:
+			scope = ScopeSession
+		}
 	}
 	return s.answerRequest(ctx, d.RequestID, func(_ Request, now time.Time) answer {
 		return answer{id: d.RequestID, by: d.By, surface: d.Surface, person: true,
-			set:    `status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?`,
-			args:   []any{status, ms(now), d.By, d.Surface, d.Reason, d.Always && d.Approve},
-			action: "request_" + status, detail: map[string]any{"reason": d.Reason, "always": d.Always}}
+			set:    `status = ?, decided_at = ?, decided_by = ?, surface = ?, reason = ?, always = ?, scope = ?`,
+			args:   []any{status, ms(now), d.By, d.Surface, d.Reason, d.Always && d.Approve, scope},
+			action: "request_" + status, detail: map[string]any{"reason": d.Reason, "always": d.Always, "scope": scope}}
 	})
 }
 
@@ -253,6 +275,21 @@ func (s *Store) CloseRequest(ctx context.Context, id int64, status, surface, rea
 			args: []any{status, ms(now), ActorAgentinfra, surface, reason}, action: "request_" + status, detail: map[string]any{"reason": reason}}
 	})
 	return settled(r, err)
+}
+
+// SessionApproval finds the request of session sessionID that a person
+// approved for the rest of the session and that asked for the same action
+// as n (its kind, tool, command, file and URL); ok is false when there is
+// none.
+func (s *Store) SessionApproval(ctx context.Context, sessionID int64, n NewRequest) (r Request, ok bool, err error) {
+	r, err = scanRequest(s.db.QueryRowContext(ctx, `SELECT `+requestCols+` FROM approvals
+		WHERE session_id = ? AND scope = 'session' AND status = 'approved'
+		AND kind = ? AND tool = ? AND command = ? AND file = ? AND url = ? ORDER BY id LIMIT 1`,
+		sessionID, n.Kind, n.Tool, n.Command, n.File, n.URL))
+	if isNoRows(err) {
+		return Request{}, false, nil
+	}
+	return r, err == nil, err
 }
 
 // PendingView is a pending request with its session, for inboxes.

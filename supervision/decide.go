@@ -105,11 +105,12 @@ type Decision struct {
 	// Always is "approve always": the plan (PlanAlways) whose rule is
 	// written to the workspace policy once the approval is taken. Only
 	// with Approve.
-	//
-	// "Approve for this session" (such requests of this session approved
-	// without asking, no policy rule) would be one more scope here; the
-	// bridge has no per-session rules yet, so no surface offers it.
 	Always *AlwaysPlan
+	// ForSession is "approve for this session": the same action (tool and
+	// command, file or URL) asked again in this session is approved
+	// without a new request; nothing is written to the policy. Only with
+	// Approve, never with Always.
+	ForSession bool
 }
 
 // Decide takes a's decision on a request: authorise, the store's
@@ -119,6 +120,9 @@ type Decision struct {
 func (s *Service) Decide(ctx context.Context, a Actor, d Decision) (Request, error) {
 	if d.Always != nil && (!d.Approve || d.Always.request != d.Request) {
 		return Request{}, agenterr.Invalidf("always", "a policy rule goes only with the approval of the request it was planned for")
+	}
+	if d.ForSession && (!d.Approve || d.Always != nil) {
+		return Request{}, agenterr.Invalidf("session", "approve for the session is an approval, and not with always")
 	}
 	r, err := s.st.Request(ctx, d.Request)
 	if err != nil {
@@ -131,7 +135,7 @@ func (s *Service) Decide(ctx context.Context, a Actor, d Decision) (Request, err
 	if err := s.authorise(ctx, a, ses, fmt.Sprintf("decide request %d", r.ID)); err != nil {
 		return Request{}, err
 	}
-	r, err = s.st.Decide(ctx, store.Decision{RequestID: d.Request, Approve: d.Approve, By: a.Name, Surface: a.Surface, Reason: d.Reason, Always: d.Always != nil})
+	r, err = s.st.Decide(ctx, store.Decision{RequestID: d.Request, Approve: d.Approve, By: a.Name, Surface: a.Surface, Reason: d.Reason, Always: d.Always != nil, ForSession: d.ForSession})
 	if err != nil {
 		return r, err
 	}

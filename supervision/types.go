@@ -52,6 +52,13 @@ const (
 	SurfaceSupervisor = store.SurfaceSupervisor
 )
 
+// Approval scopes: an approval for the rest of its session, or always (a
+// policy rule).
+const (
+	ScopeSession = store.ScopeSession
+	ScopeAlways  = store.ScopeAlways
+)
+
 // Session statuses and modes.
 const (
 	SessionCreated     = store.SessionCreated

@@ -22,6 +22,7 @@ type DecideOptions struct {
 	ID      string
 	Approve bool
 	Always  bool
+	Session bool
 	Yes     bool
 	Reason  string
 	JSON    bool
@@ -42,11 +43,17 @@ file's path, or the tool. The change is shown as a diff and written only when
 you confirm (or with --yes). Commands also need your own allowlist to list
 them (allowlist.yaml in your config folder).
 
+--session approves the same action (the same tool with the same command, file
+or URL) for the rest of the request's session only: asked again, it runs
+without a new request; nothing is written to the policy. The audit log keeps
+each such approval with its scope.
+
 Only the session's owner, or an operator named in .agent/config.yaml
 (supervision.operators), may decide. $AGENTINFRA_USER says who you are
 (default: your login name).`,
 		Example: `  agentinfra approve 12
   agentinfra approve 12 --always
+  agentinfra approve 12 --session
   agentinfra approve 12 --always --yes --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +65,8 @@ Only the session's owner, or an operator named in .agent/config.yaml
 		},
 	}
 	cmd.Flags().BoolVar(&o.Always, "always", false, "also auto-approve such requests from now on (adds a rule to .agent/policy.yaml)")
+	cmd.Flags().BoolVar(&o.Session, "session", false, "also approve the same action for the rest of this session (no policy rule)")
+	cmd.MarkFlagsMutuallyExclusive("always", "session")
 	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "with --always: write the rule without asking")
 	cmd.Flags().StringVar(&o.Reason, "reason", "", "a note kept with the decision")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the decided request as JSON")
@@ -101,7 +110,7 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 		return err
 	}
 	defer env.Close()
-	d := supervision.Decision{Request: id, Approve: o.Approve, Reason: o.Reason}
+	d := supervision.Decision{Request: id, Approve: o.Approve, Reason: o.Reason, ForSession: o.Session}
 	if o.Always {
 		plan, err := env.svc.PlanAlways(ctx, id)
 		if err != nil {
@@ -125,7 +134,11 @@ func decideRun(ctx context.Context, o *DecideOptions) error {
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, r)
 	}
-	fmt.Fprintf(o.IO.Out, "Request %d %s by %s.\n", r.ID, r.Status, supervision.Handle(r.DecidedBy))
+	scope := ""
+	if r.Scope == supervision.ScopeSession {
+		scope = " for the rest of session " + fmt.Sprint(r.SessionID)
+	}
+	fmt.Fprintf(o.IO.Out, "Request %d %s%s by %s.\n", r.ID, r.Status, scope, supervision.Handle(r.DecidedBy))
 	return nil
 }
 

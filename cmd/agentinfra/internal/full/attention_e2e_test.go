@@ -155,32 +155,60 @@ type sessionJSON struct {
 
 var requestLine = regexp.MustCompile(`agentinfra: request (\d+) waits for a person \(risk \w+\): ([^\n]*) — answer: agentinfra approve (\d+) / agentinfra reject (\d+) --reason TEXT\n`)
 
+// askingDispatch is a supervised dispatch of task a1b2c3 without a
+// terminal (standard input /dev/null, the outputs pipes) whose model asks
+// for each of cmds in turn.
+type askingDispatch struct {
+	dir, readme    string
+	env            []string
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+}
+
+func startAskingDispatch(t *testing.T, c attentionCLI, cmds ...string) *askingDispatch {
+	dir, _ := dispatchCLISetup(t)
+	d := &askingDispatch{dir: dir, readme: filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	fakemodel.WriteFile(t, d.readme, "# Add retry\n\nRetry three times.\n\n## Status log\n\n")
+	model := &steps{cmds: cmds}
+	fake := c.fake(t, model.script)
+	cli := c.prep(t, fake.URL)
+	d.env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
+	d.cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", c.name, "--model", cli.Model, "--approval-mode", "ask",
+		"--task-override", "MARK-30: please run the commands you are given, in the current folder.")
+	d.cmd.Dir, d.cmd.Env = dir, d.env
+	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.cmd.Process.Kill(); d.cmd.Wait() })
+	return d
+}
+
+// requests are the request lines said on stderr so far.
+func (d *askingDispatch) requests() [][]string {
+	return requestLine.FindAllStringSubmatch(d.stderr.String(), -1)
+}
+
+// nthRequest waits for the n-th (from 1) request line on stderr.
+func (d *askingDispatch) nthRequest(t *testing.T, n int) []string {
+	t.Helper()
+	var m []string
+	until(t, fmt.Sprintf("stderr names request #%d", n), func() (bool, string) {
+		if all := d.requests(); len(all) >= n {
+			m = all[n-1]
+		}
+		return m != nil, d.stderr.String()
+	})
+	return m
+}
+
 func TestSupervisedDispatchWithoutATerminalSaysWhatWaitsAndStopsHonestly(t *testing.T) {
 	forEachAttentionCLI(t, func(t *testing.T, c attentionCLI) {
-		dir, _ := dispatchCLISetup(t)
-		readme := filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md")
-		fakemodel.WriteFile(t, readme, "# Add retry\n\nRetry three times.\n\n## Status log\n\n")
-		model := &steps{cmds: []string{"touch ok.txt", "touch two.txt"}}
-		fake := c.fake(t, model.script)
-		cli := c.prep(t, fake.URL)
-		env := append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
-		// No terminal: standard input is /dev/null, the outputs are pipes.
-		cmd := exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", c.name, "--model", cli.Model, "--approval-mode", "ask",
-			"--task-override", "MARK-30: please touch ok.txt, then two.txt, in the current folder.")
-		cmd.Dir, cmd.Env = dir, env
-		var stdout, stderr syncBuffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		d := startAskingDispatch(t, c, "touch ok.txt", "touch two.txt")
+		dir, env, readme, cmd, stdout, stderr := d.dir, d.env, d.readme, d.cmd, d.stdout, d.stderr
 
 		// The first request is said on stderr at once, with how to answer.
-		var first []string
-		until(t, "stderr names the first request", func() (bool, string) {
-			first = requestLine.FindStringSubmatch(stderr.String())
-			return first != nil, stderr.String()
-		})
+		first := d.nthRequest(t, 1)
 		id := first[1]
 		if first[3] != id || first[4] != id || !strings.Contains(first[2], "touch ok.txt") {
 			t.Errorf("the request's line: %q", first[0])
@@ -217,14 +245,7 @@ func TestSupervisedDispatchWithoutATerminalSaysWhatWaitsAndStopsHonestly(t *test
 		until(t, "stderr says the approval", func() (bool, string) {
 			return strings.Contains(stderr.String(), "agentinfra: request "+id+" approved via terminal by @ana\n"), stderr.String()
 		})
-		var second []string
-		until(t, "stderr names the second request", func() (bool, string) {
-			all := requestLine.FindAllStringSubmatch(stderr.String(), -1)
-			if len(all) > 1 {
-				second = all[1]
-			}
-			return second != nil, stderr.String()
-		})
+		second := d.nthRequest(t, 2)
 
 		// A person stops the session while the second request waits.
 		if code, _, e := binIn(t, dir, env, "session", "stop", sid, "--reason", "no longer needed"); code != 0 {
@@ -273,6 +294,48 @@ func TestSupervisedDispatchWithoutATerminalSaysWhatWaitsAndStopsHonestly(t *test
 		}
 		if _, err := os.Stat(filepath.Join(dir, "two.txt")); err == nil {
 			t.Error("two.txt exists: the stopped request ran")
+		}
+	})
+}
+
+// Approve for this session: the same action asked again in the session
+// runs without a new request; a different one still asks.
+func TestApproveForTheSessionCoversTheSameActionOnly(t *testing.T) {
+	forEachAttentionCLI(t, func(t *testing.T, c attentionCLI) {
+		d := startAskingDispatch(t, c, "touch ok.txt", "touch ok.txt", "touch two.txt")
+		first := d.nthRequest(t, 1)
+		code, out, e := binIn(t, d.dir, d.env, "approve", first[1], "--session")
+		if code != 0 || !strings.Contains(out, "Request "+first[1]+" approved for the rest of session ") {
+			t.Fatalf("approve --session: exit %d: %s%s", code, out, e)
+		}
+		second := d.nthRequest(t, 2)
+		if !strings.Contains(second[2], "touch two.txt") {
+			t.Fatalf("the same command asked again, or the next is not two.txt: %q\n%s", second[0], d.stderr)
+		}
+		if code, _, e := binIn(t, d.dir, d.env, "approve", second[1]); code != 0 {
+			t.Fatalf("approve: exit %d: %s", code, e)
+		}
+		if err := d.cmd.Wait(); err != nil {
+			t.Fatalf("dispatch: %v\n%s\n%s", err, d.stdout, d.stderr)
+		}
+		if n := len(d.requests()); n != 2 {
+			t.Errorf("%d requests, want 2:\n%s", n, d.stderr)
+		}
+		ws, _ := workspace.New(d.dir)
+		st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		events, _ := st.Audit(context.Background(), 0)
+		var covered int
+		for _, ev := range events {
+			if ev.Action == "auto_approved" && strings.Contains(string(ev.Detail), `"scope":"session"`) && strings.Contains(string(ev.Detail), "touch ok.txt") {
+				covered++
+			}
+		}
+		if covered != 1 {
+			t.Errorf("%d session-scoped approvals in the audit log, want 1: %+v", covered, events)
 		}
 	})
 }
