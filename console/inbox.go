@@ -78,7 +78,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	d := supervision.Decision{Request: id, Approve: true, Reason: strings.TrimSpace(r.FormValue("reason"))}
+	d := supervision.Decision{Request: id, Approve: true, Reason: strings.TrimSpace(r.FormValue("reason")), ForSession: r.FormValue("session") != ""}
 	if r.FormValue("always") != "" {
 		if d.Always, err = s.svc.PlanAlways(ctx, id); err != nil {
 			s.fail(w, r, ret, err)
@@ -96,6 +96,9 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := fmt.Sprintf("Request %d approved.", got.ID)
+	if d.ForSession {
+		msg = fmt.Sprintf("Request %d approved for the rest of session %d.", got.ID, got.SessionID)
+	}
 	if d.Always.Changes() {
 		msg = fmt.Sprintf("Request %d approved; .agent/policy.yaml now auto-approves %s.", got.ID, d.Always.RuleText())
 	}
