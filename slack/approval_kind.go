@@ -18,10 +18,11 @@ type approvalKind struct{}
 
 // Buttons of a request, and of the confirmation "approve always" asks.
 const (
-	actionApprove       = "approve"
-	actionReject        = "reject"
-	actionApproveAlways = "approve_always"
-	actionConfirmAlways = "approve_always_confirm"
+	actionApprove        = "approve"
+	actionReject         = "reject"
+	actionApproveAlways  = "approve_always"
+	actionConfirmAlways  = "approve_always_confirm"
+	actionApproveSession = "approve_session"
 )
 
 // Post states of a request's message.
@@ -35,7 +36,7 @@ func (approvalKind) item() string { return supervision.ItemRequest }
 func (approvalKind) handles(action string) bool { return strings.HasPrefix(action, "request_") }
 
 func (approvalKind) buttons() []string {
-	return []string{actionApprove, actionReject, actionApproveAlways, actionConfirmAlways}
+	return []string{actionApprove, actionReject, actionApproveSession, actionApproveAlways, actionConfirmAlways}
 }
 
 func (k approvalKind) onAudit(ctx context.Context, s *Service, d *delivery, ev supervision.AuditEvent, ses supervision.Session) error {
@@ -123,6 +124,8 @@ func outcome(conf Config, r supervision.Request, lostClick bool) string {
 		approved := "Approved"
 		if r.Always {
 			approved = "Approved always" // and such requests from now on: a policy rule
+		} else if r.Scope == supervision.ScopeSession {
+			approved = "Approved for this session" // the same action, until the session ends
 		}
 		return fmt.Sprintf(":white_check_mark: %s by %s%s%s", approved, by, via, reason)
 	case supervision.StatusRejected:
@@ -179,10 +182,11 @@ func requestBlocks(s *Service, ses supervision.Session, r supervision.Request, s
 	case "":
 		approve := slack.NewButtonBlockElement(actionApprove, fmt.Sprint(r.ID), plain("Approve"))
 		approve.Style = slack.StylePrimary
+		forSession := slack.NewButtonBlockElement(actionApproveSession, fmt.Sprint(r.ID), plain("Approve for this session"))
 		always := slack.NewButtonBlockElement(actionApproveAlways, fmt.Sprint(r.ID), plain("Approve always…"))
 		reject := slack.NewButtonBlockElement(actionReject, fmt.Sprint(r.ID), plain("Reject"))
 		reject.Style = slack.StyleDanger
-		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("request-%d", r.ID), approve, always, reject))
+		blocks = append(blocks, slack.NewActionBlock(fmt.Sprintf("request-%d", r.ID), approve, forSession, always, reject))
 	default:
 		blocks = append(blocks, section(status))
 		text += " — " + status
@@ -192,7 +196,7 @@ func requestBlocks(s *Service, ses supervision.Session, r supervision.Request, s
 
 const processing = ":hourglass_flowing_sand: Processing…"
 
-// onClick: approve decides now; reject asks for the reason first;
+// onClick: approve (and approve for this session) decides now; reject asks for the reason first;
 // approve always shows the policy rule it adds, and its confirmation
 // (value "ID:fingerprint" of the rule shown) decides. The button was
 // checked to be on the request's message (on the confirmation's, for
@@ -220,7 +224,7 @@ func (k approvalKind) onClick(ctx context.Context, s *Service, c click) error {
 	case actionConfirmAlways:
 		return k.confirmAlways(ctx, s, c, ses, r, c.Shown)
 	}
-	_, err = k.decide(ctx, s, c, ses, supervision.Decision{Request: r.ID, Approve: true})
+	_, err = k.decide(ctx, s, c, ses, supervision.Decision{Request: r.ID, Approve: true, ForSession: c.Action == actionApproveSession})
 	return err
 }
 
