@@ -288,8 +288,10 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 		fmt.Fprintf(w, "URL:      %s\n", line(r.URL))
 	}
 	fmt.Fprintf(w, "Asked:    %s (%s ago)\n", r.CreatedAt.Local().Format(time.RFC3339), since(o.Now(), r.CreatedAt))
-	fmt.Fprintf(w, "Expires:  %s\n", expiry(o.Now(), r.ExpiresAt))
-	if r.Status != supervision.StatusPending {
+	if r.Status == supervision.StatusPending {
+		// A decided request no longer expires.
+		fmt.Fprintf(w, "Expires:  %s\n", expiry(o.Now(), r.ExpiresAt))
+	} else {
 		fmt.Fprintf(w, "Decided:  %s via %s by %s", r.Status, r.Surface, line(supervision.Handle(r.DecidedBy)))
 		if r.DecidedAt != nil {
 			fmt.Fprintf(w, " at %s", r.DecidedAt.Local().Format(time.RFC3339))
@@ -297,6 +299,9 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 		fmt.Fprintln(w)
 		if r.Reason != "" {
 			fmt.Fprintf(w, "Reason:   %s\n", line(r.Reason))
+		}
+		if r.Scope == supervision.ScopeSession {
+			fmt.Fprintf(w, "Scope:    the same action for the rest of session %d\n", r.SessionID)
 		}
 	}
 	if r.Diff != "" {

@@ -73,6 +73,10 @@ func TestInboxApproveReject(t *testing.T) {
 	if code, out, errs = runCLI(t, dir, ana, "approve", "1"); code != 0 || out != "Request 1 approved by @ana.\n" {
 		t.Fatalf("approve: %d %q %s", code, out, errs)
 	}
+	// A decided request no longer expires (issue 30: it still said "Expires: in 59m56s").
+	if code, out, _ = runCLI(t, dir, ana, "inbox", "show", "1"); code != 0 || strings.Contains(out, "Expires:") || !strings.Contains(out, "Decided:  approved via terminal by @ana") {
+		t.Fatalf("inbox show of a decided request: %s", out)
+	}
 	code, _, errs = runCLI(t, dir, ana, "reject", "1", "--reason", "too late")
 	if code != 4 || !strings.Contains(errs, "already approved via terminal by @ana at ") {
 		t.Fatalf("a second decision: %d %s", code, errs)
