@@ -24,6 +24,7 @@ type InboxOptions struct {
 	Now func() time.Time
 
 	Watch bool
+	Quiet bool
 	JSON  bool
 }
 
@@ -41,7 +42,9 @@ error) and the stall alerts (s2: an agent went silent), answered with
 'agentinfra answer'.
 
 --watch keeps the list on screen and updates it as requests come and go (from
-any process); with --json it prints one JSON array per change.`,
+any process); with --json it prints one JSON array per change. It rings the
+terminal's bell (on stderr) each time something new starts waiting — a request,
+a prompt or a stall alert; --quiet keeps it silent.`,
 		Example: `  agentinfra inbox
   agentinfra inbox --watch
   agentinfra inbox --json
@@ -55,6 +58,7 @@ any process); with --json it prints one JSON array per change.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.Watch, "watch", false, "keep watching and update the list on every change")
+	cmd.Flags().BoolVar(&o.Quiet, "quiet", false, "with --watch: no bell when something new waits")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the requests as a JSON array (one per change with --watch)")
 	cmd.AddCommand(NewCmdInboxShow(f, nil))
 	return cmd
@@ -72,11 +76,22 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 			return err
 		}
 	}
+	var seen map[string]bool // what waited at the last listing (nil before the first)
 	for {
 		in, err := env.svc.Inbox(ctx)
 		if err != nil {
 			return err
 		}
+		now := waitingRefs(in)
+		if seen != nil && !o.Quiet {
+			for ref := range now {
+				if !seen[ref] {
+					fmt.Fprint(o.IO.ErrOut, "\a") // something new waits: the bell, once per listing
+					break
+				}
+			}
+		}
+		seen = now
 		switch {
 		case o.JSON:
 			items, err := inboxItems(in)
@@ -108,6 +123,21 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 			}
 		}
 	}
+}
+
+// waitingRefs names what waits: requests by ID, prompts p4, alerts s2.
+func waitingRefs(in supervision.Inbox) map[string]bool {
+	refs := map[string]bool{}
+	for _, r := range in.Requests {
+		refs[fmt.Sprint(r.ID)] = true
+	}
+	for _, p := range in.Prompts {
+		refs[fmt.Sprintf("p%d", p.ID)] = true
+	}
+	for _, a := range in.Alerts {
+		refs[fmt.Sprintf("s%d", a.ID)] = true
+	}
+	return refs
 }
 
 func writeInbox(w io.Writer, pending []supervision.PendingView, now time.Time, width int) {
