@@ -32,10 +32,15 @@ type Request struct {
 	CLI          string // gemini, claude or codex
 	Prompt       string
 	SystemPrompt string
-	Model        string
-	Dir          string // the agent's working directory (the session's workspace)
-	Env          []string
-	CleanEnv     bool
+	// SystemPromptFile holds SystemPrompt when the caller keeps it in a
+	// file of its own (a fleet run's runs/{run}.system.md): a CLI that
+	// reads the system prompt from a file is given that one, never a
+	// temporary file.
+	SystemPromptFile string
+	Model            string
+	Dir              string // the agent's working directory (the session's workspace)
+	Env              []string
+	CleanEnv         bool
 	// Binary overrides the executable (default: the CLI looked up like runner does).
 	Binary string
 	// ExtraArgs are appended to the CLI's arguments (e.g. codex -c overrides).
@@ -130,7 +135,11 @@ func Binary(req Request, name string) (string, error) {
 }
 
 // systemPromptFile writes the system prompt to a private file ("" for none).
-func SystemPromptFile(text string) (string, func(), error) {
+func SystemPromptFile(req Request) (string, func(), error) {
+	text := req.SystemPrompt
+	if req.SystemPromptFile != "" {
+		return req.SystemPromptFile, func() {}, nil // the caller's, kept with its run
+	}
 	if text == "" {
 		return "", func() {}, nil
 	}

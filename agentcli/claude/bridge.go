@@ -51,7 +51,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	if req.Model != "" {
 		argv = append(argv, "--model", req.Model)
 	}
-	spf, cleanup, err := bridge.SystemPromptFile(req.SystemPrompt)
+	spf, cleanup, err := bridge.SystemPromptFile(req)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	}
 	env := append([]string{}, req.Env...)
 	if req.SystemPrompt != "" {
-		spf, rm, err := bridge.SystemPromptFile(req.SystemPrompt)
+		spf, rm, err := bridge.SystemPromptFile(req)
 		if err != nil {
 			cleanup()
 			return nil, err

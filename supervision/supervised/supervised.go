@@ -201,7 +201,7 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 			onEvent(runner.Event{Kind: "warning", Text: w})
 		}
 	}
-	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
+	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, SystemPromptFile: req.SystemPromptFile, Model: req.Model, Dir: req.Dir,
 		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}
 	// The policy judges paths where the CLI works (a fleet agent's
 	// worktree), not the workspace root it may be outside of.
