@@ -43,7 +43,10 @@ type geminiBridge struct {
 	tools    map[string]bridge.Ask
 	pending  map[string]context.CancelFunc
 	stopped  bool
-	ntools   int
+	// called: the IDs of the tool calls of the run, from whichever of
+	// gemini's messages named them first (a call it asked permission for
+	// may come with no tool_call update: it reported 0 calls after 2).
+	called map[string]bool
 
 	turns chan runner.Event
 	res   runner.Result
@@ -91,7 +94,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 		cleanup()
 		return nil, err
 	}
-	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, asked: map[string]bool{}, tools: map[string]bridge.Ask{},
+	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, asked: map[string]bool{}, called: map[string]bool{}, tools: map[string]bridge.Ask{},
 		pending: map[string]context.CancelFunc{}, turns: make(chan runner.Event, 16),
 		res: runner.Result{CLI: runner.CLIGemini, Model: req.Model}}
 	b.conn = acp.NewClientSideConnection(&geminiClient{b: b}, p.Stdin, p.Stdout)
@@ -208,7 +211,7 @@ func (b *geminiBridge) Wait() (runner.Result, error) {
 	for _, cancel := range b.pending {
 		cancel()
 	}
-	b.res.Response, b.res.ToolCalls = b.lastText, b.ntools
+	b.res.Response, b.res.ToolCalls = b.lastText, len(b.called)
 	if b.turnErr != "" && !b.stopped {
 		b.res.Error = b.turnErr
 	}
@@ -275,6 +278,7 @@ func (c *geminiClient) RequestPermission(ctx context.Context, p acp.RequestPermi
 	defer cancel()
 	b.mu.Lock()
 	b.asked[id] = true
+	b.called[id] = true
 	b.pending[id] = cancel
 	b.mu.Unlock()
 	defer func() {
@@ -319,7 +323,7 @@ func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotificat
 		a := b.askOf(acp.ToolCallUpdate{ToolCallId: tc.ToolCallId, Title: &title, Kind: &kind, Content: tc.Content, Locations: tc.Locations})
 		b.mu.Lock()
 		b.tools[string(tc.ToolCallId)] = a
-		b.ntools++
+		b.called[string(tc.ToolCallId)] = true
 		b.mu.Unlock()
 		b.g.Event(runner.Event{Kind: "tool_use", Tool: a.Tool, Text: tc.Title})
 	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
@@ -330,6 +334,7 @@ func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotificat
 		id := string(u.ToolCallUpdate.ToolCallId)
 		b.g.Event(runner.Event{Kind: "tool_result", Tool: toolName(id), Text: string(st)})
 		b.mu.Lock()
+		b.called[id] = true
 		a, known := b.tools[id]
 		asked := b.asked[id]
 		b.mu.Unlock()

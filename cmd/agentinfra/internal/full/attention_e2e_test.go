@@ -318,6 +318,10 @@ func TestApproveForTheSessionCoversTheSameActionOnly(t *testing.T) {
 		if err := d.cmd.Wait(); err != nil {
 			t.Fatalf("dispatch: %v\n%s\n%s", err, d.stdout, d.stderr)
 		}
+		// Three commands ran (issue 30: gemini reported 0 tool calls after 2).
+		if !strings.Contains(d.stdout.String(), " output tokens, 3 tool calls, ") {
+			t.Errorf("dispatch does not count the three tool calls:\n%s", d.stdout)
+		}
 		if n := len(d.requests()); n != 2 {
 			t.Errorf("%d requests, want 2:\n%s", n, d.stderr)
 		}
