@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 	"unicode/utf8"
-
 )
 
 // Errors a run can end with (test with errors.Is).

@@ -142,9 +142,9 @@ type Result struct {
 	DurationMS   int64  `json:"duration_ms"`
 	ExitCode     int    `json:"exit_code"`
 	// Error is "" on success, else a one-paragraph reason.
-	Error      string `json:"error"`
-	Canceled   bool   `json:"canceled"`
-	TimedOut   bool   `json:"timed_out"`
+	Error    string `json:"error"`
+	Canceled bool   `json:"canceled"`
+	TimedOut bool   `json:"timed_out"`
 	// Stopped says who stopped a supervised run, how and why ("session
 	// stopped by @ana via terminal: no longer needed"); StoppedBy is that
 	// person. "" when nobody did.
