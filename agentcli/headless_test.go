@@ -147,7 +147,7 @@ func TestGeminiDeltasBecomeOneMessageEvent(t *testing.T) {
 {"type":"tool_use","tool_name":"ls","tool_id":"1","parameters":{}}
 {"type":"tool_result","tool_id":"1","status":"success","output":"a"}
 {"type":"message","role":"assistant","content":"Done","delta":true}
-{"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":2}}
+{"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":2,"tool_calls":0}}
 `
 	p := gemini.Runner{}.NewParser(runner.Request{})
 	var got []string

@@ -116,7 +116,10 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 		killed += contain.KillDescendants()
 	}
 	end := fmt.Sprintf("exit code %d", res.ExitCode)
-	if res.Error != "" {
+	switch {
+	case res.Stopped != "":
+		end = "stopped: " + res.Stopped
+	case res.Error != "":
 		end += ": " + res.Error
 	}
 	if killed > 0 {

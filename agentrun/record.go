@@ -97,7 +97,8 @@ func (r *Record) SetCommand(req runner.Request, cmd runner.Command) {
 
 // Conclude sets how the run ended from the CLI's result and the error Exec
 // returned: the outcome, the run's status and the reason, the exit code and
-// session. stopped says a person or a manager agent stopped the run.
+// session. stopped says a person or a manager agent stopped the run; a
+// result that says who stopped it (res.Stopped) gives the reason.
 func (r *Record) Conclude(res runner.Result, err error, stopped bool, at time.Time) {
 	r.Result = &res
 	r.EndedAt = &at
@@ -107,6 +108,8 @@ func (r *Record) Conclude(res runner.Result, err error, stopped bool, at time.Ti
 		r.SessionID = res.SessionID
 	}
 	switch {
+	case res.Stopped != "": // a person stopped the run's session
+		r.Outcome, r.Status, r.Reason = OutcomeStopped, StatusStopped, res.Stopped
 	case stopped:
 		r.Outcome, r.Status, r.Reason = OutcomeStopped, StatusStopped, "stopped"
 	case res.TimedOut:

@@ -34,10 +34,15 @@ type Request struct {
 	CLI          string // gemini, claude or codex
 	Prompt       string
 	SystemPrompt string
-	Model        string
-	Dir          string // the agent's working directory (the session's workspace)
-	Env          []string
-	CleanEnv     bool
+	// SystemPromptFile holds SystemPrompt when the caller keeps it in a
+	// file of its own (a fleet run's runs/{run}.system.md): a CLI that
+	// reads the system prompt from a file is given that one, never a
+	// temporary file.
+	SystemPromptFile string
+	Model            string
+	Dir              string // the agent's working directory (the session's workspace)
+	Env              []string
+	CleanEnv         bool
 	// Binary overrides the executable (default: the CLI looked up like runner does).
 	Binary string
 	// ExtraArgs are appended to the CLI's arguments (e.g. codex -c overrides).
@@ -186,6 +191,8 @@ func Finish(res *runner.Result, start time.Time, p *runner.Interactive, stopped 
 	case code != 0 && !stopped:
 		res.Error = fmt.Sprintf("%s exited with code %d", res.CLI, code)
 	}
+	// The CLI's own words say why, more often than its exit code.
+	res.Error = runner.Said(res.CLI, res.Error, tail, p.Cmd.Env)
 	if res.Error != "" {
 		return fmt.Errorf("%w: %s", runner.ErrAgentFailed, res.Error)
 	}

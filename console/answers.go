@@ -134,12 +134,6 @@ func (s *Server) sessionOf(ctx context.Context, id int64) (supervision.Session, 
 	return ses, err == nil && s.svc.May(ctx, s.actor, ses, "") == nil
 }
 
-// pendingCount is what waits for a person: requests, prompts, alerts.
-func (s *Server) pendingCount(ctx context.Context) (int, error) {
-	in, err := s.svc.Inbox(ctx)
-	return in.Len(), err
-}
-
 func itemID(r *http.Request, what string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {

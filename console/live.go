@@ -133,8 +133,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 				data := "{}"
 				if t == topicInbox {
-					if n, err := s.pendingCount(ctx); err == nil {
-						b, _ := json.Marshal(map[string]int{"pending": n})
+					if items, err := s.waiting(ctx); err == nil {
+						b, _ := json.Marshal(map[string]any{"pending": len(items), "items": items})
 						data = string(b)
 					}
 				}

@@ -59,12 +59,15 @@ type view struct {
 	User      string
 	Workspace string
 	Pending   int
-	Data      any
+	// Waiting: the keys of what waits when the page was made (the
+	// notifications are for what comes after).
+	Waiting string
+	Data    any
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request, name, title string, data any) {
-	n, _ := s.pendingCount(r.Context())
-	s.render(w, name, "layout", view{Title: title, Nav: name, User: s.o.User, Workspace: s.o.Workspace.Root, Pending: n, Data: data})
+	items, _ := s.waiting(r.Context())
+	s.render(w, name, "layout", view{Title: title, Nav: name, User: s.o.User, Workspace: s.o.Workspace.Root, Pending: len(items), Waiting: waitingKeys(items), Data: data})
 }
 
 // render executes one template of a page's set into w (whole, or a 500).

@@ -114,6 +114,7 @@ func TestBrowserScreenshots(t *testing.T) {
 		{"inbox", "/inbox", []string{`article.req .diff details`, `[id^="prompt-"] form[action$="/continue"]`, `[id^="alert-"] form[action$="/nudge"]`}},
 		{"session", fmt.Sprintf("/sessions/%d", s1.ID), []string{`#log li.li-approval`}},
 		{"board", "/board", []string{`#task-d4e5f6`}},
+		{"sessions", "/sessions", []string{`.table td`}},
 	}
 	for _, vp := range viewports {
 		run(t, ctx, "viewport "+vp.name, vp.set)
@@ -126,6 +127,13 @@ func TestBrowserScreenshots(t *testing.T) {
 			// (the board's columns stack).
 			if over := evalJS[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
 				t.Errorf("%s at %s width overflows sideways by %.0f px", p.name, vp.name, over)
+			}
+			// Nor does a table scroll sideways inside it on a phone
+			// (issue 30: Owner, Last tool and Progress were off-screen).
+			if vp.name == "phone" {
+				if over := evalJS[float64](t, ctx, `Math.max(0, ...Array.from(document.querySelectorAll(".table")).map(e => e.scrollWidth - e.clientWidth))`); over > 1 {
+					t.Errorf("a table of %s at %s width scrolls sideways by %.0f px", p.name, vp.name, over)
+				}
 			}
 			if !screenshotsOn() {
 				continue

@@ -62,10 +62,11 @@ func renderResult(o *Outcome) string {
 	b.WriteString("\n## Result\n\n")
 	fmt.Fprintf(&b, "- Outcome: %s\n", o.Outcome)
 	fmt.Fprintf(&b, "- Status: IN_PROGRESS → %s\n", mdtext.Or(o.StatusAfter, "IN_PROGRESS (could not be changed)"))
+	if o.Outcome != agentrun.OutcomeSuccess && o.Reason != "" {
+		// Who stopped the run and why, or what the CLI said when it failed.
+		fmt.Fprintf(&b, "- Reason: %s\n", mdtext.Shorten(o.Reason, 2000))
+	}
 	if r != nil {
-		if r.Error != "" {
-			fmt.Fprintf(&b, "- Reason: %s\n", mdtext.Shorten(r.Error, 2000))
-		}
 		fmt.Fprintf(&b, "- Exit code: %d\n", r.ExitCode)
 		fmt.Fprintf(&b, "- Duration: %d ms\n", r.DurationMS)
 		fmt.Fprintf(&b, "- Session: %s\n", mdtext.Or(r.SessionID, "(none reported)"))

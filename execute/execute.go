@@ -37,10 +37,15 @@ import (
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/runner"
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision/supervised"
+	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
 )
+
+// ErrStopped is the error of a run a person stopped (its session stopped
+// from a terminal, the web console or Slack): the text says who, how and
+// why. Dispatch exits with its own code for it.
+var ErrStopped = errors.New("stopped")
 
 // ErrSessionRefused wraps the refusal of a supervised run's session (a
 // *store.LimitError when max_concurrent_sessions are live).
@@ -229,10 +234,18 @@ func (x *execution) finish(ctx context.Context, res runner.Result, runErr error)
 	}
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	if res.Stopped != "" {
+		// A person stopped the run: that is its end, not what the CLI,
+		// ended by the stop, said or failed to say.
+		runErr = fmt.Errorf("%w: %s", ErrStopped, res.Stopped)
+	}
 	end := func(stopped bool) error {
 		x.Record.Conclude(res, runErr, stopped, x.now())
-		x.sessionStopped(bctx)
-		err := agentrun.FinishTask(bctx, x.WS, x.Record, "", x.now())
+		var by task.Actor // the run's agent
+		if res.StoppedBy != "" {
+			by = task.Actor(res.StoppedBy) // the person who stopped it
+		}
+		err := agentrun.FinishTask(bctx, x.WS, x.Record, by, x.now())
 		x.endSession(bctx, x.Record.Outcome+": "+x.Record.Reason)
 		return err
 	}
@@ -244,18 +257,6 @@ func (x *execution) finish(ctx context.Context, res runner.Result, runErr error)
 	}
 	x.endSession(bctx, "the run was recorded meanwhile") // when end was not called
 	return errors.Join(runErr, err)
-}
-
-// sessionStopped says in the record that a person stopped the run's
-// session, and why (`session stop --reason`), when it did not succeed.
-func (x *execution) sessionStopped(ctx context.Context) {
-	if x.sup == nil || x.Record.Outcome == agentrun.OutcomeSuccess {
-		return
-	}
-	ses, err := x.sup.Store().Session(ctx, x.sup.Session().ID)
-	if err == nil && ses.Status == store.SessionTerminated && ses.EndReason != "" {
-		x.Record.Reason = "the session was stopped: " + ses.EndReason
-	}
 }
 
 // endSession ends a supervised run's session (after the hook that follows

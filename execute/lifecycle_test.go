@@ -130,7 +130,7 @@ func TestLifecycleIsTheSameThroughDispatchAndTheFleet(t *testing.T) {
 		}},
 		{"agent fails", []string{"STUB_MODE=crash", "STUB_EXIT=7"}, time.Minute, "BLOCKED", []string{
 			"- 2026-11-21 12:30: status TODO → IN_PROGRESS by @coder",
-			"- 2026-11-21 12:30: status IN_PROGRESS → BLOCKED by @coder: gemini exited with code 7",
+			"- 2026-11-21 12:30: status IN_PROGRESS → BLOCKED by @coder: gemini exited with code 7; gemini said: stub: fatal: something broke",
 		}},
 		{"timeout", []string{"STUB_MODE=hang", "STUB_PIDFILE=" + filepath.Join(t.TempDir(), "pid")}, time.Second, "BLOCKED", []string{
 			"- 2026-11-21 12:30: status TODO → IN_PROGRESS by @coder",

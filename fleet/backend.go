@@ -75,7 +75,7 @@ func StartAgent(ctx context.Context, b Backend, in StartInput, wait time.Duratio
 		name = in.Name
 	}
 	deadline := time.Now().Add(wait)
-	for r.AgentStatus != StatusBusy || r.Task.Status != RunRunning {
+	for !r.AgentStatus.Running() || r.Task.Status != RunRunning {
 		a, err := b.Show(ctx, name)
 		if err != nil {
 			break // the start is done; what happens next, show tells
@@ -86,7 +86,7 @@ func StartAgent(ctx context.Context, b Backend, in StartInput, wait time.Duratio
 			r.Task, r.AgentStatus = *ended, a.Status // a short run: over already
 			break
 		}
-		if (r.AgentStatus == StatusBusy && r.Task.Status == RunRunning) || time.Now().After(deadline) {
+		if (r.AgentStatus.Running() && r.Task.Status == RunRunning) || time.Now().After(deadline) {
 			break
 		}
 		select {
@@ -127,7 +127,7 @@ func StopEveryRun(ctx context.Context, b Backend) error {
 		var running []string
 		for _, a := range agents {
 			switch a.Status {
-			case StatusBusy, StatusStarting, StatusStopping:
+			case StatusBusy, StatusWaiting, StatusStarting, StatusStopping:
 				// A run that ended meanwhile is a conflict: fine.
 				if _, err := b.Stop(ctx, a.Name); err != nil && CodeOf(err) != CodeConflict {
 					stopErr = err

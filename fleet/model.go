@@ -5,13 +5,16 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/fleet/metadata"
+	"github.com/agentinfra/agentinfra/internal/waiting"
 )
 
 // Status is an agent's derived status.
 type Status string
 
 // Agent statuses. Locally an agent goes pending → starting → busy ⇄ idle, and
-// deleting when removed; stopping is a stop in progress. stopped, canceling
+// deleting when removed; stopping is a stop in progress. waiting is busy
+// with a supervised run that waits for a person (Agent.Waiting says for
+// what): busy again once answered. stopped, canceling
 // and canceled are the states of a remote backend's workspace (Coder) and
 // are never derived by the local backend; failed is a creation that did not
 // finish.
@@ -19,6 +22,7 @@ const (
 	StatusPending   Status = "pending"
 	StatusStarting  Status = "starting"
 	StatusBusy      Status = "busy"
+	StatusWaiting   Status = "waiting"
 	StatusIdle      Status = "idle"
 	StatusStopping  Status = "stopping"
 	StatusStopped   Status = "stopped"
@@ -30,7 +34,7 @@ const (
 )
 
 // Statuses lists every status, in lifecycle order.
-var Statuses = []Status{StatusPending, StatusStarting, StatusBusy, StatusIdle, StatusStopping, StatusStopped,
+var Statuses = []Status{StatusPending, StatusStarting, StatusBusy, StatusWaiting, StatusIdle, StatusStopping, StatusStopped,
 	StatusFailed, StatusCanceling, StatusCanceled, StatusDeleting, StatusDeleted}
 
 // Run statuses.
@@ -75,6 +79,9 @@ type Agent struct {
 	Metadata    MetadataFields `json:"metadata"`
 	// Error says why a failed agent failed ("" otherwise).
 	Error string `json:"error,omitempty"`
+	// Waiting is what the agent's supervised run waits for a person to
+	// answer (status waiting; nil otherwise).
+	Waiting *waiting.Item `json:"waiting,omitempty"`
 
 	// MetadataCount is the number of fields in Metadata, the workspace
 	// metadata from its Taskfile (docs/fleet.md): filled by WithMetadata,
@@ -116,6 +123,8 @@ type AgentSummary struct {
 	Project     string    `json:"project"`
 	CreatedAt   time.Time `json:"created_at"`
 	WorkspaceID string    `json:"workspace_id"`
+	// Waiting: see Agent.Waiting.
+	Waiting *waiting.Item `json:"waiting,omitempty"`
 
 	// MetadataCount (all fields) and Metadata (the include_in_list fields'
 	// values) are left out when list_agents skips the metadata.
@@ -127,7 +136,7 @@ type AgentSummary struct {
 // Summary returns the list_agents row of a.
 func (a Agent) Summary() AgentSummary {
 	s := AgentSummary{Name: a.Name, Status: a.Status, CurrentTask: a.CurrentTask, CurrentRun: a.CurrentRun, LastTask: a.LastTask,
-		Role: a.Role, Project: a.Project, CreatedAt: a.CreatedAt, WorkspaceID: a.WorkspaceID}
+		Role: a.Role, Project: a.Project, CreatedAt: a.CreatedAt, WorkspaceID: a.WorkspaceID, Waiting: a.Waiting}
 	if a.metadataCollected {
 		n := a.MetadataCount
 		s.MetadataCount, s.MetadataError = &n, a.MetadataError
@@ -213,3 +222,7 @@ func (a Agent) MetadataNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Running reports whether the status is an agent's run going on: busy, or
+// waiting for a person.
+func (s Status) Running() bool { return s == StatusBusy || s == StatusWaiting }

@@ -108,7 +108,7 @@ func fleetTools() []fleetTool {
 		},
 	}, {
 		name: "list_agents", title: "List agents", readOnly: true,
-		desc: "List agents: status (idle, busy, ...), current task, listed workspace metadata.",
+		desc: "List agents: status (idle, busy, waiting for a person — with what waits —, ...), current task, listed workspace metadata.",
 		params: []fleetParam{{"status_filter", "string", "e.g. idle"}, {"project_filter", "string", "project name"},
 			{"include_metadata", "boolean", "default true"}},
 		run: func(ctx context.Context, f fleet.Backend, in fleetArgs) (any, error) {

@@ -150,7 +150,7 @@ func readmeRequest(stamp string, by task.Actor, c Change) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: changes requested (round %d)", stamp, c.Round)
 	if by != "" {
-		b.WriteString(" by " + string(by))
+		b.WriteString(" by " + by.Handle())
 	}
 	b.WriteString(":")
 	for _, cm := range roundComments(c) {
@@ -182,7 +182,7 @@ func Prompt(c Change, t matrix.Task) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Your change for task %s (%s) was reviewed, and changes are requested", c.Task, title(t.Description))
 	if cs := roundComments(c); len(cs) > 0 && cs[0].By != "" {
-		b.WriteString(" by " + cs[0].By)
+		b.WriteString(" by " + task.Actor(cs[0].By).Handle())
 	}
 	fmt.Fprintf(&b, ". The change is on your branch %s: %s from %s at %s.\n\n", c.Branch, fmt.Sprintf("%d %s", len(c.Commits), mdtext.Plural(len(c.Commits), "commit", "commits")), c.BaseBranch, short(c.Base))
 	b.WriteString("Address every comment below in your worktree and commit your work; when you are done, the task goes back to review.\n\n")

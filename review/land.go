@@ -170,7 +170,7 @@ func (s *Service) finishLanding(ctx context.Context, c Change, o ApproveOptions,
 		line += fmt.Sprintf(" as %s (%s of %s)", short(l.Commit), l.Strategy, fmt.Sprintf("%d %s", len(c.Commits), mdtext.Plural(len(c.Commits), "commit", "commits")))
 	}
 	if o.By != "" {
-		line += " by " + string(o.By)
+		line += " by " + o.By.Handle()
 	}
 	if l.Forced {
 		line += "; its checks had not passed (forced)"

@@ -134,7 +134,7 @@ func TestThreeAgentsLandInTurn(t *testing.T) {
 	if d, err := f.svc.Show(ctx, idK); err != nil || d.Files != 2 || d.Added != 6 || len(d.Stat) != 2 || d.State() != StateLanded {
 		t.Errorf("show of a landed change: %+v, %v", d.Item, err)
 	}
-	if r := f.readme(idS); !strings.Contains(r, "## Review") || !strings.Contains(r, "landed on main as") || !strings.Contains(r, "status REVIEW → DONE by ana: landed on main") {
+	if r := f.readme(idS); !strings.Contains(r, "## Review") || !strings.Contains(r, "landed on main as") || !strings.Contains(r, "status REVIEW → DONE by @ana: landed on main") {
 		t.Errorf("sony's task README does not tell the landing:\n%s", r)
 	}
 }

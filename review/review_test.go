@@ -45,12 +45,12 @@ func TestRequestChanges(t *testing.T) {
 		t.Errorf("holder %q, want @papi", h)
 	}
 	readme := f.readme(id)
-	for _, want := range []string{"## Review", "changes requested (round 1) by ana:", "- `a.go:3`: A must return an error", "- `a.go`: add a doc comment", "- the tests do not cover A\n    add one", "status REVIEW → IN_PROGRESS by ana: changes requested"} {
+	for _, want := range []string{"## Review", "changes requested (round 1) by @ana:", "- `a.go:3`: A must return an error", "- `a.go`: add a doc comment", "- the tests do not cover A\n    add one", "status REVIEW → IN_PROGRESS by @ana: changes requested"} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README lacks %q:\n%s", want, readme)
 		}
 	}
-	for _, want := range []string{"1. a.go:3: A must return an error", "2. a.go: add a doc comment", "3. the whole change: the tests do not cover A\n   add one", "agent/papi", "by ana"} {
+	for _, want := range []string{"1. a.go:3: A must return an error", "2. a.go: add a doc comment", "3. the whole change: the tests do not cover A\n   add one", "agent/papi", "by @ana"} {
 		if !strings.Contains(res.Prompt, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, res.Prompt)
 		}

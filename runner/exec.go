@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/agentinfra/agentinfra/internal/mdtext"
 )
 
 // Errors a run can end with (test with errors.Is).
@@ -197,7 +194,9 @@ func ExecCommand(ctx context.Context, r Runner, req Request, c Command, onEvent 
 		res.Error = fmt.Sprintf("%s exited with code %d", r.Name(), res.ExitCode)
 	}
 	if res.Error != "" {
-		return res, fmt.Errorf("%w: %s%s", ErrAgentFailed, res.Error, stderrExcerpt(res.StderrTail))
+		// The CLI's own words say why, more often than its exit code.
+		res.Error = Said(r.Name(), res.Error, res.StderrTail, cmd.Env)
+		return res, fmt.Errorf("%w: %s", ErrAgentFailed, res.Error)
 	}
 	return res, nil
 }
@@ -222,22 +221,4 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("…[%d bytes cut]", len(s)-cut)
-}
-
-// stderrExcerpt renders the last few stderr lines for an error message.
-func stderrExcerpt(tail string) string {
-	lines := strings.Split(strings.TrimSpace(tail), "\n")
-	var keep []string
-	for i := len(lines) - 1; i >= 0 && len(keep) < 8; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			keep = append(keep, mdtext.Shorten(l, 300))
-		}
-	}
-	if len(keep) == 0 {
-		return ""
-	}
-	for i, j := 0, len(keep)-1; i < j; i, j = i+1, j-1 {
-		keep[i], keep[j] = keep[j], keep[i]
-	}
-	return "\nstderr (last lines):\n  " + strings.Join(keep, "\n  ")
 }

@@ -202,6 +202,12 @@ func TestExecCrashAndSignalDeath(t *testing.T) {
 	if !strings.Contains(res.Error, "exited with code 3") || !strings.Contains(err.Error(), "stub: fatal: something broke") {
 		t.Errorf("crash error should give the exit code and the stderr tail: %v", err)
 	}
+	// The result's error — what the run's record, dispatch's output and
+	// the fleet's history say — holds the CLI's own words (issue 30: it
+	// said only the exit code).
+	if !strings.Contains(res.Error, "gemini said: ") || !strings.Contains(res.Error, "stub: fatal: something broke") {
+		t.Errorf("the result's error lacks what the CLI said: %q", res.Error)
+	}
 
 	// A credential the CLI echoes never reaches the result or the error.
 	res, err = runner.Exec(context.Background(), gemini.Runner{}, stubRequest(bin, "STUB_MODE=crash", "STUB_ECHO_ENV=GEMINI_API_KEY", "GEMINI_API_KEY=AIzaSecretValue123"), nil)

@@ -142,9 +142,14 @@ type Result struct {
 	DurationMS   int64  `json:"duration_ms"`
 	ExitCode     int    `json:"exit_code"`
 	// Error is "" on success, else a one-paragraph reason.
-	Error      string `json:"error"`
-	Canceled   bool   `json:"canceled"`
-	TimedOut   bool   `json:"timed_out"`
+	Error    string `json:"error"`
+	Canceled bool   `json:"canceled"`
+	TimedOut bool   `json:"timed_out"`
+	// Stopped says who stopped a supervised run, how and why ("session
+	// stopped by @ana via terminal: no longer needed"); StoppedBy is that
+	// person. "" when nobody did.
+	Stopped    string `json:"stopped,omitempty"`
+	StoppedBy  string `json:"stopped_by,omitempty"`
 	StderrTail string `json:"stderr_tail"`
 	// Argv is the command line that ran, secrets redacted, the prompt replaced by
 	// a placeholder.
@@ -155,7 +160,7 @@ type Result struct {
 }
 
 // OK reports whether the run succeeded.
-func (r Result) OK() bool { return r.Error == "" && !r.Canceled && !r.TimedOut }
+func (r Result) OK() bool { return r.Error == "" && !r.Canceled && !r.TimedOut && r.Stopped == "" }
 
 // Parser consumes one run's output. Line is called for each stdout line, in
 // order, from one goroutine; Finish once after the process ended.

@@ -59,7 +59,7 @@ func scanAlert(sc scanner) (Alert, error) {
 func alertTx(ctx context.Context, q queryer, id int64) (Alert, error) {
 	a, err := scanAlert(q.QueryRowContext(ctx, `SELECT `+alertCols+` FROM alerts WHERE id = ?`, id))
 	if isNoRows(err) {
-		return Alert{}, fmt.Errorf("stall alert s%d: %w", id, ErrNotFound)
+		return Alert{}, notFoundItem("stall alert", fmt.Sprintf("s%d", id), "`agentinfra inbox` lists the stall alerts that wait for an answer")
 	}
 	return a, err
 }

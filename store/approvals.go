@@ -302,6 +302,21 @@ func (s *Store) CloseRequest(ctx context.Context, id int64, status, surface, rea
 	return settled(r, err)
 }
 
+// SessionApproval finds the request of session sessionID that a person
+// approved for the rest of the session and that asked for the same action
+// as n (its kind, tool, command, file and URL); ok is false when there is
+// none.
+func (s *Store) SessionApproval(ctx context.Context, sessionID int64, n NewRequest) (r Request, ok bool, err error) {
+	r, err = scanRequest(s.db.QueryRowContext(ctx, `SELECT `+requestCols+` FROM approvals
+		WHERE session_id = ? AND scope = 'session' AND status = 'approved'
+		AND kind = ? AND tool = ? AND command = ? AND file = ? AND url = ? ORDER BY id LIMIT 1`,
+		sessionID, n.Kind, n.Tool, n.Command, n.File, n.URL))
+	if isNoRows(err) {
+		return Request{}, false, nil
+	}
+	return r, err == nil, err
+}
+
 // PendingView is a pending request with its session, for inboxes.
 type PendingView struct {
 	Request

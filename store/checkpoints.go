@@ -64,7 +64,7 @@ func (s *Store) AddCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, er
 func (s *Store) CheckpointByID(ctx context.Context, id int64) (Checkpoint, error) {
 	c, err := scanCheckpoint(s.db.QueryRowContext(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE id = ?`, id))
 	if isNoRows(err) {
-		return Checkpoint{}, fmt.Errorf("checkpoint %d: %w", id, ErrNotFound)
+		return Checkpoint{}, notFoundItem("checkpoint", fmt.Sprint(id), "`agentinfra checkpoint list` lists the checkpoints")
 	}
 	return c, err
 }

@@ -33,6 +33,12 @@ func notFound(what string, id int64) error {
 	return &agenterr.Error{Kind: agenterr.NotFound, Field: "id", What: what, Value: strconv.FormatInt(id, 10), Err: ErrNotFound}
 }
 
+// notFoundItem is notFound for an item a person names by its reference
+// ("p99", "s4"), with what lists the existing ones.
+func notFoundItem(what, ref, hint string) error {
+	return &agenterr.Error{Kind: agenterr.NotFound, Field: "id", What: what, Value: ref, Reason: hint, Err: ErrNotFound}
+}
+
 // LimitError refuses a session beyond max_concurrent_sessions.
 type LimitError struct {
 	Limit   int

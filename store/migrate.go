@@ -291,6 +291,13 @@ ALTER TABLE approvals ADD COLUMN diff_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE approvals ADD COLUMN diff_sha256 TEXT NOT NULL DEFAULT '';
 ALTER TABLE approvals ADD COLUMN diff_file TEXT NOT NULL DEFAULT '';
 `,
+	// v9: a person knows why a run stopped (issue 30): sessions.ended_by
+	// and end_surface, who ended a session and through which surface (a
+	// person's stop is told from the end of the run).
+	`
+ALTER TABLE sessions ADD COLUMN ended_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN end_surface TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the version this agentinfra writes.

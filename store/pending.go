@@ -202,6 +202,10 @@ func answerItem[T any](ctx context.Context, s *Store, k pendingKind, id int64, r
 // dropped (nobody is left to read them).
 func endWaitingTx(ctx context.Context, tx *sql.Tx, sessionID, now int64, t Transition) error {
 	by, surface, reason := t.By, orSurface(t.Surface), "the session ended: "+t.Reason
+	if slices.Contains(PeopleSurfaces, surface) && by != "" {
+		// A person stopped it: who, how and why, as the run's end says it.
+		reason = Session{Status: SessionTerminated, EndedBy: by, EndSurface: surface, EndReason: t.Reason}.StopText()
+	}
 	for _, k := range pendingKinds {
 		if _, err := tx.ExecContext(ctx, `UPDATE `+k.table+` SET status = ?, `+k.at+` = ?, decided_by = ?, surface = ?, reason = ?
 			WHERE session_id = ? AND status IN `+k.waiting, k.ended, now, by, surface, reason, sessionID); err != nil {

@@ -76,7 +76,7 @@ func scanPrompt(sc scanner) (Prompt, error) {
 func promptTx(ctx context.Context, q queryer, id int64) (Prompt, error) {
 	p, err := scanPrompt(q.QueryRowContext(ctx, `SELECT `+promptCols+` FROM prompts WHERE id = ?`, id))
 	if isNoRows(err) {
-		return Prompt{}, fmt.Errorf("prompt p%d: %w", id, ErrNotFound)
+		return Prompt{}, notFoundItem("prompt", fmt.Sprintf("p%d", id), "`agentinfra inbox` lists the prompts that wait for an answer")
 	}
 	return p, err
 }

@@ -48,6 +48,10 @@ type Session struct {
 	UpdatedAt time.Time  `json:"updated_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	EndReason string     `json:"end_reason,omitempty"`
+	// EndedBy and EndSurface say who ended the session and how: a
+	// person's stop (terminal, web, slack), or agentinfra's end of the run.
+	EndedBy    string `json:"ended_by,omitempty"`
+	EndSurface string `json:"end_surface,omitempty"`
 	// Channel is where the remote surface posts this session ("" = the
 	// config's channel).
 	Channel string `json:"channel,omitempty"`
@@ -60,6 +64,26 @@ type Session struct {
 
 // Live reports whether the session holds a place (active or paused).
 func (s Session) Live() bool { return s.Status == SessionActive || s.Status == SessionPaused }
+
+// StoppedByPerson reports whether a person stopped the session (`session
+// stop`, the console's or Slack's stop, a stall alert answered stop) rather
+// than its run ending by itself.
+func (s Session) StoppedByPerson() bool {
+	return s.Status == SessionTerminated && slices.Contains(PeopleSurfaces, s.EndSurface) && s.EndedBy != ""
+}
+
+// StopText says who stopped the session, how and why: "session stopped by
+// @ana via terminal: no longer needed" ("" when no person stopped it).
+func (s Session) StopText() string {
+	if !s.StoppedByPerson() {
+		return ""
+	}
+	t := fmt.Sprintf("session stopped by %s via %s", Handle(s.EndedBy), s.EndSurface)
+	if r := strings.TrimSpace(s.EndReason); r != "" {
+		t += ": " + r
+	}
+	return t
+}
 
 // Ended reports whether the session is over.
 func (s Session) Ended() bool {
@@ -79,7 +103,7 @@ type NewSession struct {
 	Channel   string // the remote surface's channel ("" = the config's)
 }
 
-const sessionCols = `id, owner, workspace, status, mode, cli, run_id, agent, task_id, title, last_tool, progress, created_at, updated_at, ended_at, end_reason, channel`
+const sessionCols = `id, owner, workspace, status, mode, cli, run_id, agent, task_id, title, last_tool, progress, created_at, updated_at, ended_at, end_reason, channel, ended_by, end_surface`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -88,7 +112,7 @@ func scanSession(sc scanner) (Session, error) {
 	var created, updated int64
 	var ended sql.NullInt64
 	err := sc.Scan(&s.ID, &s.Owner, &s.Workspace, &s.Status, &s.Mode, &s.CLI, &s.RunID, &s.Agent, &s.TaskID, &s.Title,
-		&s.LastTool, &s.Progress, &created, &updated, &ended, &s.EndReason, &s.Channel)
+		&s.LastTool, &s.Progress, &created, &updated, &ended, &s.EndReason, &s.Channel, &s.EndedBy, &s.EndSurface)
 	s.CreatedAt, s.UpdatedAt, s.EndedAt = fromMS(created), fromMS(updated), fromNullMS(ended)
 	return s, err
 }
@@ -216,8 +240,9 @@ func (s *Store) SetSessionStatus(ctx context.Context, id int64, t Transition) (S
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, updated_at = ?, ended_at = COALESCE(?, ended_at), end_reason = CASE WHEN ? IS NULL THEN end_reason ELSE ? END WHERE id = ?`,
-			t.To, now, ended, ended, t.Reason, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, updated_at = ?, ended_at = COALESCE(?, ended_at), end_reason = CASE WHEN ? IS NULL THEN end_reason ELSE ? END,
+			ended_by = CASE WHEN ? IS NULL THEN ended_by ELSE ? END, end_surface = CASE WHEN ? IS NULL THEN end_surface ELSE ? END WHERE id = ?`,
+			t.To, now, ended, ended, t.Reason, ended, t.By, ended, orSurface(t.Surface), id); err != nil {
 			return err
 		}
 		if err := audit(ctx, tx, now, id, 0, t.By, orSurface(t.Surface), "session_"+t.To, map[string]any{"from": cur.Status, "reason": t.Reason}); err != nil {

@@ -34,6 +34,18 @@ func AgentActor(name string) Actor {
 	return Actor(strings.TrimSpace(name))
 }
 
+// Handle is the actor as agentinfra writes every actor, a person as an
+// agent: @name (a person's "ana" is "@ana", as the supervision surfaces
+// write people); agentinfra's own actors (policy, watchdog, agentinfra)
+// as they are; "" stays "".
+func (a Actor) Handle() string {
+	s := strings.TrimSpace(string(a))
+	if s == "" || strings.HasPrefix(s, "@") || a.Kind() == "system" || strings.ContainsAny(s, ": ") {
+		return s
+	}
+	return "@" + s
+}
+
 // IsAgent reports whether a names an agent (an @mention).
 func (a Actor) IsAgent() bool { return strings.HasPrefix(string(a), "@") }
 

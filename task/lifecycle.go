@@ -46,7 +46,7 @@ type stamp struct {
 func (s stamp) statusLine(from, to string) string {
 	line := fmt.Sprintf("- %s: status %s → %s", s.now.Format("2006-01-02 15:04"), from, to)
 	if s.by != "" {
-		line += " by " + string(s.by)
+		line += " by " + s.by.Handle()
 	}
 	if r := oneLine(s.reason); r != "" {
 		line += ": " + r
@@ -64,7 +64,7 @@ func (s stamp) noteLine(from, to, note string) string {
 	case from == to:
 		line := fmt.Sprintf("- %s: %s", s.now.Format("2006-01-02 15:04"), note)
 		if s.by != "" {
-			line += " (by " + string(s.by) + ")"
+			line += " (by " + s.by.Handle() + ")"
 		}
 		return line
 	}

@@ -66,7 +66,7 @@ func TestLifecycleLogsActorAndReason(t *testing.T) {
 	want := readme0 +
 		"- 2026-11-21 14:06: status TODO → IN_PROGRESS by @papi\n" +
 		"- 2026-11-21 14:07: status IN_PROGRESS → BLOCKED by @papi: gemini exited with code 7 stderr: boom\n" +
-		"- 2026-11-21 14:09: status BLOCKED → TODO by alice: the flaky test is fixed\n" +
+		"- 2026-11-21 14:09: status BLOCKED → TODO by @alice: the flaky test is fixed\n" +
 		"- 2026-11-21 14:10: status TODO → IN_PROGRESS by @sony\n" +
 		"- 2026-11-21 14:11: status IN_PROGRESS → TODO by @sony: released: the run did not start\n" +
 		"- 2026-11-21 14:12: status TODO → IN_PROGRESS by @papi\n" +
@@ -165,7 +165,7 @@ func TestClaimAgainAndForce(t *testing.T) {
 	if r, err := ClaimWith(ctx, ws, tk.ID, "@coder", now, again); err != nil || r.Before.Status != "BLOCKED" || r.After.Status != "IN_PROGRESS" {
 		t.Errorf("claim of a BLOCKED task: %+v, %v", r, err)
 	}
-	if !strings.Contains(readFile(t, filepath.Join(dir, "README.md")), "status BLOCKED → IN_PROGRESS by alice\n") {
+	if !strings.Contains(readFile(t, filepath.Join(dir, "README.md")), "status BLOCKED → IN_PROGRESS by @alice\n") {
 		t.Error("the claim's log line does not name who claimed")
 	}
 	var ref *agenterr.Error

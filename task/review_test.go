@@ -45,7 +45,7 @@ func TestReviewMovesAndSection(t *testing.T) {
 		t.Fatalf("note: %+v, %v", r, err)
 	}
 	r, err = Review(ctx, ws, tk.ID, ReviewNote{To: StatusInProgress, Reason: "changes requested",
-		Lines: []string{"2026-11-21 14:05: changes requested by alice:\n- `a.go:3`: use CAS\n- the tests"}}, "alice", now)
+		Lines: []string{"2026-11-21 14:05: changes requested by @alice:\n- `a.go:3`: use CAS\n- the tests"}}, "alice", now)
 	if err != nil || r.After.Status != "IN_PROGRESS" {
 		t.Fatalf("send back: %+v, %v", r, err)
 	}
@@ -61,12 +61,12 @@ func TestReviewMovesAndSection(t *testing.T) {
 	want := readme0 +
 		"- 2026-11-21 14:05: status TODO → IN_PROGRESS by @papi\n" +
 		"- 2026-11-21 14:05: status IN_PROGRESS → REVIEW by @papi\n" +
-		"- 2026-11-21 14:05: status REVIEW → IN_PROGRESS by alice: changes requested\n" +
+		"- 2026-11-21 14:05: status REVIEW → IN_PROGRESS by @alice: changes requested\n" +
 		"- 2026-11-21 14:05: status IN_PROGRESS → REVIEW by @papi\n" +
-		"- 2026-11-21 14:05: status REVIEW → DONE by alice: landed\n" +
+		"- 2026-11-21 14:05: status REVIEW → DONE by @alice: landed\n" +
 		"\n## Review\n\n" +
 		"- 2026-11-21 14:05: change recorded\n" +
-		"- 2026-11-21 14:05: changes requested by alice:\n  - `a.go:3`: use CAS\n  - the tests\n" +
+		"- 2026-11-21 14:05: changes requested by @alice:\n  - `a.go:3`: use CAS\n  - the tests\n" +
 		"- 2026-11-21 14:05: landed\n"
 	got := readFile(t, readme)
 	if got != want {
@@ -74,7 +74,7 @@ func TestReviewMovesAndSection(t *testing.T) {
 	}
 	items := ReviewLines([]byte(got))
 	wantItems := []string{"- 2026-11-21 14:05: change recorded",
-		"- 2026-11-21 14:05: changes requested by alice:\n  - `a.go:3`: use CAS\n  - the tests",
+		"- 2026-11-21 14:05: changes requested by @alice:\n  - `a.go:3`: use CAS\n  - the tests",
 		"- 2026-11-21 14:05: landed"}
 	if !slices.Equal(items, wantItems) {
 		t.Errorf("ReviewLines = %q, want %q", items, wantItems)

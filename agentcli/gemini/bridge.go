@@ -51,6 +51,10 @@ type geminiBridge struct {
 	// refusal says why the bridge ended the run: a message it did not
 	// understand (protocol.go).
 	refusal bridge.Refusal
+	// called: the IDs of the tool calls of the run, from whichever of
+	// gemini's messages named them first (a call it asked permission for
+	// may come with no tool_call update: it reported 0 calls after 2).
+	called map[string]bool
 
 	turns chan runner.Event
 	res   runner.Result
@@ -82,7 +86,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 		g.Event(runner.Event{Kind: "warning", Text: w})
 	}
 	cleanup := files.Remove
-	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, requested: map[string]bridge.Ask{}, tools: map[string]bridge.Ask{},
+	b := &geminiBridge{g: g, p: p, start: time.Now(), cleanup: cleanup, requested: map[string]bridge.Ask{}, called: map[string]bool{}, tools: map[string]bridge.Ask{},
 		pending: map[string]context.CancelFunc{}, turns: make(chan runner.Event, 16),
 		res: runner.Result{CLI: runner.CLIGemini, Model: req.Model}}
 	b.conn = acp.NewClientSideConnection(&geminiClient{b: b}, p.Stdin, p.Stdout)
@@ -202,7 +206,7 @@ func (b *geminiBridge) Wait() (runner.Result, error) {
 	for _, cancel := range b.pending {
 		cancel()
 	}
-	b.res.Response, b.res.ToolCalls = b.lastText, b.ntools
+	b.res.Response, b.res.ToolCalls = b.lastText, len(b.called)
 	if b.turnErr != "" && !b.stopped {
 		b.res.Error = b.turnErr
 	}
@@ -276,6 +280,7 @@ func (c *geminiClient) RequestPermission(ctx context.Context, p acp.RequestPermi
 	defer cancel()
 	b.mu.Lock()
 	b.requested[id] = a
+	b.called[id] = true
 	b.pending[id] = cancel
 	b.mu.Unlock()
 	defer func() {
@@ -339,7 +344,7 @@ func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotificat
 		a := b.askOf(acp.ToolCallUpdate{ToolCallId: tc.ToolCallId, Title: &title, Kind: &kind, Content: tc.Content, Locations: tc.Locations})
 		b.mu.Lock()
 		b.tools[string(tc.ToolCallId)] = a
-		b.ntools++
+		b.called[string(tc.ToolCallId)] = true
 		b.mu.Unlock()
 		b.g.Event(runner.Event{Kind: "tool_use", Tool: a.Tool, Text: tc.Title})
 	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
@@ -350,6 +355,7 @@ func (c *geminiClient) SessionUpdate(ctx context.Context, n acp.SessionNotificat
 		id := string(u.ToolCallUpdate.ToolCallId)
 		b.g.Event(runner.Event{Kind: "tool_result", Tool: toolName(id), Text: string(st)})
 		b.mu.Lock()
+		b.called[id] = true
 		a, known := b.tools[id]
 		if !known {
 			a, known = b.requested[id]

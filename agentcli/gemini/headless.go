@@ -184,7 +184,9 @@ func (p *geminiParser) event(ev geminiStreamEvent) []runner.Event {
 		if ev.Stats != nil {
 			p.in, p.out = ev.Stats.InputTokens, ev.Stats.OutputTokens
 			if ev.Stats.ToolCalls != nil {
-				p.toolCalls = *ev.Stats.ToolCalls
+				// gemini's own count can miss the calls it streamed (it
+				// said 0 after 2): never fewer than the tool_use events.
+				p.toolCalls = max(p.toolCalls, *ev.Stats.ToolCalls)
 			}
 		}
 		return []runner.Event{{Kind: "result", Text: ev.Status}}

@@ -129,7 +129,7 @@ func TestStartOnABlockedTaskReopensIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "BLOCKED → TODO by bob: reopened to start agent @papi on it") || !strings.Contains(string(readme), "TODO → IN_PROGRESS") {
+	if !strings.Contains(string(readme), "BLOCKED → TODO by @bob: reopened to start agent @papi on it") || !strings.Contains(string(readme), "TODO → IN_PROGRESS") {
 		t.Errorf("the status log does not show the reopen and the claim:\n%s", readme)
 	}
 	waitStatus(t, f, "papi", fleet.StatusIdle)

@@ -7,6 +7,7 @@ import (
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/internal/waiting"
 	"github.com/agentinfra/agentinfra/runner"
 )
 
@@ -182,6 +183,14 @@ func view(a *agentRecord, run *runRecord) fleet.Agent {
 // ended run's summary (last_task).
 func (f *Fleet) view(ctx context.Context, a *agentRecord, run *runRecord) fleet.Agent {
 	out := view(a, run)
+	if out.Status == fleet.StatusBusy && run != nil {
+		// A supervised run that waits for a person: its supervisor's
+		// marker says for what.
+		if m, ok := waiting.ByRun(f.ws.Root)[run.ID]; ok {
+			it := m.Item
+			out.Status, out.Waiting = fleet.StatusWaiting, &it
+		}
+	}
 	if a.LastTask != "" {
 		s := a.LastTask
 		out.LastTask = &s

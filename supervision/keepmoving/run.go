@@ -113,6 +113,13 @@ func Run(ctx context.Context, start Starter, o Options) (runner.Result, Outcome,
 	b.Close()
 	res, err := b.Wait()
 	out.Turns, out.Nudges = k.turns, k.nudges
+	if ses, serr := k.st.Session(context.WithoutCancel(ctx), k.ses.ID); serr == nil && ses.StoppedByPerson() {
+		// A person stopped the session: that is how the run ended,
+		// whatever the CLI, ended by the stop, printed or failed to.
+		out.Ended, out.TaskStatus, out.Reason = "stopped", "blocked", ses.StopText()
+		res.Stopped, res.StoppedBy, res.Error = ses.StopText(), ses.EndedBy, ""
+		return res, out, nil
+	}
 	if err != nil && out.Ended == "finished" {
 		out.Ended, out.TaskStatus, out.Reason = "error", "blocked", err.Error()
 	}

@@ -78,7 +78,8 @@ func AddRule(path string, r Rule) (newSrc []byte, diff string, err error) {
 	if len(old) > 0 {
 		f, perr := Parse(path, old)
 		if perr != nil {
-			return nil, "", &agenterr.Error{Kind: agenterr.Invalid, Field: "policy", Reason: "fix the policy file first", Err: perr}
+			return nil, "", &agenterr.Error{Kind: agenterr.Invalid, Field: "policy",
+				Reason: perr.Error() + ": fix it first (a rule cannot be added to a policy that does not parse; until it is fixed every action is asked)"}
 		}
 		if slices.Contains(listOf(f.AutoApprove, r.Key), r.Value) {
 			return old, "", nil

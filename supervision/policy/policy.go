@@ -174,16 +174,16 @@ func DefaultPaths(root string, getenv func(string) string) Paths {
 func Load(root string, paths Paths) *Policy {
 	p := &Policy{Root: root, Paths: paths}
 	if b, err := readPolicyFile(paths.Workspace); err == nil {
-		f, perr := Parse(paths.Workspace, b)
+		f, perr := Parse(displayPath(root, paths.Workspace), b)
 		if perr != nil {
 			p.AskAll = true
-			p.Warnings = append(p.Warnings, perr.Error()+"; every action asks a person until it is fixed")
+			p.Warnings = append(p.Warnings, perr.Error()+"; "+AskAllWarning)
 		} else {
 			p.File = f
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		p.AskAll = true
-		p.Warnings = append(p.Warnings, fmt.Sprintf("read %s: %v; every action asks a person", paths.Workspace, err))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %v; %s", displayPath(root, paths.Workspace), err, AskAllWarning))
 	}
 	if paths.Allowlist != "" {
 		b, err := readPolicyFile(paths.Allowlist)
@@ -249,11 +249,25 @@ func parseAllowlist(src []byte) (Allowlist, error) {
 	return a, nil
 }
 
-// Parse reads a workspace policy file; the error names the file and line.
+// AskAllWarning ends the warning of a workspace policy that cannot be read.
+const AskAllWarning = "every action will be asked until it is fixed"
+
+// displayPath is path as a person finds it: relative to the workspace
+// root when it is inside.
+func displayPath(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && root != "" && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// Parse reads a workspace policy file; the error names the file, line and
+// column: FILE:LINE:COL: message (FileError's).
 func Parse(name string, src []byte) (File, error) {
 	var f File
 	if err := decodeStrict(src, &f); err != nil {
-		return File{}, &agenterr.Error{Kind: agenterr.Invalid, File: name, Field: "config", Reason: err.Error()}
+		fe := yamlError(name, src, err.Error())
+		return File{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "config", Reason: fe.Error()}
 	}
 	if f.AutoApprove.MaxRisk == "" {
 		f.AutoApprove.MaxRisk = RiskLow

@@ -18,16 +18,20 @@ package supervised
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/bridge"
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/internal/waiting"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
@@ -69,6 +73,8 @@ type Run struct {
 	stopPol context.CancelFunc
 	keep    keepmoving.Config
 	resume  *Resume
+	// marked closes once the waiting marker is removed (after stopPol).
+	marked <-chan struct{}
 }
 
 // Begin opens the workspace's store, reaps the sessions of dead
@@ -128,8 +134,26 @@ func Begin(ctx context.Context, ws *workspace.Workspace, p Params) (*Run, error)
 		paths = policy.DefaultPaths(ws.Root, p.Getenv)
 	}
 	pctx, stop := context.WithCancel(context.Background())
-	live, _ := policy.Watch(pctx, ws.Root, paths, nil) // without a watcher the policy is still loaded once
-	return &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop, keep: keep, resume: p.Resume}, nil
+	// A policy that cannot be read is said in the session's audit log, at
+	// the start and at each reload (every action is then asked).
+	var mu sync.Mutex
+	said := ""
+	auditWarnings := func(p *policy.Policy) {
+		mu.Lock()
+		defer mu.Unlock()
+		if w := strings.Join(p.Warnings, "\n"); w != said {
+			said = w
+			for _, w := range p.Warnings {
+				st.Record(context.Background(), store.Event{SessionID: active.ID, Actor: store.ActorAgentinfra, Surface: store.SurfaceSupervisor,
+					Action: "policy_warning", Detail: warningDetail(w)})
+			}
+		}
+	}
+	live, _ := policy.Watch(pctx, ws.Root, paths, auditWarnings) // without a watcher the policy is still loaded once
+	auditWarnings(live.Current())
+	r := &Run{ws: ws, st: st, ses: active, live: live, stopPol: stop, keep: keep, resume: p.Resume}
+	r.marked = r.markWaiting(pctx)
+	return r, nil
 }
 
 // Session is the run's session as it began.
@@ -140,6 +164,16 @@ func (r *Run) Store() *store.Store { return r.st }
 
 // Policy is the policy in force now.
 func (r *Run) Policy() *policy.Policy { return r.live.Current() }
+
+// PolicyWarnings say what is wrong with the policy in force (a workspace
+// policy that does not parse: FILE:LINE:COL: message; every action will be
+// asked), as the run began.
+func (r *Run) PolicyWarnings() []string { return r.live.Current().Warnings }
+
+func warningDetail(w string) []byte {
+	b, _ := json.Marshal(map[string]string{"warning": w})
+	return b
+}
 
 // AttachRun records the run's ID (dispatch knows it once it claimed the
 // task, after the session took its place).
@@ -176,10 +210,15 @@ func (r *Run) Exec(ctx context.Context, rn runner.Runner, req runner.Request, cm
 	// writes only in req.Dir, the temporary folders and the CLI's own;
 	// the workspace's store and the user's config out of sight.
 	box := contain.Sandbox{CLI: rn.Name(), Workspace: r.ws.Root}
-	if w := box.Warning(req.Dir, req.Env); w != "" && onEvent != nil {
-		onEvent(runner.Event{Kind: "warning", Text: w})
+	if onEvent != nil {
+		if w := box.Warning(req.Dir, req.Env); w != "" {
+			onEvent(runner.Event{Kind: "warning", Text: w})
+		}
+		for _, w := range r.PolicyWarnings() {
+			onEvent(runner.Event{Kind: "warning", Text: w})
+		}
 	}
-	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, Model: req.Model, Dir: req.Dir,
+	breq := bridge.Request{CLI: rn.Name(), Prompt: req.Prompt, SystemPrompt: req.SystemPrompt, SystemPromptFile: req.SystemPromptFile, Model: req.Model, Dir: req.Dir,
 		Env: append(slices.Clip(req.Env), box.Env()), CleanEnv: req.CleanEnv, Binary: req.Binary, ExtraArgs: req.ExtraArgs}
 	if r.resume != nil {
 		breq.Resume, breq.PromptIfNew = r.resume.Native, r.resume.PromptIfNew
@@ -237,7 +276,7 @@ func blockedResult(res runner.Result, out keepmoving.Outcome) runner.Result {
 // store. A session a person stopped stays as they left it.
 func (r *Run) End(ctx context.Context, reason string) error {
 	defer r.st.Close()
-	defer r.stopPol()
+	defer func() { r.stopPol(); <-r.marked }()
 	_, err := r.st.SetSessionStatus(context.WithoutCancel(ctx), r.ses.ID, store.Transition{To: store.SessionTerminated, By: r.ses.Owner, Reason: reason})
 	if errors.Is(err, store.ErrBadTransition) {
 		return nil // already ended (stopped by a person, or reaped)
@@ -283,6 +322,7 @@ func Reap(ctx context.Context, ws *workspace.Workspace, st *store.Store) ([]Reap
 		if err != nil {
 			return out, err
 		}
+		waiting.Clear(ws.Root, id) // its supervisor cannot
 		out = append(out, reapRun(ctx, ws, st, ses, "interrupted: "+reason))
 	}
 	return out, nil

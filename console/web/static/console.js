@@ -6,6 +6,25 @@
   var $ = function (sel, root) { return (root || document).querySelector(sel); };
   var $$ = function (sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); };
 
+  // System notifications: what starts waiting while the tab is in the
+  // background is shown once (clicking it opens the item); the browser's
+  // permission is asked once per browser.
+  var seen = {};
+  (($("#pending-count") || {dataset: {}}).dataset.keys || "").split(" ").forEach(function (k) { if (k) seen[k] = true; });
+  if ("Notification" in window && Notification.permission === "default" && !localStorage.getItem("agentinfra-notify-asked")) {
+    localStorage.setItem("agentinfra-notify-asked", "1");
+    try { Notification.requestPermission(); } catch (_) {}
+  }
+  function notifyNew(items) {
+    items.forEach(function (it) {
+      if (seen[it.key]) return;
+      seen[it.key] = true;
+      if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
+      var n = new Notification("agentinfra: " + it.what, { body: it.title, tag: it.key });
+      n.onclick = function () { window.focus(); location.href = "/inbox#" + it.key; n.close(); };
+    });
+  }
+
   function flash(text, isError) {
     var f = $("#flash");
     if (!f) return;
@@ -125,8 +144,9 @@
       refreshTopic("inbox");
       var b = $("#pending-count");
       try {
-        var n = JSON.parse(e.data).pending;
-        if (b && n !== undefined) { b.textContent = n; b.setAttribute("aria-label", n + " pending"); }
+        var d = JSON.parse(e.data), n = d.pending;
+        if (b && n !== undefined) { b.textContent = n; b.setAttribute("aria-label", n + " pending"); b.hidden = !n; }
+        notifyNew(d.items || []);
       } catch (_) {}
     });
     es.addEventListener("log", function (e) {

@@ -165,6 +165,11 @@ func FlagError(c *cobra.Command, err error) error {
 }
 
 // ExitError carries an explicit exit code (e.g. validate's 1 with diagnostics already printed).
+// ExitStopped is the exit code of a dispatch whose run a person stopped
+// (`session stop`, the console's or Slack's stop): the run did not fail,
+// and it did not finish either.
+const ExitStopped = 8
+
 type ExitError struct {
 	Code int
 	Msg  string

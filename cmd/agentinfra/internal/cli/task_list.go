@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/waiting"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -38,7 +39,9 @@ On a terminal the output is an aligned table fitted to the terminal width ($COLU
 when set): SKILLS and AGENTS shrink, then go (then UPDATED and DIFF), before the
 description is cut; colour unless NO_COLOR is set. Piped, it is one tab-separated line per task with the fields
 id, status, priority, difficulty, mode, skills, agents, description, created, updated.
---json prints an array of tasks ([] when none match).
+--json prints an array of tasks ([] when none match). A task whose supervised
+run waits for a person says so: "IN_PROGRESS (waiting: request 6)" in the
+table, a "waiting" object ({kind, id, ref, what, since}) in --json.
 
 --sort: file (default), priority (P1 first, in the order of the workspace's
 priorities), created (oldest first), updated (newest first); prefix - to reverse. A task
@@ -102,17 +105,20 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 	if !o.JSON {
 		printReadProblems(o.IO, ws, problems)
 	}
+	// What the supervised runs wait for, from their supervisors' markers
+	// (no database in this binary).
+	marks := waiting.ByTask(ws.Root)
 	w := bufio.NewWriterSize(o.IO.Out, 64<<10)
 	switch {
 	case o.JSON:
-		if err := WriteJSON(w, tasks); err != nil {
+		if err := WriteJSON(w, withWaiting(tasks, marks)); err != nil {
 			return err
 		}
 	case o.IO.IsTTY:
 		if len(tasks) == 0 {
 			fmt.Fprintln(o.IO.ErrOut, "no tasks match")
 		} else {
-			writeTable(w, tasks, o.IO.Width, useColor(o.IO, o.Getenv))
+			writeTable(w, tasks, marks, o.IO.Width, useColor(o.IO, o.Getenv))
 		}
 	default:
 		writeTSV(w, tasks)
@@ -135,6 +141,25 @@ func taskListRun(ctx context.Context, o *TaskListOptions) error {
 			Msg: fmt.Sprintf("%s could not be read whole (%d %s); the tasks listed are the rows that could be read", name, len(problems), Plural(len(problems), "problem", "problems"))}
 	}
 	return nil
+}
+
+// listedTask is a task as --json lists it: with what its supervised run
+// waits for a person to answer, when it waits.
+type listedTask struct {
+	matrix.Task
+	Waiting *waiting.Item `json:"waiting,omitempty"`
+}
+
+func withWaiting(tasks []matrix.Task, marks map[string]waiting.Mark) []listedTask {
+	out := make([]listedTask, len(tasks))
+	for i, t := range tasks {
+		out[i].Task = t
+		if m, ok := marks[t.ID]; ok {
+			it := m.Item
+			out[i].Waiting = &it
+		}
+	}
+	return out
 }
 
 // printReadProblems prints the rows a read of the matrix could not return,

@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/internal/termsafe"
+	"github.com/agentinfra/agentinfra/internal/waiting"
 	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 	"github.com/agentinfra/agentinfra/workspace"
@@ -55,14 +58,19 @@ func taskShowRun(ctx context.Context, o *TaskShowOptions) error {
 		return err
 	}
 	t, dir, archived, readme := info.Task, info.Dir, info.Archived, info.Readme
+	var wait *waiting.Item
+	if m, ok := waiting.ByTask(ws.Root)[t.ID]; ok {
+		wait = &m.Item
+	}
 	if o.JSON {
 		return WriteJSON(o.IO.Out, struct {
-			Task     matrix.Task `json:"task"`
-			Dir      string      `json:"dir"`
-			Archived bool        `json:"archived"`
-			Readme   string      `json:"readme"`
-			Holder   string      `json:"holder,omitempty"`
-		}{t, rel(ws, dir), archived, readme, info.Holder})
+			Task     matrix.Task   `json:"task"`
+			Dir      string        `json:"dir"`
+			Archived bool          `json:"archived"`
+			Readme   string        `json:"readme"`
+			Holder   string        `json:"holder,omitempty"`
+			Waiting  *waiting.Item `json:"waiting,omitempty"`
+		}{t, rel(ws, dir), archived, readme, info.Holder, wait})
 	}
 	w := o.IO.Out
 	fields := [][2]string{
@@ -86,6 +94,10 @@ func taskShowRun(ctx context.Context, o *TaskShowOptions) error {
 		folder = rel(ws, dir)
 	}
 	fields = append(fields, [2]string{"Folder", folder})
+	if wait != nil {
+		// The title is the agent's: shown inert.
+		fields = append(fields, [2]string{"Waiting", fmt.Sprintf("%s (%s): %s", wait.Summary(time.Now()), termsafe.Line(strings.Join(strings.Fields(wait.What), " ")), wait.HowToAnswer())})
+	}
 	wd := 0
 	for _, kv := range fields {
 		wd = max(wd, len(kv[0]))

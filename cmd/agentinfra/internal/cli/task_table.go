@@ -9,6 +9,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/agentinfra/agentinfra/internal/waiting"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
@@ -71,7 +72,10 @@ type tableColumn struct {
 // than descWanted, SKILLS and then AGENTS shrink (cut with an ellipsis) to
 // listMin, then AGENTS, SKILLS, UPDATED and DIFF are dropped in that order,
 // until it is not; ID, STATUS, PRI and MODE are always whole.
-func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
+//
+// A task whose supervised run waits for a person (marks, by task ID) says
+// so in its STATUS cell: "IN_PROGRESS (waiting: request 6)".
+func writeTable(w io.Writer, tasks []matrix.Task, marks map[string]waiting.Mark, width int, color bool) {
 	col := func(head string, cell func(matrix.Task) string) *tableColumn {
 		c := &tableColumn{head: head, cells: make([]string, len(tasks)), width: len(head)}
 		for i, t := range tasks {
@@ -82,7 +86,7 @@ func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
 	}
 	var (
 		id      = col("ID", func(t matrix.Task) string { return t.ID })
-		status  = col("STATUS", func(t matrix.Task) string { return t.Status })
+		status  = col("STATUS", func(t matrix.Task) string { return statusCell(t, marks) })
 		pri     = col("PRI", func(t matrix.Task) string { return t.Priority })
 		diff    = col("DIFF", func(t matrix.Task) string { return t.Difficulty })
 		mode    = col("MODE", func(t matrix.Task) string { return t.Mode })
@@ -120,7 +124,8 @@ func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
 			case header:
 				styled = colorize(color, "1", s)
 			case c == status:
-				styled = colorize(color, statusColors[s], s)
+				word, _, _ := strings.Cut(s, " ")
+				styled = colorize(color, statusColors[word], s)
 			case c == pri && s == "P1":
 				styled = colorize(color, "1;31", s)
 			case c == id:
@@ -138,6 +143,14 @@ func writeTable(w io.Writer, tasks []matrix.Task, width int, color bool) {
 	for i := range tasks {
 		line(func(c *tableColumn) string { return c.cells[i] }, false)
 	}
+}
+
+// statusCell is a task's status, with what its run waits for.
+func statusCell(t matrix.Task, marks map[string]waiting.Mark) string {
+	if m, ok := marks[t.ID]; ok {
+		return t.Status + " (waiting: " + m.Label() + ")"
+	}
+	return t.Status
 }
 
 // usedWidth is what the columns before the description take, gaps included.

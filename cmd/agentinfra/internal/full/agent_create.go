@@ -53,7 +53,7 @@ codex add it after their own system prompt, gemini uses it instead of its own
 	cmd.Flags().StringVar(&o.Create.Project, "project", "", "the project (default: this repository; see agentinfra project list)")
 	cmd.Flags().StringVar(&o.Create.CLI, "cli", "", "agent CLI: gemini, claude or codex (default: fleet.cli in config, else gemini)")
 	cmd.Flags().StringVar(&o.Create.ApprovalMode, "approval-mode", "", "tool approval of the agent's runs: "+strings.Join(runner.ApprovalModes, ", ")+
-		" (default: fleet.approval_mode in config, else yolo); ask waits for `agentinfra approve` on what the policy does not allow")
+		" (default: fleet.approval_mode in config, else yolo); ask waits for agentinfra approve on what the policy does not allow")
 	cli.RegisterFlagCompletion(cmd, "approval-mode", cobra.FixedCompletions(runner.ApprovalModes, cli.NoFiles))
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {agent, message} as JSON")
 	cli.RegisterFlagCompletion(cmd, "role", cli.CompleteModes(f.Factory))

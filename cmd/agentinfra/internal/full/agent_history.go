@@ -66,6 +66,10 @@ func agentHistoryRun(ctx context.Context, o *AgentHistoryOptions) error {
 	fmt.Fprintln(tw, "RUN\tSTATUS\tSOURCE\tCREATED\tTASK\tSUMMARY")
 	for _, r := range h.Tasks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.Source, r.CreatedAt.Format(time.RFC3339), orDash(r.TaskID), termsafe.Line(r.Summary))
+		if r.Status == fleet.RunFailed || r.Status == fleet.RunStopped {
+			// Why, under the summary: who stopped it, or what the CLI said.
+			fmt.Fprintf(tw, "\t\t\t\t\t└ %s\n", termsafe.Line(r.ExitReason))
+		}
 	}
 	tw.Flush()
 	fmt.Fprintf(o.IO.Out, "page %d of %d (%d runs)\n", h.Page, max(h.TotalPages, 1), h.TotalCount)

@@ -56,7 +56,7 @@ task, then the listed metadata fields (--json names them).`,
 			return agentListRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Filter.Status, "status", "", "only agents with this status (idle, busy, ...)")
+	cmd.Flags().StringVar(&o.Filter.Status, "status", "", "only agents with this status (idle, busy, waiting, ...)")
 	cmd.Flags().StringVar(&o.Filter.Project, "project", "", "only agents of this project")
 	cmd.Flags().BoolVar(&o.Watch, "watch", false, "redraw on every change of the fleet, and every second (on a terminal)")
 	cmd.Flags().BoolVar(&o.NoMetadata, "no-metadata", false, "skip the workspace metadata (its Taskfile tasks are not run)")
@@ -160,6 +160,15 @@ func currentTask(a fleet.Agent, now time.Time) string {
 	return cur
 }
 
+// agentStatus is an agent's STATUS cell: what a waiting agent waits for
+// ("waiting: request 6, 2m").
+func agentStatus(a fleet.Agent, now time.Time) string {
+	if a.Waiting != nil {
+		return a.Waiting.Summary(now)
+	}
+	return string(a.Status)
+}
+
 // printAgentsTSV prints, piped, one tab-separated line per agent and no
 // header, as task list does: name, status, role, project, current task,
 // then the listed metadata fields in order (--json names them).
@@ -184,7 +193,7 @@ func printAgents(w io.Writer, agents []fleet.Agent, now time.Time) {
 	cols := listedMetadata(agents)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tROLE\tPROJECT\tCURRENT TASK"+metadataHeader(cols))
 	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, a.Status, a.Role, a.Project, termsafe.Line(currentTask(a, now)), metadataCells(a, cols))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", a.Name, agentStatus(a, now), a.Role, a.Project, termsafe.Line(currentTask(a, now)), metadataCells(a, cols))
 	}
 	tw.Flush()
 }

@@ -76,6 +76,9 @@ func agentShowRun(ctx context.Context, o *AgentShowOptions) error {
 	if a.Error != "" {
 		rows = append(rows, [2]string{"Error", a.Error})
 	}
+	if w := a.Waiting; w != nil {
+		rows = append(rows, [2]string{"Waiting", fmt.Sprintf("%s (%s): %s", w.Summary(time.Now()), oneLine(w.What), w.HowToAnswer())})
+	}
 	for _, r := range rows {
 		fmt.Fprintf(o.IO.Out, "%-14s%s\n", r[0]+":", termsafe.Line(r[1])) // the summary and the error are the agent's
 	}

@@ -52,7 +52,7 @@ the run is running (at most 10s; the message says when it is still starting).`,
 	cmd.Flags().StringVar(&o.Start.TaskID, "task", "", "a matrix task ID to claim and work on")
 	cmd.Flags().BoolVar(&o.Start.Next, "next", false, "claim the highest-priority ready task")
 	cmd.Flags().StringVar(&o.Start.ApprovalMode, "approval-mode", "", "tool approval of this run: "+strings.Join(runner.ApprovalModes, ", ")+
-		" (default: the agent's, else fleet.approval_mode); ask waits for `agentinfra approve` on what the policy does not allow")
+		" (default: the agent's, else fleet.approval_mode); ask waits for agentinfra approve on what the policy does not allow")
 	cli.RegisterFlagCompletion(cmd, "approval-mode", cobra.FixedCompletions(runner.ApprovalModes, cli.NoFiles))
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print {task, agent_status, message} as JSON")
 	cli.RegisterFlagCompletion(cmd, "task", cli.CompleteTaskIDs(f.Factory, "TODO"))

@@ -80,6 +80,13 @@ func checkpointListRun(ctx context.Context, o *KeepMovingOptions) error {
 		return err
 	}
 	defer env.Close()
+	if id != 0 {
+		// "No checkpoints." is for a session that has none, not one that
+		// does not exist.
+		if _, err := env.svc.Session(ctx, id); err != nil {
+			return err
+		}
+	}
 	cps, err := env.svc.Checkpoints(ctx, id)
 	if err != nil {
 		return err

@@ -13,9 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/dispatch"
+	"github.com/agentinfra/agentinfra/execute"
 	"github.com/agentinfra/agentinfra/internal/jsonout"
 	"github.com/agentinfra/agentinfra/internal/termsafe"
 	"github.com/agentinfra/agentinfra/runner"
@@ -140,13 +142,25 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 		onEvent = progressPrinter(o.IO)
 	}
 	// A supervised run asks the person at this terminal inline (its
-	// requests can be answered from any terminal too).
-	if d.ApprovalMode == runner.ApprovalAsk && o.IO.InTTY && d.TaskOverride != "-" {
+	// requests can be answered from any terminal too); without a terminal
+	// to ask on, each request and its outcome are written to stderr as
+	// they happen, with the command that answers it.
+	if d.ApprovalMode == runner.ApprovalAsk {
+		inline := o.IO.InTTY && d.TaskOverride != "-"
 		d.OnSupervised = func(sup *supervised.Run) func() {
-			lines := lineReader(o.IO.In)
-			inlineCtx, stop := context.WithCancel(ctx)
+			if onEvent == nil { // else the progress lines say it
+				for _, w := range sup.PolicyWarnings() {
+					fmt.Fprintf(o.IO.ErrOut, "agentinfra: warning: %s\n", termsafe.Line(w))
+				}
+			}
+			followCtx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})
-			go func() { defer close(done); inlinePrompt(inlineCtx, o.IO, ws, sup, lines) }()
+			if inline {
+				lines := lineReader(o.IO.In)
+				go func() { defer close(done); inlinePrompt(followCtx, o.IO, ws, sup, lines) }()
+			} else {
+				go func() { defer close(done); announceSession(followCtx, o.IO.ErrOut, ws, sup) }()
+			}
 			return func() { stop(); <-done }
 		}
 	}
@@ -167,6 +181,10 @@ func dispatchRun(ctx context.Context, o *DispatchOptions) error {
 		}
 	} else {
 		printDispatch(o.IO.Out, out)
+	}
+	if errors.Is(runErr, execute.ErrStopped) {
+		cli.PrintWarnings(o.IO, out.Warnings)
+		return &cli.ExitError{Code: cli.ExitStopped, Msg: "the run was " + termsafe.Line(out.Reason)}
 	}
 	if runErr != nil {
 		return &cli.ExitError{Code: 1, Msg: dispatchErrorText(runErr)}
@@ -244,6 +262,10 @@ func printDispatch(w io.Writer, o dispatch.Outcome) {
 	}
 	fmt.Fprintf(w, "dispatched %s to %s (model %s): %s\n", o.ID, o.CLI, model, o.Outcome)
 	fmt.Fprintf(w, "status:   %s → %s\n", o.StatusBefore, o.StatusAfter)
+	if o.Outcome != agentrun.OutcomeSuccess && o.Reason != "" {
+		// Who stopped it and why, or what the CLI said when it failed.
+		fmt.Fprintf(w, "reason:   %s\n", termsafe.Text(o.Reason))
+	}
 	if r := o.Result; r != nil {
 		fmt.Fprintf(w, "session:  %s\n", dispatchOrNone(r.SessionID))
 		fmt.Fprintf(w, "usage:    %d input tokens, %d output tokens, %d tool calls, %s, exit %d\n",

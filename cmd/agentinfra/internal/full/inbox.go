@@ -25,6 +25,7 @@ type InboxOptions struct {
 	Now func() time.Time
 
 	Watch bool
+	Quiet bool
 	JSON  bool
 }
 
@@ -44,7 +45,9 @@ error) and the stall alerts (s2: an agent went silent), answered with
 'agentinfra answer'.
 
 --watch keeps the list on screen and updates it as requests come and go (from
-any process); with --json it prints one JSON array per change.`,
+any process); with --json it prints one JSON array per change. It rings the
+terminal's bell (on stderr) each time something new starts waiting — a request,
+a prompt or a stall alert; --quiet keeps it silent.`,
 		Example: `  agentinfra inbox
   agentinfra inbox --watch
   agentinfra inbox --json
@@ -58,6 +61,7 @@ any process); with --json it prints one JSON array per change.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.Watch, "watch", false, "keep watching and update the list on every change")
+	cmd.Flags().BoolVar(&o.Quiet, "quiet", false, "with --watch: no bell when something new waits")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the requests as a JSON array (one per change with --watch)")
 	cmd.AddCommand(NewCmdInboxShow(f, nil))
 	return cmd
@@ -76,11 +80,22 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 			return err
 		}
 	}
+	var seen map[string]bool // what waited at the last listing (nil before the first)
 	for {
 		in, err := env.svc.Inbox(ctx)
 		if err != nil {
 			return err
 		}
+		now := waitingRefs(in)
+		if seen != nil && !o.Quiet {
+			for ref := range now {
+				if !seen[ref] {
+					fmt.Fprint(o.IO.ErrOut, "\a") // something new waits: the bell, once per listing
+					break
+				}
+			}
+		}
+		seen = now
 		switch {
 		case o.JSON:
 			items, err := inboxItems(in)
@@ -113,6 +128,21 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 			}
 		}
 	}
+}
+
+// waitingRefs names what waits: requests by ID, prompts p4, alerts s2.
+func waitingRefs(in supervision.Inbox) map[string]bool {
+	refs := map[string]bool{}
+	for _, r := range in.Requests {
+		refs[fmt.Sprint(r.ID)] = true
+	}
+	for _, p := range in.Prompts {
+		refs[fmt.Sprintf("p%d", p.ID)] = true
+	}
+	for _, a := range in.Alerts {
+		refs[fmt.Sprintf("s%d", a.ID)] = true
+	}
+	return refs
 }
 
 func writeInbox(w io.Writer, pending []supervision.PendingView, now time.Time, width int) {
@@ -337,8 +367,10 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 		fmt.Fprintf(w, "URL:      %s\n", line(r.URL))
 	}
 	fmt.Fprintf(w, "Asked:    %s (%s ago)\n", r.CreatedAt.Local().Format(time.RFC3339), since(o.Now(), r.CreatedAt))
-	fmt.Fprintf(w, "Expires:  %s\n", expiry(o.Now(), r.ExpiresAt))
-	if r.Status != supervision.StatusPending {
+	if r.Status == supervision.StatusPending {
+		// A decided request no longer expires.
+		fmt.Fprintf(w, "Expires:  %s\n", expiry(o.Now(), r.ExpiresAt))
+	} else {
 		fmt.Fprintf(w, "Decided:  %s via %s by %s", r.Status, r.Surface, line(supervision.Handle(r.DecidedBy)))
 		if r.DecidedAt != nil {
 			fmt.Fprintf(w, " at %s", r.DecidedAt.Local().Format(time.RFC3339))
@@ -346,6 +378,9 @@ func inboxShowRun(ctx context.Context, o *InboxShowOptions) error {
 		fmt.Fprintln(w)
 		if r.Reason != "" {
 			fmt.Fprintf(w, "Reason:   %s\n", line(r.Reason))
+		}
+		if r.Scope == supervision.ScopeSession {
+			fmt.Fprintf(w, "Scope:    the same action for the rest of session %d\n", r.SessionID)
 		}
 	}
 	if r.Diff != "" {

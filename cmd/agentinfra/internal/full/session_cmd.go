@@ -87,13 +87,13 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 		// Live sessions, and the interrupted ones a resume can restart.
 		f.Statuses = append(append([]string{}, supervision.LiveStatuses...), supervision.SessionInterrupted)
 	}
-	all, err := env.svc.Sessions(ctx, f)
+	all, err := env.svc.SessionViews(ctx, f)
 	if err != nil {
 		return err
 	}
 	ss := []listedSession{}
 	for _, s := range all {
-		r := supervision.Resumable(s)
+		r := supervision.Resumable(s.Session)
 		if o.All || s.Live() || r {
 			ss = append(ss, listedSession{s, r})
 		}
@@ -110,7 +110,7 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	resumable := 0
 	for _, s := range ss {
 		cell := func(s string) string { return termsafe.Line(orDash(s)) } // the agent's (the MCP client's) text
-		status := s.Status
+		status := sessionStatus(s.SessionView, o.Now())
 		if s.Resumable {
 			status += " (resumable)"
 			resumable++
@@ -127,7 +127,16 @@ func sessionListRun(ctx context.Context, o *SessionOptions) error {
 	return nil
 }
 
-func countLive(ss []supervision.Session) int {
+// sessionStatus is a session's status as a person reads it: what a live
+// session waits for, when it waits ("waiting: request 6, 2m").
+func sessionStatus(s supervision.SessionView, now time.Time) string {
+	if s.Waiting != nil && s.Status == supervision.SessionActive {
+		return s.Waiting.Summary(now)
+	}
+	return s.Status
+}
+
+func countLive(ss []supervision.SessionView) int {
 	n := 0
 	for _, s := range ss {
 		if s.Live() {
@@ -140,7 +149,7 @@ func countLive(ss []supervision.Session) int {
 // listedSession is a session as session list shows it: with whether a
 // resume can restart its run.
 type listedSession struct {
-	supervision.Session
+	supervision.SessionView
 	Resumable bool `json:"resumable"`
 }
 
@@ -166,12 +175,21 @@ func sessionShowRun(ctx context.Context, o *SessionOptions) error {
 	if err != nil {
 		return err
 	}
+	all, err := env.svc.Waiting(ctx)
+	if err != nil {
+		return err
+	}
+	var wait *supervision.Waiting
+	if it, ok := all[id]; ok {
+		wait = &it
+	}
 	if o.JSON {
 		return cli.WriteJSON(o.IO.Out, struct {
 			supervision.Session
+			Waiting  *supervision.Waiting     `json:"waiting,omitempty"`
 			Requests []supervision.Request    `json:"requests"`
 			Audit    []supervision.AuditEvent `json:"audit"`
-		}{s, orEmpty(reqs), orEmpty(evs)})
+		}{s, wait, orEmpty(reqs), orEmpty(evs)})
 	}
 	w := o.IO.Out
 	// The texts are the agent's (the MCP client's): shown inert (termsafe).
@@ -182,6 +200,9 @@ func sessionShowRun(ctx context.Context, o *SessionOptions) error {
 		fmt.Fprintf(w, "Agent:     %s  Task: %s\n", line(orDash(s.Agent)), line(orDash(s.TaskID)))
 	}
 	fmt.Fprintf(w, "Last tool: %s\nProgress:  %s\n", line(orDash(s.LastTool)), line(orDash(s.Progress)))
+	if wait != nil {
+		fmt.Fprintf(w, "Waiting:   %s (%s): %s\n", wait.Summary(o.Now()), line(mdtext.Shorten(oneLine(wait.What), 80)), wait.HowToAnswer())
+	}
 	if s.EndReason != "" {
 		fmt.Fprintf(w, "Ended:     %s\n", line(s.EndReason))
 	}

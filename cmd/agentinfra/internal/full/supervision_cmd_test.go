@@ -73,6 +73,10 @@ func TestInboxApproveReject(t *testing.T) {
 	if code, out, errs = runCLI(t, dir, ana, "approve", "1"); code != 0 || out != "Request 1 approved by @ana.\n" {
 		t.Fatalf("approve: %d %q %s", code, out, errs)
 	}
+	// A decided request no longer expires (issue 30: it still said "Expires: in 59m56s").
+	if code, out, _ = runCLI(t, dir, ana, "inbox", "show", "1"); code != 0 || strings.Contains(out, "Expires:") || !strings.Contains(out, "Decided:  approved via terminal by @ana") {
+		t.Fatalf("inbox show of a decided request: %s", out)
+	}
 	code, _, errs = runCLI(t, dir, ana, "reject", "1", "--reason", "too late")
 	if code != 4 || !strings.Contains(errs, "already approved via terminal by @ana at ") {
 		t.Fatalf("a second decision: %d %s", code, errs)
@@ -168,6 +172,10 @@ func TestSupervisionCommandsExitWithTheirKinds(t *testing.T) {
 		{"unknown request shown", ana, []string{"inbox", "show", "99"}, "not_found", 3, 404, "no request \"99\""},
 		{"unknown session", ana, []string{"session", "show", "42"}, "not_found", 3, 404, "no session \"42\"; `agentinfra session list` lists the sessions"},
 		{"unknown session paused", ana, []string{"session", "pause", "42"}, "not_found", 3, 404, "no session \"42\""},
+		{"unknown prompt answered", ana, []string{"answer", "p99", "continue"}, "not_found", 3, 404, "no prompt \"p99\"; `agentinfra inbox` lists the prompts that wait for an answer"},
+		{"unknown alert answered", ana, []string{"answer", "s99", "dismiss"}, "not_found", 3, 404, "no stall alert \"s99\"; `agentinfra inbox` lists the stall alerts"},
+		{"checkpoints of an unknown session", ana, []string{"checkpoint", "list", "999"}, "not_found", 3, 404, "no session \"999\"; `agentinfra session list` lists the sessions"},
+		{"unknown checkpoint restored", ana, []string{"checkpoint", "restore", "99"}, "not_found", 3, 404, "no checkpoint \"99\"; `agentinfra checkpoint list` lists the checkpoints"},
 		{"not an ID", ana, []string{"reject", "x", "--reason", "no"}, "usage", 2, 400, "request ID \"x\" is not a number"},
 		{"a stranger approves", mallory, []string{"approve", "1"}, "forbidden", 7, 403, "@mallory may not decide request 1"},
 		{"a stranger pauses", mallory, []string{"session", "pause", "1"}, "forbidden", 7, 403, "@mallory may not change session 1"},
