@@ -44,7 +44,6 @@ type geminiBridge struct {
 	tools     map[string]bridge.Ask
 	pending   map[string]context.CancelFunc
 	stopped   bool
-	ntools    int
 	// loading: session/load replays the session's history as updates,
 	// which are not this run's events.
 	loading bool
