@@ -124,13 +124,20 @@ func (m *machine) interrupted(t testing.TB, runID string) store.Session {
 	return ses
 }
 
-func TestAHostsInterruptedSessionIsResumedByTheHost(t *testing.T) {
+// resumingHost is workspace papi, whose service resumes with its Resumer
+// fake, and this machine with papi as its host 1.
+func resumingHost(t *testing.T) (fake *resumer, papi, me *machine) {
+	t.Helper()
 	srv := codertest.New(t)
-	fake := &resumer{}
-	papi := newMachine(t, supervision.Options{Resume: fake.resume})
+	fake = &resumer{}
+	papi = newMachine(t, supervision.Options{Resume: fake.resume})
 	papi.serve(t, srv, "papi")
+	return fake, papi, local(t, srv, supervision.Options{}, "papi")
+}
+
+func TestAHostsInterruptedSessionIsResumedByTheHost(t *testing.T) {
+	fake, papi, me := resumingHost(t)
 	ses := papi.interrupted(t, "run-1")
-	me := local(t, srv, supervision.Options{}, "papi")
 	sid := supervision.HostIDBase + ses.ID
 	sub := me.bus.Subscribe(events.Filter{Kinds: []events.Kind{events.SessionChanged}}, 0)
 	defer sub.Close()
@@ -170,13 +177,9 @@ func TestAHostsInterruptedSessionIsResumedByTheHost(t *testing.T) {
 }
 
 func TestAResumeOfAHostsSessionIsRefusedAsTheHostRefusesIt(t *testing.T) {
-	srv := codertest.New(t)
-	fake := &resumer{}
-	papi := newMachine(t, supervision.Options{Resume: fake.resume})
-	papi.serve(t, srv, "papi")
+	fake, papi, me := resumingHost(t)
 	ses := papi.interrupted(t, "run-1")
 	active := papi.live(t, "papi", store.ModeLocal)
-	me := local(t, srv, supervision.Options{}, "papi")
 
 	// bo is neither its owner nor an operator on papi.
 	_, err := me.svc.Resume(t.Context(), supervision.Person("bo", supervision.SurfaceTerminal), supervision.HostIDBase+ses.ID)
