@@ -201,6 +201,9 @@ func (s *Server) sessionAction(w http.ResponseWriter, r *http.Request) {
 		said := fmt.Sprintf("Session %d is %s.", res.Session.ID, res.Session.Status)
 		if res.Restarted {
 			said = fmt.Sprintf("Session %d is resumed under a new supervisor (pid %d).", res.Session.ID, res.Supervisor)
+			if res.Session.Host != "" {
+				said = fmt.Sprintf("Session %d is resumed under a new supervisor (pid %d in workspace %s).", res.Session.ID, res.Supervisor, res.Session.Host)
+			}
 		}
 		s.done(w, r, ret, said)
 	case "stop":

@@ -61,6 +61,8 @@ type Host interface {
 	Steer(ctx context.Context, a Actor, id int64, text string) (Steering, error)
 	CreateCheckpoint(ctx context.Context, a Actor, id int64, label string) (Checkpoint, error)
 	RestoreCheckpoint(ctx context.Context, a Actor, r Restore) (Checkpoint, []CheckpointChange, error)
+	// Resume resumes session id on the host (Service.Resume there).
+	Resume(ctx context.Context, a Actor, id int64) (Resumed, error)
 
 	// What a remote surface keeps of a host's items lives in the host's
 	// store, with them (purged with their sessions).
@@ -225,6 +227,13 @@ func (e *hostEntry) checkpoint(v Checkpoint) Checkpoint {
 
 func (e *hostEntry) steering(v Steering) Steering {
 	v.ID, v.SessionID = e.id(v.ID), e.id(v.SessionID)
+	return v
+}
+
+// resumed is a host's resume: its session with this service's ID (the
+// run and the supervisor are the host's).
+func (e *hostEntry) resumed(v Resumed) Resumed {
+	v.Session = e.session(v.Session)
 	return v
 }
 

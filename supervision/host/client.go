@@ -406,6 +406,11 @@ func (c *Client) RestoreCheckpoint(ctx context.Context, a supervision.Actor, r s
 	return out.Checkpoint, out.Changed, err
 }
 
+func (c *Client) Resume(ctx context.Context, a supervision.Actor, id int64) (supervision.Resumed, error) {
+	var out supervision.Resumed
+	return out, c.call(ctx, "Resume", args{Actor: &a, ID: id}, &out)
+}
+
 func (c *Client) PutPost(ctx context.Context, p supervision.Post) error {
 	return c.call(ctx, "PutPost", args{Post: &p}, nil)
 }

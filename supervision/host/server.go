@@ -157,6 +157,9 @@ var methods = map[string]func(ctx context.Context, svc *supervision.Service, a a
 		}
 		return restored{Checkpoint: c, Changed: changed}, nil
 	},
+	"Resume": func(ctx context.Context, svc *supervision.Service, a args) (any, error) {
+		return svc.Resume(ctx, deref(a.Actor), a.ID)
+	},
 	"PutPost": func(ctx context.Context, svc *supervision.Service, a args) (any, error) {
 		return struct{}{}, svc.PutPost(ctx, deref(a.Post))
 	},

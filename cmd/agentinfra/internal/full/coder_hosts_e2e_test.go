@@ -320,6 +320,18 @@ func TestOneInboxAcrossCoderWorkspaces(t *testing.T) {
 		}
 	}
 
+	// session list says what each remote session waits for, in this
+	// machine's IDs, as it says it of a local one.
+	if code, out, errOut := runCLI(t, w.root, w.env, "session", "list"); code != 0 {
+		t.Fatalf("session list: exit %d %s %s", code, out, errOut)
+	} else {
+		for _, n := range names {
+			if want := "waiting: request " + strconv.FormatInt(byHost[n][0].ID, 10) + ","; !strings.Contains(out, want) {
+				t.Errorf("session list does not say %s's session is %q:\n%s", n, want, out)
+			}
+		}
+	}
+
 	// ws-a from the terminal.
 	idA := byHost["ws-a"][0].ID
 	if code, out, errOut := runCLI(t, w.root, w.env, "approve", strconv.FormatInt(idA, 10)); code != 0 {

@@ -35,7 +35,12 @@ func sessionResumeRun(ctx context.Context, o *SessionOptions) error {
 		fmt.Fprintf(o.IO.Out, "Session %d is %s.\n", r.Session.ID, r.Session.Status)
 		return nil
 	}
-	fmt.Fprintf(o.IO.Out, "Session %d is resumed: its run goes on under a new supervisor (pid %d)", r.Session.ID, r.Supervisor)
+	where := ""
+	if r.Session.Host != "" {
+		// The run and its supervisor are the host's, in its workspace.
+		where = " in workspace " + r.Session.Host
+	}
+	fmt.Fprintf(o.IO.Out, "Session %d is resumed: its run goes on under a new supervisor (pid %d%s)", r.Session.ID, r.Supervisor, where)
 	if r.RunID != "" {
 		fmt.Fprintf(o.IO.Out, ", run %s", r.RunID)
 	}
