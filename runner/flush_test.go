@@ -73,18 +73,21 @@ func TestExecGeminiTextIsReportedWhenTheStreamGoesQuiet(t *testing.T) {
 		`{"type":"tool_result","tool_id":"t1","status":"success","output":"ok"}`,
 		geminiDelta("Done."), geminiResult)
 	var log eventLog
-	done := make(chan error, 1)
+	var execErr error
+	exited := make(chan struct{})
 	go func() {
-		_, err := runner.Exec(context.Background(), gemini.Runner{}, req, log.add)
-		done <- err
+		_, execErr = runner.Exec(context.Background(), gemini.Runner{}, req, log.add)
+		close(exited)
 	}()
+	// A failed test still lets the stub finish (never a process left).
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o644); <-exited })
 	poll.Eventually(t, func() bool { return log.kinds() == "init,message:Let me look at the parser." },
 		"the streamed text never reached the events before the CLI's next event: %s", log.kinds())
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	if <-exited; execErr != nil {
+		t.Fatal(execErr)
 	}
 	if got, want := log.kinds(), "init,message:Let me look at the parser.,tool_use,tool_result,message:Done.,result"; got != want {
 		t.Fatalf("events %s, want %s", got, want)
