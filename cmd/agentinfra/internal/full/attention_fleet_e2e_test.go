@@ -49,11 +49,7 @@ func TestFleetRunWaitingShowsInAgentList(t *testing.T) {
 	dir, _ := dispatchCLISetup(t)
 	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"),
 		"# Add retry\n\nMARK-30: please run the commands you are given, in the current folder.\n\n## Status log\n\n")
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitInitCommitted(t, dir)
 	hold := make(chan struct{})
 	var release sync.Once
 	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // the fake's handler must not block its shutdown
@@ -61,14 +57,7 @@ func TestFleetRunWaitingShowsInAgentList(t *testing.T) {
 	fake := c.fake(t, model.script)
 	cli := c.prep(t, fake.URL)
 	env := append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
-	if _, stderr, err := runIn(t, dir, env, "agent", "create", "papi", "--cli", "claude", "--spec", "warm up"); err != nil {
-		t.Fatalf("agent create: %v\n%s", err, stderr)
-	}
-	t.Cleanup(func() { runIn(t, dir, env, "agent", "stop", "papi") })
-	waitAgent(t, dir, env, "idle", "failed")
-	if _, stderr, err := runIn(t, dir, env, "agent", "start", "papi", "--task", "a1b2c3", "--approval-mode", "ask"); err != nil {
-		t.Fatalf("agent start: %v\n%s", err, stderr)
-	}
+	startPapiSupervised(t, dir, env)
 	p := waitPending(t, dir, &syncBuffer{})
 	id := fmt.Sprint(p.ID)
 	until(t, "agent list --json says papi waits for request "+id, func() (bool, string) {
@@ -82,4 +71,30 @@ func TestFleetRunWaitingShowsInAgentList(t *testing.T) {
 		a, out := papiListed(t, dir, env)
 		return a.Status == "busy" && a.Waiting == nil, out
 	})
+}
+
+// gitInitCommitted makes dir a repository with everything committed on
+// main (the fleet makes its worktrees from it).
+func gitInitCommitted(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// startPapiSupervised creates agent papi (claude; its warm-up run on its
+// spec, idle after it) and starts it on task a1b2c3 supervised (approval
+// mode ask); papi is stopped at the end of the test.
+func startPapiSupervised(t *testing.T, dir string, env []string) {
+	t.Helper()
+	if _, stderr, err := runIn(t, dir, env, "agent", "create", "papi", "--cli", "claude", "--spec", "warm up"); err != nil {
+		t.Fatalf("agent create: %v\n%s", err, stderr)
+	}
+	t.Cleanup(func() { runIn(t, dir, env, "agent", "stop", "papi") })
+	waitAgent(t, dir, env, "idle", "failed")
+	if _, stderr, err := runIn(t, dir, env, "agent", "start", "papi", "--task", "a1b2c3", "--approval-mode", "ask"); err != nil {
+		t.Fatalf("agent start: %v\n%s", err, stderr)
+	}
 }
