@@ -29,6 +29,8 @@ type boardData struct {
 	// Review is the workspace's word for REVIEW: its cards link to the
 	// change's review page.
 	Review string
+	// Waiting is what each task's session waits a person for, by task ID.
+	Waiting map[string]*waitBadge
 }
 
 func (s *Server) boardData(ctx context.Context) boardData {
@@ -40,7 +42,7 @@ func (s *Server) boardData(ctx context.Context) boardData {
 	if err != nil {
 		return boardData{Error: err.Error()}
 	}
-	d := boardData{Statuses: v.Statuses(), Problems: len(diags)}
+	d := boardData{Statuses: v.Statuses(), Problems: len(diags), Waiting: s.waits(ctx).byTask}
 	d.Review, _ = task.WorkflowStatus(v, task.StatusReview)
 	idx := map[string]int{}
 	for i, st := range d.Statuses {

@@ -19,6 +19,8 @@ type agentRow struct {
 	fleet.Agent
 	// List are the include_in_list metadata fields, in the Taskfile's order.
 	List []metaField
+	// Waiting is what the agent's run waits a person for (nil: nothing).
+	Waiting *waitBadge
 }
 
 type metaField struct{ Name, Value string }
@@ -46,8 +48,10 @@ func (s *Server) fleetData(ctx context.Context, forms bool) fleetData {
 		return d
 	}
 	s.o.Fleet.WithMetadata(ctx, agents, metadata.ListFields)
+	waits := s.waits(ctx)
 	for _, a := range agents {
 		row := agentRow{Agent: a}
+		row.Waiting = waits.agent(&row.Agent)
 		vals := a.Summary().Metadata
 		for _, n := range a.MetadataNames() {
 			if v, ok := vals[n]; ok {

@@ -25,7 +25,10 @@ const (
 // topicsOf says which regions an event makes stale.
 func topicsOf(k events.Kind) []string {
 	switch k {
-	case events.SupervisionChanged, events.RequestChanged, events.PromptChanged, events.AlertChanged, events.SessionChanged, events.SessionsPurged:
+	case events.SupervisionChanged, events.RequestChanged, events.PromptChanged, events.AlertChanged, events.SessionChanged:
+		// The Fleet's and the Board's cards say what their sessions wait for.
+		return []string{topicInbox, topicSessions, topicFleet, topicBoard}
+	case events.SessionsPurged:
 		return []string{topicInbox, topicSessions}
 	case events.SteeringChanged, events.CheckpointChanged: // the session page's steering and checkpoints
 		return []string{topicSessions}

@@ -74,14 +74,9 @@ func startProcess(args []string, req Request, c Command, parser Parser, onEvent 
 				io.Copy(io.Discard, outR) // keep draining so the child never blocks
 			}
 		}()
-		readLines(io.TeeReader(outR, p.stdout), maxLine, func(line []byte) {
-			for _, ev := range parser.Line(line) {
-				if onEvent != nil {
-					ev.Text = clip(ev.Text, MaxEventText)
-					onEvent(ev)
-				}
-			}
-		})
+		out := newParsing(parser, onEvent)
+		defer out.end()
+		readLines(io.TeeReader(outR, p.stdout), maxLine, out.line)
 	}()
 	go func() {
 		defer p.readers.Done()

@@ -163,13 +163,29 @@ type Result struct {
 func (r Result) OK() bool { return r.Error == "" && !r.Canceled && !r.TimedOut && r.Stopped == "" }
 
 // Parser consumes one run's output. Line is called for each stdout line, in
-// order, from one goroutine; Finish once after the process ended.
+// order, one call at a time (and Flush, when the parser has it, between
+// them); Finish once after the process ended.
 type Parser interface {
 	Line(line []byte) []Event
 	// Finish completes the result from what was seen. stdout is the captured
 	// stdout (possibly head/tail only), stderr the captured stderr tail.
 	Finish(res *Result, stdout, stderr []byte)
 }
+
+// Flusher is a Parser that holds back what a CLI streams in small pieces
+// (gemini's assistant text deltas) to report it as one event. Flush
+// reports what it holds (nothing: nil). The runner calls it once the
+// output has been quiet for FlushAfter, and at the end of the output (the
+// CLI's exit, or its stop), so held text reaches the log within a second
+// and is never lost.
+type Flusher interface {
+	Flush() []Event
+}
+
+// FlushAfter is the quiet interval after which a Flusher's held text is
+// reported: short enough to read as live, long enough that a stream of
+// deltas makes one event, not one per word.
+const FlushAfter = 300 * time.Millisecond
 
 // Runner knows one agent CLI: how to invoke it and how to read its output.
 type Runner interface {

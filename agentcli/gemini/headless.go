@@ -135,19 +135,30 @@ func (p *geminiParser) Line(line []byte) []runner.Event {
 		if p.response.Len() < runner.MaxResponse {
 			p.response.WriteString(ev.Content)
 		}
-		if p.pending.Len() < runner.MaxEventText {
-			p.pending.WriteString(ev.Content)
+		// A long message is reported in events of up to MaxEventText
+		// (an event's text is cut beyond it), none of it dropped.
+		var evs []runner.Event
+		if p.pending.Len()+len(ev.Content) > runner.MaxEventText {
+			evs = p.Flush()
 		}
-		return nil
+		p.pending.WriteString(ev.Content)
+		return evs
 	}
 	// Assistant text streams as many small deltas: it is reported as one
-	// message event when the next other event arrives.
-	var evs []runner.Event
-	if p.pending.Len() > 0 {
-		evs = append(evs, runner.Event{Kind: "message", Text: p.pending.String()})
-		p.pending.Reset()
+	// message event when the next other event arrives, or when the stream
+	// has been quiet a moment or ends (Flush, from the runner).
+	return append(p.Flush(), p.event(ev)...)
+}
+
+// Flush reports the assistant text held so far as one message event
+// (runner.Flusher).
+func (p *geminiParser) Flush() []runner.Event {
+	if p.pending.Len() == 0 {
+		return nil
 	}
-	return append(evs, p.event(ev)...)
+	ev := runner.Event{Kind: "message", Text: p.pending.String()}
+	p.pending.Reset()
+	return []runner.Event{ev}
 }
 
 func (p *geminiParser) event(ev geminiStreamEvent) []runner.Event {

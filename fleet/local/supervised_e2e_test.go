@@ -55,8 +55,9 @@ func TestFleetSupervisedRunWaitsForApproval(t *testing.T) {
 	if p.Agent != "papi" || p.Owner != "ana" || p.CLI != "claude" || !strings.Contains(p.Command, "touch ok.txt") {
 		t.Fatalf("the request as the inbox lists it: %+v", p)
 	}
-	if a, _ := f.Show(ctx, "papi"); a.Status != fleet.StatusBusy {
-		t.Fatalf("while the request waits the agent is %s", a.Status)
+	// While the request waits the agent is waiting, for it (issue 30).
+	if a := waitReal(t, f, "papi", nil, fleet.StatusWaiting); a.Waiting == nil || a.Waiting.ID != p.ID {
+		t.Fatalf("papi waits for %+v, want request %d", a.Waiting, p.ID)
 	}
 	if _, err := st.Decide(ctx, store.Decision{RequestID: p.ID, Approve: true, By: "ana", Surface: store.SurfaceTerminal}); err != nil {
 		t.Fatal(err)

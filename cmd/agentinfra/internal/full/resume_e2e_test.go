@@ -256,21 +256,10 @@ func TestFleetRunResumedAfterItsSupervisorIsKilled(t *testing.T) {
 	fake := c.fake(t, resumeScript)
 	dir, _ := dispatchCLISetup(t)
 	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "tasks", "a1b2c3_add-retry", "README.md"), "# Add retry\n\nPlease touch ok.txt in the current folder.\n\n## Status log\n\n")
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitInitCommitted(t, dir)
 	cli := c.cli(t, fake.URL)
 	env := append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
-	if _, stderr, err := runIn(t, dir, env, "agent", "create", "papi", "--cli", "claude", "--spec", "warm up"); err != nil {
-		t.Fatalf("agent create: %v\n%s", err, stderr)
-	}
-	t.Cleanup(func() { runIn(t, dir, env, "agent", "stop", "papi") })
-	waitAgent(t, dir, env, "idle", "failed")
-	if _, stderr, err := runIn(t, dir, env, "agent", "start", "papi", "--task", "a1b2c3", "--approval-mode", "ask"); err != nil {
-		t.Fatalf("agent start: %v\n%s", err, stderr)
-	}
+	startPapiSupervised(t, dir, env)
 	first := waitPending(t, dir, &syncBuffer{})
 	ws, _ := workspace.New(dir)
 	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})

@@ -23,6 +23,10 @@
 //	         "tool" instead of "tool_name": a protocol change
 //	exec     run `sh -c "$STUB_EXEC"` (an agent's shell command), its output
 //	         and "exit N" to STUB_EXEC_OUT, then a session that succeeds
+//	script   print the lines of the file STUB_SCRIPT one at a time (each
+//	         written at once), but for these: "#gate PATH" waits until PATH
+//	         exists, "#touch PATH" creates PATH, "#hang" sleeps forever;
+//	         then exit 0 (a stream paced by the test)
 //
 // Without STUB_MODE the mode is read from the file beside the binary named
 // as it is with ".mode" appended: a run whose environment is cleaned (the
@@ -152,6 +156,8 @@ func main() {
 		}
 		os.WriteFile(os.Getenv("STUB_EXEC_OUT"), fmt.Appendf(out, "\nexit %d\n", code), 0o644)
 		session(w)
+	case "script":
+		script(w)
 	case "sleep":
 		for {
 			time.Sleep(time.Hour)
@@ -343,4 +349,34 @@ func writeFiles(files map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// script prints STUB_SCRIPT's lines, paced by its "#" lines (see the
+// package doc).
+func script(w *bufio.Writer) {
+	b, err := os.ReadFile(os.Getenv("STUB_SCRIPT"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stub:", err)
+		os.Exit(1)
+	}
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "#gate "):
+			for {
+				if _, err := os.Stat(strings.TrimPrefix(line, "#gate ")); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		case strings.HasPrefix(line, "#touch "):
+			os.WriteFile(strings.TrimPrefix(line, "#touch "), nil, 0o644)
+		case line == "#hang":
+			for {
+				time.Sleep(time.Hour)
+			}
+		default:
+			fmt.Fprintln(w, line)
+			w.Flush()
+		}
+	}
 }
