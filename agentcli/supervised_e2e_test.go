@@ -335,7 +335,7 @@ func TestPolicyAutoApproves(t *testing.T) {
 func TestBrokenPolicyAsksForEverything(t *testing.T) {
 	forEachCLI(t, func(t *testing.T, c cliCase) {
 		s := newSetup(t, c, "auto_approve:\n  commands: [\"touch ok.txt\"\n", "commands: [\"*\"]\n")
-		if p := policy.Load(s.cli.Dir, s.paths); !p.AskAll || !strings.Contains(strings.Join(p.Warnings, ""), "line") {
+		if p := policy.Load(s.cli.Dir, s.paths); !p.AskAll || !strings.Contains(strings.Join(p.Warnings, ""), ".agent/policy.yaml:1:1: ") {
 			t.Fatalf("the broken policy: %+v", p)
 		}
 		res, err := s.run(t, c, func(r store.Request) {
