@@ -11,6 +11,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,20 +62,30 @@ func TestFleetRunRecordedAfterItsDatabaseWasDeleted(t *testing.T) {
 	}
 	waitStatus(t, f, "papi", fleet.StatusIdle)
 
-	h, err := f.History(ctx, "papi", 1, fleet.DefaultPageSize)
+	tr, row, rec := endedRun(t, f, "papi", runID)
+	tk := taskOf(t, ws, "c3c3c3")
+	if !row.Finished || rec.EndedAt == nil || rec.Status != tr.Status || rec.StatusAfter != tk.Status || !strings.Contains(tr.ExitReason, "task c3c3c3 is "+tk.Status) {
+		t.Fatalf("they disagree: the row (finished %v) says %s/%s, task after %s; the history %s (%s); the matrix %s",
+			row.Finished, rec.Outcome, rec.Status, rec.StatusAfter, tr.Status, tr.ExitReason, tk.Status)
+	}
+	t.Logf("run %s: %s, %s; task %s; warnings %q", runID, rec.Outcome, tr.ExitReason, tk.Status, rec.Warnings)
+}
+
+// endedRun is run runID of agent name as the agent's history lists it and
+// as the database now at the store's path keeps it (its row and record),
+// the record saying its database was lost.
+func endedRun(t *testing.T, f *Fleet, name, runID string) (fleet.TaskRun, store.RunRow, *agentrun.Record) {
+	t.Helper()
+	ctx := context.Background()
+	h, err := f.History(ctx, name, 1, fleet.DefaultPageSize)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tr *fleet.TaskRun
-	for i := range h.Tasks {
-		if h.Tasks[i].ID == runID {
-			tr = &h.Tasks[i]
-		}
-	}
-	if tr == nil {
+	i := slices.IndexFunc(h.Tasks, func(tr fleet.TaskRun) bool { return tr.ID == runID })
+	if i < 0 {
 		t.Fatalf("the agent's history does not list run %s: %+v", runID, h.Tasks)
 	}
-	st, err := store.OpenWorkspace(ctx, ws, store.Options{})
+	st, err := store.OpenWorkspace(ctx, f.ws, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,13 +98,8 @@ func TestFleetRunRecordedAfterItsDatabaseWasDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk := taskOf(t, ws, "c3c3c3")
-	if !row.Finished || rec.EndedAt == nil || rec.Status != tr.Status || rec.StatusAfter != tk.Status || !strings.Contains(tr.ExitReason, "task c3c3c3 is "+tk.Status) {
-		t.Fatalf("they disagree: the row (finished %v) says %s/%s, task after %s; the history %s (%s); the matrix %s",
-			row.Finished, rec.Outcome, rec.Status, rec.StatusAfter, tr.Status, tr.ExitReason, tk.Status)
-	}
 	if !strings.Contains(strings.Join(rec.Warnings, "\n"), "the database was deleted or replaced during the run") {
 		t.Errorf("the record does not say its database was lost: %q", rec.Warnings)
 	}
-	t.Logf("run %s: %s, %s; task %s; warnings %q", runID, rec.Outcome, tr.ExitReason, tk.Status, rec.Warnings)
+	return h.Tasks[i], row, rec
 }
