@@ -41,9 +41,15 @@ type inboxView struct {
 	// Down are the hosts (supervised agents' workspaces on Coder) that
 	// cannot be reached: their items are not listed until they can.
 	Down []supervision.HostState
+	// After is the page's cursor (0: the first page); More counts the
+	// requests after the page, Next is the cursor of the next page.
+	After, Next int64
+	More        int
 }
 
-func (v inboxView) Empty() bool { return len(v.Requests)+len(v.Prompts)+len(v.Alerts) == 0 }
+func (v inboxView) Empty() bool {
+	return len(v.Requests)+len(v.Prompts)+len(v.Alerts) == 0 && v.More == 0
+}
 
 // keepIDs are the items a page shows already (data-key 12, p12, s12): they
 // stay on the page in their current state once decided elsewhere.
@@ -69,14 +75,16 @@ func parseKeep(q string) keepIDs {
 	return k
 }
 
-// inboxOf is what waits (the service's inbox) and the items of keep in
-// their current state, each list oldest first.
-func (s *Server) inboxOf(ctx context.Context, keep keepIDs) (inboxView, error) {
-	in, err := s.svc.Inbox(ctx)
+// inboxOf is what waits (the service's inbox, the page after the cursor
+// after: a flood of requests is not one page as long as the flood) and
+// the items of keep in their current state, each list oldest first.
+func (s *Server) inboxOf(ctx context.Context, after int64, keep keepIDs) (inboxView, error) {
+	all, err := s.svc.Inbox(ctx)
 	if err != nil {
 		return inboxView{}, err
 	}
-	var v inboxView
+	in := all.Page(after, supervision.InboxPageSize)
+	v := inboxView{After: after, Next: in.Next, More: in.More}
 	for _, h := range in.Hosts {
 		if !h.Reachable {
 			v.Down = append(v.Down, h)

@@ -40,7 +40,7 @@ func (s *Server) cardOf(ctx context.Context, r supervision.Request) card {
 }
 
 func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request) {
-	v, err := s.inboxOf(r.Context(), keepIDs{})
+	v, err := s.inboxOf(r.Context(), pageAfter(r), keepIDs{})
 	if err != nil {
 		s.fail(w, r, "/inbox", err)
 		return
@@ -49,12 +49,22 @@ func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) inboxList(w http.ResponseWriter, r *http.Request) {
-	v, err := s.inboxOf(r.Context(), parseKeep(r.URL.Query().Get("keep")))
+	v, err := s.inboxOf(r.Context(), pageAfter(r), parseKeep(r.URL.Query().Get("keep")))
 	if err != nil {
 		http.Error(w, err.Error(), statusOf(err))
 		return
 	}
 	s.render(w, "inbox", "inbox-list", v)
+}
+
+// pageAfter is the inbox page's cursor, ?after=ID (0, the first page,
+// when there is none or it is not a number).
+func pageAfter(r *http.Request) int64 {
+	id, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	if err != nil || id < 0 {
+		return 0
+	}
+	return id
 }
 
 func requestID(r *http.Request) (int64, error) {

@@ -207,7 +207,11 @@ func appendFile(path, text string) error {
 // one is created where there is none): the run's row then says what its
 // result file and its task say, where every later command reads it.
 func (r *record) renewStore(o *Outcome) {
-	if r.st == nil || r.st.Check() == nil {
+	if r.st == nil {
+		return
+	}
+	lost := r.st.LostNote()
+	if lost == "" {
 		return
 	}
 	fresh, err := store.Open(context.Background(), r.st.Path(), store.Options{})
@@ -217,5 +221,5 @@ func (r *record) renewStore(o *Outcome) {
 	}
 	r.st.Close()
 	r.st = fresh
-	o.Warnings = append(o.Warnings, "the database was deleted or replaced during the run: the run's record is written to the one now at "+fresh.Path())
+	o.Warnings = append(o.Warnings, lost)
 }

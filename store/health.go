@@ -50,6 +50,17 @@ func (s *Store) Check() error {
 	return nil
 }
 
+// LostNote is what a run's record says when the database this store
+// opened was deleted or replaced while the run went on ("" when it is
+// still the file at its path): the run's record is then written to the
+// database now at the path, where every later command reads it.
+func (s *Store) LostNote() string {
+	if s.Check() == nil {
+		return ""
+	}
+	return "the database was deleted or replaced during the run: the run's record is written to the one now at " + s.path
+}
+
 // damaged says whether err is SQLite's "not a database" or "malformed".
 func damaged(err error) bool {
 	var se *sqlite.Error

@@ -202,10 +202,16 @@ func (b *supervisorBooks) Open(ctx context.Context) (agentrun.Recorder, error) {
 
 // Close ends the run under the agent's lock, unless a stop that gave up
 // on the supervisor recorded it meanwhile; a run a stop asked for ends
-// stopped.
+// stopped. The end is booked in the database now at the store's path
+// (endLocked opens it afresh): when the one Open opened was deleted or
+// replaced meanwhile, the record says so (issue 27: the run's record, its
+// history and its task agree, where every later command reads them).
 func (b *supervisorBooks) Close(ctx context.Context, end func(stopped bool) error) error {
 	f := b.f
 	if b.st != nil {
+		if lost := b.st.LostNote(); lost != "" {
+			b.rec.Warnings = append(b.rec.Warnings, lost)
+		}
 		b.st.Close()
 	}
 	b.err = statefile.WithLock(ctx, f.p.agentLock(b.name), func() error {

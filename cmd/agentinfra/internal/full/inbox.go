@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/cmd/agentinfra/internal/cli"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
 	"github.com/agentinfra/agentinfra/internal/termsafe"
@@ -27,6 +28,10 @@ type InboxOptions struct {
 	Watch bool
 	Quiet bool
 	JSON  bool
+	// Limit is the page size (0: every request); After the cursor (the
+	// last request ID of the page before).
+	Limit int
+	After int64
 }
 
 func NewCmdInbox(f *Factory, runF func(context.Context, *InboxOptions) error) *cobra.Command {
@@ -44,6 +49,13 @@ the continuation prompts (p4: a turn ended short, with a question or on an
 error) and the stall alerts (s2: an agent went silent), answered with
 'agentinfra answer'.
 
+The requests are listed a page at a time, in the order of their IDs: 50
+(--limit N; 0 lists them all). Below a page that is not the last: how many
+more wait and the command that lists the next page ('--after ID', the last
+ID shown). The prompts and alerts are on the first page. With --json the
+array ends with {"type": "more", "more": N, "next": ID, "command": ...}
+when more wait.
+
 --watch keeps the list on screen and updates it as requests come and go (from
 any process); with --json it prints one JSON array per change. It rings the
 terminal's bell (on stderr) each time something new starts waiting — a request,
@@ -51,9 +63,14 @@ a prompt or a stall alert; --quiet keeps it silent.`,
 		Example: `  agentinfra inbox
   agentinfra inbox --watch
   agentinfra inbox --json
+  agentinfra inbox --after 50
+  agentinfra inbox --limit 0
   agentinfra inbox show 12`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Limit < 0 || o.After < 0 {
+				return agenterr.Invalidf("limit", "--limit and --after take a number of 0 or more")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -63,6 +80,8 @@ a prompt or a stall alert; --quiet keeps it silent.`,
 	cmd.Flags().BoolVar(&o.Watch, "watch", false, "keep watching and update the list on every change")
 	cmd.Flags().BoolVar(&o.Quiet, "quiet", false, "with --watch: no bell when something new waits")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the requests as a JSON array (one per change with --watch)")
+	cmd.Flags().IntVar(&o.Limit, "limit", supervision.InboxPageSize, "list at most N requests (0: all of them)")
+	cmd.Flags().Int64Var(&o.After, "after", 0, "list the requests after request ID (the next page)")
 	cmd.AddCommand(NewCmdInboxShow(f, nil))
 	return cmd
 }
@@ -82,11 +101,12 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 	}
 	var seen map[string]bool // what waited at the last listing (nil before the first)
 	for {
-		in, err := env.svc.Inbox(ctx)
+		all, err := env.svc.Inbox(ctx)
 		if err != nil {
 			return err
 		}
-		now := waitingRefs(in)
+		now := waitingRefs(all)
+		in := all.Page(o.After, o.Limit)
 		if seen != nil && !o.Quiet {
 			for ref := range now {
 				if !seen[ref] {
@@ -98,7 +118,7 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 		seen = now
 		switch {
 		case o.JSON:
-			items, err := inboxItems(in)
+			items, err := inboxItems(in, o.Limit)
 			if err != nil {
 				return err
 			}
@@ -110,9 +130,12 @@ func inboxRun(ctx context.Context, o *InboxOptions) error {
 				fmt.Fprint(o.IO.Out, "\033[H\033[2J") // a fresh screen each time
 			}
 			if o.Watch {
-				fmt.Fprintf(o.IO.Out, "%s — %d pending (Ctrl-C to stop)\n", o.Now().Format("15:04:05"), len(in.Requests))
+				fmt.Fprintf(o.IO.Out, "%s — %d pending (Ctrl-C to stop)\n", o.Now().Format("15:04:05"), in.Total)
 			}
 			writeInbox(o.IO.Out, in.Requests, o.Now(), o.IO.Width)
+			if next := in.NextCommand(o.Limit); next != "" {
+				fmt.Fprintf(o.IO.Out, "… %d more pending request(s): %s\n", in.More, next)
+			}
 			writeWaiting(o.IO.Out, in.Prompts, in.Alerts, o.Now())
 			writeHosts(o.IO.Out, in.Hosts, o.Now())
 		}
@@ -167,11 +190,13 @@ func writeInbox(w io.Writer, pending []supervision.PendingView, now time.Time, w
 	tw.Flush()
 }
 
-// inboxItems is the JSON of the inbox: the approval requests as before
-// (each now with "type": "approval"), then the continuation prompts
+// inboxItems is the JSON of a page of the inbox: the approval requests as
+// before (each now with "type": "approval"), then the continuation prompts
 // ("type": "prompt", "ref": "p4") and the active stall alerts ("type":
-// "alert", "ref": "s2").
-func inboxItems(in supervision.Inbox) ([]map[string]any, error) {
+// "alert", "ref": "s2"), and last, when more requests wait, "type":
+// "more" with their count, the next page's cursor and command (an item
+// of the array, as "unreachable" is: the array stays what it was).
+func inboxItems(in supervision.InboxPage, limit int) ([]map[string]any, error) {
 	items := []map[string]any{}
 	add := func(v any, typ, ref string) error {
 		b, err := json.Marshal(v)
@@ -212,6 +237,9 @@ func inboxItems(in supervision.Inbox) ([]map[string]any, error) {
 		if err := add(h, "unreachable", ""); err != nil {
 			return nil, err
 		}
+	}
+	if in.More > 0 {
+		items = append(items, map[string]any{"type": "more", "more": in.More, "next": in.Next, "command": in.NextCommand(limit)})
 	}
 	return items, nil
 }
