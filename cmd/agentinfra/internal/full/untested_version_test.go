@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 )
 
@@ -19,13 +18,7 @@ import (
 // from the cache, as for every run after the first: here the stub claude's refused check, rewritten as
 // passed at 2.2.0.
 func TestASupervisedRunOfAnUntestedVersionWarnsOnce(t *testing.T) {
-	dir, _ := dispatchCLISetup(t)
-	tools := agentstub.Install(t, t.TempDir(), "claude")
-	fakemodel.WriteFile(t, filepath.Join(tools, "node_modules", ".bin", "claude.mode"), "claude-renamed\n")
-	home := t.TempDir()
-	cache := filepath.Join(home, ".cache")
-	env := []string{"AGENTINFRA_ROOT=" + dir, "AGENTINFRA_TOOLS=" + tools, "AGENTINFRA_USER=ana", "HOME=" + home,
-		"XDG_CACHE_HOME=" + cache, "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}
+	dir, env, cache := renamedClaude(t)
 	if out, stderr, err := runIn(t, dir, env, "dispatch", "a1b2c3", "--cli", "claude", "--approval-mode", "ask"); exitCode(err) != 6 {
 		t.Fatalf("the first dispatch: exit %d, want 6 (its check failed)\n%s\n%s", exitCode(err), out, stderr)
 	}
