@@ -23,6 +23,10 @@ type sessionKind struct{}
 // nothing but say why).
 const actionSessionMode = "session_mode"
 
+// actionSessionResume is the Resume button of an interrupted session's
+// first message: its run restarted on the CLI's own session (issue 33).
+const actionSessionResume = "session_resume"
+
 func (sessionKind) item() string { return supervision.ItemSession }
 
 func (sessionKind) handles(action string) bool {
@@ -33,9 +37,31 @@ func (sessionKind) handles(action string) bool {
 	return false
 }
 
-func (sessionKind) buttons() []string { return nil }
+func (sessionKind) buttons() []string { return []string{actionSessionResume} }
 
-func (sessionKind) onClick(context.Context, *Service, click) error { return nil }
+// onClick resumes the session through the service (who may: its owner or
+// an operator, as from the terminal), and says so in the thread; a resume
+// that cannot start says why to the clicker, the session left interrupted.
+func (sessionKind) onClick(ctx context.Context, s *Service, c click) error {
+	ses, err := s.sup.Session(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	if ok, err := s.allowed(ctx, c, ses, 0, fmt.Sprintf("resume session %d", ses.ID)); !ok {
+		return err
+	}
+	r, err := s.sup.Resume(ctx, c.actor(), ses.ID)
+	if err != nil {
+		s.ephemeral(ctx, c.Channel, c.ThreadTS, c.UserID, fmt.Sprintf("Session %d was not resumed: %s", ses.ID, inert(err.Error(), oneLine, 500)))
+		return nil
+	}
+	text, blocks := startBlocks(r.Session, s.conf)
+	if err := s.update(ctx, c.Channel, c.TS, text, blocks); err != nil {
+		return err
+	}
+	_, err = s.post(ctx, c.Channel, c.TS, fmt.Sprintf(":arrow_forward: Resumed by %s: the run goes on under a new supervisor.", s.conf.mention(c.Person)), nil)
+	return err
+}
 
 func (sessionKind) onText(context.Context, *Service, input, string) error { return nil }
 
@@ -166,10 +192,14 @@ func startBlocks(ses supervision.Session, conf Config) (string, []slack.Block) {
 		state, word = ":checkered_flag: "+inert(ses.Status, oneLine, 20), inert(ses.Status, oneLine, 20)
 	}
 	text := fmt.Sprintf("Session %d %s: %s", ses.ID, word, title)
-	return text, []slack.Block{
+	blocks := []slack.Block{
 		section(fmt.Sprintf("*Session %d* %s — %s", ses.ID, state, title)),
 		slack.NewContextBlock("", md(sessionLine(conf, ses)+" · approvals and questions come in this thread; reply with `@agentinfra` to talk to it")),
 	}
+	if supervision.Resumable(ses) {
+		blocks = append(blocks, buttons(fmt.Sprintf("session-%d", ses.ID), ses.ID, [3]string{actionSessionResume, "Resume", "primary"}))
+	}
+	return text, blocks
 }
 
 // endBlocks is the thread's last message: the outcome of the run.

@@ -60,6 +60,13 @@ func newWorld(t *testing.T, conf Config) *world {
 // left for review (rv).
 func newReviewWorld(t *testing.T, conf Config, rv *review.Service) *world {
 	t.Helper()
+	return newWorldOf(t, conf, rv, nil)
+}
+
+// newWorldOf is newWorld whose supervision service says what a session's
+// task left for review (rv) and restarts interrupted runs (resume).
+func newWorldOf(t *testing.T, conf Config, rv *review.Service, resume func(*workspace.Workspace) supervision.Resumer) *world {
+	t.Helper()
 	w := &world{t: t, fake: fakeslack.New(t), conf: conf, dbDir: t.TempDir(), review: rv}
 	w.ctx, w.stop = context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(w.stop)
@@ -79,7 +86,11 @@ func newReviewWorld(t *testing.T, conf Config, rv *review.Service) *world {
 		}
 		return ""
 	}
-	if w.sup, err = supervision.New(supervision.Options{Store: st, Config: supervision.Config{Operators: []string{"@bo"}}, Workspace: ws}); err != nil {
+	o := supervision.Options{Store: st, Config: supervision.Config{Operators: []string{"@bo"}}, Workspace: ws}
+	if resume != nil {
+		o.Resume = resume(ws)
+	}
+	if w.sup, err = supervision.New(o); err != nil {
 		t.Fatal(err)
 	}
 	w.start()

@@ -120,7 +120,7 @@ func Run(ctx context.Context, start Starter, o Options) (runner.Result, Outcome,
 		res.Stopped, res.StoppedBy, res.Error = ses.StopText(), ses.EndedBy, ""
 		return res, out, nil
 	}
-	if err != nil && out.Ended == "finished" {
+	if err != nil && (out.Ended == "finished" || out.Reason == reasonCLIExited) {
 		out.Ended, out.TaskStatus, out.Reason = "error", "blocked", err.Error()
 	}
 	return res, out, err
@@ -276,6 +276,7 @@ func (k *keeper) loop(ctx context.Context) Outcome {
 	steered := make(chan struct{}, 1)
 	go k.follow(lctx, steered)
 	procDone := k.procDone(lctx)
+	exited := cliExited(k.b)
 	var prompts int
 	for {
 		select {
@@ -284,6 +285,17 @@ func (k *keeper) loop(ctx context.Context) Outcome {
 			return Outcome{Ended: "canceled", TaskStatus: "blocked", Reason: ctx.Err().Error(), Prompts: prompts}
 		case <-procDone:
 			return Outcome{Ended: "finished", TaskStatus: "review", Prompts: prompts}
+		case <-exited:
+			// The CLI ended by itself (each keeps running until its input
+			// is closed): it crashed, or its bridge stopped it on a message
+			// it did not understand. Waiting for a turn to end would wait
+			// forever; the CLI's result (Run's Wait) says why.
+			select {
+			case <-k.b.TurnEnded():
+				return Outcome{Ended: "finished", TaskStatus: "review", Prompts: prompts}
+			default:
+			}
+			return Outcome{Ended: "error", TaskStatus: "blocked", Reason: reasonCLIExited, Prompts: prompts}
 		case err := <-wdDone:
 			if err != nil {
 				k.st.Record(context.Background(), store.Event{SessionID: k.ses.ID, Actor: store.ActorWatchdog, Surface: store.SurfaceSupervisor,
@@ -368,6 +380,19 @@ func (k *keeper) ask(ctx context.Context, kind, text string, steered <-chan stru
 	}
 	// withdrawn: the session ended
 	return Outcome{Ended: "stopped", TaskStatus: c.Prompts.StopStatus, Reason: p.Reason}, true
+}
+
+// reasonCLIExited is the outcome of a run whose CLI ended before its turn
+// did, until the CLI's result says why.
+const reasonCLIExited = "the agent CLI exited before its turn ended"
+
+// cliExited is closed when b's CLI process has ended (nil, never, for a
+// conversation that does not say its process).
+func cliExited(b runner.Conversation) <-chan struct{} {
+	if p, ok := b.(interface{ Process() *runner.Interactive }); ok && p.Process() != nil {
+		return p.Process().Done()
+	}
+	return nil
 }
 
 func (k *keeper) procDone(ctx context.Context) <-chan struct{} {

@@ -22,12 +22,7 @@ import (
 )
 
 func TestDoctorAndASupervisedDispatchRefuseAClaudeThatAsksInAnotherShape(t *testing.T) {
-	dir, _ := dispatchCLISetup(t)
-	tools := agentstub.Install(t, t.TempDir(), "claude")
-	fakemodel.WriteFile(t, filepath.Join(tools, "node_modules", ".bin", "claude.mode"), "claude-renamed\n")
-	home := t.TempDir()
-	env := []string{"AGENTINFRA_ROOT=" + dir, "AGENTINFRA_TOOLS=" + tools, "AGENTINFRA_USER=ana", "HOME=" + home,
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}
+	dir, env, _ := renamedClaude(t)
 
 	out, stderr, err := runIn(t, dir, env, "doctor", "--json")
 	if code := exitCode(err); code != 6 {
@@ -70,6 +65,21 @@ func TestDoctorAndASupervisedDispatchRefuseAClaudeThatAsksInAnotherShape(t *test
 	if after := matrixOf(t, dir); after != before {
 		t.Errorf("the refused dispatch changed the matrix:\n%s", after)
 	}
+}
+
+// renamedClaude is a workspace with task a1b2c3, and the environment of a
+// command run in it whose claude is the stub asking permission in another
+// shape (claude-renamed), its cache folder the test's own.
+func renamedClaude(t *testing.T) (dir string, env []string, cache string) {
+	t.Helper()
+	dir, _ = dispatchCLISetup(t)
+	tools := agentstub.Install(t, t.TempDir(), "claude")
+	fakemodel.WriteFile(t, filepath.Join(tools, "node_modules", ".bin", "claude.mode"), "claude-renamed\n")
+	home := t.TempDir()
+	cache = filepath.Join(home, ".cache")
+	env = []string{"AGENTINFRA_ROOT=" + dir, "AGENTINFRA_TOOLS=" + tools, "AGENTINFRA_USER=ana", "HOME=" + home,
+		"XDG_CACHE_HOME=" + cache, "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}
+	return dir, env, cache
 }
 
 // exitCode is the exit code of a command's error (0 when it succeeded).
