@@ -69,7 +69,7 @@ func readCache(path string) map[string]cached {
 
 // Require is the check a supervised run of cli (at bin; "" = where
 // agentinfra looks it up) passes before it starts: the cached result of
-// the binary as it is, or a live check now (then cached). A CLI that failed
+// the binary as it is, or a live check now (cached when it passes). A CLI that failed
 // is refused (ErrCheckFailed, kind unavailable) with what differs; one
 // outside the tested versions passes with a warning for the run to give
 // once. A CLI that is not found is left to the run, which says so.
@@ -101,11 +101,17 @@ func Require(ctx context.Context, cli, bin string, getenv func(string) string) (
 			return "", ctx.Err()
 		}
 		c = cached{Version: f.Version, OK: f.OK, Problem: f.Problem, CheckedAt: time.Now().UTC()}
-		all := readCache(path)
-		all[key] = c
-		b, _ := json.MarshalIndent(all, "", "  ")
-		if err := atomicfile.Write(path, b); err != nil {
-			return "", fmt.Errorf("save the protocol check of %s in %s: %w", cli, path, err)
+		// Only a pass is kept: a failure may come from this process's
+		// environment (a PATH without node or touch failed every later
+		// supervised run of the machine once it was cached), so it is
+		// checked again next time, and fixing the cause is enough.
+		if c.OK {
+			all := readCache(path)
+			all[key] = c
+			b, _ := json.MarshalIndent(all, "", "  ")
+			if err := atomicfile.Write(path, b); err != nil {
+				return "", fmt.Errorf("save the protocol check of %s in %s: %w", cli, path, err)
+			}
 		}
 	}
 	if !c.OK {

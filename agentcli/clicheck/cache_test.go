@@ -62,3 +62,25 @@ func TestRequireWarnsOfAnUntestedVersionAndRefusesAFailedCheck(t *testing.T) {
 		t.Errorf("a claude that failed the check: %v", err)
 	}
 }
+
+// A live check that fails is refused but not kept: the failure may be this
+// process's environment (a PATH without node), and a cached one refused
+// every later supervised run of the machine until the cache was deleted.
+func TestAFailedCheckIsNotCached(t *testing.T) {
+	bin := agentstub.Named(t, "claude")
+	if err := os.WriteFile(bin+".mode", []byte("claude-renamed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"XDG_CACHE_HOME": t.TempDir(), "PATH": os.Getenv("PATH")}
+	getenv := func(k string) string { return env[k] }
+	if _, err := Require(context.Background(), "claude", bin, getenv); !errors.Is(err, ErrCheckFailed) {
+		t.Fatalf("a claude that asks in another shape: %v, want the check failed", err)
+	}
+	key, err := binaryKey("claude", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := readCache(cacheFile(getenv))[key]; ok {
+		t.Fatalf("the failure was cached: %+v", c)
+	}
+}
