@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/agentinfra/agentinfra/agentcli/clicheck"
 	"github.com/agentinfra/agentinfra/runner"
@@ -15,11 +16,7 @@ import (
 // one outside the tested versions warns, once, in the record and the run's
 // events.
 func (x *execution) checkCLI(ctx context.Context) error {
-	getenv := x.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	warning, err := clicheck.Require(ctx, x.Record.CLI, x.Request.Binary, getenv)
+	warning, err := clicheck.Require(ctx, x.Record.CLI, x.Request.Binary, x.cliGetenv())
 	if err != nil {
 		return err
 	}
@@ -30,4 +27,30 @@ func (x *execution) checkCLI(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// cliGetenv is the environment the run's CLI will see, as the check reads
+// it: the request's own variables first, then the run's, and this
+// process's PATH when neither names one (the CLI inherits it): a check
+// run without PATH finds no node and fails a CLI that works.
+func (x *execution) cliGetenv() func(string) string {
+	getenv := x.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	own := map[string]string{}
+	for _, kv := range x.Request.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			own[k] = v
+		}
+	}
+	return func(k string) string {
+		if v, ok := own[k]; ok {
+			return v
+		}
+		if v := getenv(k); v != "" || k != "PATH" {
+			return v
+		}
+		return os.Getenv("PATH")
+	}
 }
