@@ -305,7 +305,7 @@ func TestApproveForTheSessionCoversTheSameActionOnly(t *testing.T) {
 		d := startAskingDispatch(t, c, "touch ok.txt", "touch ok.txt", "touch two.txt")
 		first := d.nthRequest(t, 1)
 		code, out, e := binIn(t, d.dir, d.env, "approve", first[1], "--session")
-		if code != 0 || !strings.Contains(out, "Request "+first[1]+" approved for the rest of session ") {
+		if code != 0 || !strings.Contains(out, "Request "+first[1]+" approved by @ana.") || !strings.Contains(out, "approved without asking until it ends") {
 			t.Fatalf("approve --session: exit %d: %s%s", code, out, e)
 		}
 		second := d.nthRequest(t, 2)
@@ -334,7 +334,7 @@ func TestApproveForTheSessionCoversTheSameActionOnly(t *testing.T) {
 		events, _ := st.Audit(context.Background(), 0)
 		var covered int
 		for _, ev := range events {
-			if ev.Action == "auto_approved" && strings.Contains(string(ev.Detail), `"scope":"session"`) && strings.Contains(string(ev.Detail), "touch ok.txt") {
+			if ev.Action == "policy_allowed" && strings.Contains(string(ev.Detail), `"scope":"session"`) && strings.Contains(string(ev.Detail), "touch ok.txt") {
 				covered++
 			}
 		}
