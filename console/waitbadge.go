@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/internal/waiting"
-	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -47,7 +46,7 @@ type waits struct {
 
 func (s *Server) waits(ctx context.Context) waits {
 	w := waits{byTask: map[string]*waitBadge{}, byRun: map[string]waitBadge{}, runs: map[string]bool{}}
-	views, err := s.svc.SessionViews(ctx, supervision.SessionFilter{Statuses: []string{store.SessionCreated, store.SessionActive, store.SessionPaused}})
+	views, err := s.svc.SessionViews(ctx, supervision.SessionFilter{Statuses: supervision.LiveStatuses})
 	if err != nil {
 		return w
 	}

@@ -45,6 +45,10 @@ type cached struct {
 	CheckedAt time.Time `json:"checked_at"`
 }
 
+// Key is the cache's key of the binary bin of cli as it is now: a test
+// (or a person) that seeds a result writes it under this key.
+func Key(cli, bin string) (string, error) { return binaryKey(cli, bin) }
+
 // binaryKey names a binary as it is: its resolved path, size and
 // modification time (an upgrade or reinstall changes them).
 func binaryKey(cli, bin string) (string, error) {

@@ -9,30 +9,34 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/agentcli/clicheck"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 )
 
 // Issue 33: a supervised run of a CLI outside the tested versions that
 // passed agentinfra's protocol check runs, and warns once, naming both
 // versions, in its record and its tracking note. The check's result comes
-// from the cache, as for every run after the first: here the stub claude's refused check, rewritten as
-// passed at 2.2.0.
+// from the cache, as for every run after the first: here seeded as the
+// stub claude's check passed at 2.2.0.
 func TestASupervisedRunOfAnUntestedVersionWarnsOnce(t *testing.T) {
 	dir, env, cache := renamedClaude(t)
 	if out, stderr, err := runIn(t, dir, env, "dispatch", "a1b2c3", "--cli", "claude", "--approval-mode", "ask"); exitCode(err) != 6 {
 		t.Fatalf("the first dispatch: exit %d, want 6 (its check failed)\n%s\n%s", exitCode(err), out, stderr)
 	}
-	path := filepath.Join(cache, "agentinfra", "cli-checks.json")
-	var checks map[string]map[string]any
-	if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &checks) != nil || len(checks) != 1 {
-		t.Fatalf("the checks' cache: %v %v", checks, err)
+	// A failed check is not cached (it is checked again): the test seeds
+	// the cache with the stub's check passed at 2.2.0.
+	var tools string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "AGENTINFRA_TOOLS="); ok {
+			tools = v
+		}
 	}
-	for key, c := range checks {
-		c["version"], c["ok"], c["problem"] = "2.2.0", true, ""
-		checks[key] = c
+	key, err := clicheck.Key("claude", filepath.Join(tools, "node_modules", ".bin", "claude"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	b, _ := json.Marshal(checks)
-	fakemodel.WriteFile(t, path, string(b))
+	b, _ := json.Marshal(map[string]map[string]any{key: {"version": "2.2.0", "ok": true}})
+	fakemodel.WriteFile(t, filepath.Join(cache, "agentinfra", "cli-checks.json"), string(b))
 
 	// The stub then asks in a shape the bridge does not understand: the
 	// run ends failed with the message (never waits), the task BLOCKED.
