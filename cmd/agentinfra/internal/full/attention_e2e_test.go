@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
@@ -103,7 +104,11 @@ func (s *steps) script(a fakemodel.Ask) fakemodel.Answer {
 		return fakemodel.Answer{Text: "done"}
 	}
 	if h := s.hold[i]; h != nil {
-		<-h
+		// Bounded, so a test that fails before releasing it still ends.
+		select {
+		case <-h:
+		case <-time.After(fakemodel.Timeout):
+		}
 	}
 	return fakemodel.Answer{Shell: s.cmds[i]}
 }

@@ -52,9 +52,11 @@ func TestFleetRunWaitingShowsInAgentList(t *testing.T) {
 	gitInitCommitted(t, dir)
 	hold := make(chan struct{})
 	var release sync.Once
-	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // the fake's handler must not block its shutdown
 	model := &steps{cmds: []string{"touch ok.txt", "touch two.txt"}, hold: map[int]chan struct{}{1: hold}}
 	fake := c.fake(t, model.script)
+	// Registered after the fake, so it runs before the fake's Close (cleanups
+	// run last-in first-out): httptest's Close waits for the held handler.
+	t.Cleanup(func() { release.Do(func() { close(hold) }) })
 	cli := c.prep(t, fake.URL)
 	env := append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
 	startPapiSupervised(t, dir, env)
