@@ -144,6 +144,17 @@ func (s *Server) serveApp(w http.ResponseWriter, r *http.Request, t appTarget) b
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	// Close ends served streams too: httptest's Close waits for every
+	// handler, and a client kept alive by a later cleanup would hang it.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-stop:
+		}
+	}()
 	a.mu.Lock()
 	down := a.down
 	if !down {
