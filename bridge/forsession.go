@@ -56,7 +56,33 @@ func (g *Gate) forSession(ctx context.Context, pol *policy.Policy, a Ask) (store
 // without a person, followed by what the CLI did with it.
 func (g *Gate) approvedForSession(a Ask, from store.Request, rule policy.Rule) Answer {
 	g.record(store.ActorPolicy, store.SurfacePolicy, AuditPolicyAllowed, from.ID, a, map[string]any{
-		"rule": rule.Key + ": " + rule.Value, "scope": store.ScopeSession, "approved_by_request": from.ID, "by": from.DecidedBy, "via": from.Surface})
+		"rule": rule.Key + ": " + rule.Value, "scope": store.ScopeSession, "mechanism": MechanismAgentinfra,
+		"approved_by_request": from.ID, "by": from.DecidedBy, "via": from.Surface})
 	g.beforeEdit(a, store.Request{SessionID: g.opts.Session.ID, Kind: a.Kind, Tool: a.Tool, File: a.File, Title: a.Title, Status: store.StatusApproved})
 	return Answer{Allow: true, ByPolicy: true}
+}
+
+// MechanismAgentinfra names agentinfra's own scope of an approval for the
+// session (the gate answers the CLI's later asks from the store); a CLI's
+// own mechanism is named by the bridge that uses it ("codex
+// acceptForSession").
+const MechanismAgentinfra = "agentinfra"
+
+// ForSession reports whether ans is a person's approval for the rest of
+// the session (approve --session): a bridge whose CLI has a session
+// approval of exactly the same scope passes it on (SessionToCLI).
+func (ans Answer) ForSession() bool {
+	return ans.Allow && ans.Request.ID != 0 && ans.Request.Scope == store.ScopeSession
+}
+
+// SessionToCLI records that the CLI was given request r's approval for the
+// session by its own mechanism (codex's acceptForSession): the CLI may then
+// run the same call again without asking. agentinfra's own scope stays in
+// force: an ask that still reaches the gate is answered from it.
+func (g *Gate) SessionToCLI(a Ask, r store.Request, mechanism string) {
+	detail := map[string]any{"scope": store.ScopeSession, "mechanism": mechanism, "by": r.DecidedBy, "via": r.Surface}
+	if rule, err := SessionRule(g.Root(), r); err == nil {
+		detail["rule"] = rule.Key + ": " + rule.Value
+	}
+	g.record(store.ActorAgentinfra, store.SurfaceSupervisor, AuditSessionToCLI, r.ID, a, detail)
 }

@@ -65,12 +65,17 @@ func ask(t *testing.T, st *store.Store, g *Gate, command, scope string) (Answer,
 // command, or the same one in another session, still asks.
 func TestTheGateApprovesWhatWasApprovedForTheSession(t *testing.T) {
 	st, g, other := gateWorld(t)
-	if a, asked := ask(t, st, g, "touch ok.txt", store.ScopeSession); !asked || !a.Allow {
+	// The person's approval for the session is what a bridge may pass on
+	// to its CLI's own mechanism (ForSession); a repeat it covers is not.
+	if a, asked := ask(t, st, g, "touch ok.txt", store.ScopeSession); !asked || !a.Allow || !a.ForSession() {
 		t.Fatalf("first touch: asked %v, %+v", asked, a)
 	}
 	// The same command in another spelling is the same rule.
-	if a, asked := ask(t, st, g, "/bin/bash -lc 'touch ok.txt'", ""); asked || !a.Allow {
+	if a, asked := ask(t, st, g, "/bin/bash -lc 'touch ok.txt'", ""); asked || !a.Allow || a.ForSession() {
 		t.Fatalf("second touch: asked %v, %+v; want approved without asking", asked, a)
+	}
+	if a, asked := ask(t, st, g, "touch three.txt", ""); !asked || !a.Allow || a.ForSession() {
+		t.Fatalf("an approval of the request alone: asked %v, %+v", asked, a)
 	}
 	if _, asked := ask(t, st, g, "touch other.txt", ""); !asked {
 		t.Error("another command was approved by the session's approval")
@@ -83,7 +88,7 @@ func TestTheGateApprovesWhatWasApprovedForTheSession(t *testing.T) {
 	for _, e := range audit {
 		if e.Action == AuditPolicyAllowed && strings.Contains(string(e.Detail), `"scope":"session"`) {
 			n++
-			if e.RequestID == 0 || !strings.Contains(string(e.Detail), `"by":"ana"`) {
+			if e.RequestID == 0 || !strings.Contains(string(e.Detail), `"by":"ana"`) || !strings.Contains(string(e.Detail), `"mechanism":"agentinfra"`) {
 				t.Errorf("the auto-approval does not name the approval it came from: %+v %s", e, e.Detail)
 			}
 		}
