@@ -592,9 +592,9 @@ const mechanismForSession = "codex acceptForSession"
 // sessionDecision is the answer to codex's request about call a when a
 // person approved request r for the rest of the session (forSession):
 // acceptForSession for a command — codex keeps it for that exact command
-// (verified with codex 0.169.0:
-// the same command runs again without a request, another one asks), the
-// scope the person approved — recorded in the audit log; nil otherwise (a
+// (verified with codex 0.169.0: the same command runs again without a
+// request, another one asks), the scope the person approved — recorded in
+// the audit log; nil otherwise (a
 // file change: codex's approval would cover every later change of those
 // files, not verified to match agentinfra's rule, so agentinfra's own scope
 // answers). agentinfra's PreToolUse hook still sees every call, so its own
