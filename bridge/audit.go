@@ -6,11 +6,14 @@ package bridge
 // the request a person decided — then, once the CLI reports it, what the
 // CLI did with that same call (its native ID in the detail): it ran it,
 // refused it, or ran it and it failed. A call the CLI ran without asking
-// is ran_unasked, with a warning on the run's events.
+// is ran_unasked, with a warning on the run's events. A person's approval
+// for the session passed on to the CLI's own mechanism is
+// session_approval_to_cli (SessionToCLI).
 const (
 	AuditPolicyAllowed = "policy_allowed"
 	AuditRan           = "tool_ran"
 	AuditRefused       = "tool_refused"
 	AuditFailed        = "tool_failed"
 	AuditRanUnasked    = "ran_unasked"
+	AuditSessionToCLI  = "session_approval_to_cli"
 )

@@ -30,9 +30,16 @@ func gateWorld(t *testing.T) (*store.Store, *Gate, *Gate) {
 // whether a person was asked.
 func ask(t *testing.T, st *store.Store, g *Gate, command, scope string) (Answer, bool) {
 	t.Helper()
+	return askAbout(t, st, g, Ask{Kind: store.KindCommand, Tool: "Bash", Command: command, Title: "Run " + command}, scope)
+}
+
+// askAbout is ask for any call a.
+func askAbout(t *testing.T, st *store.Store, g *Gate, a Ask, scope string) (Answer, bool) {
+	t.Helper()
+	command := a.Title
 	got := make(chan Answer, 1)
 	go func() {
-		got <- g.Decide(context.Background(), Ask{Kind: store.KindCommand, Tool: "Bash", Command: command, Title: "Run " + command})
+		got <- g.Decide(context.Background(), a)
 	}()
 	var pending int64
 	poll.Eventually(t, func() bool {
@@ -65,12 +72,17 @@ func ask(t *testing.T, st *store.Store, g *Gate, command, scope string) (Answer,
 // command, or the same one in another session, still asks.
 func TestTheGateApprovesWhatWasApprovedForTheSession(t *testing.T) {
 	st, g, other := gateWorld(t)
-	if a, asked := ask(t, st, g, "touch ok.txt", store.ScopeSession); !asked || !a.Allow {
+	// The person's approval for the session is what a bridge may pass on
+	// to its CLI's own mechanism (ForSession); a repeat it covers is not.
+	if a, asked := ask(t, st, g, "touch ok.txt", store.ScopeSession); !asked || !a.Allow || !a.ForSession() {
 		t.Fatalf("first touch: asked %v, %+v", asked, a)
 	}
 	// The same command in another spelling is the same rule.
-	if a, asked := ask(t, st, g, "/bin/bash -lc 'touch ok.txt'", ""); asked || !a.Allow {
+	if a, asked := ask(t, st, g, "/bin/bash -lc 'touch ok.txt'", ""); asked || !a.Allow || a.ForSession() {
 		t.Fatalf("second touch: asked %v, %+v; want approved without asking", asked, a)
+	}
+	if a, asked := ask(t, st, g, "touch three.txt", ""); !asked || !a.Allow || a.ForSession() {
+		t.Fatalf("an approval of the request alone: asked %v, %+v", asked, a)
 	}
 	if _, asked := ask(t, st, g, "touch other.txt", ""); !asked {
 		t.Error("another command was approved by the session's approval")
@@ -83,7 +95,7 @@ func TestTheGateApprovesWhatWasApprovedForTheSession(t *testing.T) {
 	for _, e := range audit {
 		if e.Action == AuditPolicyAllowed && strings.Contains(string(e.Detail), `"scope":"session"`) {
 			n++
-			if e.RequestID == 0 || !strings.Contains(string(e.Detail), `"by":"ana"`) {
+			if e.RequestID == 0 || !strings.Contains(string(e.Detail), `"by":"ana"`) || !strings.Contains(string(e.Detail), `"mechanism":"agentinfra"`) {
 				t.Errorf("the auto-approval does not name the approval it came from: %+v %s", e, e.Detail)
 			}
 		}
@@ -100,5 +112,37 @@ func TestACriticalCommandIsNeverApprovedForTheSession(t *testing.T) {
 	ask(t, st, g, "make", store.ScopeSession)
 	if _, asked := ask(t, st, g, "make", ""); !asked {
 		t.Fatal("a critical command was approved by the session's approval")
+	}
+}
+
+// A patch of several files is approved for the session only as far as
+// each of its files is: the approval of an edit of a.txt does not let a
+// patch of a.txt and b.txt through (it did: the patch's first file was
+// compared alone).
+func TestAPatchOfSeveralFilesIsCoveredOnlyFileByFile(t *testing.T) {
+	st, g, _ := gateWorld(t)
+	root := g.Root()
+	edit := func(files ...string) Ask {
+		a := Ask{Kind: store.KindEdit, Tool: "apply_patch", Title: "Edit " + strings.Join(files, ", ")}
+		a.File = filepath.Join(root, files[0])
+		for _, f := range files[1:] {
+			a.Files = append(a.Files, filepath.Join(root, f))
+		}
+		return a
+	}
+	if _, asked := askAbout(t, st, g, edit("a.txt"), store.ScopeSession); !asked {
+		t.Fatal("the first edit of a.txt was not asked")
+	}
+	if _, asked := askAbout(t, st, g, edit("a.txt", "b.txt"), ""); !asked {
+		t.Error("a patch of a.txt and b.txt went through on the approval of a.txt alone")
+	}
+	if _, asked := askAbout(t, st, g, edit("a.txt"), ""); asked {
+		t.Error("an edit of a.txt, approved for the session, asked again")
+	}
+	if _, asked := askAbout(t, st, g, edit("b.txt"), store.ScopeSession); !asked {
+		t.Fatal("the first edit of b.txt was not asked")
+	}
+	if a, asked := askAbout(t, st, g, edit("b.txt", "a.txt"), ""); asked || !a.Allow {
+		t.Errorf("a patch of two files each approved for the session: asked %v, %+v", asked, a)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentinfra/agentinfra/console"
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
+	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
 )
 
@@ -106,6 +107,12 @@ func TestBrowserScreenshots(t *testing.T) {
 	ctx := tab(t)
 	w, fl := newSupervisedWorld(t)
 	s1 := seedInbox(t, w, fl)
+	// A session whose CLI failed, saying why in a long line of its own.
+	failed := w.activeSession(t, "claude", "", "")
+	why := runner.Said("claude", "claude exited with code 1", "Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"+strings.Repeat("x", 250), nil)
+	if _, err := w.st.SetSessionStatus(context.Background(), failed.ID, store.Transition{To: store.SessionTerminated, By: "ana", Surface: store.SurfaceSupervisor, Reason: "failed: " + why}); err != nil {
+		t.Fatal(err)
+	}
 	w.open(t, ctx, "/inbox")
 	pages := []struct {
 		name, path string
@@ -113,6 +120,7 @@ func TestBrowserScreenshots(t *testing.T) {
 	}{
 		{"inbox", "/inbox", []string{`article.req .diff details`, `[id^="prompt-"] form[action$="/continue"]`, `[id^="alert-"] form[action$="/nudge"]`}},
 		{"session", fmt.Sprintf("/sessions/%d", s1.ID), []string{`#log li.li-approval`}},
+		{"failed-session", fmt.Sprintf("/sessions/%d", failed.ID), []string{`.said pre`}},
 		{"board", "/board", []string{`#task-d4e5f6`}},
 		{"sessions", "/sessions", []string{`.table td`}},
 	}

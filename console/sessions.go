@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/events"
 	"github.com/agentinfra/agentinfra/fleet"
+	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/supervision"
 )
 
@@ -58,6 +59,11 @@ type sessionView struct {
 	RestoreID  string
 	HasLog     bool
 	AuditTotal int
+	// EndHead is how the session ended, and Said the last lines its CLI
+	// wrote on stderr when it failed (secrets redacted), from its end
+	// reason: shown apart, in the CLI's own words.
+	EndHead string
+	Said    []string
 }
 
 func sessionID(r *http.Request) (int64, error) {
@@ -113,6 +119,7 @@ func (s *Server) sessionView(ctx context.Context, id int64) (sessionView, error)
 	}
 	v := sessionView{Session: ses, MayControl: s.svc.May(ctx, s.actor, ses, "") == nil, Steering: ses.Live(), HasLog: s.o.SessionLog != nil,
 		Resumable: supervision.Resumable(ses)}
+	v.EndHead, v.Said = runner.SaidOf(ses.CLI, ses.EndReason)
 	if v.Requests, err = s.svc.Requests(ctx, id); err != nil {
 		return v, err
 	}

@@ -28,8 +28,9 @@ import (
 // it there, a person if need be). Server requests
 // item/commandExecution/requestApproval, item/fileChange/requestApproval and
 // item/permissions/requestApproval are answered {decision: accept|decline}
-// (never acceptForSession nor acceptWithExecpolicyAmendment, which would
-// make codex skip agentinfra for later calls), and mcpServer/elicitation/
+// (never acceptWithExecpolicyAmendment, which writes a rule; acceptForSession
+// only for a command a person approved for the session, sessionDecision),
+// and mcpServer/elicitation/
 // request for an MCP tool call {action: accept|decline}. A request for a
 // call the hook already allowed is accepted at once. The answer has no
 // field for a reason: a person's reason goes to the model as turn/steer in
@@ -63,6 +64,9 @@ type codexBridge struct {
 	// those it allowed, by item ID.
 	hooked      map[string]bridge.Ask
 	hookAllowed map[string]bridge.Ask
+	// hookSession are the requests a person approved for the session
+	// through the hook, by item ID (sessionDecision).
+	hookSession map[string]store.Request
 	hooks       net.Listener
 	files       *bridge.Files
 	seq         int
@@ -114,7 +118,7 @@ func StartBridge(ctx context.Context, req bridge.Request, g *bridge.Gate) (bridg
 	}
 	b := &codexBridge{g: g, p: p, start: time.Now(), stdin: bridge.NewStdin(p.Stdin), calls: map[int]chan codexMsg{},
 		pending: map[string]context.CancelFunc{}, changes: map[string]json.RawMessage{},
-		hooked: map[string]bridge.Ask{}, hookAllowed: map[string]bridge.Ask{}, hooks: ln, files: files,
+		hooked: map[string]bridge.Ask{}, hookAllowed: map[string]bridge.Ask{}, hookSession: map[string]store.Request{}, hooks: ln, files: files,
 		turns: make(chan runner.Event, 16), done: make(chan struct{}),
 		res: runner.Result{CLI: runner.CLICodex, Model: req.Model}}
 	go b.serveHooks(ln)
@@ -541,6 +545,14 @@ func (b *codexBridge) serverRequest(m codexMsg, raw []byte) {
 	if b.hookAllowedCall(&a) {
 		// The hook asked about this very call and agentinfra allowed it:
 		// decided once, answered at once.
+		b.mu.Lock()
+		r, forSession := b.hookSession[a.NativeID]
+		delete(b.hookSession, a.NativeID)
+		b.mu.Unlock()
+		if d := b.sessionDecision(m.Method, a, r, forSession); d != nil {
+			b.write(map[string]any{"id": m.ID, "result": d})
+			return
+		}
 		b.write(map[string]any{"id": m.ID, "result": answer(true)})
 		return
 	}
@@ -565,8 +577,34 @@ func (b *codexBridge) serverRequest(m codexMsg, raw []byte) {
 			// only after the approval's, so it is not waited for.
 			b.send("turn/steer", map[string]any{"threadId": thread, "expectedTurnId": turn, "input": textInput(ans.Message)})
 		}
+		if d := b.sessionDecision(m.Method, a, ans.Request, ans.ForSession()); d != nil {
+			b.write(map[string]any{"id": m.ID, "result": d})
+			return
+		}
 		b.write(map[string]any{"id": m.ID, "result": answer(ans.Allow)})
 	}()
+}
+
+// mechanismForSession is codex's own approval for the session, as the
+// audit log names it.
+const mechanismForSession = "codex acceptForSession"
+
+// sessionDecision is the answer to codex's request about call a when a
+// person approved request r for the rest of the session (forSession):
+// acceptForSession for a command — codex keeps it for that exact command
+// (verified with codex 0.169.0: the same command runs again without a
+// request, another one asks), the scope the person approved — recorded in
+// the audit log; nil otherwise (a
+// file change: codex's approval would cover every later change of those
+// files, not verified to match agentinfra's rule, so agentinfra's own scope
+// answers). agentinfra's PreToolUse hook still sees every call, so its own
+// scope stays in force whatever codex keeps.
+func (b *codexBridge) sessionDecision(method string, a bridge.Ask, r store.Request, forSession bool) any {
+	if !forSession || method != "item/commandExecution/requestApproval" {
+		return nil
+	}
+	b.g.SessionToCLI(a, r, mechanismForSession)
+	return map[string]any{"decision": "acceptForSession"}
 }
 
 // hookAllowedCall reports whether agentinfra's hook allowed the very call

@@ -170,6 +170,9 @@ func (b *codexBridge) hook(conn net.Conn) {
 	if ans.Allow {
 		b.mu.Lock()
 		b.hookAllowed[a.NativeID] = a
+		if ans.ForSession() {
+			b.hookSession[a.NativeID] = ans.Request
+		}
 		b.mu.Unlock()
 	}
 	json.NewEncoder(conn).Encode(hookVerdict{Allow: ans.Allow, Reason: ans.Message})

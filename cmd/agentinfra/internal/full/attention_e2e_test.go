@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,6 +166,7 @@ var requestLine = regexp.MustCompile(`agentinfra: request (\d+) waits for a pers
 // for each of cmds in turn.
 type askingDispatch struct {
 	dir, readme    string
+	home           string // the CLI's home (its settings)
 	env            []string
 	cmd            *exec.Cmd
 	stdout, stderr *syncBuffer
@@ -177,6 +179,7 @@ func startAskingDispatch(t *testing.T, c attentionCLI, cmds ...string) *askingDi
 	model := &steps{cmds: cmds}
 	fake := c.fake(t, model.script)
 	cli := c.prep(t, fake.URL)
+	d.home = cli.Home
 	d.env = append(append([]string{}, cli.Env...), "AGENTINFRA_ROOT="+dir, "AGENTINFRA_TOOLS="+e2etools.Dir(), "AGENTINFRA_USER=ana", "NO_COLOR=1")
 	d.cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", c.name, "--model", cli.Model, "--approval-mode", "ask",
 		"--task-override", "MARK-30: please run the commands you are given, in the current folder.")
@@ -308,6 +311,7 @@ func TestSupervisedDispatchWithoutATerminalSaysWhatWaitsAndStopsHonestly(t *test
 func TestApproveForTheSessionCoversTheSameActionOnly(t *testing.T) {
 	forEachAttentionCLI(t, func(t *testing.T, c attentionCLI) {
 		d := startAskingDispatch(t, c, "touch ok.txt", "touch ok.txt", "touch two.txt")
+		settings := settingsFiles(t, d.home, d.dir)
 		first := d.nthRequest(t, 1)
 		code, out, e := binIn(t, d.dir, d.env, "approve", first[1], "--session")
 		if code != 0 || !strings.Contains(out, "Request "+first[1]+" approved by @ana.") || !strings.Contains(out, "approved without asking until it ends") {
@@ -346,5 +350,71 @@ func TestApproveForTheSessionCoversTheSameActionOnly(t *testing.T) {
 		if covered != 1 {
 			t.Errorf("%d session-scoped approvals in the audit log, want 1: %+v", covered, events)
 		}
+		// The CLI's own mechanism is used where its scope is exactly the
+		// approved one (codex: acceptForSession, per exact command); claude's
+		// session rule would be beaten by agentinfra's ask-everything rule and
+		// gemini's allow_always is broader (docs/supervision.md).
+		var toCLI []string
+		for _, ev := range events {
+			if ev.Action == "session_approval_to_cli" {
+				toCLI = append(toCLI, string(ev.Detail))
+			}
+		}
+		want := 0
+		if c.name == runner.CLICodex {
+			want = 1
+		}
+		if len(toCLI) != want || (want == 1 && (!strings.Contains(toCLI[0], `"mechanism":"codex acceptForSession"`) ||
+			!strings.Contains(toCLI[0], `"scope":"session"`) || !strings.Contains(toCLI[0], "touch ok.txt"))) {
+			t.Errorf("approvals passed to %s's own mechanism: %q, want %d", c.name, toCLI, want)
+		}
+		// Issue 27: nothing of the approval is written to a settings file
+		// of the CLI (its home, the worktree) nor to the policy.
+		if after := settingsFiles(t, d.home, d.dir); !maps.Equal(settings, after) {
+			t.Errorf("settings files changed by an approval for the session:\nbefore %q\nafter  %q", settings, after)
+		}
 	})
+}
+
+// settingsFiles are the contents of the files under roots where a CLI or
+// agentinfra keeps permission rules: settings*.json, config.toml, codex's
+// rules, gemini's policies, agentinfra's policy.yaml; and claude's
+// .claude.json projects' allowedTools.
+func settingsFiles(t *testing.T, roots ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, root := range roots {
+		filepath.WalkDir(root, func(path string, e os.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				if e != nil && e.IsDir() && (e.Name() == ".git" || e.Name() == "sessions" || e.Name() == "projects") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			name, dir := e.Name(), filepath.Base(filepath.Dir(path))
+			b, rerr := os.ReadFile(path)
+			if rerr != nil {
+				return nil
+			}
+			switch {
+			case name == ".claude.json":
+				var cfg struct {
+					Projects map[string]struct {
+						AllowedTools []string `json:"allowedTools"`
+					} `json:"projects"`
+				}
+				json.Unmarshal(b, &cfg)
+				for p, pr := range cfg.Projects {
+					if len(pr.AllowedTools) > 0 {
+						out[path+":"+p] = strings.Join(pr.AllowedTools, ",")
+					}
+				}
+			case strings.HasPrefix(name, "settings") && strings.HasSuffix(name, ".json"), name == "config.toml", name == "policy.yaml",
+				dir == "rules", dir == "policies":
+				out[path] = string(b)
+			}
+			return nil
+		})
+	}
+	return out
 }
