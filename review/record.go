@@ -101,7 +101,7 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 		if in.Remote != "" {
 			head, err = fetchChange(ctx, g, in)
 		} else {
-			if committed, err = commitLeftovers(ctx, g, in.Task+": "+title(info.Task.Description), in.Run, in.Agent, in.Worktree, in.Branch); err != nil {
+			if committed, err = commitLeftovers(ctx, g, in.Task+": "+Title(info.Task.Description), in.Run, in.Agent, in.Worktree, in.Branch); err != nil {
 				return err
 			}
 			head, err = g.rev(ctx, "refs/heads/"+in.Branch)
@@ -281,8 +281,8 @@ func checkGit(ctx context.Context) error {
 	return nil
 }
 
-// title is a task description's first line.
-func title(desc string) string {
+// Title is a task description's first line: a commit's subject.
+func Title(desc string) string {
 	for _, sep := range []string{"<br>", "<br/>", "<br />", "\n"} {
 		desc, _, _ = strings.Cut(desc, sep)
 	}
