@@ -70,14 +70,9 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 			return Change{}, err
 		}
 	}
-	wt, err := filepath.Abs(in.Worktree)
+	g, gitDir, err := worktreeGit(ctx, in.Worktree)
 	if err != nil {
 		return Change{}, err
-	}
-	g := git{dir: wt}
-	gitDir, err := g.out(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return Change{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "worktree", Value: in.Worktree, Reason: "not a git worktree", Err: err}
 	}
 	if in.Remote == "" {
 		if err := onBranch(ctx, g, in.Branch); err != nil {
@@ -120,6 +115,7 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 		if _, err := g.run(ctx, nil, "update-ref", "-m", "agentinfra: change of task "+in.Task, PinPrefix+in.Task, head); err != nil {
 			return err
 		}
+		wt := g.dir
 		if in.Remote != "" {
 			wt = "" // the agent's worktree is in its workspace
 		}

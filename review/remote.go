@@ -3,7 +3,6 @@ package review
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentinfra/agentinfra/agenterr"
@@ -54,14 +53,9 @@ func Publish(ctx context.Context, in PublishInput) (Published, error) {
 			return Published{}, &agenterr.Error{Kind: agenterr.Invalid, Field: f.name, Reason: "a change is published with its task, agent, worktree, branch and remote: " + f.name + " is empty"}
 		}
 	}
-	wt, err := filepath.Abs(in.Worktree)
+	g, gitDir, err := worktreeGit(ctx, in.Worktree)
 	if err != nil {
 		return Published{}, err
-	}
-	g := git{dir: wt}
-	gitDir, err := g.out(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return Published{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "worktree", Value: in.Worktree, Reason: "not a git worktree", Err: err}
 	}
 	if err := onBranch(ctx, g, in.Branch); err != nil {
 		return Published{}, err
