@@ -11,6 +11,7 @@
 //	           (packages supervision, supervision/keepmoving)
 //	slack:     the Slack app                               → Slack (package slack)
 //	review:    how a finished task's change lands          → Review (package review)
+//	console:   the console's address as people reach it    → Console (package slack)
 //
 // and the one environment variable that tunes a service, the matrix lock's
 // timeout ($AGENTINFRA_LOCK_TIMEOUT), read through the caller's getenv.
@@ -74,6 +75,7 @@ type Config struct {
 	supervision Supervision
 	slack       Slack
 	review      Review
+	console     Console
 	sections    map[string]error // a section's error, by section name
 }
 
@@ -161,7 +163,7 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
 		return nil, &agenterr.Error{Kind: agenterr.Invalid, File: name, Line: top.Line, Col: top.Column,
-			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, slack, review)", Err: ErrConfig}
+			Reason: "the file must be a mapping of sections (matrix, models, fleet, projects, coder, supervision, slack, review, console)", Err: ErrConfig}
 	}
 	d := decoder{file: name}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -187,6 +189,8 @@ func Parse(name string, src []byte, root string, getenv func(string) string) (*C
 			c.slack, err = d.slack(v)
 		case "review":
 			c.review, err = d.reviewSection(v)
+		case "console":
+			c.console, err = d.consoleSection(v)
 		default:
 			continue
 		}

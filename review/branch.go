@@ -32,14 +32,9 @@ type BranchInput struct {
 // naming them, and so is a branch whose commits neither the base branch
 // nor a recorded change holds.
 func (s *Service) PrepareBranch(ctx context.Context, in BranchInput) (string, error) {
-	wt, err := filepath.Abs(in.Worktree)
+	g, gitDir, err := worktreeGit(ctx, in.Worktree)
 	if err != nil {
 		return "", err
-	}
-	g := git{dir: wt}
-	gitDir, err := g.out(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return "", &agenterr.Error{Kind: agenterr.Invalid, Field: "worktree", Value: in.Worktree, Reason: "not a git worktree", Err: err}
 	}
 	target := "refs/heads/" + in.BaseBranch
 	if in.Task != "" {

@@ -42,7 +42,7 @@ func build(ctx context.Context, g git, c Change, strategy, onto string, by task.
 	switch strategy {
 	case "squash":
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %s\n\n", c.Task, title(t.Description))
+		fmt.Fprintf(&b, "%s: %s\n\n", c.Task, Title(t.Description))
 		fmt.Fprintf(&b, "The change of %s on %s (%s):\n", c.Agent, c.Branch, fmt.Sprintf("%d %s", len(c.Commits), mdtext.Plural(len(c.Commits), "commit", "commits")))
 		for _, cm := range c.Commits {
 			fmt.Fprintf(&b, "- %s %s\n", short(cm.Hash), cm.Subject)
@@ -50,7 +50,7 @@ func build(ctx context.Context, g git, c Change, strategy, onto string, by task.
 		b.WriteString("\n" + trailers)
 		return commitTree(ctx, git{dir: g.dir, env: identity(c.Agent, false)}, tree, b.String(), onto)
 	case "merge":
-		msg := fmt.Sprintf("Merge %s: %s: %s\n\n%s", c.Branch, c.Task, title(t.Description), trailers)
+		msg := fmt.Sprintf("Merge %s: %s: %s\n\n%s", c.Branch, c.Task, Title(t.Description), trailers)
 		return commitTree(ctx, g, tree, msg, onto, c.Head)
 	}
 	return rebase(ctx, g, c, onto, ontoTree)

@@ -47,8 +47,12 @@ type Change struct {
 	Agent   string `json:"agent"`
 	// Run is the run whose end recorded the change ("" when recorded by hand).
 	Run string `json:"run,omitempty"`
-	// Worktree is the agent's worktree (absolute), where checks run.
+	// Worktree is the agent's worktree (absolute), where checks run; ""
+	// for a change made in a Coder workspace (Remote).
 	Worktree string `json:"worktree"`
+	// Remote is the remote a change made in a Coder workspace was fetched
+	// from ("" for a change made on this machine).
+	Remote string `json:"remote,omitempty"`
 	// GitDir is the repository's common git directory (absolute).
 	GitDir string `json:"git_dir"`
 	// Branch is the agent's branch (agent/papi), BaseBranch the branch the

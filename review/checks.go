@@ -149,6 +149,9 @@ func checkWord(passed bool) string {
 // atChange refuses a worktree that is not at the change's last commit
 // with nothing uncommitted.
 func atChange(ctx context.Context, c Change) error {
+	if c.Remote != "" {
+		return errRemoteChecks(c)
+	}
 	g := git{dir: c.Worktree}
 	head, err := g.rev(ctx, "HEAD")
 	if err != nil {

@@ -180,7 +180,7 @@ func roundComments(c Change) []Comment {
 // fleet sends it as the prompt of the agent's next run on the task.
 func Prompt(c Change, t matrix.Task) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Your change for task %s (%s) was reviewed, and changes are requested", c.Task, title(t.Description))
+	fmt.Fprintf(&b, "Your change for task %s (%s) was reviewed, and changes are requested", c.Task, Title(t.Description))
 	if cs := roundComments(c); len(cs) > 0 && cs[0].By != "" {
 		b.WriteString(" by " + task.Actor(cs[0].By).Handle())
 	}

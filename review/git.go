@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentinfra/agentinfra/agenterr"
 )
 
 // git runs git processes in one directory: a worktree, or the repository's
@@ -166,4 +169,20 @@ func (g git) updateRef(ctx context.Context, ref, newRev, old, reason string) err
 	}
 	_, err := g.run(ctx, nil, "update-ref", "-m", reason, ref, newRev, old)
 	return err
+}
+
+// worktreeGit is git in the worktree at path (made absolute), and the
+// repository's common git directory (absolute), or an Invalid error when
+// path is no git worktree.
+func worktreeGit(ctx context.Context, path string) (git, string, error) {
+	wt, err := filepath.Abs(path)
+	if err != nil {
+		return git{}, "", err
+	}
+	g := git{dir: wt}
+	gitDir, err := g.out(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return git{}, "", &agenterr.Error{Kind: agenterr.Invalid, Field: "worktree", Value: path, Reason: "not a git worktree", Err: err}
+	}
+	return g, gitDir, nil
 }

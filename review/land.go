@@ -185,7 +185,9 @@ func (s *Service) finishLanding(ctx context.Context, c Change, o ApproveOptions,
 		newBase = l.Onto
 	}
 	wt := git{dir: c.Worktree}
-	if _, err := os.Stat(c.Worktree); err != nil {
+	if c.Remote != "" {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s is in the agent's Coder workspace: it starts its next task from the change it published", c.Branch))
+	} else if _, err := os.Stat(c.Worktree); err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("the agent's worktree %s is gone: %s was not moved", c.Worktree, c.Branch))
 	} else if err := moveBranch(ctx, wt, c.Branch, c.BaseBranch, c.Head, newBase); err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s was not moved to the new %s: %s", c.Branch, c.BaseBranch, agenterr.Of(err).Reason))

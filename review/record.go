@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/internal/mdtext"
-	"github.com/agentinfra/agentinfra/matrix"
 	"github.com/agentinfra/agentinfra/task"
 )
 
@@ -35,6 +34,12 @@ type RecordInput struct {
 	// Summary and FinalMessage are the run's, shown by review show.
 	Summary      string
 	FinalMessage string
+	// Remote, for a change made in a Coder workspace, is the remote its
+	// host pushed Branch to (Publish): Worktree is then any checkout of
+	// this machine's clone, the branch is fetched from Remote into the
+	// change's pin, and must be at Head when Head is set.
+	Remote string
+	Head   string
 }
 
 // Record makes the agent's work on a task one reviewable change: whatever
@@ -65,17 +70,14 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 			return Change{}, err
 		}
 	}
-	wt, err := filepath.Abs(in.Worktree)
+	g, gitDir, err := worktreeGit(ctx, in.Worktree)
 	if err != nil {
 		return Change{}, err
 	}
-	g := git{dir: wt}
-	gitDir, err := g.out(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return Change{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "worktree", Value: in.Worktree, Reason: "not a git worktree", Err: err}
-	}
-	if err := onBranch(ctx, g, in.Branch); err != nil {
-		return Change{}, err
+	if in.Remote == "" {
+		if err := onBranch(ctx, g, in.Branch); err != nil {
+			return Change{}, err
+		}
 	}
 	if _, err := g.rev(ctx, "refs/heads/"+in.BaseBranch); err != nil {
 		return Change{}, &agenterr.Error{Kind: agenterr.Invalid, Field: "base_branch", Value: in.BaseBranch, Reason: "the base must be a branch of the repository, for the change to land on"}
@@ -90,11 +92,15 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 		case err != nil:
 			return err
 		}
-		committed, err := s.commitLeftovers(ctx, g, in, info.Task)
-		if err != nil {
-			return err
+		var committed, head string
+		if in.Remote != "" {
+			head, err = fetchChange(ctx, g, in)
+		} else {
+			if committed, err = commitLeftovers(ctx, g, in.Task+": "+Title(info.Task.Description), in.Run, in.Agent, in.Worktree, in.Branch); err != nil {
+				return err
+			}
+			head, err = g.rev(ctx, "refs/heads/"+in.Branch)
 		}
-		head, err := g.rev(ctx, "refs/heads/"+in.Branch)
 		if err != nil {
 			return err
 		}
@@ -109,8 +115,12 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 		if _, err := g.run(ctx, nil, "update-ref", "-m", "agentinfra: change of task "+in.Task, PinPrefix+in.Task, head); err != nil {
 			return err
 		}
+		wt := g.dir
+		if in.Remote != "" {
+			wt = "" // the agent's worktree is in its workspace
+		}
 		c = Change{
-			Task: in.Task, Agent: in.Agent, Run: in.Run, Worktree: wt, GitDir: gitDir,
+			Task: in.Task, Agent: in.Agent, Run: in.Run, Worktree: wt, GitDir: gitDir, Remote: in.Remote,
 			Branch: in.Branch, BaseBranch: in.BaseBranch, Base: base, Head: head, Commits: commits,
 			Committed: committed, RecordedAt: s.now().UTC(), Round: prev.Round + 1,
 			Summary: in.Summary, FinalMessage: in.FinalMessage, State: StateReview, Comments: prev.Comments, Verdicts: prev.Verdicts, Sent: prev.Sent,
@@ -138,18 +148,18 @@ func (s *Service) Record(ctx context.Context, in RecordInput) (Change, error) {
 // commit is made with plumbing (no hooks, no signing: the agent's
 // worktree is not the place for the person's commit rituals), and the
 // branch moves with a compare-and-set.
-func (s *Service) commitLeftovers(ctx context.Context, g git, in RecordInput, t matrix.Task) (string, error) {
+func commitLeftovers(ctx context.Context, g git, subject, run, agent, worktree, branch string) (string, error) {
 	if conflicted, err := g.list(ctx, "diff", "--name-only", "-z", "--diff-filter=U"); err != nil {
 		return "", err
 	} else if len(conflicted) > 0 {
 		return "", &agenterr.Error{Kind: agenterr.Conflict, Field: "worktree",
-			Reason: fmt.Sprintf("the worktree %s has unresolved merge conflicts in %s: resolve them there (the agent can, with review changes), then record the change again", in.Worktree, listFiles(conflicted))}
+			Reason: fmt.Sprintf("the worktree %s has unresolved merge conflicts in %s: resolve them there (the agent can, with review changes), then record the change again", worktree, listFiles(conflicted))}
 	}
 	dirty, err := g.dirty(ctx)
 	if err != nil || len(dirty) == 0 {
 		return "", err
 	}
-	parent, err := g.rev(ctx, "refs/heads/"+in.Branch)
+	parent, err := g.rev(ctx, "refs/heads/"+branch)
 	if err != nil {
 		return "", err
 	}
@@ -163,17 +173,17 @@ func (s *Service) commitLeftovers(ctx context.Context, g git, in RecordInput, t 
 	if same, _ := g.out(ctx, "rev-parse", parent+"^{tree}"); same == tree {
 		return "", nil // only changes git does not keep (modes it ignores)
 	}
-	msg := in.Task + ": " + title(t.Description) + "\n"
-	if in.Run != "" {
-		msg += "\nAgentinfra-Run: " + in.Run + "\n"
+	msg := subject + "\n"
+	if run != "" {
+		msg += "\nAgentinfra-Run: " + run + "\n"
 	}
-	ag := git{dir: g.dir, env: identity(in.Agent, true)}
+	ag := git{dir: g.dir, env: identity(agent, true)}
 	commit, err := ag.run(ctx, strings.NewReader(msg), "commit-tree", "--no-gpg-sign", tree, "-p", parent, "-F", "-")
 	if err != nil {
 		return "", err
 	}
 	hash := strings.TrimSpace(string(commit))
-	if err := g.updateRef(ctx, "refs/heads/"+in.Branch, hash, parent, "agentinfra: "+firstLine(msg)); err != nil {
+	if err := g.updateRef(ctx, "refs/heads/"+branch, hash, parent, "agentinfra: "+firstLine(msg)); err != nil {
 		return "", err
 	}
 	return hash, nil
@@ -267,8 +277,8 @@ func checkGit(ctx context.Context) error {
 	return nil
 }
 
-// title is a task description's first line.
-func title(desc string) string {
+// Title is a task description's first line: a commit's subject.
+func Title(desc string) string {
 	for _, sep := range []string{"<br>", "<br/>", "<br />", "\n"} {
 		desc, _, _ = strings.Cut(desc, sep)
 	}

@@ -81,6 +81,9 @@ func (s *Service) onInteractive(ctx context.Context, cb slack.InteractionCallbac
 		if c.ThreadTS == "" {
 			c.ThreadTS = cb.Message.ThreadTimestamp
 		}
+		if c.Action == actionOpenReview {
+			continue // a link: Slack opened the console's page
+		}
 		c.Person, _ = s.conf.person(c.UserID)
 		k := s.kindOfButton(c.Action)
 		if k == nil {

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/config"
 	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/task"
@@ -91,5 +93,57 @@ func TestTheEndOfARunSaysItsChangeWaitsForReview(t *testing.T) {
 	}
 	if end := w.message(fmt.Sprintf("Session %d terminated", other.ID)); strings.Contains(end.Last().Text, "review") {
 		t.Errorf("a session of a task without a change: %s", end.Last().Text)
+	}
+}
+
+// With console.url, the end of a run whose change waits for review has a
+// Review button that opens the change's page on the console: the config's
+// URL and the task's ID, nothing the agent said (its session title here
+// holds a link of its own).
+func TestTheEndOfARunLinksItsChangeToTheConsole(t *testing.T) {
+	ws, id := changeRepo(t)
+	w := newReviewWorld(t, testConfig(), review.New(ws, nil))
+	w.stopSvc()
+	if err := <-w.done; err != nil {
+		t.Fatal(err)
+	}
+	w.console = config.Console{URL: "https://agents.example.com/ai"}
+	w.start()
+	ses, err := w.st.CreateSession(w.ctx, store.NewSession{Owner: "ana", Workspace: w.dbDir, Mode: store.ModeRemote, CLI: "claude", Agent: "papi", TaskID: id,
+		Title: "Add the A function <https://evil.example/review|Review>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.st.SetSessionStatus(w.ctx, ses.ID, store.Transition{To: store.SessionActive, By: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	w.message(fmt.Sprintf("Session %d ", ses.ID))
+	w.st.SetSessionStatus(w.ctx, ses.ID, store.Transition{To: store.SessionTerminated, By: "agentinfra", Reason: "the run finished: REVIEW"})
+	end := w.message(fmt.Sprintf("Session %d terminated", ses.ID)).Last()
+	want := "https://agents.example.com/ai/review/" + id
+	var blocks []struct {
+		Type     string `json:"type"`
+		Elements []struct {
+			ActionID string                `json:"action_id"`
+			URL      string                `json:"url"`
+			Text     struct{ Text string } `json:"text"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(end.Blocks, &blocks); err != nil {
+		t.Fatalf("blocks: %v\n%s", err, end.Blocks)
+	}
+	var urls []string
+	for _, b := range blocks {
+		for _, e := range b.Elements {
+			if e.URL != "" {
+				urls = append(urls, e.Text.Text+" → "+e.URL)
+			}
+		}
+	}
+	if len(urls) != 1 || urls[0] != "Review → "+want {
+		t.Errorf("the buttons that open a page: %q; want one, Review → %s\n%s", urls, want, end.Blocks)
+	}
+	if !strings.Contains(end.Text, want) {
+		t.Errorf("the message's text (notifications) lacks the link %s: %s", want, end.Text)
 	}
 }

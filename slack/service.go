@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/config"
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/review"
 	"github.com/agentinfra/agentinfra/supervision"
@@ -57,6 +58,10 @@ type Options struct {
 	// task whose change waits in review says its size and checks (nil:
 	// it does not).
 	Review *review.Service
+	// Console is where people open the console (config's console.url): a
+	// change waiting for review is posted with a Review button to its page
+	// there (no URL: the message names the command and the page).
+	Console config.Console
 }
 
 // Service is a running Slack surface.

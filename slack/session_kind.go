@@ -94,8 +94,11 @@ func (sessionKind) onAudit(ctx context.Context, s *Service, d *delivery, ev supe
 	case "session_terminated", "session_interrupted":
 		if err := d.once(ctx, "end", func() error {
 			text, blocks := endBlocks(ses)
-			if line := s.changeLine(ctx, ses); line != "" {
-				text, blocks = text+"\n"+line, append(blocks, section(line))
+			if line, link := s.changeLine(ctx, ses); line != "" {
+				text, blocks = text+"\n"+line, append(blocks, reviewBlocks(line, link)...)
+				if link != "" {
+					text += " " + link
+				}
 			}
 			_, err := s.post(ctx, p.Channel, ts, text, blocks)
 			return err
@@ -230,16 +233,34 @@ func plain(text string) *slack.TextBlockObject {
 
 // changeLine says what the session's run left for review: its task's
 // change when it waits in REVIEW, with its size and checks, and the
-// command that shows it ("" when there is none, or no review service).
-func (s *Service) changeLine(ctx context.Context, ses supervision.Session) string {
+// command that shows it ("" when there is none, or no review service);
+// link is its page on the console ("" without console.url). The link is
+// made of the config's URL and the task ID the matrix holds, never of
+// what the agent said.
+func (s *Service) changeLine(ctx context.Context, ses supervision.Session) (line, link string) {
 	if s.opts.Review == nil || ses.TaskID == "" {
-		return ""
+		return "", ""
 	}
 	d, err := s.opts.Review.Show(ctx, ses.TaskID)
 	if err != nil || d.Change == nil || d.Change.State != review.StateReview {
-		return ""
+		return "", ""
 	}
-	id := inert(ses.TaskID, oneLine, 40)
-	return fmt.Sprintf(":mag: *Task %s's change waits for review*: %d %s, +%d −%d, checks %s. Review it: `agentinfra review show %s`, or the console's Review page.",
+	id := inert(d.Task.ID, oneLine, 40)
+	line = fmt.Sprintf(":mag: *Task %s's change waits for review*: %d %s, +%d −%d, checks %s. Review it: `agentinfra review show %s`, or the console's Review page.",
 		id, d.Files, mdtext.Plural(d.Files, "file", "files"), d.Added, d.Deleted, d.Checks, id)
+	return line, s.opts.Console.Link("review", d.Task.ID)
+}
+
+// actionOpenReview is the Review button: a link to the console, which
+// Slack opens; its click, which Slack reports too, does nothing here.
+const actionOpenReview = "open_review"
+
+// reviewBlocks is the change's line with its Review button to link.
+func reviewBlocks(line, link string) []slack.Block {
+	if link == "" {
+		return []slack.Block{section(line)}
+	}
+	b := slack.NewButtonBlockElement(actionOpenReview, "", plain("Review"))
+	b.URL, b.Style = link, slack.StylePrimary
+	return []slack.Block{section(line), slack.NewActionBlock("review", b)}
 }

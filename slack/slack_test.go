@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentinfra/agentinfra/config"
 	"github.com/agentinfra/agentinfra/internal/testing/fakeslack"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/review"
@@ -45,6 +46,8 @@ type world struct {
 	dbDir   string
 	// review is the service's Options.Review (newReviewWorld).
 	review *review.Service
+	// console is the service's Options.Console.
+	console config.Console
 }
 
 func testConfig() Config {
@@ -101,7 +104,7 @@ func newWorldOf(t *testing.T, conf Config, rv *review.Service, resume func(*work
 func (w *world) start() {
 	w.t.Helper()
 	hellos := w.fake.Hellos()
-	svc, err := New(Options{Supervision: w.sup, Config: w.conf, Tokens: Tokens{App: fakeslack.AppToken, Bot: fakeslack.BotToken}, APIURL: w.fake.APIURL(), Backoff: 50 * time.Millisecond, Log: testLog(w.t), Review: w.review})
+	svc, err := New(Options{Supervision: w.sup, Config: w.conf, Tokens: Tokens{App: fakeslack.AppToken, Bot: fakeslack.BotToken}, APIURL: w.fake.APIURL(), Backoff: 50 * time.Millisecond, Log: testLog(w.t), Review: w.review, Console: w.console})
 	if err != nil {
 		w.t.Fatal(err)
 	}

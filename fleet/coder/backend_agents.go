@@ -274,7 +274,11 @@ func (b *Backend) settle(ctx context.Context, o observation, locked bool) (*agen
 		if now := current(runs); now == nil || now.ID != cur.ID {
 			return nil // recorded meanwhile
 		}
-		return b.endRun(ctx, name, *cur, end.status, end.reason)
+		reason := end.reason
+		if end.status == fleet.RunCompleted {
+			reason += b.recordChange(ctx, o, rec, *cur)
+		}
+		return b.endRun(ctx, name, *cur, end.status, reason)
 	}
 	if locked {
 		err = record()

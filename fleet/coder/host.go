@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet/statefile"
@@ -54,6 +55,9 @@ type hostRecord struct {
 	// App is where the host app was last seen (nil before the workspace
 	// was up), so that reaching it asks Coder nothing.
 	App *App `json:"app,omitempty"`
+	// Published is the last commit of the agent's last change pushed from
+	// its workspace: the next change starts there (backend_review.go).
+	Published string `json:"published,omitempty"`
 }
 
 // hostToken is the file of a supervised agent's host token (0600), in its
@@ -231,6 +235,11 @@ func (b *Backend) hostAddress(ctx context.Context, name string, number int64, ap
 // hostClient is the client of a supervised agent's host in workspace ws
 // (up), for the agent API.
 func (b *Backend) hostClient(ctx context.Context, rec *agentRecord, ws Workspace) (*host.Client, error) {
+	return b.hostClientFor(ctx, rec, ws, appStatusTimeout)
+}
+
+// hostClientFor is hostClient whose calls are bounded by timeout.
+func (b *Backend) hostClientFor(ctx context.Context, rec *agentRecord, ws Workspace, timeout time.Duration) (*host.Client, error) {
 	app, _, ok := FindApp(ws, b.cfg.HostAppSlug)
 	if !ok {
 		return nil, &agenterr.Error{Kind: agenterr.Unavailable, Reason: fmt.Sprintf(
@@ -240,7 +249,7 @@ func (b *Backend) hostClient(ctx context.Context, rec *agentRecord, ws Workspace
 	if err != nil {
 		return nil, err
 	}
-	return host.New(host.Options{Name: a.Name, URL: a.URL, Token: a.Token, Header: a.Header, HTTPClient: a.HTTPClient, Timeout: appStatusTimeout})
+	return host.New(host.Options{Name: a.Name, URL: a.URL, Token: a.Token, Header: a.Header, HTTPClient: a.HTTPClient, Timeout: timeout})
 }
 
 // HasSupervised reports whether the workspace has a supervised agent on

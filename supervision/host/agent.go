@@ -18,6 +18,7 @@ import (
 //	GET  /v1/agent        HostAgent: the agent, its latest run that ended
 //	POST /v1/agent/start  AgentStart → fleet.StartResult
 //	POST /v1/agent/stop   → fleet.TaskRun
+//	POST /v1/agent/publish ChangePublish → review.Published (change.go)
 
 // HostAgent is what a host says of its agent.
 type HostAgent struct {
@@ -40,6 +41,8 @@ type AgentOptions struct {
 	// Fleet is the workspace's fleet (local), Name its agent.
 	Fleet fleet.Backend
 	Name  string
+	// Remote is where the agent's changes are pushed ("" = DefaultRemote).
+	Remote string
 }
 
 // AgentHandler serves the agent API of o's agent (no token check: the
@@ -59,6 +62,7 @@ func AgentHandler(o AgentOptions) http.Handler {
 		out, err := o.Fleet.Start(r.Context(), fleet.StartInput{Name: o.Name, Text: in.Text, Owner: in.Owner, Source: in.Source, ApprovalMode: "ask"})
 		answer(w, out, err)
 	})
+	mux.HandleFunc("POST /v1/agent/publish", publishHandler(o))
 	mux.HandleFunc("POST /v1/agent/stop", func(w http.ResponseWriter, r *http.Request) {
 		out, err := o.Fleet.Stop(r.Context(), o.Name)
 		answer(w, out, err)

@@ -25,6 +25,7 @@ type ReviewRecordOptions struct {
 	Worktree string
 	Base     string
 	Run      string
+	Remote   string
 	JSON     bool
 }
 
@@ -41,8 +42,14 @@ section. Recording again (after review changes) starts a new round.
 
 The end of a fleet run on a task does this; record is for work done otherwise.
 --branch defaults to agent/NAME (fleet.branch_prefix), --worktree to the worktree
-that has it checked out, --base to the branch checked out in the workspace.`,
+that has it checked out, --base to the branch checked out in the workspace.
+
+With --remote, the work was done elsewhere (a Coder workspace) and pushed: the
+branch is fetched from that remote of this clone into the change's ref
+(refs/agentinfra/changes/ID), nothing of this machine's worktrees is touched,
+and the change lands here as any other.`,
 		Example: `  agentinfra review record 3f9a2c --agent papi
+  agentinfra review record 3f9a2c --agent ws-papi --remote origin
   agentinfra review record 3f9a2c --agent papi --base main --worktree ../repo-agents/papi --json`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: CompleteTaskIDs(f, "REVIEW", "IN_PROGRESS"),
@@ -62,6 +69,7 @@ that has it checked out, --base to the branch checked out in the workspace.`,
 	cmd.Flags().StringVar(&o.Worktree, "worktree", "", "the agent's worktree (default: the one on its branch)")
 	cmd.Flags().StringVar(&o.Base, "base", "", "the branch the change lands on (default: the workspace's)")
 	cmd.Flags().StringVar(&o.Run, "run", "", "the run the work was done in, for the commit's trailer")
+	cmd.Flags().StringVar(&o.Remote, "remote", "", "fetch the branch from this remote (the work was pushed from a Coder workspace)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the change as JSON")
 	return cmd
 }
@@ -71,7 +79,7 @@ func reviewRecordRun(ctx context.Context, o *ReviewRecordOptions) error {
 	if err != nil {
 		return err
 	}
-	in := review.RecordInput{Task: o.ID, Agent: o.Agent, Run: o.Run, Branch: o.Branch, Worktree: o.Worktree, BaseBranch: o.Base}
+	in := review.RecordInput{Task: o.ID, Agent: o.Agent, Run: o.Run, Branch: o.Branch, Worktree: o.Worktree, BaseBranch: o.Base, Remote: o.Remote}
 	if in.Branch == "" || in.BaseBranch == "" {
 		cfg, err := ws.Config()
 		if err != nil {
@@ -94,6 +102,9 @@ func reviewRecordRun(ctx context.Context, o *ReviewRecordOptions) error {
 		if in.BaseBranch == "" {
 			in.BaseBranch = review.CurrentBranch(ctx, ws.Root)
 		}
+	}
+	if in.Worktree == "" && in.Remote != "" {
+		in.Worktree = ws.Root // the clone the branch is fetched into
 	}
 	if in.Worktree == "" {
 		if in.Worktree, err = review.FindWorktree(ctx, ws.Root, in.Branch); err != nil {

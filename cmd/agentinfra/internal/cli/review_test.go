@@ -186,3 +186,55 @@ func runOnTerminal(dir string, args ...string) (int, string) {
 	code := run(context.Background(), args, f)
 	return code, out.String()
 }
+
+// review record --remote records work pushed from elsewhere (a Coder
+// workspace): the branch is fetched from the clone's remote, and review
+// list shows the change next to the local one.
+func TestReviewRecordFromARemote(t *testing.T) {
+	root, _, _ := reviewRepo(t, "")
+	dir := filepath.Dir(root)
+	git := func(d string, args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", d}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	remote, there := filepath.Join(dir, "origin.git"), filepath.Join(dir, "coder-ws")
+	git(dir, "clone", "-q", "--bare", root, remote)
+	git(root, "remote", "add", "origin", remote)
+	git(dir, "clone", "-q", remote, there)
+	git(there, "switch", "-q", "-c", "agent/ws-zed")
+	if err := os.WriteFile(filepath.Join(there, "b.go"), []byte("package a\n\nfunc B() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(there, "add", "b.go")
+	git(there, "-c", "user.name=zed", "-c", "user.email=zed@example.com", "commit", "-q", "-m", "B")
+	git(there, "push", "-q", "origin", "agent/ws-zed")
+
+	ctx := context.Background()
+	ws, err := workspace.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := task.CreateTask(ctx, ws, task.CreateOptions{Description: "Add the B function"}, taskNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := c.Task.ID
+	if _, err := task.Claim(ctx, ws, id, "ws-zed", taskNow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := task.Finish(ctx, ws, id, task.FinishOptions{OK: true, Holder: "@ws-zed"}, "@ws-zed", taskNow); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, root, cliOpts{}, "review", "record", id, "--agent", "ws-zed", "--remote", "origin", "--json")
+	var ch review.Change
+	if code != 0 || json.Unmarshal([]byte(out), &ch) != nil || ch.Remote != "origin" || ch.Worktree != "" || len(ch.Commits) != 1 || ch.Commits[0].Subject != "B" {
+		t.Fatalf("review record --remote: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, root, cliOpts{}, "review", "list", "--json")
+	var items []review.Item
+	if code != 0 || json.Unmarshal([]byte(out), &items) != nil || len(items) != 2 {
+		t.Fatalf("review list: %d\n%s", code, out)
+	}
+}

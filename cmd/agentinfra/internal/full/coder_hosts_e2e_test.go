@@ -52,6 +52,9 @@ type hostedWorld struct {
 	env    cliOpts
 	claude fakemodel.CLI
 	bin    string
+	// remote, when set, is the repository's remote (a bare repository):
+	// each workspace is a clone of it, as a template's startup clones.
+	remote string
 
 	mu    sync.Mutex
 	hosts map[string]*hostProc
@@ -103,24 +106,33 @@ slack:
 func (w *hostedWorld) startHost(name string, params map[string]string) {
 	t := w.t
 	dir := filepath.Join(t.TempDir(), name)
-	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}, {"-C", dir, "config", "user.email", "t@example.com"}, {"-C", dir, "config", "user.name", "T"}} {
+	first := []string{"init", "-q", "-b", "main", dir}
+	if w.remote != "" {
+		first = []string{"clone", "-q", w.remote, dir}
+	}
+	for _, args := range [][]string{first, {"-C", dir, "config", "user.email", "t@example.com"}, {"-C", dir, "config", "user.name", "T"}} {
 		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
 			t.Errorf("git %v: %v %s", args, err, out)
 			return
 		}
 	}
-	if out, err := w.command(dir, nil, "init").CombinedOutput(); err != nil {
-		t.Errorf("agentinfra init in %s: %v %s", name, err, out)
-		return
+	if _, err := os.Stat(filepath.Join(dir, ".agent")); err != nil {
+		if out, err := w.command(dir, nil, "init").CombinedOutput(); err != nil {
+			t.Errorf("agentinfra init in %s: %v %s", name, err, out)
+			return
+		}
 	}
 	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "config.yaml"), "supervision:\n  mode: hybrid\n")
-	if out, err := exec.Command("git", "-C", dir, "add", "-A").CombinedOutput(); err != nil {
-		t.Errorf("git add: %v %s", err, out)
-		return
-	}
-	if out, err := exec.Command("git", "-C", dir, "commit", "-qm", "init").CombinedOutput(); err != nil {
-		t.Errorf("git commit: %v %s", err, out)
-		return
+	// A clone's config stays the workspace's own, uncommitted: the
+	// agent's branch starts from the remote's main, as its changes do.
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "init"}} {
+		if w.remote != "" {
+			break
+		}
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Errorf("git %v: %v %s", args, err, out)
+			return
+		}
 	}
 	tokenFile := filepath.Join(t.TempDir(), "host-token")
 	if err := os.WriteFile(tokenFile, []byte(params[coder.HostTokenParameter]+"\n"), 0o600); err != nil {

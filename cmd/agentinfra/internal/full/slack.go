@@ -94,6 +94,14 @@ func slackRun(ctx context.Context, o *SlackOptions) error {
 	if o.Channel != "" {
 		conf.Channel = o.Channel
 	}
+	wc, err := env.ws.Config()
+	if err != nil {
+		return err
+	}
+	console, err := wc.Console()
+	if err != nil {
+		return err
+	}
 	if conf.Channel == "" {
 		fmt.Fprintln(o.IO.ErrOut, "warning: no slack.channel in .agent/config.yaml and no --channel: only sessions that name their own channel will post")
 	}
@@ -103,7 +111,7 @@ func slackRun(ctx context.Context, o *SlackOptions) error {
 	}
 	log := slog.New(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: level}))
 	svc, err := slack.New(slack.Options{Supervision: env.svc, Config: conf, Tokens: tokens, APIURL: o.Getenv(envSlackAPIURL), Getenv: o.Getenv, Log: log,
-		Review: review.New(env.ws, nil)})
+		Review: review.New(env.ws, nil), Console: console})
 	if err != nil {
 		return err
 	}
