@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentinfra/agentinfra/agentcli/clicheck"
+	"github.com/agentinfra/agentinfra/agentrun"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
@@ -40,7 +41,7 @@ func TestSupervisorKilledAtRandomPointsThenResumed(t *testing.T) {
 	if os.Getenv("AGENTINFRA_STRESS") == "1" {
 		kills = 30
 	}
-	env := counterClaude(t)
+	env, _ := counterClaude(t)
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 33))
@@ -60,12 +61,12 @@ func TestSupervisorKilledAtRandomPointsThenResumed(t *testing.T) {
 }
 
 // counterClaude is the environment of commands whose claude is the stub
-// in claude-counter mode; its protocol check is seeded as passed (the
-// check's fake model is no part of this test).
-func counterClaude(t *testing.T) []string {
+// in claude-counter mode, and the stub's path; its protocol check is
+// seeded as passed (the check's fake model is no part of these tests).
+func counterClaude(t *testing.T) (env []string, bin string) {
 	t.Helper()
 	tools := agentstub.Install(t, t.TempDir(), "claude")
-	bin := filepath.Join(tools, "node_modules", ".bin", "claude")
+	bin = filepath.Join(tools, "node_modules", ".bin", "claude")
 	fakemodel.WriteFile(t, bin+".mode", "claude-counter\n")
 	home := t.TempDir()
 	cache := filepath.Join(home, ".cache")
@@ -76,7 +77,7 @@ func counterClaude(t *testing.T) []string {
 	b, _ := json.Marshal(map[string]map[string]any{key: {"version": "2.1.330", "ok": true}})
 	fakemodel.WriteFile(t, filepath.Join(cache, "agentinfra", "cli-checks.json"), string(b))
 	return []string{"AGENTINFRA_TOOLS=" + tools, "AGENTINFRA_USER=ana", "HOME=" + home,
-		"XDG_CACHE_HOME=" + cache, "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}
+		"XDG_CACHE_HOME=" + cache, "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}, bin
 }
 
 // crashTrial dispatches task a1b2c3 supervised in a new workspace, a
@@ -180,6 +181,81 @@ func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
 			lines, given, approved, audited, runLog{t, dir, env, ses.ID})
 	}
 	return lasted
+}
+
+// Issue 33: a supervisor killed after its run started the CLI but before
+// the CLI said its session: the resumed run starts a new session whose
+// first prompt is the run's own (the dispatch's --task-override) and says
+// who resumed it and what was recorded.
+func TestAResumedRunWhoseCLINeverSaidItsSessionIsGivenItsPromptAgain(t *testing.T) {
+	base, bin := counterClaude(t)
+	fakemodel.WriteFile(t, bin+".hold", "")
+	dir, _ := dispatchCLISetup(t)
+	env := append([]string{"AGENTINFRA_ROOT=" + dir}, base...)
+	ws, _ := workspace.New(dir)
+	ctx := context.Background()
+	const override = "Append your line to counter.txt."
+	cmd := exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--approval-mode", "ask", "--task-override", override)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	st := openStore(t, ws)
+	var ses store.Session
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
+		all, _ := st.Sessions(ctx, store.SessionFilter{})
+		if len(all) == 0 || all[0].RunID == "" {
+			return false
+		}
+		ses = all[0]
+		row, err := st.Run(ctx, ses.RunID)
+		if err != nil {
+			return false
+		}
+		rec, _ := agentrun.RecordOf(row)
+		return len(rec.Scope.Members()) > 0 // the CLI runs, held
+	}, "the dispatch did not start its CLI:\n%s", &out)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, stderr, err := runIn(t, dir, env, "session", "list"); err != nil { // reaps the run
+		t.Fatalf("session list: %v\n%s", err, stderr)
+	}
+	if err := os.Remove(bin + ".hold"); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runIn(t, dir, env, "session", "resume", itoa(ses.ID), "--json")
+	if err != nil {
+		t.Fatalf("session resume: %v\n%s%s", err, stdout, stderr)
+	}
+	var r supervision.Resumed
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil || !r.Restarted || r.Supervisor == 0 {
+		t.Fatalf("session resume said: %s (%v)", stdout, err)
+	}
+	t.Cleanup(func() { syscall.Kill(r.Supervisor, syscall.SIGKILL) })
+	approvals := approveAll(t, dir, env, st)
+	defer approvals.stop()
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
+		now, _ := st.Session(ctx, ses.ID)
+		return now.Status == store.SessionTerminated
+	}, "the resumed run did not complete:\n%s", runLog{t, dir, env, ses.ID})
+	if n := approvals.stop(); n != 1 {
+		t.Errorf("%d approvals given, want 1", n)
+	}
+	prompts := strings.Split(strings.TrimSuffix(readOr(bin+".prompts"), "\n\x1e\n"), "\n\x1e\n")
+	if len(prompts) != 1 {
+		t.Fatalf("the CLI read %d first messages, want 1 (the resumed run's):\n%q", len(prompts), prompts)
+	}
+	for _, want := range []string{override, "@ana resumed the run", "no tool call was asked about or recorded"} {
+		if !strings.Contains(prompts[0], want) {
+			t.Errorf("the resumed run's first prompt does not say %q:\n%s", want, prompts[0])
+		}
+	}
+	if m := matrixOf(t, dir); !strings.Contains(m, "| a1b2c3 | REVIEW |") {
+		t.Errorf("the task is not in REVIEW:\n%s", m)
+	}
 }
 
 // requestStatuses are the statuses of session id's requests.

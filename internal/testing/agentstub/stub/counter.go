@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 )
 
 // claudeCounter speaks claude's stream-json control protocol (--version: a
@@ -16,7 +17,10 @@ import (
 // counter.txt does not make the call again (a model told to check the files
 // before it repeats anything); one that does not asks the same call again,
 // as claude does for a call its session left without a result. Then a
-// result, and it waits for its input to end.
+// result, and it waits for its input to end. Each run's first message is
+// appended to the file beside the binary named .prompts (the prompts
+// separated by a line "\x1e"); a file named .hold there holds it before
+// it reads it.
 func claudeCounter(w *bufio.Writer) {
 	session := fmt.Sprintf("stub-counter-%d", os.Getpid())
 	for i, a := range os.Args[1:] {
@@ -30,10 +34,29 @@ func claudeCounter(w *bufio.Writer) {
 			}
 		}
 	}
+	exe, _ := os.Executable()
+	// A test holds the stub before it says its session while the file
+	// beside it named .hold exists.
+	for {
+		if _, err := os.Stat(exe + ".hold"); err != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<24)
 	if !in.Scan() { // the first user message
 		return
+	}
+	var first struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	}
+	json.Unmarshal(in.Bytes(), &first)
+	if f, err := os.OpenFile(exe+".prompts", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		fmt.Fprintf(f, "%s\n\x1e\n", first.Message.Content)
+		f.Close()
 	}
 	emit := func(v any) {
 		b, _ := json.Marshal(v)
