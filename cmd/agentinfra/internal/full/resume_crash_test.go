@@ -102,7 +102,7 @@ func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
 
-	st := openStore(t, ws)
+	st := openTestStore(t, ws)
 	var ses store.Session
 	// The run's points start where its session names its run (before, the
 	// dispatch has not claimed the task or has just: see "Limits" in
@@ -203,7 +203,7 @@ func TestAResumedRunWhoseCLINeverSaidItsSessionIsGivenItsPromptAgain(t *testing.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	st := openStore(t, ws)
+	st := openTestStore(t, ws)
 	var ses store.Session
 	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
 		all, _ := st.Sessions(ctx, store.SessionFilter{})
@@ -272,17 +272,6 @@ func requestStatuses(st *store.Store, id int64) []string {
 func readOr(file string) string {
 	b, _ := os.ReadFile(file)
 	return string(b)
-}
-
-// openStore opens the workspace's store for the test's reads.
-func openStore(t *testing.T, ws *workspace.Workspace) *store.Store {
-	t.Helper()
-	st, err := store.OpenWorkspace(context.Background(), ws, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 // approver is a person approving each pending request with `agentinfra
