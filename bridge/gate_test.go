@@ -66,7 +66,14 @@ func decideAsPerson(t *testing.T, st *store.Store, approve bool) <-chan store.Re
 	go func() {
 		ctx := context.Background()
 		changes, _ := st.Changes(ctx)
-		for range changes {
+		// A look before the first change: the request may have been
+		// raised before the subscription (no change would announce it).
+		for first := true; ; first = false {
+			if !first {
+				if _, ok := <-changes; !ok {
+					return
+				}
+			}
 			if p, _ := st.Pending(ctx); len(p) > 0 {
 				st.Decide(ctx, store.Decision{RequestID: p[0].ID, Approve: approve, By: "ana", Surface: store.SurfaceTerminal, Reason: "no"})
 				r, _ := st.Request(ctx, p[0].ID)

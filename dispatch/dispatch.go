@@ -120,6 +120,11 @@ type Outcome struct {
 	PromptParts  []prompt.Part `json:"prompt_parts"`
 	TrackingFile string        `json:"tracking_file"` // workspace-relative, "" for a dry run
 	ResultFile   string        `json:"result_file"`
+	// TaskOverride and ContextFiles are the run's own parts of its prompt
+	// (Options'): a resumed run whose CLI cannot continue its session is
+	// given the same prompt again.
+	TaskOverride string   `json:"task_override,omitempty"`
+	ContextFiles []string `json:"context_files,omitempty"`
 	// Prompt is the exact prompt (not in JSON: it is in the tracking file).
 	Prompt string `json:"-"`
 }

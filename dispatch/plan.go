@@ -151,6 +151,7 @@ func (p *Plan) build(ctx context.Context, t matrix.Task) error {
 	p.Claimed, p.Prompt = t, pr
 	o := &p.Outcome
 	o.Prompt = pr.Text
+	o.TaskOverride, o.ContextFiles = opts.TaskOverride, opts.ContextFiles
 	if opts.Resume != nil {
 		p.promptIfNew = pr.Text + "\n\n" + opts.Resume.Done
 		o.Prompt = p.resumedPrompt()

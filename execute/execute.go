@@ -198,6 +198,13 @@ func (x *execution) openBooks(ctx context.Context) error {
 	if x.sup == nil {
 		return nil
 	}
+	// The record is stored before the session names the run: a supervisor
+	// that dies from here on leaves a run the reaper settles (its task
+	// BLOCKED) and a resume restarts, not a session naming a run the store
+	// does not have.
+	if err := rec.Save(x.Record); err != nil {
+		x.Record.Warnings = append(x.Record.Warnings, "the run's record could not be saved before it started: "+err.Error())
+	}
 	if x.sup.Session().RunID != x.Record.RunID { // not known when the session began (dispatch), or a resumed run's
 		if err := x.sup.AttachRun(ctx, x.Record.RunID); err != nil {
 			x.Record.Warnings = append(x.Record.Warnings, "the session does not name its run: "+err.Error())

@@ -46,7 +46,7 @@ func RunDispatch(ctx context.Context, ws *workspace.Workspace, id int64, by stri
 		st.Close()
 		return dispatch.Outcome{}, err
 	}
-	done, err := Done(ctx, st, ses)
+	done, err := Done(ctx, st, ses, by, auto)
 	n, _ := st.Resumes(ctx, id)
 	st.Close()
 	if err != nil {
@@ -58,7 +58,7 @@ func RunDispatch(ctx context.Context, ws *workspace.Workspace, id int64, by stri
 	if _, err := os.Stat(bin); err != nil {
 		bin = "" // looked up again
 	}
-	opts := dispatch.Options{ID: rec.TaskID, Mode: rec.Mode, Model: rec.Model, CLI: rec.CLI, Session: native, ApprovalMode: runner.ApprovalAsk,
+	opts := dispatch.Options{ID: rec.TaskID, Mode: rec.Mode, TaskOverride: rec.TaskOverride, ContextFiles: rec.ContextFiles, Model: rec.Model, CLI: rec.CLI, Session: native, ApprovalMode: runner.ApprovalAsk,
 		Timeout: timeout, Actor: string(actor), Getenv: getenv, Binary: bin, Owner: ses.Owner, Exclusive: true,
 		Resume: &dispatch.Resume{Session: id, Native: native, Message: Message(ses, by, auto), Done: done, By: actor, Why: why}}
 	return dispatch.Run(ctx, ws, opts, nil)

@@ -15,19 +15,25 @@ import (
 // Message is the first prompt of a resumed run whose CLI continues its own
 // session: what happened, and that a call waiting for approval never ran.
 func Message(ses store.Session, by string, auto bool) string {
+	return stopped(ses, by, auto) + " Continue the task where you left off. " +
+		"A tool call that was waiting for approval when it stopped did not run: make it again if it is still needed."
+}
+
+// stopped says that the run's supervisor stopped and who resumed the run.
+func stopped(ses store.Session, by string, auto bool) string {
 	who := store.Handle(by)
 	if auto {
 		who = "agentinfra (supervision.resume: auto)"
 	}
-	return fmt.Sprintf("agentinfra: the process supervising this run stopped (%s), and %s resumed the run. "+
-		"Continue the task where you left off. A tool call that was waiting for approval when it stopped did not run: make it again if it is still needed.",
-		mdtext.Or(ses.EndReason, "interrupted"), who)
+	return fmt.Sprintf("agentinfra: the process supervising this run stopped (%s), and %s resumed the run.", mdtext.Or(ses.EndReason, "interrupted"), who)
 }
 
 // Done is what was done in session ses before it was interrupted, as
-// agentinfra recorded it, for a CLI that cannot continue its own session: a
-// new session is given the task's prompt and this.
-func Done(ctx context.Context, st *store.Store, ses store.Session) (string, error) {
+// agentinfra recorded it, for a CLI that cannot continue its own session
+// (it never said it, or it cannot load it: gemini 0.61.0, see
+// docs/supervision.md): a new session is given the run's prompt again and
+// this, which says who resumed the run as Message does.
+func Done(ctx context.Context, st *store.Store, ses store.Session, by string, auto bool) (string, error) {
 	reqs, err := st.Requests(ctx, ses.ID)
 	if err != nil {
 		return "", err
@@ -37,8 +43,8 @@ func Done(ctx context.Context, st *store.Store, ses store.Session) (string, erro
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("## Resumed\n\nThis task was being worked on, and the process supervising that run stopped (" + mdtext.Or(ses.EndReason, "interrupted") +
-		"). Its conversation could not be continued, so this is what was done before, as agentinfra recorded it; check the files before you repeat anything.\n\n")
+	b.WriteString("## Resumed\n\n" + stopped(ses, by, auto) + " This task was being worked on in that run (the prompt above is the one it was given), " +
+		"but its conversation could not be continued, so this is what was done before, as agentinfra recorded it; check the files before you repeat anything.\n\n")
 	n := 0
 	for _, r := range reqs {
 		n++

@@ -85,7 +85,7 @@ func (r *Resumer) resume(ctx context.Context, st *store.Store, ses store.Session
 	out := supervision.Resumed{Session: reopened}
 	switch rec.Caller {
 	case agentrun.CallerFleet:
-		done, err := Done(ctx, st, ses)
+		done, err := Done(ctx, st, ses, by, auto)
 		if err != nil {
 			return r.undo(ctx, st, reopened, err)
 		}

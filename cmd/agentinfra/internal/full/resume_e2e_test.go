@@ -56,16 +56,6 @@ type resumeCLI struct {
 	path string // of the fake's model requests
 }
 
-// skipGeminiResume: a resumed gemini run asks again and finishes, but the
-// model's first request after the resume lacks the conversation before it
-// (session/load of gemini 0.61.0 under the run's new supervisor); open,
-// see docs/supervision.md "Runs that survive a crash".
-func skipGeminiResume(t *testing.T, c resumeCLI) {
-	if c.name == "gemini" {
-		t.Skip("gemini: the resumed session does not carry the conversation before the crash (open; docs/supervision.md)")
-	}
-}
-
 var resumeCLIs = []resumeCLI{
 	{"claude", fakemodel.NewClaudeScript, func(t testing.TB, u string) fakemodel.CLI { return fakemodel.Claude(t, u) }, "/v1/messages"},
 	{"codex", fakemodel.NewCodexScript, codexByConfig, "/v1/responses"},
@@ -187,7 +177,6 @@ func TestSupervisedDispatchResumedAfterTheSupervisorIsKilled(t *testing.T) {
 }
 
 func resumedAfterKill(t *testing.T, c resumeCLI) {
-	skipGeminiResume(t, c)
 	fake := c.fake(t, resumeScript)
 	dir, env, first := killedWhilePending(t, c, fake)
 	before := len(fake.Requests(c.path))
@@ -230,7 +219,6 @@ func TestSupervisedDispatchResumedAutomaticallyByAgentList(t *testing.T) {
 }
 
 func resumedAutomatically(t *testing.T, c resumeCLI) {
-	skipGeminiResume(t, c)
 	fake := c.fake(t, resumeScript)
 	dir, env, first := killedWhilePending(t, c, fake)
 	before := len(fake.Requests(c.path))

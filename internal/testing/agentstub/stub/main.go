@@ -21,6 +21,9 @@
 //	         speak claude's stream-json control protocol (--version: a
 //	         tested claude's), but ask permission with the tool's name in
 //	         "tool" instead of "tool_name": a protocol change
+//	claude-counter
+//	         speak claude's stream-json control protocol, asking for one
+//	         command that appends a line to counter.txt (counter.go)
 //	exec     run `sh -c "$STUB_EXEC"` (an agent's shell command), its output
 //	         and "exit N" to STUB_EXEC_OUT, then a session that succeeds
 //	script   print the lines of the file STUB_SCRIPT one at a time (each
@@ -87,6 +90,8 @@ func main() {
 	switch stubMode() {
 	case "claude-renamed":
 		claudeRenamed(w)
+	case "claude-counter":
+		claudeCounter(w)
 	case "ok":
 		if ms, _ := strconv.Atoi(os.Getenv("STUB_SLEEP_MS")); ms > 0 {
 			time.Sleep(time.Duration(ms) * time.Millisecond)
