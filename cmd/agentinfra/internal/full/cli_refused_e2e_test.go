@@ -21,8 +21,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentinfra/agentinfra/contain"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
@@ -202,7 +205,9 @@ func TestAuditSaysWhatTheRealCLIDidWithTheIssueVectors(t *testing.T) {
 		}
 	}
 	for _, e := range s.Audit {
-		if e.Action == "policy_allowed" || e.Action == "tool_ran" && !strings.Contains(string(e.Detail), `"Read"`) {
+		var d struct{ Tool string }
+		json.Unmarshal(e.Detail, &d)
+		if e.Action == "policy_allowed" || e.Action == "tool_ran" && d.Tool != "Read" {
 			t.Errorf("a call of the vectors is said allowed by the policy or run: %s %s", e.Action, e.Detail)
 		}
 	}
@@ -220,6 +225,57 @@ func TestAuditSaysWhatTheRealCLIDidWithTheIssueVectors(t *testing.T) {
 	}
 }
 
+// A tool call names what the model wants, before claude checks anything:
+// a Write to a FIFO (or a device) reached the bridge's diff, which read
+// the path whole — a FIFO with no writer blocked the reader of claude's
+// output for good (no later request was ever raised, the run hung), and
+// /dev/zero would have grown the supervisor until it died. The run goes
+// on: the next command is asked and runs, the run ends, and the log says
+// what claude did with the Write.
+func TestAWriteToAFIFODoesNotStopTheSupervisor(t *testing.T) {
+	dir, _ := dispatchCLISetup(t)
+	pipe := filepath.Join(dir, "pipe")
+	if err := unix.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls := []fakemodel.Answer{
+		{Write: &fakemodel.FileWrite{Path: pipe, Content: "x\n"}},
+		{Shell: "touch ok.txt"},
+	}
+	fake := fakemodel.NewClaudeScript(t, stepsByResults("pipe", `"type":"tool_result"`, calls))
+	cmd, out, _ := startDispatchIn(t, dir, nil, "claude", fakemodel.Claude(t, fake.URL), "Please write the pipe.")
+	ws, _ := workspace.New(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
+	defer cancel()
+	// Nobody reads the FIFO: a Write of it approved would wait for good.
+	go decideAll(ctx, t, ws, func(p store.PendingView) bool { return p.File != pipe })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("dispatch: %v\n%s", err, out)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the run did not end after a Write to a FIFO; the dispatch said:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ok.txt")); err != nil {
+		t.Errorf("the command after the Write did not run (%v):\n%s", err, out)
+	}
+	s := showSession(t, dir, 1)
+	var write []string
+	for _, e := range s.Audit {
+		t.Logf("audit: %s request %d %s", e.Action, e.RequestID, e.Detail)
+		var d struct{ Tool, File string }
+		if json.Unmarshal(e.Detail, &d) == nil && d.Tool == "Write" && d.File == pipe {
+			write = append(write, e.Action)
+		}
+	}
+	if len(write) == 0 || slices.Contains(write, "tool_ran") || slices.Contains(write, "policy_allowed") {
+		t.Errorf("the log of the Write to the FIFO: %v, want what claude did with it, not run", write)
+	}
+}
+
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
 }
@@ -227,6 +283,12 @@ func indent(s string) string {
 // approveAll approves each pending request as it comes, as a person at
 // another terminal would.
 func approveAll(ctx context.Context, t *testing.T, ws *workspace.Workspace) {
+	decideAll(ctx, t, ws, func(store.PendingView) bool { return true })
+}
+
+// decideAll decides each pending request as it comes, approving those
+// approve says.
+func decideAll(ctx context.Context, t *testing.T, ws *workspace.Workspace, approve func(store.PendingView) bool) {
 	person, err := store.OpenWorkspace(ctx, ws, store.Options{})
 	if err != nil {
 		t.Error(err)
@@ -237,7 +299,7 @@ func approveAll(ctx context.Context, t *testing.T, ws *workspace.Workspace) {
 	for {
 		pending, _ := person.Pending(ctx)
 		for _, p := range pending {
-			person.Decide(ctx, store.Decision{RequestID: p.ID, Approve: true, By: "ana", Surface: store.SurfaceTerminal})
+			person.Decide(ctx, store.Decision{RequestID: p.ID, Approve: approve(p), By: "ana", Surface: store.SurfaceTerminal})
 		}
 		select {
 		case <-ctx.Done():
