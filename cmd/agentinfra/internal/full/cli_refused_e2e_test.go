@@ -308,3 +308,76 @@ func decideAll(ctx context.Context, t *testing.T, ws *workspace.Workspace, appro
 		}
 	}
 }
+
+// The same vectors with the real gemini (which has no blocked sleep): it
+// runs the command with control characters, which the policy allows — the
+// log says policy_allowed then tool_ran, and the file is there. It
+// refuses by itself the read_file, replace and write_file through the
+// symlink ("Path not in workspace", before any permission request, and
+// without reporting the calls to the client): no request, and nothing in
+// the log says any of them was allowed or ran; the file outside is
+// unchanged.
+func TestAuditSaysWhatTheRealGeminiDidWithTheIssueVectors(t *testing.T) {
+	dir, _ := dispatchCLISetup(t)
+	outside := outsideHome(t)
+	target := filepath.Join(outside, "target.txt")
+	fakemodel.WriteFile(t, target, "original\n")
+	if err := os.Symlink(outside, filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := t.TempDir()
+	allow := "commands: [\"printf *\"]\nread: [\"**\"]\nwrite: [\"docs/**\"]\nmax_risk: high\n"
+	fakemodel.WriteFile(t, filepath.Join(cfg, "allowlist.yaml"), allow)
+	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "policy.yaml"), "auto_approve:\n"+indent(allow))
+	linked := filepath.Join(dir, "docs", "target.txt")
+	shell := "printf 'ok\x1b]0;pwned\x07\\n' > ctl.txt"
+	calls := []fakemodel.Answer{
+		{Shell: shell},
+		{Call: &fakemodel.ToolCall{Name: "read_file", Input: map[string]any{"file_path": linked}}},
+		{Call: &fakemodel.ToolCall{Name: "replace", Input: map[string]any{"file_path": linked, "old_string": "original", "new_string": "changed", "instruction": "change it"}}},
+		{Write: &fakemodel.FileWrite{Path: filepath.Join(dir, "docs", "new.txt"), Content: "new\n"}},
+	}
+	fake := fakemodel.NewGeminiScript(t, stepsByResults("vectors", `"functionResponse"`, calls))
+	cli := fakemodel.Gemini(t, fake.URL)
+	cli.Env = append(cli.Env, "AGENTINFRA_CONFIG_DIR="+cfg)
+	cmd, out, _ := startDispatchIn(t, dir, nil, "gemini", cli, "Please try the vectors.")
+	ws, _ := workspace.New(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
+	defer cancel()
+	go approveAll(ctx, t, ws)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dispatch: %v\n%s", err, out)
+	}
+	s := showSession(t, dir, 1)
+	var shellLog []string
+	for _, e := range s.Audit {
+		t.Logf("audit: %s request %d %s", e.Action, e.RequestID, e.Detail)
+		var d struct{ Command, File string }
+		json.Unmarshal(e.Detail, &d)
+		switch {
+		case d.Command == shell:
+			shellLog = append(shellLog, e.Action)
+		case strings.Contains(d.File, outside) || strings.Contains(d.File, filepath.Join(dir, "docs")):
+			t.Errorf("a call through the symlink, which gemini refused, is in the log: %s %s", e.Action, e.Detail)
+		}
+	}
+	if strings.Join(shellLog, ", ") != "policy_allowed, tool_ran" {
+		t.Errorf("the command with control characters: the log says %v, want policy_allowed, tool_ran", shellLog)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "ctl.txt")); err != nil || string(b) != "ok\x1b]0;pwned\x07\n" {
+		t.Errorf("the command said to have run left %q (%v)", b, err)
+	}
+	if len(s.Requests) != 0 {
+		t.Errorf("requests were raised for calls gemini refused: %+v", s.Requests)
+	}
+	reqs := fake.Requests(":streamGenerateContent")
+	if n := strings.Count(string(reqs[len(reqs)-1].Body), "Path not in workspace"); n != 3 { // the last request holds the whole conversation
+		t.Errorf("gemini told the model %d times that a path is outside its workspace, want 3", n)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "original\n" {
+		t.Errorf("the file outside the worktree was changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new.txt")); err == nil {
+		t.Error("new.txt was written outside the worktree")
+	}
+}
