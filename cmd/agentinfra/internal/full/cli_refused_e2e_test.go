@@ -28,26 +28,42 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/store"
 	"github.com/agentinfra/agentinfra/workspace"
 )
 
-// outsideHome makes a folder under $HOME: outside the worktree and every
-// folder the run's sandbox lets an agent write (unlike t.TempDir(), in /tmp).
-func outsideHome(t *testing.T) string {
+// vectorsSetup is a workspace for the vectors: `docs` a symbolic link to
+// a folder outside the worktree and the temporary folders, holding
+// target.txt; a policy and allowlist (in cfg, for AGENTINFRA_CONFIG_DIR)
+// allowing commands, every read and writes under docs/.
+func vectorsSetup(t *testing.T, commands string) (dir, outside, cfg string) {
+	dir, _ = dispatchCLISetup(t)
+	outside = e2etools.OutsideTemp(t)
+	fakemodel.WriteFile(t, filepath.Join(outside, "target.txt"), "original\n")
+	if err := os.Symlink(outside, filepath.Join(dir, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	cfg = t.TempDir()
+	allow := "commands: [" + commands + "]\nread: [\"**\"]\nwrite: [\"docs/**\"]\nmax_risk: high\n"
+	fakemodel.WriteFile(t, filepath.Join(cfg, "allowlist.yaml"), allow)
+	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "policy.yaml"), "auto_approve:\n  "+strings.ReplaceAll(strings.TrimSuffix(allow, "\n"), "\n", "\n  ")+"\n")
+	return dir, outside, cfg
+}
+
+// dispatchApproving runs the supervised dispatch in dir with the CLI
+// name, a person approving whatever it asks, to its end.
+func dispatchApproving(t *testing.T, dir, name string, cli fakemodel.CLI) {
 	t.Helper()
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Skip("no home folder")
+	cmd, out, _ := startDispatchIn(t, dir, nil, name, cli, "Please try the vectors.")
+	ws, _ := workspace.New(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
+	defer cancel()
+	go approveAll(ctx, t, ws)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dispatch: %v\n%s", err, out)
 	}
-	d, err := os.MkdirTemp(home, ".agentinfra-e2e-outside-")
-	if err != nil {
-		t.Skipf("cannot make a folder in %s: %v", home, err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	d, _ = filepath.EvalSymlinks(d)
-	return d
 }
 
 // stepsByResults is a fake model's script: the k-th tool call once the
@@ -141,17 +157,8 @@ func TestAuditSaysWhatTheRealCLIDidWithTheIssueVectors(t *testing.T) {
 	if s := contain.Supported(); s.ABI == 0 {
 		t.Skipf("no Landlock here: an approved write outside the worktree is not contained (%s)", s.Why)
 	}
-	dir, _ := dispatchCLISetup(t)
-	outside := outsideHome(t)
+	dir, outside, cfg := vectorsSetup(t, `"printf *", "sleep *"`)
 	target := filepath.Join(outside, "target.txt")
-	fakemodel.WriteFile(t, target, "original\n")
-	if err := os.Symlink(outside, filepath.Join(dir, "docs")); err != nil {
-		t.Fatal(err)
-	}
-	cfg := t.TempDir()
-	allow := "commands: [\"printf *\", \"sleep *\"]\nread: [\"**\"]\nwrite: [\"docs/**\"]\nmax_risk: high\n"
-	fakemodel.WriteFile(t, filepath.Join(cfg, "allowlist.yaml"), allow)
-	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "policy.yaml"), "auto_approve:\n"+indent(allow))
 
 	linked := filepath.Join(dir, "docs", "target.txt")
 	calls := []fakemodel.Answer{
@@ -164,14 +171,7 @@ func TestAuditSaysWhatTheRealCLIDidWithTheIssueVectors(t *testing.T) {
 	fake := fakemodel.NewClaudeScript(t, stepsByResults("vectors", `"type":"tool_result"`, calls))
 	cli := fakemodel.Claude(t, fake.URL)
 	cli.Env = append(cli.Env, "AGENTINFRA_CONFIG_DIR="+cfg)
-	cmd, out, _ := startDispatchIn(t, dir, nil, "claude", cli, "Please try the vectors.")
-	ws, _ := workspace.New(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
-	defer cancel()
-	go approveAll(ctx, t, ws)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("dispatch: %v\n%s", err, out)
-	}
+	dispatchApproving(t, dir, "claude", cli)
 
 	s := showSession(t, dir, 1)
 	for _, e := range s.Audit {
@@ -276,10 +276,6 @@ func TestAWriteToAFIFODoesNotStopTheSupervisor(t *testing.T) {
 	}
 }
 
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
-}
-
 // approveAll approves each pending request as it comes, as a person at
 // another terminal would.
 func approveAll(ctx context.Context, t *testing.T, ws *workspace.Workspace) {
@@ -318,17 +314,8 @@ func decideAll(ctx context.Context, t *testing.T, ws *workspace.Workspace, appro
 // the log says any of them was allowed or ran; the file outside is
 // unchanged.
 func TestAuditSaysWhatTheRealGeminiDidWithTheIssueVectors(t *testing.T) {
-	dir, _ := dispatchCLISetup(t)
-	outside := outsideHome(t)
+	dir, outside, cfg := vectorsSetup(t, `"printf *"`)
 	target := filepath.Join(outside, "target.txt")
-	fakemodel.WriteFile(t, target, "original\n")
-	if err := os.Symlink(outside, filepath.Join(dir, "docs")); err != nil {
-		t.Fatal(err)
-	}
-	cfg := t.TempDir()
-	allow := "commands: [\"printf *\"]\nread: [\"**\"]\nwrite: [\"docs/**\"]\nmax_risk: high\n"
-	fakemodel.WriteFile(t, filepath.Join(cfg, "allowlist.yaml"), allow)
-	fakemodel.WriteFile(t, filepath.Join(dir, ".agent", "policy.yaml"), "auto_approve:\n"+indent(allow))
 	linked := filepath.Join(dir, "docs", "target.txt")
 	shell := "printf 'ok\x1b]0;pwned\x07\\n' > ctl.txt"
 	calls := []fakemodel.Answer{
@@ -340,14 +327,7 @@ func TestAuditSaysWhatTheRealGeminiDidWithTheIssueVectors(t *testing.T) {
 	fake := fakemodel.NewGeminiScript(t, stepsByResults("vectors", `"functionResponse"`, calls))
 	cli := fakemodel.Gemini(t, fake.URL)
 	cli.Env = append(cli.Env, "AGENTINFRA_CONFIG_DIR="+cfg)
-	cmd, out, _ := startDispatchIn(t, dir, nil, "gemini", cli, "Please try the vectors.")
-	ws, _ := workspace.New(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
-	defer cancel()
-	go approveAll(ctx, t, ws)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("dispatch: %v\n%s", err, out)
-	}
+	dispatchApproving(t, dir, "gemini", cli)
 	s := showSession(t, dir, 1)
 	var shellLog []string
 	for _, e := range s.Audit {
