@@ -56,13 +56,28 @@ func vectorsSetup(t *testing.T, commands string) (dir, outside, cfg string) {
 // name, a person approving whatever it asks, to its end.
 func dispatchApproving(t *testing.T, dir, name string, cli fakemodel.CLI) {
 	t.Helper()
-	cmd, out, _ := startDispatchIn(t, dir, nil, name, cli, "Please try the vectors.")
+	dispatchDeciding(t, dir, name, cli, "Please try the vectors.", func(store.PendingView) bool { return true })
+}
+
+// dispatchDeciding runs the supervised dispatch in dir with the CLI name
+// and prompt, a person deciding each request as approve says, to its end
+// (within fakemodel.Timeout).
+func dispatchDeciding(t *testing.T, dir, name string, cli fakemodel.CLI, prompt string, approve func(store.PendingView) bool) {
+	t.Helper()
+	cmd, out, _ := startDispatchIn(t, dir, nil, name, cli, prompt)
 	ws, _ := workspace.New(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
 	defer cancel()
-	go approveAll(ctx, t, ws)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("dispatch: %v\n%s", err, out)
+	go decideAll(ctx, t, ws, approve)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("dispatch: %v\n%s", err, out)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the run did not end; the dispatch said:\n%s", out)
 	}
 }
 
@@ -243,24 +258,10 @@ func TestAWriteToAFIFODoesNotStopTheSupervisor(t *testing.T) {
 		{Shell: "touch ok.txt"},
 	}
 	fake := fakemodel.NewClaudeScript(t, stepsByResults("pipe", `"type":"tool_result"`, calls))
-	cmd, out, _ := startDispatchIn(t, dir, nil, "claude", fakemodel.Claude(t, fake.URL), "Please write the pipe.")
-	ws, _ := workspace.New(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), fakemodel.Timeout)
-	defer cancel()
 	// Nobody reads the FIFO: a Write of it approved would wait for good.
-	go decideAll(ctx, t, ws, func(p store.PendingView) bool { return p.File != pipe })
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("dispatch: %v\n%s", err, out)
-		}
-	case <-ctx.Done():
-		t.Fatalf("the run did not end after a Write to a FIFO; the dispatch said:\n%s", out)
-	}
+	dispatchDeciding(t, dir, "claude", fakemodel.Claude(t, fake.URL), "Please write the pipe.", func(p store.PendingView) bool { return p.File != pipe })
 	if _, err := os.Stat(filepath.Join(dir, "ok.txt")); err != nil {
-		t.Errorf("the command after the Write did not run (%v):\n%s", err, out)
+		t.Errorf("the command after the Write did not run (%v)", err)
 	}
 	s := showSession(t, dir, 1)
 	var write []string
@@ -274,12 +275,6 @@ func TestAWriteToAFIFODoesNotStopTheSupervisor(t *testing.T) {
 	if len(write) == 0 || slices.Contains(write, "tool_ran") || slices.Contains(write, "policy_allowed") {
 		t.Errorf("the log of the Write to the FIFO: %v, want what claude did with it, not run", write)
 	}
-}
-
-// approveAll approves each pending request as it comes, as a person at
-// another terminal would.
-func approveAll(ctx context.Context, t *testing.T, ws *workspace.Workspace) {
-	decideAll(ctx, t, ws, func(store.PendingView) bool { return true })
 }
 
 // decideAll decides each pending request as it comes, approving those
