@@ -1,22 +1,36 @@
 package bridge
 
 import (
-	"os"
+	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/internal/textdiff"
 )
 
-// editDiff is the unified diff of an edit computed against the file on
+// MaxEditFileBytes bounds the file an edit's diff is computed against
+// (an Edit of a 30 MB file is diffed; the request keeps the diff's head).
+const MaxEditFileBytes = 64 << 20
+
+// EditDiff is the unified diff of an edit computed against the file on
 // disk: the file's current content with oldText replaced by newText (all
 // of them when all), or newText as the whole file when oldText is nil.
+// The path is the agent's: it is read only if it is a regular file of at
+// most MaxEditFileBytes — a FIFO would block the caller (the reader of
+// the CLI's output) for good, /dev/zero would fill memory. Otherwise the
+// diff is one line saying why there is none.
 func EditDiff(root, file string, oldText *string, newText string, all bool) string {
 	path := file
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)
 	}
-	cur, _ := os.ReadFile(path)
+	cur, err := regularfile.Read(path, MaxEditFileBytes)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf("agentinfra shows no diff of this edit: %v\n", err)
+	}
 	before := string(cur)
 	after := newText
 	if oldText != nil {

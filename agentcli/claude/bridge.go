@@ -229,7 +229,11 @@ func (b *claudeBridge) toolBlocks(c claudeControl) {
 		switch bl.Type {
 		case "tool_use":
 			b.mu.Lock()
-			b.tools[bl.ID] = b.askOf(bl.Name, bl.Input, bl.ID)
+			// Only what the outcome's record names is kept: not the diff
+			// nor the input (an Edit of a 30 MB file would be kept twice
+			// until claude reports it), computed before claude checked
+			// the call at all.
+			b.tools[bl.ID] = b.askOf(bl.Name, bl.Input, bl.ID, false)
 			b.mu.Unlock()
 		case "tool_result":
 			b.mu.Lock()
@@ -277,7 +281,9 @@ func outcome(c claudeControl, id string, isError bool) bridge.Outcome {
 // bookkeeping.
 var internalTools = map[string]bool{"ToolSearch": true, "TaskCreate": true, "TaskGet": true, "TaskList": true, "TaskUpdate": true, "ListAgents": true}
 
-func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string) bridge.Ask {
+// askOf is the call of tool with input as the gate judges it; with diff,
+// as a person sees it too: its input and, for an edit, its diff.
+func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string, diff bool) bridge.Ask {
 	var in struct {
 		Command      string  `json:"command"`
 		FilePath     string  `json:"file_path"`
@@ -290,7 +296,10 @@ func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string) brid
 		URL          string  `json:"url"`
 	}
 	json.Unmarshal(input, &in)
-	a := bridge.Ask{NativeID: id, Tool: tool, ToolInput: string(input)}
+	a := bridge.Ask{NativeID: id, Tool: tool}
+	if diff {
+		a.ToolInput = string(input)
+	}
 	root := b.g.Root()
 	switch tool {
 	case "Bash", "Monitor": // Monitor runs a command too
@@ -299,6 +308,7 @@ func (b *claudeBridge) askOf(tool string, input json.RawMessage, id string) brid
 		file := in.FilePath + in.NotebookPath
 		a.Kind, a.File, a.Title = store.KindEdit, file, "Edit "+file
 		switch {
+		case !diff:
 		case in.Content != nil:
 			a.Diff = bridge.EditDiff(root, file, nil, *in.Content, false)
 		case in.OldString != nil:
@@ -324,7 +334,7 @@ func (b *claudeBridge) ask(requestID string, r canUseTool) {
 	b.mu.Lock()
 	b.pending[requestID] = cancel
 	b.mu.Unlock()
-	a := b.askOf(r.ToolName, r.Input, r.ToolUseID)
+	a := b.askOf(r.ToolName, r.Input, r.ToolUseID, true)
 	go func() {
 		defer func() {
 			b.mu.Lock()

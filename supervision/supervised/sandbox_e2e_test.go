@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/agentcli"
 	"github.com/agentinfra/agentinfra/contain"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/internal/testing/fakemodel"
 	"github.com/agentinfra/agentinfra/runner"
 	"github.com/agentinfra/agentinfra/store"
@@ -42,23 +43,6 @@ func TestSupervisedRunIsContained(t *testing.T) {
 			containedRun(t, c.cli, c.fake, c.prep)
 		})
 	}
-}
-
-// outsideTemp makes a folder under $HOME: outside every folder a sandbox
-// lets an agent write.
-func outsideTemp(t *testing.T) string {
-	t.Helper()
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Skip("no home folder")
-	}
-	d, err := os.MkdirTemp(home, ".agentinfra-e2e-")
-	if err != nil {
-		t.Skipf("cannot make a folder in %s: %v", home, err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	d, _ = filepath.EvalSymlinks(d)
-	return d
 }
 
 // relocate moves the CLI's prepared home to home, as a user's would be,
@@ -86,7 +70,7 @@ func relocate(t *testing.T, cli *fakemodel.CLI, home string) {
 
 func containedRun(t *testing.T, cliName string, newFake func(testing.TB, fakemodel.Script) *fakemodel.Server, prep func(testing.TB, string) fakemodel.CLI) {
 	ctx := context.Background()
-	base := outsideTemp(t)
+	base := e2etools.OutsideTemp(t)
 	root, work, outside := filepath.Join(base, "ws"), filepath.Join(base, "work"), filepath.Join(base, "outside")
 	for _, d := range []string{root, work, outside} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

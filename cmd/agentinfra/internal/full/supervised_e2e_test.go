@@ -22,6 +22,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -103,9 +104,16 @@ func (s *syncBuffer) String() string {
 // waitPending waits for the run's first pending request.
 func waitPending(t *testing.T, dir string, out *syncBuffer) store.PendingView {
 	t.Helper()
+	return waitPendingWithin(t, dir, out, fakemodel.Timeout)
+}
+
+// waitPendingWithin is waitPending waiting up to timeout (a CLI that takes
+// long to send a huge call).
+func waitPendingWithin(t *testing.T, dir string, out *syncBuffer, timeout time.Duration) store.PendingView {
+	t.Helper()
 	ws, _ := workspace.New(dir)
 	var pending []store.PendingView
-	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
+	poll.EventuallyWithin(t, timeout, func() bool {
 		if st, err := store.OpenWorkspace(context.Background(), ws, store.Options{}); err == nil {
 			pending, _ = st.Pending(context.Background())
 			st.Close()
