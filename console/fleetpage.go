@@ -21,6 +21,27 @@ type agentRow struct {
 	List []metaField
 	// Waiting is what the agent's run waits a person for (nil: nothing).
 	Waiting *waitBadge
+	// Failed is how the agent's last run failed (nil: it did not, or the
+	// agent works on another): its CLI's own words apart, as the session
+	// page shows them.
+	Failed *failedRun
+}
+
+type failedRun struct {
+	Run  fleet.TaskRun
+	CLI  string
+	Head string
+	Said []string
+}
+
+// failedOf is the last run of a when it failed while nothing else runs.
+func failedOf(a fleet.Agent) *failedRun {
+	if a.CurrentRun != nil || a.LastRun == nil || a.LastRun.Status != fleet.RunFailed {
+		return nil
+	}
+	f := &failedRun{Run: *a.LastRun, CLI: a.CLI}
+	f.Head, f.Said = runner.SaidOf(a.CLI, a.LastRun.ExitReason)
+	return f
 }
 
 type metaField struct{ Name, Value string }
@@ -52,6 +73,7 @@ func (s *Server) fleetData(ctx context.Context, forms bool) fleetData {
 	for _, a := range agents {
 		row := agentRow{Agent: a}
 		row.Waiting = waits.agent(&row.Agent)
+		row.Failed = failedOf(a)
 		vals := a.Summary().Metadata
 		for _, n := range a.MetadataNames() {
 			if v, ok := vals[n]; ok {

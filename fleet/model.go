@@ -66,7 +66,11 @@ type Agent struct {
 	CurrentRun  *TaskRun `json:"current_run"`
 	// LastTask is the summary of the latest run that ended (null when none
 	// has): the design's last_task.
-	LastTask  *string   `json:"last_task"`
+	LastTask *string `json:"last_task"`
+	// LastRun is the latest ended run (nil when none has), for pages that
+	// show how it ended — a failed CLI's own words are in its ExitReason.
+	// Not in the JSON: last_task is its summary, `agent history` the rest.
+	LastRun   *TaskRun  `json:"-"`
 	Role      string    `json:"role"`
 	Project   string    `json:"project"`
 	Spec      string    `json:"spec"`

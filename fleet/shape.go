@@ -43,15 +43,16 @@ func (r TaskRun) Normalized() TaskRun {
 // none), workspace_id the workspace's ID, and every timestamp in the
 // results' format.
 func (a *Agent) Finish(run *TaskRun, last *TaskRun) {
-	a.CurrentRun, a.CurrentTask, a.LastTask = nil, nil, nil
+	a.CurrentRun, a.CurrentTask, a.LastTask, a.LastRun = nil, nil, nil, nil
 	if run != nil {
 		r := run.Normalized()
 		s := r.Summary
 		a.CurrentRun, a.CurrentTask = &r, &s
 	}
 	if last != nil {
-		s := last.Summary
-		a.LastTask = &s
+		l := last.Normalized()
+		s := l.Summary
+		a.LastTask, a.LastRun = &s, &l
 	}
 	a.WorkspaceID = a.Workspace.ID
 	a.CreatedAt, a.UpdatedAt = Timestamp(a.CreatedAt), Timestamp(a.UpdatedAt)

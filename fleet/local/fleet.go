@@ -306,7 +306,7 @@ func (f *Fleet) endLocked(ctx context.Context, a *agentRecord, r *runRecord, rec
 		}
 		a.Sessions[r.CLI] = tr.SessionID
 	}
-	a.UpdatedAt, a.LastTask = now, tr.Summary
+	a.UpdatedAt, a.LastTask, a.LastRun = now, tr.Summary, &tr
 	if err := statefile.WriteJSON(f.p.file(a.Name, agentFile), a); err != nil {
 		errs = append(errs, err)
 	}

@@ -51,6 +51,8 @@ type agentRecord struct {
 	// LastTask is the summary of the latest run that ended (last_task);
 	// records written before it was kept have "" and read the history.
 	LastTask string `json:"last_task,omitempty"`
+	// LastRun is that run as it ended (how, why), for the console's card.
+	LastRun *fleet.TaskRun `json:"last_run,omitempty"`
 	// ApprovalMode is the agent's runs' ("" = the fleet config's): ask
 	// makes them supervised.
 	ApprovalMode string `json:"approval_mode,omitempty"`
@@ -180,7 +182,7 @@ func view(a *agentRecord, run *runRecord) fleet.Agent {
 }
 
 // view is the package view with what only the files tell: the latest
-// ended run's summary (last_task).
+// ended run's summary (last_task) and, while no other runs, that run.
 func (f *Fleet) view(ctx context.Context, a *agentRecord, run *runRecord) fleet.Agent {
 	out := view(a, run)
 	if out.Status == fleet.StatusBusy && run != nil {
@@ -190,6 +192,10 @@ func (f *Fleet) view(ctx context.Context, a *agentRecord, run *runRecord) fleet.
 			it := m.Item
 			out.Status, out.Waiting = fleet.StatusWaiting, &it
 		}
+	}
+	if out.CurrentRun == nil && a.LastRun != nil {
+		last := a.LastRun.Normalized()
+		out.LastRun = &last
 	}
 	if a.LastTask != "" {
 		s := a.LastTask
