@@ -189,12 +189,18 @@ func commitLeftovers(ctx context.Context, g git, subject, run, agent, worktree, 
 	return hash, nil
 }
 
-// startOf is the commit the change starts from: the given start when it is
-// in the branch's history, else the previous round's base when it still
-// is (the agent went on from where it was), else the merge base of the
+// startOf is the commit the change starts from: for a change sent back
+// and continued on the same branch, its previous round's base while it is
+// in the branch's history (the run started at the previous round's head,
+// but the change is the whole work: both rounds' commits); else the given
+// start when it is in the branch's history; else the merge base of the
 // branch and the base branch.
 func (s *Service) startOf(ctx context.Context, g git, in RecordInput, prev Change, head string) (string, error) {
-	for _, cand := range []string{in.Start, prev.Base} {
+	cands := []string{in.Start, prev.Base}
+	if prev.Branch == in.Branch {
+		cands = []string{prev.Base, in.Start}
+	}
+	for _, cand := range cands {
 		if cand == "" {
 			continue
 		}

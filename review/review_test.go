@@ -72,9 +72,15 @@ func TestRequestChanges(t *testing.T) {
 	if _, err := task.Finish(ctx, f.ws, id, task.FinishOptions{OK: true, Holder: "@papi"}, "@papi", clock); err != nil {
 		t.Fatal(err)
 	}
-	c := f.record(id, "papi", papi)
-	if c.Round != 2 || len(c.Comments) != 3 || c.State != StateReview || len(c.Commits) != 2 {
-		t.Errorf("round 2: round %d, %d comments, state %s, %d commits", c.Round, len(c.Comments), c.State, len(c.Commits))
+	// Recorded as the fleet records it: from where the run started (the
+	// previous round's head). The change is still the whole work since
+	// its base, both rounds' commits.
+	c, err := f.svc.Record(ctx, RecordInput{Task: id, Agent: "papi", Run: "papi-2", Worktree: papi, Branch: "agent/papi", BaseBranch: "main", Start: start, Summary: "did " + id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Round != 2 || len(c.Comments) != 3 || c.State != StateReview || len(c.Commits) != 2 || c.Base != res.Change.Base {
+		t.Errorf("round 2: round %d, %d comments, state %s, %d commits, base %s (round 1's %s)", c.Round, len(c.Comments), c.State, len(c.Commits), c.Base, res.Change.Base)
 	}
 	d, err := f.svc.Show(ctx, id)
 	if err != nil {
