@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentinfra/agentinfra/internal/regularfile"
 	"github.com/agentinfra/agentinfra/internal/textdiff"
+	"github.com/agentinfra/agentinfra/supervision/policy"
 )
 
 // MaxEditFileBytes bounds the file an edit's diff is computed against
@@ -22,7 +23,20 @@ const MaxEditFileBytes = 64 << 20
 // most MaxEditFileBytes — a FIFO would block the caller (the reader of
 // the CLI's output) for good, /dev/zero would fill memory. Otherwise the
 // diff is one line saying why there is none.
+//
+// A file whose content must not be shown (policy.ContentHidden: outside
+// the worktree, a secrets file) is never read: the diff is the edit's own
+// text alone (the old text the agent gave against the new), under a line
+// saying why.
 func EditDiff(root, file string, oldText *string, newText string, all bool) string {
+	if why := policy.ContentHidden(root, file); why != "" {
+		before := ""
+		if oldText != nil {
+			before = *oldText
+		}
+		d, _ := textdiff.Diff(filepath.ToSlash(file), before, newText)
+		return fmt.Sprintf("agentinfra shows only the edit's own text, not the file's content: %s\n", why) + d
+	}
 	path := file
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)

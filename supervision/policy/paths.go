@@ -320,3 +320,20 @@ func secret(p string) bool {
 	}
 	return false
 }
+
+// ContentHidden says why a file's current content must not be shown in an
+// edit's diff — a request, the inbox, the console, Slack — or "" when it
+// may: a path (relative to root, or absolute) that leads outside the
+// worktree, as named or through a symlink (~/.aws/credentials), or a
+// secrets file (.env, keys) would put its secret in front of everyone who
+// sees the request.
+func ContentHidden(root, file string) string {
+	pl := judge(realRoot(root), nil, "", "", file)
+	switch {
+	case pl.Where == whereOutside:
+		return "it is outside the worktree"
+	case pl.Secret:
+		return "it is a secrets file"
+	}
+	return ""
+}
