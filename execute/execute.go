@@ -202,10 +202,13 @@ func (x *execution) openBooks(ctx context.Context) error {
 	// that dies from here on leaves a run the reaper settles (its task
 	// BLOCKED) and a resume restarts, not a session naming a run the store
 	// does not have.
-	if err := rec.Save(x.Record); err != nil {
-		x.Record.Warnings = append(x.Record.Warnings, "the run's record could not be saved before it started: "+err.Error())
+	saveErr := rec.Save(x.Record)
+	if saveErr != nil {
+		// Then the session does not name the run either (a session naming
+		// a run the store lacks is what the order above prevents).
+		x.Record.Warnings = append(x.Record.Warnings, "the run's record could not be saved before it started, so its session does not name it (not resumable): "+saveErr.Error())
 	}
-	if x.sup.Session().RunID != x.Record.RunID { // not known when the session began (dispatch), or a resumed run's
+	if saveErr == nil && x.sup.Session().RunID != x.Record.RunID { // not known when the session began (dispatch), or a resumed run's
 		if err := x.sup.AttachRun(ctx, x.Record.RunID); err != nil {
 			x.Record.Warnings = append(x.Record.Warnings, "the session does not name its run: "+err.Error())
 		}

@@ -25,6 +25,10 @@ const FileName = "change.json"
 // whatever happens to the agent's branch, until the change lands.
 const PinPrefix = "refs/agentinfra/changes/"
 
+// fetchPrefix is where a change published on a remote is fetched before
+// it is checked (refs/agentinfra/fetch/{task ID}); gone once recorded.
+const fetchPrefix = "refs/agentinfra/fetch/"
+
 // The states of a change.
 const (
 	// StateReview: waiting for a person (or lands with approve).

@@ -85,16 +85,24 @@ func Publish(ctx context.Context, in PublishInput) (Published, error) {
 }
 
 // fetchChange fetches the branch a workspace published from the remote
-// into the change's pin (PinPrefix+ID) of the clone g is in, and returns
-// its commit, which must be the one published (want; "" takes the
-// branch's tip).
-func fetchChange(ctx context.Context, g git, in RecordInput) (string, error) {
-	pin := PinPrefix + in.Task
-	if _, err := g.run(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", in.Remote, "+refs/heads/"+in.Branch+":"+pin); err != nil {
+// into a scratch ref of the clone g is in, and returns its commit, which
+// must be the one published (in.Head; "" takes the branch's tip). The
+// change's pin (PinPrefix+ID) is Record's to move once everything checks
+// out: a refused record leaves the pin — the only ref here holding a
+// change in review — where it was. The scratch ref goes when done; its
+// commits are the pin's once Record moves it.
+func fetchChange(ctx context.Context, g git, in RecordInput) (head string, err error) {
+	scratch := fetchPrefix + in.Task
+	defer func() {
+		if _, derr := g.run(context.WithoutCancel(ctx), nil, "update-ref", "-d", scratch); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	if _, err := g.run(ctx, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", in.Remote, "+refs/heads/"+in.Branch+":"+scratch); err != nil {
 		return "", &agenterr.Error{Kind: agenterr.Unavailable, Field: "remote", Value: in.Remote,
 			Reason: fmt.Sprintf("%s could not be fetched from %s (%s): record the change again once the remote answers (review record %s --agent %s --remote %s)", in.Branch, in.Remote, gitSaid(err), in.Task, in.Agent, in.Remote), Err: err}
 	}
-	head, err := g.rev(ctx, pin)
+	head, err = g.rev(ctx, scratch)
 	if err != nil {
 		return "", err
 	}

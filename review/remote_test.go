@@ -181,9 +181,26 @@ func TestACoderChangeMustBeTheOnePublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := RecordInput{Task: id, Agent: "papi", Worktree: w.root, Branch: "agent/papi", BaseBranch: "main", Remote: "origin", Head: w.git(w.root, "rev-parse", "main")}
+	in := RecordInput{Task: id, Agent: "papi", Worktree: w.root, Branch: "agent/papi", BaseBranch: "main", Remote: "origin", Head: pub.Head}
+	if _, err := w.svc.Record(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	pinned := w.git(w.root, "rev-parse", PinPrefix+id)
+	// The workspace pushes again: a record of what it published before is
+	// refused, and the pin — the only ref here with the change in review —
+	// stays where it was.
+	w.write(papi, "four.go", "package util\n")
+	if _, err := Publish(ctx, PublishInput{Task: id, Subject: "Add Three", Agent: "papi", Worktree: papi, Branch: "agent/papi", Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := w.svc.Record(ctx, in); agenterr.KindOf(err) != agenterr.Conflict || !strings.Contains(err.Error(), "pushed again") {
 		t.Errorf("record of another commit than the remote's: %v", err)
+	}
+	if got := w.git(w.root, "rev-parse", PinPrefix+id); got != pinned {
+		t.Errorf("the refused record moved the change's pin from %s to %s", pinned, got)
+	}
+	if left := w.git(w.root, "for-each-ref", fetchPrefix); left != "" {
+		t.Errorf("a fetched ref was left: %s", left)
 	}
 	in.Head, in.Remote = pub.Head, filepath.Join(t.TempDir(), "gone.git")
 	if _, err := w.svc.Record(ctx, in); agenterr.KindOf(err) != agenterr.Unavailable || !strings.Contains(err.Error(), "could not be fetched") {

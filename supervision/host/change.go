@@ -50,8 +50,10 @@ func publish(ctx context.Context, o AgentOptions, in ChangePublish) (review.Publ
 	if err != nil {
 		return review.Published{}, err
 	}
-	if a.Status == fleet.StatusBusy {
-		return review.Published{}, agenterr.Conflictf("agent %s is busy: its change is published when its run has ended", a.Name)
+	// Any live run — busy, waiting for a person, starting, stopping — is
+	// still changing the worktree.
+	if a.CurrentRun != nil || a.Status == fleet.StatusBusy || a.Status == fleet.StatusWaiting || a.Status == fleet.StatusStarting || a.Status == fleet.StatusStopping {
+		return review.Published{}, agenterr.Conflictf("agent %s is %s: its change is published when its run has ended", a.Name, a.Status)
 	}
 	if a.Workspace.Path == "" || a.Workspace.Branch == "" {
 		return review.Published{}, &agenterr.Error{Kind: agenterr.Conflict, Reason: fmt.Sprintf("agent %s has no worktree on a branch: there is no change to publish", a.Name)}
