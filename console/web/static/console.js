@@ -55,11 +55,26 @@
       if (k !== undefined && old[k]) carried.push(carryInput(old[k], n));
       next.push(n);
     });
-    region.replaceChildren.apply(region, next);
+    place(region, next);
     carried.forEach(function (f) {
       if (!f) return;
       f.el.focus();
       try { f.el.setSelectionRange(f.start, f.end); } catch (_) {} // not a text field
+    });
+  }
+
+  // place makes next the children of region, touching no element that
+  // stays where it is: a kept element taken out of the page, even for an
+  // instant, loses the focus, and what the person types next goes nowhere.
+  function place(region, next) {
+    var keep = new Set(next);
+    Array.prototype.slice.call(region.childNodes).forEach(function (c) {
+      if (!keep.has(c)) region.removeChild(c);
+    });
+    var cur = region.firstChild;
+    next.forEach(function (n) {
+      if (n === cur) { cur = cur.nextSibling; return; }
+      region.insertBefore(n, cur); // new, or kept but moved by the new order
     });
   }
 

@@ -124,7 +124,10 @@ func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
 		<-exited
 		now, _ := st.Session(ctx, ses.ID)
 		t.Logf("killed: the session %s, its requests %s, counter.txt %q", now.Status, requestStatuses(st, ses.ID), readOr(filepath.Join(dir, "counter.txt")))
-		if now.Live() || now.Status == store.SessionCreated {
+		// Interrupted: a command run meanwhile (the person's approve)
+		// found the supervisor dead and said so; the run is resumed as
+		// well.
+		if now.Live() || now.Status == store.SessionCreated || now.Status == store.SessionInterrupted {
 			stdout, stderr, err := runIn(t, dir, env, "session", "resume", itoa(ses.ID), "--json")
 			if err != nil {
 				t.Fatalf("session resume after the kill: %v\n%s%s\nthe dispatch said:\n%s", err, stdout, stderr, &out)
