@@ -2,14 +2,11 @@ package host_test
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,10 +14,10 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	localfleet "github.com/agentinfra/agentinfra/fleet/local"
+	"github.com/agentinfra/agentinfra/fleet/local/localtest"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/waiting"
 	"github.com/agentinfra/agentinfra/supervision/host"
-	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // superviseEnv makes the test binary a local fleet run's supervisor, as
@@ -30,28 +27,9 @@ const superviseEnv = "HOST_TEST_SUPERVISE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(superviseEnv) == "1" {
-		os.Exit(superviseMain(os.Args[1:]))
+		os.Exit(localtest.Supervise(os.Args[1:], localfleet.Options{}))
 	}
 	os.Exit(m.Run())
-}
-
-func superviseMain(args []string) int {
-	if len(args) != 4 || args[0] != "--root" {
-		fmt.Fprintln(os.Stderr, "usage: --root ROOT NAME RUN")
-		return 2
-	}
-	ws, err := workspace.New(args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := localfleet.RunSupervisor(ctx, ws, args[2], args[3], localfleet.Options{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
 }
 
 // A host does not publish its agent's change while the agent's run waits
@@ -64,11 +42,7 @@ func TestAHostDoesNotPublishWhileItsAgentWaitsForAPerson(t *testing.T) {
 	remote := filepath.Join(t.TempDir(), "origin.git")
 	git(t, fws.Root, "clone", "-q", "--bare", fws.Root, remote)
 	git(t, fws.Root, "remote", "add", "origin", remote)
-	f := localfleet.New(fws, localfleet.Options{
-		SupervisorArgv: []string{os.Args[0]}, SupervisorEnv: []string{superviseEnv + "=1"},
-		Binary: agentstub.Build(t), Env: []string{"STUB_MODE=hang"},
-		KillGrace: 300 * time.Millisecond, StopGrace: 300 * time.Millisecond,
-	})
+	f := localfleet.New(fws, localtest.Options(superviseEnv, agentstub.Build(t), "STUB_MODE=hang"))
 	fleettest.StopRunsAtCleanup(t, f)
 	srv := httptest.NewServer(host.AgentHandler(host.AgentOptions{Fleet: f, Name: "papi"}))
 	t.Cleanup(srv.Close)
