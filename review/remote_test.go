@@ -175,9 +175,7 @@ func TestACoderChangeMustBeTheOnePublished(t *testing.T) {
 	t.Parallel()
 	w := newCoderWorld(t)
 	ctx := context.Background()
-	papi := w.agentThere("papi")
-	id := w.taskInReview("Add Three", "papi")
-	w.write(papi, "three.go", "package util\n")
+	papi, id := w.papiAddsThree()
 	pub, err := Publish(ctx, PublishInput{Task: id, Subject: "Add Three", Agent: "papi", Worktree: papi, Branch: "agent/papi", Remote: "origin"})
 	if err != nil {
 		t.Fatal(err)
@@ -207,6 +205,16 @@ func TestACoderChangeMustBeTheOnePublished(t *testing.T) {
 	if _, err := w.svc.Record(ctx, in); agenterr.KindOf(err) != agenterr.Unavailable || !strings.Contains(err.Error(), "could not be fetched") {
 		t.Errorf("record from a remote that is not there: %v", err)
 	}
+}
+
+// papiAddsThree is papi's worktree in the workspace with three.go
+// written, uncommitted, for task "Add Three" in REVIEW.
+func (w *coderWorld) papiAddsThree() (wt, id string) {
+	w.t.Helper()
+	wt = w.agentThere("papi")
+	id = w.taskInReview("Add Three", "papi")
+	w.write(wt, "three.go", "package util\n")
+	return wt, id
 }
 
 // publish is the workspace's host publishing agent's change of task id.
@@ -274,9 +282,7 @@ func TestACoderPublishNeverOverwritesAPersonsCommits(t *testing.T) {
 		t.Errorf("the agent's change on its branch after the refused publish: %q", got)
 	}
 
-	papi := w.agentThere("papi")
-	pid := w.taskInReview("Add Three", "papi")
-	w.write(papi, "three.go", "package util\n")
+	papi, pid := w.papiAddsThree()
 	if _, err := w.publish(pid, "papi", papi); err != nil {
 		t.Fatal(err)
 	}
@@ -300,9 +306,7 @@ func TestACoderPublishAfterALandingStartsAgainFromTheBase(t *testing.T) {
 	t.Parallel()
 	w := newCoderWorld(t)
 	ctx := context.Background()
-	papi := w.agentThere("papi")
-	id := w.taskInReview("Add Three", "papi")
-	w.write(papi, "three.go", "package util\n")
+	papi, id := w.papiAddsThree()
 	first, _ := w.publishAndRecord(id, "papi", papi, "papi-1")
 	if _, err := w.svc.Approve(ctx, id, ApproveOptions{By: "ana"}); err != nil {
 		t.Fatal(err)
@@ -332,9 +336,7 @@ func TestACoderPublishAfterALandingStartsAgainFromTheBase(t *testing.T) {
 func TestACoderPublishRemakesABranchAPersonDeleted(t *testing.T) {
 	t.Parallel()
 	w := newCoderWorld(t)
-	papi := w.agentThere("papi")
-	id := w.taskInReview("Add Three", "papi")
-	w.write(papi, "three.go", "package util\n")
+	papi, id := w.papiAddsThree()
 	if _, err := w.publish(id, "papi", papi); err != nil {
 		t.Fatal(err)
 	}
@@ -361,9 +363,7 @@ func TestACoderPublishRemakesABranchAPersonDeleted(t *testing.T) {
 func TestACoderPublishRefusedByTheRemoteSaysSo(t *testing.T) {
 	t.Parallel()
 	w := newCoderWorld(t)
-	papi := w.agentThere("papi")
-	id := w.taskInReview("Add Three", "papi")
-	w.write(papi, "three.go", "package util\n")
+	papi, id := w.papiAddsThree()
 	first, err := w.publish(id, "papi", papi)
 	if err != nil {
 		t.Fatal(err)
