@@ -13,6 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentinfra/agentinfra/fleet/local"
+	"github.com/agentinfra/agentinfra/fleet/local/localtest"
 	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
@@ -28,7 +30,7 @@ var browser struct {
 
 func TestMain(m *testing.M) {
 	if os.Getenv(superviseEnv) == "1" {
-		os.Exit(superviseMain(os.Args[1:]))
+		os.Exit(localtest.Supervise(os.Args[1:], local.Options{}))
 	}
 	code := m.Run()
 	if browser.cancel != nil {

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -19,9 +16,9 @@ import (
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/fleettest"
 	"github.com/agentinfra/agentinfra/fleet/local"
+	"github.com/agentinfra/agentinfra/fleet/local/localtest"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
-	"github.com/agentinfra/agentinfra/workspace"
 )
 
 // superviseEnv makes the test binary a fleet run's supervisor: the local
@@ -29,44 +26,12 @@ import (
 // `agent run-supervisor` command is started.
 const superviseEnv = "CONSOLE_TEST_SUPERVISE"
 
-func superviseMain(args []string) int {
-	if len(args) != 4 || args[0] != "--root" {
-		fmt.Fprintln(os.Stderr, "usage: --root ROOT NAME RUN")
-		return 2
-	}
-	ws, err := workspace.New(args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := local.RunSupervisor(ctx, ws, args[2], args[3], local.Options{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
-
 // fleetWorld is a world whose workspace is a git repository (the local
 // fleet makes a worktree per agent) with a local fleet whose agent CLI is
 // the stub, hanging (STUB_MODE=hang) so a run stays busy until stopped.
 func fleetWorld(t *testing.T) (*world, *local.Fleet) {
 	t.Helper()
 	return fleetWorldEnv(t, "STUB_MODE=hang")
-}
-
-// fleetOptions are the local fleet's options of the tests: the test binary
-// supervises, the stub is the agent CLI with env.
-func fleetOptions(stub string, env ...string) local.Options {
-	return local.Options{
-		SupervisorArgv: []string{os.Args[0]},
-		SupervisorEnv:  []string{superviseEnv + "=1"},
-		Binary:         stub,
-		Env:            env,
-		KillGrace:      300 * time.Millisecond,
-		StopGrace:      300 * time.Millisecond,
-	}
 }
 
 // fleetWorldEnv is fleetWorld with the stub's environment env.
@@ -78,7 +43,7 @@ func fleetWorldEnv(t *testing.T, env ...string) (*world, *local.Fleet) {
 	stub := agentstub.Build(t)
 	var f *local.Fleet
 	w := newWorld(t, worldOpts{git: true, opts: func(o *console.Options) {
-		f = local.New(o.Workspace, fleetOptions(stub, env...))
+		f = local.New(o.Workspace, localtest.Options(superviseEnv, stub, env...))
 		o.Fleet = f
 	}})
 	fleettest.StopRunsAtCleanup(t, f)
@@ -191,7 +156,7 @@ func TestBrowserFleetFollowsAnotherProcessLive(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate") // the stub's run ends once it exists
 	w, f := fleetWorldEnv(t, "STUB_MODE=ok", "STUB_GATE="+gate)
 	other := local.New(w.ws, func() local.Options {
-		o := fleetOptions(agentstub.Build(t), "STUB_MODE=ok", "STUB_GATE="+gate)
+		o := localtest.Options(superviseEnv, agentstub.Build(t), "STUB_MODE=ok", "STUB_GATE="+gate)
 		o.Bus = events.New() // nothing it publishes reaches the console's bus
 		return o
 	}())

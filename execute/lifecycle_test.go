@@ -10,16 +10,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentinfra/agentinfra/dispatch"
 	"github.com/agentinfra/agentinfra/fleet"
 	"github.com/agentinfra/agentinfra/fleet/local"
+	"github.com/agentinfra/agentinfra/fleet/local/localtest"
 	"github.com/agentinfra/agentinfra/internal/testing/agentstub"
 	"github.com/agentinfra/agentinfra/internal/testing/poll"
 	"github.com/agentinfra/agentinfra/task"
@@ -33,20 +32,7 @@ func TestMain(m *testing.M) {
 	// The test binary doubles as the fleet's supervisor, as `agentinfra
 	// agent run-supervisor` would be, on the same clock.
 	if os.Getenv("LIFECYCLE_SUPERVISE") == "1" {
-		args := os.Args[1:]
-		ws, err := workspace.New(args[1])
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		err = local.RunSupervisor(ctx, ws, args[2], args[3], local.Options{Now: func() time.Time { return lifecycleNow }})
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(localtest.Supervise(os.Args[1:], local.Options{Now: func() time.Time { return lifecycleNow }}))
 	}
 	os.Exit(m.Run())
 }

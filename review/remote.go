@@ -44,9 +44,11 @@ type Published struct {
 // branch (as Record does: message "ID: subject", the agent as author, the
 // run in a trailer), pins the branch's tip (PinPrefix+ID: the commits stay
 // in the workspace's clone whatever happens to the branch) and pushes the
-// branch to the remote. The push is forced: after a landing the agent's
-// branch starts again from the base, so its pushes are not fast-forwards,
-// and the remote branch is the agent's alone. No hook runs (--no-verify).
+// branch to the remote. The push is not a fast-forward after a landing
+// (the agent's branch starts again from the base), so it overwrites the
+// remote branch, but only what this clone pushed there (pushBranch): a
+// person's commits on it refuse the publish, which changes nothing on the
+// remote. No hook runs (--no-verify).
 func Publish(ctx context.Context, in PublishInput) (Published, error) {
 	for _, f := range []struct{ name, v string }{{"task", in.Task}, {"agent", in.Agent}, {"worktree", in.Worktree}, {"branch", in.Branch}, {"remote", in.Remote}} {
 		if strings.TrimSpace(f.v) == "" {
@@ -73,10 +75,8 @@ func Publish(ctx context.Context, in PublishInput) (Published, error) {
 		if _, err := g.run(ctx, nil, "update-ref", "-m", "agentinfra: change of task "+in.Task, PinPrefix+in.Task, head); err != nil {
 			return err
 		}
-		ref := "refs/heads/" + in.Branch
-		if _, err := g.run(ctx, nil, "push", "--quiet", "--no-verify", "--", in.Remote, "+"+ref+":"+ref); err != nil {
-			return &agenterr.Error{Kind: agenterr.Unavailable, Field: "remote", Value: in.Remote,
-				Reason: fmt.Sprintf("%s could not be pushed to %s (%s): the change is committed in %s; push it by hand (git push %s %s), then record it", in.Branch, in.Remote, gitSaid(err), in.Worktree, in.Remote, in.Branch), Err: err}
+		if err := pushBranch(ctx, g, in.Remote, in.Branch, in.Worktree); err != nil {
+			return err
 		}
 		out = Published{Branch: in.Branch, Head: head, Committed: committed}
 		return nil

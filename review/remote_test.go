@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -174,9 +175,7 @@ func TestACoderChangeMustBeTheOnePublished(t *testing.T) {
 	t.Parallel()
 	w := newCoderWorld(t)
 	ctx := context.Background()
-	papi := w.agentThere("papi")
-	id := w.taskInReview("Add Three", "papi")
-	w.write(papi, "three.go", "package util\n")
+	papi, id := w.papiAddsThree()
 	pub, err := Publish(ctx, PublishInput{Task: id, Subject: "Add Three", Agent: "papi", Worktree: papi, Branch: "agent/papi", Remote: "origin"})
 	if err != nil {
 		t.Fatal(err)
@@ -205,5 +204,180 @@ func TestACoderChangeMustBeTheOnePublished(t *testing.T) {
 	in.Head, in.Remote = pub.Head, filepath.Join(t.TempDir(), "gone.git")
 	if _, err := w.svc.Record(ctx, in); agenterr.KindOf(err) != agenterr.Unavailable || !strings.Contains(err.Error(), "could not be fetched") {
 		t.Errorf("record from a remote that is not there: %v", err)
+	}
+}
+
+// papiAddsThree is papi's worktree in the workspace with three.go
+// written, uncommitted, for task "Add Three" in REVIEW.
+func (w *coderWorld) papiAddsThree() (wt, id string) {
+	w.t.Helper()
+	wt = w.agentThere("papi")
+	id = w.taskInReview("Add Three", "papi")
+	w.write(wt, "three.go", "package util\n")
+	return wt, id
+}
+
+// publish is the workspace's host publishing agent's change of task id.
+func (w *coderWorld) publish(id, agent, wt string) (Published, error) {
+	return Publish(context.Background(), PublishInput{Task: id, Subject: "the task", Agent: agent, Run: agent + "-1", Worktree: wt, Branch: "agent/" + agent, Remote: "origin"})
+}
+
+// personPushes is a person committing file on branch in their own clone
+// of the remote — on top of the remote branch, or from main when there is
+// none — and pushing it as people do (no force); it returns the commit.
+func (w *coderWorld) personPushes(branch, file string) string {
+	w.t.Helper()
+	clone := filepath.Join(filepath.Dir(w.remote), "person-clone")
+	if _, err := os.Stat(clone); err != nil {
+		w.git(filepath.Dir(clone), "clone", "-q", w.remote, clone)
+		w.git(clone, "config", "user.name", "Bo Person")
+		w.git(clone, "config", "user.email", "bo@example.com")
+	}
+	w.git(clone, "fetch", "-q", "--prune", "origin")
+	from := "origin/main"
+	if w.git(clone, "ls-remote", "origin", "refs/heads/"+branch) != "" {
+		from = "origin/" + branch
+	}
+	w.git(clone, "checkout", "-q", "-B", branch, from)
+	w.write(clone, file, "the person's "+file+"\n")
+	w.git(clone, "add", file)
+	w.git(clone, "commit", "-q", "-m", "the person's "+file)
+	w.git(clone, "push", "-q", "origin", branch)
+	return w.git(clone, "rev-parse", "HEAD")
+}
+
+// refusedOver checks a publish refused over the person's commit mine on
+// branch: a conflict naming it, the remote branch still at it, and the
+// agent's change committed on its branch in the workspace (nothing lost).
+func (w *coderWorld) refusedOver(err error, branch, mine, wt string) {
+	w.t.Helper()
+	if agenterr.KindOf(err) != agenterr.Conflict || !strings.Contains(err.Error(), "did not push ("+mine[:7]) || !strings.Contains(err.Error(), "branch_prefix") {
+		w.t.Errorf("publish over the person's commit on %s: %v; want a conflict naming %s and saying what to do", branch, err, mine[:7])
+	}
+	if got := w.git(w.remote, "rev-parse", "refs/heads/"+branch); got != mine {
+		w.t.Errorf("the remote's %s is %s: the person's commit %s was overwritten", branch, got, mine)
+	}
+	if st := w.git(wt, "status", "--porcelain"); st != "" {
+		w.t.Errorf("the agent's work is not committed in its worktree after the refused publish:\n%s", st)
+	}
+}
+
+// A branch a person pushes to is never overwritten by a publish: neither
+// one that was theirs before the agent's first publish (a fleet
+// branch_prefix naming their branches), nor the agent's own branch once
+// a person pushed on it. The publish is refused, the agent's change stays
+// committed in the workspace, and publishes once the person's branch is
+// out of the way.
+func TestACoderPublishNeverOverwritesAPersonsCommits(t *testing.T) {
+	t.Parallel()
+	w := newCoderWorld(t)
+
+	theirs := w.personPushes("agent/zed", "plan.txt")
+	zed := w.agentThere("zed")
+	zid := w.taskInReview("Make One return 10", "zed")
+	w.write(zed, "util.go", strings.Replace(w.read(zed, "util.go"), "return 1", "return 10", 1))
+	_, err := w.publish(zid, "zed", zed)
+	w.refusedOver(err, "agent/zed", theirs, zed)
+	if got := w.git(zed, "show", "agent/zed:util.go"); !strings.Contains(got, "return 10") {
+		t.Errorf("the agent's change on its branch after the refused publish: %q", got)
+	}
+
+	papi, pid := w.papiAddsThree()
+	if _, err := w.publish(pid, "papi", papi); err != nil {
+		t.Fatal(err)
+	}
+	onTop := w.personPushes("agent/papi", "review-notes.txt")
+	w.write(papi, "four.go", "package util\n")
+	_, err = w.publish(pid, "papi", papi)
+	w.refusedOver(err, "agent/papi", onTop, papi)
+
+	// The person removes their branch: the change, kept, publishes.
+	w.git(w.remote, "update-ref", "-d", "refs/heads/agent/zed", theirs)
+	pub, err := w.publish(zid, "zed", zed)
+	if err != nil || w.git(w.remote, "rev-parse", "refs/heads/agent/zed") != pub.Head || !strings.Contains(w.git(w.remote, "show", pub.Head+":util.go"), "return 10") {
+		t.Errorf("publish once the person's branch is gone: %+v, %v", pub, err)
+	}
+}
+
+// After a landing the agent's branch starts again from the base: its
+// next publish is not a fast-forward of its last and goes — and a
+// person's commit pushed on it afterwards is still refused.
+func TestACoderPublishAfterALandingStartsAgainFromTheBase(t *testing.T) {
+	t.Parallel()
+	w := newCoderWorld(t)
+	ctx := context.Background()
+	papi, id := w.papiAddsThree()
+	first, _ := w.publishAndRecord(id, "papi", papi, "papi-1")
+	if _, err := w.svc.Approve(ctx, id, ApproveOptions{By: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+
+	w.git(papi, "checkout", "-q", "-B", "agent/papi", "main")
+	next := w.taskInReview("Add Four", "papi")
+	w.write(papi, "four.go", "package util\n")
+	pub, _ := w.publishAndRecord(next, "papi", papi, "papi-2")
+	if w.git(w.remote, "rev-parse", "refs/heads/agent/papi") != pub.Head {
+		t.Fatalf("the remote's agent/papi is not at the change published after the landing %s", pub.Head)
+	}
+	if w.git(w.remote, "merge-base", first.Head, pub.Head) == first.Head {
+		t.Fatal("the second publish is a fast-forward of the first: the branch did not start again from the base")
+	}
+
+	mine := w.personPushes("agent/papi", "review-notes.txt")
+	w.write(papi, "five.go", "package util\n")
+	_, err := w.publish(next, "papi", papi)
+	w.refusedOver(err, "agent/papi", mine, papi)
+}
+
+// A person deletes the agent's branch on the remote after the landing
+// (as GitHub's "delete branch" does) while the workspace's clone still
+// tracks it: the next publish makes it again — and a person's commit
+// pushed on it afterwards is still refused.
+func TestACoderPublishRemakesABranchAPersonDeleted(t *testing.T) {
+	t.Parallel()
+	w := newCoderWorld(t)
+	papi, id := w.papiAddsThree()
+	if _, err := w.publish(id, "papi", papi); err != nil {
+		t.Fatal(err)
+	}
+	w.git(w.remote, "branch", "-D", "agent/papi")
+	if w.git(w.workspace, "for-each-ref", "refs/remotes/origin/agent/papi") == "" {
+		t.Fatal("the workspace's clone does not track agent/papi: the deleted branch is not the case tested")
+	}
+
+	w.write(papi, "four.go", "package util\n")
+	pub, err := w.publish(id, "papi", papi)
+	if err != nil || w.git(w.remote, "rev-parse", "refs/heads/agent/papi") != pub.Head {
+		t.Fatalf("publish after the remote branch was deleted: %+v, %v", pub, err)
+	}
+
+	mine := w.personPushes("agent/papi", "review-notes.txt")
+	w.write(papi, "five.go", "package util\n")
+	_, err = w.publish(id, "papi", papi)
+	w.refusedOver(err, "agent/papi", mine, papi)
+}
+
+// A push the remote refuses for its own reasons (a hook there) is not a
+// person's commits in the way: it is said as the remote's refusal, with
+// git's words and how to push by hand.
+func TestACoderPublishRefusedByTheRemoteSaysSo(t *testing.T) {
+	t.Parallel()
+	w := newCoderWorld(t)
+	papi, id := w.papiAddsThree()
+	first, err := w.publish(id, "papi", papi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.write(papi, "four.go", "package util\n")
+	w.write(w.remote, "hooks/pre-receive", "#!/bin/sh\necho 'pushes are closed today' >&2\nexit 1\n")
+	if err := os.Chmod(filepath.Join(w.remote, "hooks", "pre-receive"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.publish(id, "papi", papi)
+	if agenterr.KindOf(err) != agenterr.Unavailable || !strings.Contains(err.Error(), "pushes are closed today") || !strings.Contains(err.Error(), "git push origin agent/papi") {
+		t.Errorf("publish refused by the remote's hook: %v; want unavailable with the remote's words", err)
+	}
+	if got := w.git(w.remote, "rev-parse", "refs/heads/agent/papi"); got != first.Head {
+		t.Errorf("the remote's agent/papi moved to %s", got)
 	}
 }
