@@ -30,36 +30,43 @@ func PolicyAction(r store.Request) policy.Action {
 // whoever approved its like: those always ask a person, as with a policy
 // rule. An edit of several files (a codex patch) is covered only when each
 // of its files is: an approval names one path, never the patch's others.
-func (g *Gate) forSession(ctx context.Context, pol *policy.Policy, a Ask) (store.Request, policy.Rule, bool) {
+func (g *Gate) forSession(ctx context.Context, pol *policy.Policy, a Ask) ([]covered, bool) {
 	pa := action(a)
 	if as := pol.Assess(pa); as.Never != "" || as.Risk == policy.RiskCritical {
-		return store.Request{}, policy.Rule{}, false
+		return nil, false
 	}
 	var rules []policy.Rule
 	for _, one := range eachFile(pa) {
 		rule, err := policy.RuleFor(pol.Root, one)
 		if err != nil {
-			return store.Request{}, policy.Rule{}, false
+			return nil, false
 		}
 		rules = append(rules, rule)
 	}
 	approved, err := g.opts.Store.SessionApprovals(ctx, g.opts.Session.ID)
 	if err != nil {
 		// Fail closed: a person is asked.
-		return store.Request{}, policy.Rule{}, false
+		return nil, false
 	}
-	var from store.Request
+	var by []covered
 	for _, rule := range rules {
 		i := slices.IndexFunc(approved, func(r store.Request) bool {
 			got, err := SessionRule(pol.Root, r)
 			return err == nil && got == rule
 		})
 		if i < 0 {
-			return store.Request{}, policy.Rule{}, false
+			return nil, false
 		}
-		from = approved[i]
+		by = append(by, covered{approved[i], rule})
 	}
-	return from, rules[0], true
+	return by, true
+}
+
+// covered is one file (or the one action) of an ask and the session's
+// approval that covers it, by its rule.
+type covered struct {
+	from store.Request
+	rule policy.Rule
 }
 
 // eachFile is a, one action per file when it is about several.
@@ -77,13 +84,26 @@ func eachFile(a policy.Action) []policy.Action {
 }
 
 // approvedForSession records an ask approved by the session's earlier
-// approval for the session (from): who approved it, through which surface,
-// and which request it was — policy_allowed, as any call the gate lets go
-// without a person, followed by what the CLI did with it.
-func (g *Gate) approvedForSession(a Ask, from store.Request, rule policy.Rule) Answer {
-	g.record(store.ActorPolicy, store.SurfacePolicy, AuditPolicyAllowed, from.ID, a, map[string]any{
+// approvals for the session (by, one per file of the ask): who approved
+// it, through which surface, and which request it was — policy_allowed,
+// as any call the gate lets go without a person, followed by what the CLI
+// did with it. A patch of several files names each file's rule and
+// approval ("approvals"): the first alone would hide who let the others
+// through.
+func (g *Gate) approvedForSession(a Ask, by []covered) Answer {
+	from, rule := by[0].from, by[0].rule
+	detail := map[string]any{
 		"rule": rule.Key + ": " + rule.Value, "scope": store.ScopeSession, "mechanism": MechanismAgentinfra,
-		"approved_by_request": from.ID, "by": from.DecidedBy, "via": from.Surface})
+		"approved_by_request": from.ID, "by": from.DecidedBy, "via": from.Surface}
+	if len(by) > 1 {
+		var each []map[string]any
+		for _, c := range by {
+			each = append(each, map[string]any{"rule": c.rule.Key + ": " + c.rule.Value,
+				"approved_by_request": c.from.ID, "by": c.from.DecidedBy, "via": c.from.Surface})
+		}
+		detail["approvals"] = each
+	}
+	g.record(store.ActorPolicy, store.SurfacePolicy, AuditPolicyAllowed, from.ID, a, detail)
 	g.beforeEdit(a, store.Request{SessionID: g.opts.Session.ID, Kind: a.Kind, Tool: a.Tool, File: a.File, Title: a.Title, Status: store.StatusApproved})
 	return Answer{Allow: true, ByPolicy: true}
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,5 +145,41 @@ func TestAPatchOfSeveralFilesIsCoveredOnlyFileByFile(t *testing.T) {
 	}
 	if a, asked := askAbout(t, st, g, edit("b.txt", "a.txt"), ""); asked || !a.Allow {
 		t.Errorf("a patch of two files each approved for the session: asked %v, %+v", asked, a)
+	}
+	// The audit names each file's rule and the approval that covered it,
+	// not the first file's alone.
+	ctx := context.Background()
+	reqs, _ := st.Requests(ctx, g.opts.Session.ID)
+	approvalOf := map[string]int64{}
+	for _, r := range reqs {
+		if r.Scope == store.ScopeSession {
+			approvalOf[filepath.Base(r.File)] = r.ID
+		}
+	}
+	audit, _ := st.Audit(ctx, g.opts.Session.ID)
+	var last store.Event
+	for _, e := range audit {
+		if e.Action == AuditPolicyAllowed {
+			last = e
+		}
+	}
+	var d struct {
+		Approvals []struct {
+			Rule    string `json:"rule"`
+			Request int64  `json:"approved_by_request"`
+			By      string `json:"by"`
+		} `json:"approvals"`
+	}
+	if err := json.Unmarshal(last.Detail, &d); err != nil {
+		t.Fatalf("the patch's auto-approval: %v: %s", err, last.Detail)
+	}
+	if len(d.Approvals) != 2 {
+		t.Fatalf("the patch's auto-approval names %d approvals, want one per file: %s", len(d.Approvals), last.Detail)
+	}
+	for i, f := range []string{"b.txt", "a.txt"} {
+		got := d.Approvals[i]
+		if !strings.HasSuffix(got.Rule, f) || got.Request != approvalOf[f] || got.Request == 0 || got.By != "ana" {
+			t.Errorf("file %s of the patch: the audit says %+v, want its rule and request %d approved by ana: %s", f, got, approvalOf[f], last.Detail)
+		}
 	}
 }

@@ -152,8 +152,8 @@ func (g *Gate) Decide(ctx context.Context, a Ask) (ans Answer) {
 	}
 	// Under the lock: a second ask that waited for the first sees the
 	// approval for the session the first one got.
-	if from, rule, ok := g.forSession(ctx, pol, a); ok {
-		return g.approvedForSession(a, from, rule)
+	if by, ok := g.forSession(ctx, pol, a); ok {
+		return g.approvedForSession(a, by)
 	}
 	req, err := st.RaiseRequest(context.Background(), store.NewRequest{SessionID: ses.ID, NativeID: a.NativeID, Kind: a.Kind, Tool: a.Tool,
 		ToolInput: a.ToolInput, Command: a.Command, File: a.File, Diff: a.Diff, URL: a.URL, Title: a.Title, Risk: v.Risk,
