@@ -95,3 +95,36 @@ func TestALostRequestSaysWhatHappened(t *testing.T) {
 		t.Fatalf("the log: %+v %v", fs, err)
 	}
 }
+
+// A database deleted under a process that has it open is not made again
+// by that process: a connection its pool opens afterwards (as it does
+// under load) fails instead of creating an empty file at the path, which
+// every other command would then read, and which Check took for a
+// replacement by someone else (a CI run said "replaced" of a deleted
+// database).
+func TestAStoreNeverRecreatesItsDeletedDatabase(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, Options{})
+	s.db.SetMaxIdleConns(0) // each query opens a connection of its own
+	if _, err := s.Sessions(ctx, SessionFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(s.Path() + suffix)
+	}
+	if _, err := s.Sessions(ctx, SessionFilter{}); err == nil {
+		t.Error("a query after the database was deleted succeeded")
+	}
+	if _, err := os.Stat(s.Path()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the deleted database is at its path again (%v): the store made a new one", err)
+	}
+	if err := s.Check(); !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "was deleted") {
+		t.Fatalf("Check after the deletion: %v", err)
+	}
+	// Another process (a person's next command) still makes a fresh one.
+	o, err := Open(ctx, s.Path(), Options{})
+	if err != nil {
+		t.Fatalf("a new open after the deletion: %v", err)
+	}
+	o.Close()
+}

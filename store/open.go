@@ -104,27 +104,43 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = busyTimeout
 	}
-	db, err := sql.Open("sqlite", dsn(abs, opts.BusyTimeout))
+	create, err := sql.Open("sqlite", dsn(abs, opts.BusyTimeout, "rwc"))
 	if err != nil {
 		return nil, fmt.Errorf("open the database %s: %w", abs, err)
 	}
-	// A CLI process needs few connections; a bridge holds one for Changes.
-	db.SetMaxOpenConns(8)
-	db.SetMaxIdleConns(4)
-	s := &Store{db: db, path: abs, opts: opts}
+	defer create.Close()
+	s := &Store{db: create, path: abs, opts: opts}
 	if err := s.prepare(ctx); err != nil {
-		db.Close()
 		if damaged(err) {
 			return nil, damagedError(abs, err)
 		}
 		return nil, err
 	}
 	s.file, _ = os.Stat(abs)
+	// From here on no connection of the store creates the file: the pool
+	// opens connections as it needs them, and one opened after the
+	// database was deleted made a new, empty file at the path — what
+	// others then read, and what Check took for a replacement by someone
+	// else. Opened before the creating pool closes, so the database never
+	// loses its last connection (SQLite would checkpoint and drop the WAL).
+	db, err := sql.Open("sqlite", dsn(abs, opts.BusyTimeout, "rw"))
+	if err != nil {
+		return nil, fmt.Errorf("open the database %s: %w", abs, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open the database %s: %w", abs, err)
+	}
+	// A CLI process needs few connections; a bridge holds one for Changes.
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(4)
+	s.db = db
 	return s, nil
 }
 
-// dsn is the driver's name for the file: a busy timeout (writers from
-// other processes wait their turn), foreign keys, synchronous FULL (a
+// dsn is the driver's name for the file, opened as mode says (SQLite's
+// URI mode: "rwc" creates a missing file, "rw" fails instead): a busy
+// timeout (writers from other processes wait their turn), foreign keys, synchronous FULL (a
 // decision that was acknowledged survives a power cut too), and BEGIN
 // IMMEDIATE for write transactions (a transaction that will write takes the
 // lock first, so it never fails with SQLITE_BUSY half-way when upgrading
@@ -132,8 +148,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // mode is a setting of the file, made once by prepare: as a per-connection
 // PRAGMA it ran on every new connection and failed with SQLITE_BUSY,
 // without waiting, while another process was creating the file.
-func dsn(path string, busy time.Duration) string {
+func dsn(path string, busy time.Duration, mode string) string {
 	q := url.Values{}
+	q.Set("mode", mode)
 	q.Set("_busy_timeout", fmt.Sprint(busy.Milliseconds()))
 	q.Set("_synchronous", "FULL")
 	q.Set("_foreign_keys", "1")
