@@ -254,6 +254,7 @@ func TestInspectorFleetTools(t *testing.T) {
 // agents work on three matrix tasks at once; each task ends in REVIEW with
 // its run recorded, and the matrix validates.
 func TestServeFleetThreeAgentsThreeTasks(t *testing.T) {
+	e2etools.E2EOnly(t, "TestFleetThreeAgentsThreeTasksThroughMCP runs the same three agents in process, TestServeHTTPBinary the built server")
 	bin := agentinfraBin(t)
 	ws := fleetWorkspace(t, 3)
 	cmd := exec.Command(bin, "serve")

@@ -156,7 +156,10 @@ func str(p *string) string {
 	return *p
 }
 
+// TestFleetMetadataShowAndList runs the real go-task for four agents and waits out a hanging field's
+// 6 s timeout twice (half a minute on 2 cores): AGENTINFRA_E2E=1 only.
 func TestFleetMetadataShowAndList(t *testing.T) {
+	e2etools.E2EOnly(t, "package fleet/metadata collects, times out and scopes the fields, and fleet/coder's TestMetadataFromApp serves them")
 	ws := fleetWorkspace(t, 0)
 	cs := connectFleetMetadata(t, ws, 6*time.Second)
 	metadataAgent(t, cs, ws, "full", fullTaskfile)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentinfra/agentinfra/agenterr"
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 )
 
 // coderWorld is a repository on a remote (a bare repository), the
@@ -269,6 +270,7 @@ func (w *coderWorld) refusedOver(err error, branch, mine, wt string) {
 // committed in the workspace, and publishes once the person's branch is
 // out of the way.
 func TestACoderPublishNeverOverwritesAPersonsCommits(t *testing.T) {
+	e2etools.E2EOnly(t, "TestACoderPublishAfterALandingStartsAgainFromTheBase and TestACoderPublishRemakesABranchAPersonDeleted refuse a publish over a person's pushed commit")
 	t.Parallel()
 	w := newCoderWorld(t)
 

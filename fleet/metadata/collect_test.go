@@ -87,6 +87,7 @@ func TestCollectFindsGoTasksOtherNames(t *testing.T) {
 }
 
 func TestCollectPartialFailure(t *testing.T) {
+	t.Parallel() // waits out a field's timeout or sleep, not the CPU
 	dir := workspaceWith(t, `  ok:
     desc: Still works.
     meta: { include_in_list: true }

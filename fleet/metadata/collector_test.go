@@ -87,6 +87,7 @@ func TestCollectorSharesOneCollectionBetweenConcurrentCalls(t *testing.T) {
 }
 
 func TestCollectorAnswersACanceledCallerAtOnce(t *testing.T) {
+	t.Parallel() // waits out a field's timeout or sleep, not the CPU
 	dir := workspaceWith(t, "  slow:\n    meta: {}\n    cmds: [sleep 2, echo late]\n")
 	c := NewCollector(Options{TaskBinary: taskBin(t)})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -102,6 +103,7 @@ func TestCollectorAnswersACanceledCallerAtOnce(t *testing.T) {
 }
 
 func TestCollectAllRunsWorkspacesInParallel(t *testing.T) {
+	t.Parallel() // waits out a field's timeout or sleep, not the CPU
 	bin := taskBin(t)
 	// Each of the 8 fields (2 in each of 4 workspaces) marks its arrival,
 	// then waits until all 8 have arrived: collected in parallel they all

@@ -19,6 +19,7 @@ const listAndHidden = "  pr:\n    desc: The PR.\n    meta: { include_in_list: tr
 	"  ci:\n    desc: CI status.\n    meta: {}\n    cmds: ['touch ci.ran; sleep 60']\n"
 
 func TestListFieldsRunsOnlyTheListedFields(t *testing.T) {
+	t.Parallel() // waits out a field's timeout or sleep, not the CPU
 	dir := workspaceWith(t, listAndHidden)
 	c := NewCollector(Options{TaskBinary: taskBin(t), Timeout: slowFieldTimeout})
 	md := c.Collect(context.Background(), dir, ListFields)
@@ -56,6 +57,7 @@ func TestAListAfterAShowComesFromTheCache(t *testing.T) {
 }
 
 func TestAListDoesNotWaitForAShowInFlight(t *testing.T) {
+	t.Parallel() // waits out a field's timeout or sleep, not the CPU
 	// pr counts its runs; ci hangs and leaves a mark when it starts.
 	dir := workspaceWith(t, "  pr:\n    meta: { include_in_list: true }\n    cmds: ['echo run >> runs.log; wc -l < runs.log']\n"+
 		"  ci:\n    meta: {}\n    cmds: ['touch ci.ran; sleep 60']\n")

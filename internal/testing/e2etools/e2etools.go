@@ -73,3 +73,14 @@ func StressOnly(t testing.TB, byDefault string) {
 		t.Skipf("a stress suite, runs with %s=1 (as CI does); by default %s", EnvStress, byDefault)
 	}
 }
+
+// E2EOnly skips a long end-to-end test (one that drives real processes —
+// git, the built binary, a supervisor — through many steps) unless
+// AGENTINFRA_E2E=1, so the default `go test ./...` stays short; byDefault
+// names the faster test that still covers the area in the default run.
+func E2EOnly(t testing.TB, byDefault string) {
+	t.Helper()
+	if os.Getenv(EnvE2E) != "1" {
+		t.Skipf("a long end-to-end test, runs with %s=1 (as CI does); by default %s", EnvE2E, byDefault)
+	}
+}

@@ -8,13 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentinfra/agentinfra/internal/testing/e2etools"
 	"github.com/agentinfra/agentinfra/matrix"
 )
 
 // Issue 32: real `git merge`, `git rebase` and `git cherry-pick` of the
 // matrix in temporary repositories where `agentinfra init` registered the
 // merge driver. Each result is checked row by row and by `agentinfra
-// validate`.
+// validate`. Every case drives git and the built binary through a merge, a
+// rebase and a cherry-pick (seconds each on 2 cores): the default run keeps
+// one clean merge, one conflict, multi-line cells and the renumbering; the other shapes, each
+// merged in package matrix by its own case, run with AGENTINFRA_E2E=1.
 
 // mergeRepo is a git repository with a workspace, the driver registered
 // by the built binary, and git's configuration isolated from the machine's.
@@ -279,6 +283,7 @@ func TestMergeDriverNewRowsOnBothSides(t *testing.T) {
 }
 
 func TestMergeDriverDifferentRowsChanged(t *testing.T) {
+	e2etools.E2EOnly(t, "matrix.TestMergeByID merges it, TestMergeDriverNewRowsOnBothSides drives git through the driver")
 	t1 := mrow("T-1", "DONE", "go-testing", "@ann", "First task", "2026-01-04")
 	t3 := "| T-3 | TODO | P1 | easy | coder |  |  | Third task | 2026-01-01 | 2026-01-05 |"
 	mergeCase{
@@ -290,6 +295,7 @@ func TestMergeDriverDifferentRowsChanged(t *testing.T) {
 }
 
 func TestMergeDriverSameRowDifferentCells(t *testing.T) {
+	e2etools.E2EOnly(t, "matrix.TestMergeByID merges it, TestMergeDriverNewRowsOnBothSides drives git through the driver")
 	mergeCase{
 		base: mergeBase,
 		ours: func(s string) string {
@@ -304,6 +310,7 @@ func TestMergeDriverSameRowDifferentCells(t *testing.T) {
 }
 
 func TestMergeDriverSameCellAlike(t *testing.T) {
+	e2etools.E2EOnly(t, "matrix.TestMergeByID merges it, TestMergeDriverNewRowsOnBothSides drives git through the driver")
 	done := mrow("T-2", "DONE", "", "", "Second task", "2026-01-06")
 	mergeCase{
 		base: mergeBase,
@@ -340,6 +347,7 @@ func TestMergeDriverSameCellTwoWays(t *testing.T) {
 }
 
 func TestMergeDriverDeleteVersusEdit(t *testing.T) {
+	e2etools.E2EOnly(t, "matrix.TestMergeByID has the conflict, TestMergeDriverSameCellTwoWays a conflict through git and validate")
 	t3 := mrow("T-3", "BLOCKED", "", "", "Third task", "2026-01-02")
 	mergeCase{
 		base:         mergeBase,
@@ -352,6 +360,7 @@ func TestMergeDriverDeleteVersusEdit(t *testing.T) {
 }
 
 func TestMergeDriverSetCells(t *testing.T) {
+	e2etools.E2EOnly(t, "matrix.TestMergeByID merges set cells, TestMergeDriverNewRowsOnBothSides drives git through the driver")
 	mergeCase{
 		base: mergeBase,
 		ours: func(s string) string {
@@ -366,6 +375,7 @@ func TestMergeDriverSetCells(t *testing.T) {
 }
 
 func TestMergeDriverColumnAddedOnOneSide(t *testing.T) {
+	e2etools.E2EOnly(t, "matrix.TestMergeColumns merges it, TestMergeDriverNewRowsOnBothSides drives git through the driver")
 	withOwner := func(s string) string {
 		s = strings.Replace(s, "| Updated |\n|----|", "| Updated | Owner |\n|----|", 1)
 		s = strings.Replace(s, "|---------|---------|\n", "|---------|---------|-------|\n", 1)
@@ -384,6 +394,7 @@ func TestMergeDriverColumnAddedOnOneSide(t *testing.T) {
 }
 
 func TestMergeDriverProseOnBothSides(t *testing.T) {
+	e2etools.E2EOnly(t, "matrix.TestMergeByID merges prose, TestMergeDriverNewRowsOnBothSides drives git through the driver")
 	mergeCase{
 		base: mergeBase,
 		ours: func(s string) string {
@@ -399,6 +410,7 @@ func TestMergeDriverProseOnBothSides(t *testing.T) {
 }
 
 func TestMergeDriverCRLF(t *testing.T) {
+	e2etools.E2EOnly(t, "matrix.TestMergeKeepsBytes keeps line ends, TestMergeDriverNewRowsOnBothSides drives git through the driver")
 	crlf := strings.ReplaceAll(mergeBase, "\n", "\r\n")
 	t1 := mrow("T-1", "DONE", "go-testing", "@ann", "First task", "2026-01-02")
 	mergeCase{
@@ -455,6 +467,7 @@ func TestMergeDriverMultiLineCells(t *testing.T) {
 // are kept as a conflict; --fix=renumber gives theirs T-5 and renames its
 // task folder.
 func TestMergeDriverSameNewIDOnBothSides(t *testing.T) {
+	e2etools.E2EOnly(t, "TestRenumberRenamesTheFolder has the same conflict through git merge and --fix=renumber")
 	ours := mrow("T-4", "TODO", "", "", "Login bug", "2026-01-02")
 	theirs := mrow("T-4", "TODO", "", "", "Docs", "2026-01-03")
 	mergeCase{
@@ -501,6 +514,7 @@ func TestRenumberRenamesTheFolder(t *testing.T) {
 // each touch it too: every row of both, T-1's Updated the latest, T-2 as
 // the last replayed commit left it.
 func TestMergeDriverRebaseTenOntoTen(t *testing.T) {
+	e2etools.E2EOnly(t, "TestMergeDriverNewRowsOnBothSides rebases and cherry-picks through the driver")
 	r := newMergeRepo(t, mergeBase)
 	src := mergeBase
 	r.git("checkout", "-q", "-b", "theirs")
