@@ -71,7 +71,7 @@ func newReviewWorld(t *testing.T, conf Config, rv *review.Service) *world {
 func newWorldOf(t *testing.T, conf Config, rv *review.Service, resume func(*workspace.Workspace) supervision.Resumer) *world {
 	t.Helper()
 	w := &world{t: t, fake: fakeslack.New(t), conf: conf, dbDir: t.TempDir(), review: rv}
-	w.ctx, w.stop = context.WithTimeout(context.Background(), 20*time.Second)
+	w.ctx, w.stop = context.WithTimeout(context.Background(), 2*poll.Timeout) // a guard against a hang, not a bound: several steps, a loaded machine
 	t.Cleanup(w.stop)
 	st, err := store.Open(w.ctx, filepath.Join(w.dbDir, store.FileName), store.Options{PollInterval: 10 * time.Millisecond})
 	if err != nil {

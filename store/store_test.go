@@ -200,7 +200,7 @@ func TestAuditLogIsAppendOnly(t *testing.T) {
 }
 
 func TestWaitDecisionSeesAnotherStoresDecision(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := newStore(t, Options{PollInterval: 5 * time.Millisecond})
 	other, err := Open(ctx, s.Path(), Options{})

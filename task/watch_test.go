@@ -41,7 +41,7 @@ func TestMatrixWatcherPublishesOtherProcessesChanges(t *testing.T) {
 
 	next := func(want func(events.Event) bool, what string) events.Event {
 		t.Helper()
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		var seen []string
 		for {

@@ -31,7 +31,7 @@ func TestWatchPublishesTheFleetsChanges(t *testing.T) {
 
 	next := func(kind events.Kind) events.Event {
 		t.Helper()
-		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		var seen []string
 		for {

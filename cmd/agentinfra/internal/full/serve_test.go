@@ -29,7 +29,7 @@ func TestServeStdioInProcess(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	f.IO.In, f.IO.Out = inR, outW
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	code := make(chan int, 1)
 	go func() { code <- run(ctx, []string{"serve", "--log-level", "debug"}, f); outW.Close() }()
