@@ -44,9 +44,9 @@ type Published struct {
 // branch (as Record does: message "ID: subject", the agent as author, the
 // run in a trailer), pins the branch's tip (PinPrefix+ID: the commits stay
 // in the workspace's clone whatever happens to the branch) and pushes the
-// branch to the remote. The push is not a fast-forward after a landing
-// (the agent's branch starts again from the base), so it overwrites the
-// remote branch, but only what this clone pushed there (pushBranch): a
+// branch to the remote. The push need not be a fast-forward (an agent's
+// branch started again from the base), so it may overwrite the remote
+// branch, but only what this clone pushed there (pushBranch): a
 // person's commits on it refuse the publish, which changes nothing on the
 // remote. No hook runs (--no-verify).
 func Publish(ctx context.Context, in PublishInput) (Published, error) {

@@ -383,3 +383,52 @@ func TestACoderPublishRefusedByTheRemoteSaysSo(t *testing.T) {
 		t.Errorf("the remote's agent/papi moved to %s", got)
 	}
 }
+
+// The lease is what the workspace pushed, never what it fetched: a clone
+// made after a person pushed their branch (or any `git fetch` in the
+// workspace — the agent's, an editor's) tracks the person's commit, and a
+// lease on the tracking ref let the publish overwrite it. A publish of
+// this clone's own earlier change still goes when the ref that remembers
+// it is missing (an earlier version kept none): the change's pin says it
+// was published here.
+func TestACoderPublishLeasesOnWhatItPushedNotOnWhatItFetched(t *testing.T) {
+	t.Parallel()
+	w := newCoderWorld(t)
+
+	// The person's branch, seen by the workspace as a clone made later sees it.
+	theirs := w.personPushes("agent/zed", "plan.txt")
+	w.git(w.workspace, "fetch", "-q", "origin")
+	zed := w.agentThere("zed")
+	zid := w.taskInReview("Make One return 10", "zed")
+	w.write(zed, "util.go", strings.Replace(w.read(zed, "util.go"), "return 1", "return 10", 1))
+	_, err := w.publish(zid, "zed", zed)
+	w.refusedOver(err, "agent/zed", theirs, zed)
+
+	// The agent's branch, a person's commit on it, fetched by the
+	// workspace, then the agent's branch started again from main.
+	papi, pid := w.papiAddsThree()
+	if _, err := w.publish(pid, "papi", papi); err != nil {
+		t.Fatal(err)
+	}
+	onTop := w.personPushes("agent/papi", "review-notes.txt")
+	w.git(w.workspace, "fetch", "-q", "origin")
+	w.git(papi, "checkout", "-q", "-B", "agent/papi", "main")
+	w.write(papi, "four.go", "package util\n")
+	_, err = w.publish(pid, "papi", papi)
+	w.refusedOver(err, "agent/papi", onTop, papi)
+
+	// This clone's own change, its published ref gone: the pin vouches.
+	w.git(w.remote, "update-ref", "-d", "refs/heads/agent/papi", onTop)
+	pub, err := w.publish(pid, "papi", papi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.git(w.workspace, "update-ref", "-d", PublishedPrefix+"agent/papi")
+	w.git(papi, "checkout", "-q", "-B", "agent/papi", "main") // the next task, as after a landing
+	next := w.taskInReview("Add Five", "papi")
+	w.write(papi, "five.go", "package util\n")
+	again, err := w.publish(next, "papi", papi)
+	if err != nil || w.git(w.remote, "rev-parse", "refs/heads/agent/papi") != again.Head || again.Head == pub.Head {
+		t.Errorf("a publish over this clone's own earlier change (no published ref): %+v, %v", again, err)
+	}
+}
