@@ -81,3 +81,19 @@ func TestBrowserARefreshThatChangesNothingLeavesTheTypingAlone(t *testing.T) {
 		t.Fatalf("typing on after the refresh gives %q", got)
 	}
 }
+
+// TestBrowserTheSessionsListChangesLive: the Sessions page shows a run's
+// progress as it changes, without a reload. (Its table has no version: the
+// page kept the first rendering forever.)
+func TestBrowserTheSessionsListChangesLive(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	w := newWorld(t)
+	ses := w.activeSession(t, "claude", "papi", "d4e5f6")
+	w.open(t, ctx, "/sessions")
+	waitText(t, ctx, `[data-key="t"]`, "papi")
+	if err := w.st.SetProgress(context.Background(), ses.ID, "Bash", "4 tool calls"); err != nil {
+		t.Fatal(err)
+	}
+	waitText(t, ctx, `[data-key="t"]`, "4 tool calls")
+}

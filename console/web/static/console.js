@@ -48,7 +48,7 @@
     Array.prototype.forEach.call(tpl.content.childNodes, function (n) {
       if (n.nodeType !== 1) return;
       var k = n.dataset.key;
-      if (k !== undefined && old[k] && old[k].dataset.ver === n.dataset.ver) {
+      if (k !== undefined && old[k] && same(old[k], n)) {
         next.push(old[k]);
         return;
       }
@@ -61,6 +61,15 @@
       f.el.focus();
       try { f.el.setSelectionRange(f.start, f.end); } catch (_) {} // not a text field
     });
+  }
+
+  // same says whether a rendering of an element is the one on the page:
+  // by its data-ver when it has one, else by its whole content (two
+  // elements without a version were the same forever: the Sessions list
+  // never changed live).
+  function same(el, n) {
+    if (n.dataset.ver !== undefined || el.dataset.ver !== undefined) return el.dataset.ver === n.dataset.ver;
+    return el.isEqualNode(n);
   }
 
   // place makes next the children of region, touching no element that
