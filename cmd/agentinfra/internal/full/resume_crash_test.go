@@ -124,6 +124,14 @@ func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
 		<-exited
 		now, _ := st.Session(ctx, ses.ID)
 		t.Logf("killed: the session %s, its requests %s, counter.txt %q", now.Status, requestStatuses(st, ses.ID), readOr(filepath.Join(dir, "counter.txt")))
+		if now.Status != store.SessionTerminated && strings.Contains(matrixOf(t, dir), "| a1b2c3 | REVIEW |") {
+			// Killed after the run moved its task on, before it ended its
+			// session (docs/supervision.md, Limits): the work is done and
+			// nothing is resumed; what was done is checked as for any run.
+			t.Logf("the run had finished its task before the kill; its session was not ended yet")
+			checkCounted(t, dir, env, st, ses.ID, approvals.stop())
+			return time.Since(start)
+		}
 		// Interrupted: a command run meanwhile (the person's approve)
 		// found the supervisor dead and said so; the run is resumed as
 		// well.
@@ -155,8 +163,17 @@ func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
 	if now, _ := st.Session(ctx, ses.ID); !strings.HasPrefix(now.EndReason, "success") {
 		t.Errorf("the run ended %s: %s", now.Status, now.EndReason)
 	}
-	// The command ran once, with an approval: one line per approval
-	// given, per approved request, per approval in the audit log.
+	checkCounted(t, dir, env, st, ses.ID, given)
+	return lasted
+}
+
+// checkCounted checks that the command ran once, with an approval: one
+// line per approval given, per approved request, per approval in the
+// audit log.
+func checkCounted(t *testing.T, dir string, env []string, st *store.Store, id int64, given int) {
+	t.Helper()
+	ctx := context.Background()
+	ses := store.Session{ID: id}
 	lines := 0
 	if b, err := os.ReadFile(filepath.Join(dir, "counter.txt")); err == nil {
 		lines = strings.Count(string(b), "\n")
@@ -183,7 +200,6 @@ func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
 		t.Errorf("counter.txt has %d lines; %d approvals given, %d requests approved, %d approvals in the audit log: want 1 each\nthe run:\n%s",
 			lines, given, approved, audited, runLog{t, dir, env, ses.ID})
 	}
-	return lasted
 }
 
 // Issue 33: a supervisor killed after its run started the CLI but before
