@@ -152,7 +152,10 @@ func DecodeText(v string) string {
 	}
 	pieces := splitBreaks(v)
 	if len(pieces) == 1 {
-		if c, ok := soleCodeSpan(strings.TrimSpace(v)); ok && opensFence(c) {
+		// One code span that opens a fence is a line of a code block as
+		// JoinCell writes it, on one line: a cell read whole over several
+		// lines (not fixed yet) keeps its backticks and its lines.
+		if c, ok := soleCodeSpan(strings.TrimSpace(v)); ok && !strings.Contains(v, "\n") && opensFence(c) {
 			return c
 		}
 		if !strings.Contains(v, "&") && !strings.Contains(v, "\\`") {
