@@ -125,6 +125,11 @@ func (r *Record) Conclude(res runner.Result, err error, stopped bool, at time.Ti
 	}
 }
 
+// Concluded reports whether the run ended itself (Conclude: its exit code
+// is known), not ended by whoever found its process dead (Interrupted sets
+// no exit code).
+func (r *Record) Concluded() bool { return r.EndedAt != nil && r.ExitCode != nil }
+
 // Interrupted ends a run whose process died without recording it.
 func (r *Record) Interrupted(reason string, at time.Time) {
 	r.EndedAt = &at

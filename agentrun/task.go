@@ -35,6 +35,9 @@ func FinishTask(ctx context.Context, ws *workspace.Workspace, rec *Record, by ta
 		err = fmt.Errorf("move task %s to %s: it disappeared from the matrix during the run: %w", rec.TaskID, target, err)
 	case err != nil:
 		err = fmt.Errorf("move task %s to %s: %w", rec.TaskID, target, err)
+	case res.There:
+		rec.StatusAfter = res.After.Status
+		return nil
 	case len(res.Changed) == 0:
 		rec.StatusAfter = res.After.Status
 		if h := task.Holder(res.After); !strings.EqualFold(h, rec.Agent) && h != "" {

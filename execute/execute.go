@@ -251,6 +251,13 @@ func (x *execution) finish(ctx context.Context, res runner.Result, runErr error)
 	}
 	end := func(stopped bool) error {
 		x.Record.Conclude(res, runErr, stopped, x.now())
+		if x.recorder != nil {
+			// The conclusion is kept before the task moves: a supervisor
+			// that dies from here on leaves a run the reaper ends as it
+			// concluded (its task moved on, its session terminated), not
+			// one it interrupts. A failure here is the final save's too.
+			_ = x.recorder.Save(x.Record)
+		}
 		var by task.Actor // the run's agent
 		if res.StoppedBy != "" {
 			by = task.Actor(res.StoppedBy) // the person who stopped it

@@ -301,19 +301,30 @@ type FinishOptions struct {
 	Holder string
 }
 
+// FinishResult is what Finish did.
+type FinishResult struct {
+	UpdateResult
+	// There is true when the task was at the status the run's end sends it
+	// to already (a run whose end is moved on a second time, by the reap of
+	// a supervisor that died after moving it): nothing changed, as asked.
+	There bool
+}
+
 // Finish moves task id from IN_PROGRESS to REVIEW (o.OK) or BLOCKED, with
 // the status log line naming by and the reason. A task whose status was
 // changed meanwhile (the agent or a person moved it, as the reporting
 // protocol asks), or that another agent holds now, is left as it is:
 // Changed is empty and After is the row as it is.
-func Finish(ctx context.Context, ws *workspace.Workspace, id string, o FinishOptions, by Actor, now time.Time) (UpdateResult, error) {
+func Finish(ctx context.Context, ws *workspace.Workspace, id string, o FinishOptions, by Actor, now time.Time) (FinishResult, error) {
 	to := StatusBlocked
 	if o.OK {
 		to = StatusReview
 	}
-	return modifyTask(ctx, ws, id, stamp{now: now, by: by.or(ctx), reason: o.Reason}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
+	var there bool
+	res, err := modifyTask(ctx, ws, id, stamp{now: now, by: by.or(ctx), reason: o.Reason}, func(d *matrix.Doc, before matrix.Task) (matrix.Task, error) {
 		v := d.Vocabulary()
 		if !isStatus(v, before.Status, StatusInProgress) {
+			there = isStatus(v, before.Status, to) && (o.Holder == "" || strings.EqualFold(holderIn(ws, d, before), o.Holder))
 			return before, nil
 		}
 		if o.Holder != "" && !strings.EqualFold(holderIn(ws, d, before), o.Holder) {
@@ -325,6 +336,7 @@ func Finish(ctx context.Context, ws *workspace.Workspace, id string, o FinishOpt
 		}
 		return d.UpdateTask(id, matrix.Update{Status: &word}, now)
 	})
+	return FinishResult{UpdateResult: res, There: there}, err
 }
 
 // Block moves task id to BLOCKED with the reason, from any status but DONE

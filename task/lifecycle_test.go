@@ -33,13 +33,18 @@ func TestLifecycleLogsActorAndReason(t *testing.T) {
 	if _, err := Claim(ctx, ws, tk.ID, "papi", at(1)); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Finish(ctx, ws, tk.ID, FinishOptions{OK: false, Reason: "gemini exited with code 7\nstderr: boom", Holder: "@papi"}, "@papi", at(2))
-	if err != nil || r.After.Status != "BLOCKED" {
-		t.Fatalf("finish failed run: %+v, %v", r, err)
+	fr, err := Finish(ctx, ws, tk.ID, FinishOptions{OK: false, Reason: "gemini exited with code 7\nstderr: boom", Holder: "@papi"}, "@papi", at(2))
+	r := fr.UpdateResult
+	if err != nil || r.After.Status != "BLOCKED" || fr.There {
+		t.Fatalf("finish failed run: %+v, %v", fr, err)
 	}
-	// Finish again (a second recorder of the same run): nothing to do.
+	// Finish again (a second recorder of the same run): nothing to do. The
+	// same end finds the task there; another end finds it moved on.
 	same := treehash.Guard(t, ws.Root)
-	if r, err := Finish(ctx, ws, tk.ID, FinishOptions{OK: true, Holder: "@papi"}, "@papi", at(3)); err != nil || len(r.Changed) != 0 || r.After.Status != "BLOCKED" {
+	if r, err := Finish(ctx, ws, tk.ID, FinishOptions{OK: false, Holder: "@papi"}, "@papi", at(3)); err != nil || len(r.Changed) != 0 || !r.There {
+		t.Errorf("the same end again: %+v, %v", r, err)
+	}
+	if r, err := Finish(ctx, ws, tk.ID, FinishOptions{OK: true, Holder: "@papi"}, "@papi", at(3)); err != nil || len(r.Changed) != 0 || r.After.Status != "BLOCKED" || r.There {
 		t.Errorf("finish of a task that is no longer IN_PROGRESS: %+v, %v", r, err)
 	}
 	same()

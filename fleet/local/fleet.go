@@ -231,6 +231,16 @@ func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) er
 		killGroup(r.Child.PID)
 	}
 	r.Scope.Kill()
+	prev, _ := f.storedRecord(ctx, r.ID)
+	if prev != nil && prev.Concluded() {
+		// The run ended itself and its supervisor died before booking the
+		// end: booked as the run ended (its task moved on as it says, by
+		// its agent), not as an interruption.
+		if r.ApprovalMode == runner.ApprovalAsk {
+			f.withRuns(ctx, func(st *store.Store) error { _, err := supervised.Reap(ctx, f.ws, st); return err })
+		}
+		return f.finishLocked(ctx, a, r, prev, "")
+	}
 	rec := r.record(f.p, a.Name)
 	reason := fmt.Sprintf("interrupted: the supervisor (pid %d) ended without recording the run", r.Supervisor.PID)
 	if r.Supervisor.PID == 0 {
@@ -240,7 +250,7 @@ func (f *Fleet) reapLocked(ctx context.Context, a *agentRecord, r *runRecord) er
 	if r.StopRequested {
 		rec.Outcome, rec.Status, rec.Reason = agentrun.OutcomeStopped, agentrun.StatusStopped, "stopped"
 	}
-	if prev, _ := f.storedRecord(ctx, r.ID); prev != nil {
+	if prev != nil {
 		rec.Argv, rec.Result = prev.Argv, prev.Result // what the supervisor saved as the run began
 	}
 	if r.ApprovalMode == runner.ApprovalAsk {

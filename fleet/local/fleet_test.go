@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/agentinfra/agentinfra/agenterr"
 	"github.com/agentinfra/agentinfra/fleet"
@@ -241,6 +244,69 @@ func TestKilledSupervisorLeavesTheRunFailedAndTheAgentIdle(t *testing.T) {
 	// The agent CLI the supervisor left behind is killed with it.
 	waitGone(t, rec.Child.PID)
 	waitGone(t, grandchild)
+}
+
+// Issue 33: a supervisor killed between its run's end and the end's
+// booking — held there by the matrix's lock, which the task's move waits
+// for — leaves a run the next command books as it ended: completed, its
+// task in REVIEW by its agent, not an interrupted run.
+func TestASupervisorKilledAfterItsRunEndedBooksTheRunAsItEnded(t *testing.T) {
+	ws := newRepo(t)
+	ctx := context.Background()
+	// On a detached HEAD the fleet records no change for review, which
+	// would wait for the matrix's lock before the run's end.
+	if out, err := exec.Command("git", "-C", ws.Root, "checkout", "-q", "--detach").CombinedOutput(); err != nil {
+		t.Fatalf("git checkout --detach: %v\n%s", err, out)
+	}
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := testFleet(t, ws, "STUB_MODE=ok", "STUB_GATE="+gate)
+	if _, err := f.Create(ctx, fleet.CreateInput{Name: "k9", Spec: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "k9", fleet.StatusIdle)
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Start(ctx, fleet.StartInput{Name: "k9", TaskID: "a1a1a1"}); err != nil {
+		t.Fatal(err)
+	}
+	var rec runRecord
+	poll.Eventually(t, func() bool {
+		ok, _ := statefile.ReadJSON(f.p.file("k9", runFile), &rec)
+		return ok && rec.Child.PID != 0
+	}, "the run's CLI did not start")
+	mlock := flock.New(matrix.NewStore(ws.MatrixPath()).LockPath())
+	if err := mlock.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer mlock.Unlock()
+	if err := os.WriteFile(gate, nil, 0o644); err != nil { // the CLI ends
+		t.Fatal(err)
+	}
+	poll.Eventually(t, func() bool {
+		prev, _ := f.storedRecord(ctx, rec.ID)
+		return prev != nil && prev.Concluded()
+	}, "the run did not end")
+	if err := syscall.Kill(rec.Supervisor.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, rec.Supervisor.PID)
+	mlock.Unlock()
+	if task, _ := loadDoc(t, ws).Task("a1a1a1"); task.Status != "IN_PROGRESS" {
+		t.Fatalf("the task moved before the kill: %s", task.Status)
+	}
+
+	waitStatus(t, f, "k9", fleet.StatusIdle)
+	h, _ := f.History(ctx, "k9", 1, 20)
+	if h.Tasks[0].Status != fleet.RunCompleted || !strings.Contains(h.Tasks[0].ExitReason, "task a1a1a1 is REVIEW") {
+		t.Errorf("the run after its supervisor's death = %+v, want completed, the task in REVIEW", h.Tasks[0])
+	}
+	if task, _ := loadDoc(t, ws).Task("a1a1a1"); task.Status != "REVIEW" || strings.Join(task.Agents, " ") != "@k9" {
+		t.Errorf("task after the run: %s %v", task.Status, task.Agents)
+	}
 }
 
 func TestTwoAgentsClaimingOneTaskHaveOneWinner(t *testing.T) {

@@ -208,12 +208,17 @@ func (b *supervisorBooks) Open(ctx context.Context) (agentrun.Recorder, error) {
 // history and its task agree, where every later command reads them).
 func (b *supervisorBooks) Close(ctx context.Context, end func(stopped bool) error) error {
 	f := b.f
+	closeStore := func() {}
 	if b.st != nil {
 		if lost := b.st.LostNote(); lost != "" {
 			b.rec.Warnings = append(b.rec.Warnings, lost)
 		}
-		b.st.Close()
+		// Open through the run's end, which stores the run's conclusion
+		// before the task moves (the reap of a supervisor that dies then
+		// books the run as it ended).
+		closeStore = sync.OnceFunc(func() { b.st.Close() })
 	}
+	defer closeStore()
 	b.err = statefile.WithLock(ctx, f.p.agentLock(b.name), func() error {
 		a, r, err := f.loadAgent(b.name)
 		if err != nil {
@@ -222,7 +227,9 @@ func (b *supervisorBooks) Close(ctx context.Context, end func(stopped bool) erro
 		if r == nil || r.ID != b.runID {
 			return nil // recorded already
 		}
-		return f.endLocked(ctx, a, r, b.rec, end(r.StopRequested))
+		taskErr := end(r.StopRequested)
+		closeStore()
+		return f.endLocked(ctx, a, r, b.rec, taskErr)
 	})
 	return b.err
 }

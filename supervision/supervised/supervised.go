@@ -289,8 +289,10 @@ type Reaped struct {
 	Session store.Session
 	// Killed counts the run's processes that were still alive.
 	Killed int
-	// Task is the dispatch's task moved to BLOCKED ("" when none).
-	Task string
+	// Task is the dispatch's task the reap moved on ("" when none), and
+	// TaskStatus where to: BLOCKED, or where the run's own end sent it
+	// when the run had ended before its supervisor died.
+	Task, TaskStatus string
 	// Warnings say what could not be done.
 	Warnings []string
 }
@@ -298,8 +300,12 @@ type Reaped struct {
 // Reap interrupts the sessions whose supervising process is gone: the
 // session and its pending request become interrupted, the run's processes
 // left are killed, and a dispatch's run is recorded as failed with its task
-// moved to BLOCKED with the reason. A session whose supervisor is not
-// recorded yet (the instant between its creation and SetSupervisor) is left.
+// moved to BLOCKED with the reason. A session whose run had ended itself
+// (its end stored) before the supervisor died is terminated instead, as
+// its supervisor would have: a dispatch's task goes where the run's end
+// sends it, and nothing is left to resume. A session whose supervisor is
+// not recorded yet (the instant between its creation and SetSupervisor) is
+// left.
 func Reap(ctx context.Context, ws *workspace.Workspace, st *store.Store) ([]Reaped, error) {
 	sups, err := st.LiveSupervisors(ctx)
 	if err != nil {
@@ -308,6 +314,16 @@ func Reap(ctx context.Context, ws *workspace.Workspace, st *store.Store) ([]Reap
 	var out []Reaped
 	for id, sup := range sups {
 		if sup.PID == 0 || contain.Alive(sup.PID, sup.Start) {
+			continue
+		}
+		if row, rec := concludedRun(ctx, st, id); rec != nil {
+			r, ok, err := endConcluded(ctx, ws, st, id, sup, row, rec)
+			if err != nil {
+				return out, err
+			}
+			if ok {
+				out = append(out, r)
+			}
 			continue
 		}
 		reason := fmt.Sprintf("its supervisor (pid %d) died while the run went on", sup.PID)
@@ -356,7 +372,7 @@ func reapRun(ctx context.Context, ws *workspace.Workspace, st *store.Store, ses 
 		if err := agentrun.FinishTask(ctx, ws, rec, tasksvc.ActorAgentinfra, now); err != nil {
 			rp.Warnings = append(rp.Warnings, err.Error())
 		} else {
-			rp.Task = rec.TaskID
+			rp.Task, rp.TaskStatus = rec.TaskID, rec.StatusAfter
 		}
 	}
 	// The row keeps the dispatch's whole record (its Outcome): only the
@@ -365,4 +381,60 @@ func reapRun(ctx context.Context, ws *workspace.Workspace, st *store.Store, ses 
 		rp.Warnings = append(rp.Warnings, err.Error())
 	}
 	return rp
+}
+
+// concludedRun is the stored record of session id's run when the run ended
+// itself (nil otherwise, or when it cannot be read: the session is then
+// interrupted as any other).
+func concludedRun(ctx context.Context, st *store.Store, id int64) (store.RunRow, *agentrun.Record) {
+	ses, err := st.Session(ctx, id)
+	if err != nil || ses.RunID == "" {
+		return store.RunRow{}, nil
+	}
+	row, err := st.Run(ctx, ses.RunID)
+	if err != nil {
+		return store.RunRow{}, nil
+	}
+	rec, err := agentrun.RecordOf(row)
+	if err != nil || !rec.Concluded() {
+		return store.RunRow{}, nil
+	}
+	return row, rec
+}
+
+// endConcluded terminates session id, whose run ended itself before its
+// supervisor sup died (between the run's end and the session's): with the
+// run's outcome, what is left of its processes killed, and a dispatch's
+// task moved on as the run's end says when the supervisor died before it
+// did. ok is false when another process ended the session first.
+func endConcluded(ctx context.Context, ws *workspace.Workspace, st *store.Store, id int64, sup store.Supervisor, row store.RunRow, rec *agentrun.Record) (Reaped, bool, error) {
+	reason := fmt.Sprintf("%s: %s (its supervisor, pid %d, died before it ended the session)", rec.Outcome, rec.Reason, sup.PID)
+	ses, err := st.SetSessionStatus(ctx, id, store.Transition{To: store.SessionTerminated, By: "agentinfra", Surface: store.SurfaceSupervisor, Reason: reason,
+		From: []string{store.SessionCreated, store.SessionActive, store.SessionPaused}})
+	if errors.Is(err, store.ErrBadTransition) {
+		return Reaped{}, false, nil // ended meanwhile, or reaped by another process
+	}
+	if err != nil {
+		return Reaped{}, false, err
+	}
+	waiting.Clear(ws.Root, id)
+	rp := Reaped{Session: ses}
+	if !rec.Scope.Zero() {
+		rp.Killed = rec.Scope.Kill()
+	}
+	// A fleet's run is booked by the fleet's reap (its run file is still
+	// there); a dispatch's task is moved here, unless the run moved it
+	// (FinishTask finds it there).
+	if row.Caller != store.CallerDispatch || rec.TaskID == "" {
+		return rp, true, nil
+	}
+	if err := agentrun.FinishTask(ctx, ws, rec, "", time.Now().UTC()); err != nil {
+		rp.Warnings = append(rp.Warnings, err.Error())
+	} else {
+		rp.Task, rp.TaskStatus = rec.TaskID, rec.StatusAfter
+	}
+	if err := agentrun.UpdateStored(ctx, st, row, rec); err != nil {
+		rp.Warnings = append(rp.Warnings, err.Error())
+	}
+	return rp, true, nil
 }

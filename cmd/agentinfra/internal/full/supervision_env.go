@@ -44,9 +44,9 @@ func (f *Factory) openSupervision(ctx context.Context, withHosts bool) (*supervi
 		return nil, err
 	}
 	o := supervision.Options{Getenv: f.Getenv, Resume: f.resumer(ws).Func(), Reap: f.resumer(ws).Reaper(func(r supervised.Reaped) {
-		fmt.Fprintf(f.IO.ErrOut, "agentinfra: session %d is interrupted: %s", r.Session.ID, r.Session.EndReason)
+		fmt.Fprintf(f.IO.ErrOut, "agentinfra: session %d is %s: %s", r.Session.ID, r.Session.Status, r.Session.EndReason)
 		if r.Task != "" {
-			fmt.Fprintf(f.IO.ErrOut, "; task %s is BLOCKED", r.Task)
+			fmt.Fprintf(f.IO.ErrOut, "; task %s is %s", r.Task, r.TaskStatus)
 		}
 		if r.Killed > 0 {
 			fmt.Fprintf(f.IO.ErrOut, "; %d process(es) of its run were killed", r.Killed)
