@@ -86,34 +86,9 @@ func counterClaude(t *testing.T) (env []string, bin string) {
 // session appeared, and the run resumed (`session resume`) unless it had
 // ended. It checks the run's end and returns how long the run lasted.
 func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
-	dir, _ := dispatchCLISetup(t)
-	env := append([]string{"AGENTINFRA_ROOT=" + dir}, base...)
-	ws, _ := workspace.New(dir)
+	d := startCounterDispatch(t, base)
+	dir, env, st, ses, cmd, exited, out := d.dir, d.env, d.st, d.ses, d.cmd, d.exited, d.out
 	ctx := context.Background()
-
-	cmd := exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--approval-mode", "ask")
-	cmd.Dir, cmd.Env = dir, env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-
-	st := openTestStore(t, ws)
-	var ses store.Session
-	// The run's points start where its session names its run (before, the
-	// dispatch has not claimed the task or has just: see "Limits" in
-	// docs/supervision.md).
-	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
-		all, _ := st.Sessions(ctx, store.SessionFilter{})
-		if len(all) > 0 {
-			ses = all[0]
-		}
-		return ses.RunID != ""
-	}, "the dispatch started no session naming its run:\n%s", &out)
 	start := time.Now()
 	approvals := approveAll(t, dir, env, st)
 	defer approvals.stop()
@@ -135,7 +110,7 @@ func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
 		if now.Status == store.SessionInterrupted {
 			stdout, stderr, err := runIn(t, dir, env, "session", "resume", itoa(ses.ID), "--json")
 			if err != nil {
-				t.Fatalf("session resume after the kill: %v\n%s%s\nthe dispatch said:\n%s", err, stdout, stderr, &out)
+				t.Fatalf("session resume after the kill: %v\n%s%s\nthe dispatch said:\n%s", err, stdout, stderr, out)
 			}
 			var r supervision.Resumed
 			if err := json.Unmarshal([]byte(stdout), &r); err != nil || !r.Restarted || r.Supervisor == 0 {
@@ -162,6 +137,47 @@ func crashTrial(t *testing.T, base []string, at time.Duration) time.Duration {
 	}
 	checkCounted(t, dir, env, st, ses.ID, given)
 	return lasted
+}
+
+// runningDispatch is a supervised dispatch of task a1b2c3 in a new
+// workspace (its claude the stub of base), started and running: its
+// session names its run.
+type runningDispatch struct {
+	dir    string
+	env    []string
+	st     *store.Store
+	ses    store.Session
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd has exited
+	out    *bytes.Buffer // what the dispatch printed
+}
+
+// startCounterDispatch starts the dispatch and waits for its session
+// to name its run: from there on a kill is resumed (before, the dispatch
+// has not claimed the task or has just: see "Limits" in
+// docs/supervision.md).
+func startCounterDispatch(t *testing.T, base []string) runningDispatch {
+	t.Helper()
+	dir, _ := dispatchCLISetup(t)
+	d := runningDispatch{dir: dir, env: append([]string{"AGENTINFRA_ROOT=" + dir}, base...), exited: make(chan struct{}), out: &bytes.Buffer{}}
+	ws, _ := workspace.New(dir)
+	d.cmd = exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--approval-mode", "ask")
+	d.cmd.Dir, d.cmd.Env = dir, d.env
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.cmd.Wait(); close(d.exited) }()
+	t.Cleanup(func() { d.cmd.Process.Kill(); <-d.exited })
+	d.st = openTestStore(t, ws)
+	poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
+		all, _ := d.st.Sessions(context.Background(), store.SessionFilter{})
+		if len(all) > 0 {
+			d.ses = all[0]
+		}
+		return d.ses.RunID != ""
+	}, "the dispatch started no session naming its run:\n%s", d.out)
+	return d
 }
 
 // checkCounted checks that the command ran once, with an approval: one

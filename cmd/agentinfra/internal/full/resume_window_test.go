@@ -11,10 +11,8 @@ package full
 // resume that would say the task moved on.
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,30 +35,10 @@ func TestASupervisorKilledBetweenItsRunsEndAndItsSessionsEnd(t *testing.T) {
 	}{{"before-the-task-moved", false}, {"after-the-task-moved", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, _ := counterClaude(t)
-			dir, _ := dispatchCLISetup(t)
-			env := append([]string{"AGENTINFRA_ROOT=" + dir}, base...)
+			d := startCounterDispatch(t, base)
+			dir, env, st, ses, cmd, exited, out := d.dir, d.env, d.st, d.ses, d.cmd, d.exited, d.out
 			ws, _ := workspace.New(dir)
 			ctx := context.Background()
-			cmd := exec.Command(taskBinary(t), "dispatch", "a1b2c3", "--cli", "claude", "--approval-mode", "ask")
-			cmd.Dir, cmd.Env = dir, env
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan struct{})
-			go func() { cmd.Wait(); close(exited) }()
-			t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-
-			st := openTestStore(t, ws)
-			var ses store.Session
-			poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
-				all, _ := st.Sessions(ctx, store.SessionFilter{})
-				if len(all) > 0 {
-					ses = all[0]
-				}
-				return ses.RunID != ""
-			}, "the dispatch started no session naming its run:\n%s", &out)
 			// The task is claimed by now; the run's end waits here to move it.
 			mlock := flock.New(matrix.NewStore(ws.MatrixPath()).LockPath())
 			if err := mlock.Lock(); err != nil {
@@ -76,7 +54,7 @@ func TestASupervisorKilledBetweenItsRunsEndAndItsSessionsEnd(t *testing.T) {
 				}
 				rec, err := agentrun.RecordOf(row)
 				return err == nil && rec.Concluded()
-			}, "the run did not end:\n%s", &out)
+			}, "the run did not end:\n%s", out)
 			given := approvals.stop()
 			if tc.moved {
 				// The session's end waits for the database; the task moves.
@@ -96,7 +74,7 @@ func TestASupervisorKilledBetweenItsRunsEndAndItsSessionsEnd(t *testing.T) {
 				mlock.Unlock()
 				poll.EventuallyWithin(t, fakemodel.Timeout, func() bool {
 					return strings.Contains(matrixOf(t, dir), "| a1b2c3 | REVIEW |")
-				}, "the run did not move its task:\n%s", &out)
+				}, "the run did not move its task:\n%s", out)
 				cmd.Process.Signal(syscall.SIGKILL)
 				<-exited
 				if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
