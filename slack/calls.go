@@ -37,7 +37,19 @@ type job struct {
 	fn   func(context.Context) error
 	ctx  context.Context
 	done chan error
+	// state is queued until a worker takes the job or its caller gives
+	// up waiting for its turn, whichever comes first (a compare-and-set):
+	// a job given up is never run, and a job taken is waited for, so its
+	// caller knows what reached Slack (a message posted is not posted
+	// again as if it had failed).
+	state atomic.Int32
 }
+
+const (
+	jobQueued int32 = iota
+	jobTaken
+	jobAbandoned
+)
 
 func newCalls(size int) *calls {
 	if size <= 0 {
@@ -87,6 +99,9 @@ func (c *calls) run(ctx context.Context, l chan *job) {
 		case <-ctx.Done():
 			return
 		case j := <-l:
+			if !j.state.CompareAndSwap(jobQueued, jobTaken) {
+				continue // its caller gave up waiting for its turn
+			}
 			j.done <- c.work(ctx, j)
 		}
 	}
@@ -107,7 +122,17 @@ func (c *calls) work(ctx context.Context, j *job) error {
 		if wait <= 0 {
 			wait = time.Second
 		}
-		if err := c.sleep(ctx, wait); err != nil {
+		// The pause ends early when the lanes stop or the caller gives
+		// up (the next call then meets the limit and waits in turn).
+		sctx, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(j.ctx, cancel)
+		err = c.sleep(sctx, wait)
+		stop()
+		cancel()
+		if err != nil {
+			if jerr := j.ctx.Err(); jerr != nil {
+				return jerr
+			}
 			return err
 		}
 	}
@@ -129,6 +154,10 @@ func (c *calls) do(ctx context.Context, name string, fn func(context.Context) er
 	case err := <-j.done:
 		return err
 	case <-ctx.Done():
-		return ctx.Err()
+		if j.state.CompareAndSwap(jobQueued, jobAbandoned) {
+			return ctx.Err()
+		}
+		// Under way: fn ends with ctx, and what it did is the answer.
+		return <-j.done
 	}
 }
