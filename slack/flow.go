@@ -105,7 +105,9 @@ func (s *Service) postItem(ctx context.Context, ses supervision.Session, item st
 	if err != nil {
 		return "", "", fmt.Errorf("post %s %d: %w", item, id, err)
 	}
-	return tp.Channel, threadTS, s.sup.PutPost(ctx, supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: item, ItemID: id, SessionID: ses.ID, Channel: tp.Channel, TS: ts})
+	// Recorded even when the service is stopping: a message on Slack that
+	// no record names would be posted again.
+	return tp.Channel, threadTS, s.sup.PutPost(context.WithoutCancel(ctx), supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: item, ItemID: id, SessionID: ses.ID, Channel: tp.Channel, TS: ts})
 }
 
 // allowed checks that the clicker may do what (of a session's item, a

@@ -99,6 +99,9 @@ func TestARefusedMessageIsKeptAndPostedLater(t *testing.T) {
 	w.message(fmt.Sprintf("Request %d ", r.ID))
 	w.fake.Outside("C0LATER", false) // /invite @agentinfra
 	w.drained()
+	// The later session's thread is started by the catch-up, which tries
+	// again with a back-off: the outbox can be empty before it does.
+	w.eventually("the later session's messages", func() bool { return len(w.fake.Messages()) >= 4 })
 	var order []string
 	for _, m := range w.fake.Messages() {
 		order = append(order, strings.SplitN(m.Versions[0].Text, ":", 2)[0])

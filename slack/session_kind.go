@@ -167,7 +167,8 @@ func (s *Service) thread(ctx context.Context, ses supervision.Session) (string, 
 	if err != nil {
 		return "", fmt.Errorf("start the thread of session %d in %s: %w", ses.ID, channel, err)
 	}
-	return ts, s.sup.PutPost(ctx, supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: supervision.ItemSession, ItemID: ses.ID, SessionID: ses.ID, Channel: channel, TS: ts})
+	// Recorded even when the service is stopping (see postItem).
+	return ts, s.sup.PutPost(context.WithoutCancel(ctx), supervision.Post{Surface: supervision.SurfaceSlack, ItemKind: supervision.ItemSession, ItemID: ses.ID, SessionID: ses.ID, Channel: channel, TS: ts})
 }
 
 // sessionLine is what a session is, for a message's context line: its CLI
