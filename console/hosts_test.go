@@ -30,7 +30,10 @@ func TestTheInboxNamesAHostThatCannotBeReached(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	defer proxy.Close()
+	// Closed after the console's world (cleanups run last-registered
+	// first): a follower of papi holds a stream through the proxy until
+	// the console's service is closed, and Close waits for it.
+	t.Cleanup(proxy.Close)
 	hc, err := host.New(host.Options{Name: "papi", URL: proxy.URL, Token: token})
 	if err != nil {
 		t.Fatal(err)

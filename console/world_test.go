@@ -114,6 +114,7 @@ func newWorld(t *testing.T, wo ...worldOpts) *world {
 	t.Cleanup(func() {
 		cancel()
 		<-done
+		svc.Close() // ends its followers of hosts
 		st.Close()
 	})
 	return &world{ws: ws, st: st, svc: svc, srv: srv, base: "http://" + ln.Addr().String(), bus: bus}
