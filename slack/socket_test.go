@@ -63,12 +63,21 @@ func TestRedeliveriesAreHandledOnce(t *testing.T) {
 	w.redeliver(slash, false)
 
 	// A new mention after them all: once it is queued, the redeliveries
-	// have long been taken or dropped.
+	// have long been taken or dropped (the socket's loop drops a
+	// redelivery before it reads the next envelope). Each envelope is
+	// handled in its own goroutine, so the first deliveries' work may end
+	// after the sentinel's: waited for too (the slash command answers once
+	// its steering is queued).
 	w.mention(bo, root.TS, "sentinel")
-	w.eventually("the sentinel steering", func() bool {
-		q, _ := w.st.QueuedSteering(w.ctx, ses.ID)
-		return slices.ContainsFunc(q, func(m store.Steering) bool { return m.Text == "sentinel" })
-	})
+	for _, text := range []string{"sentinel", "use the staging database", "run the tests too"} {
+		w.eventually("the steering "+text, func() bool {
+			q, _ := w.st.QueuedSteering(w.ctx, ses.ID)
+			return slices.ContainsFunc(q, func(m store.Steering) bool { return m.Text == text })
+		})
+	}
+	if _, err := w.fake.Responded(w.ctx, slash); err != nil {
+		t.Fatal(err)
+	}
 	w.waitMessage(m.TS, "the nudge", func(m fakeslack.Message) bool { return strings.Contains(string(m.Last().Blocks), "so far") })
 	q, _ := w.st.QueuedSteering(w.ctx, ses.ID)
 	var texts []string
