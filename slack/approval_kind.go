@@ -52,22 +52,14 @@ func (k approvalKind) onAudit(ctx context.Context, s *Service, d *delivery, ev s
 	if ev.Action == "request_raised" {
 		return k.post(ctx, s, d, ses, r)
 	}
-	// Decided somewhere (here, a terminal, the web page, the timeout): show
-	// the outcome, unless a click here already did.
-	defer s.locks.lock(fmt.Sprintf("request/%d", r.ID))()
-	p, err := s.sup.PostOf(ctx, supervision.SurfaceSlack, supervision.ItemRequest, r.ID)
-	if err != nil {
-		return nil // never posted (raised before a first start): nothing to update
-	}
-	if p.State == stateFinal {
-		return nil
-	}
-	text, blocks := requestBlocks(s, ses, r, outcome(s.conf, r, false))
-	if err := s.update(ctx, p.Channel, p.TS, text, blocks); err != nil {
-		return err
-	}
-	_, err = s.sup.SetPostState(ctx, supervision.SurfaceSlack, supervision.ItemRequest, r.ID, stateOpen, stateFinal)
-	return err
+	return k.settle(ctx, s, ses, r)
+}
+
+// settle shows a request's outcome, decided somewhere (here, a terminal,
+// the web page, the timeout), unless a click here already did.
+func (approvalKind) settle(ctx context.Context, s *Service, ses supervision.Session, r supervision.Request) error {
+	render := func(status string) (string, []slack.Block) { return requestBlocks(s, ses, r, status) }
+	return s.settle(ctx, supervision.ItemRequest, r.ID, render, outcome(s.conf, r, false))
 }
 
 // post puts a request in the session's thread, once: the diff inline when

@@ -2,8 +2,10 @@ package slack
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -274,7 +276,64 @@ func TestRestartNeitherPostsTwiceNorMisses(t *testing.T) {
 	if err := <-w.done; err != nil {
 		t.Fatalf("the service's end: %v", err)
 	}
-	// While it is down: the request is decided, another one comes.
+	downThenBack(t, w, ses, r, m)
+}
+
+// TestAStopDuringTheFirstCatchUpLeavesNothingBehind: a first start stopped
+// while it posts what waited before it finishes that catch-up and follows
+// the audit log from there, so what is decided while it is down is shown
+// after a restart, and nothing is posted twice.
+func TestAStopDuringTheFirstCatchUpLeavesNothingBehind(t *testing.T) {
+	w := newIdleWorld(t, testConfig(), nil, nil)
+	ses := w.session(store.ModeRemote)
+	r := w.raise(ses, store.NewRequest{})
+	release := w.fake.Hold("chat.postMessage")
+	w.start()
+	if err := w.fake.Holding(w.ctx, "chat.postMessage", 1); err != nil {
+		t.Fatal(err)
+	}
+	w.stopSvc() // while the session's thread is being started
+	release()
+	if err := <-w.done; err != nil {
+		t.Fatalf("the service's end: %v", err)
+	}
+	m := w.message("Request ")
+	downThenBack(t, w, ses, r, m)
+}
+
+// TestAFirstStartCutShortBringsItsMessagesUpToDate: a first start that
+// posted what waited but died before it recorded where it was (a crash)
+// is a first start again, which shows the outcome of what it had posted
+// and was decided since.
+func TestAFirstStartCutShortBringsItsMessagesUpToDate(t *testing.T) {
+	w := newIdleWorld(t, testConfig(), nil, nil)
+	ses := w.session(store.ModeRemote)
+	r := w.raise(ses, store.NewRequest{})
+	w.start()
+	m := w.message("Request ")
+	w.stopSvc()
+	if err := <-w.done; err != nil {
+		t.Fatalf("the service's end: %v", err)
+	}
+	// What a crash before the cursor was written leaves: posts, no cursor.
+	db, err := sql.Open("sqlite", filepath.Join(w.dbDir, store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if res, err := db.Exec("DELETE FROM surface_cursors WHERE surface = ?", store.SurfaceSlack); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("the first start recorded no cursor (%d rows)", n)
+	}
+	downThenBack(t, w, ses, r, m)
+}
+
+// downThenBack decides r (whose message is m) while the service is down,
+// raises another request, restarts the service and checks that r's
+// message shows the outcome, the other is posted, and nothing twice.
+func downThenBack(t *testing.T, w *world, ses store.Session, r store.Request, m fakeslack.Message) {
+	t.Helper()
 	if _, err := w.st.Decide(w.ctx, store.Decision{RequestID: r.ID, Approve: false, By: "ana", Surface: store.SurfaceTerminal, Reason: "no"}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,9 @@ const maxRetryWait = 5 * time.Minute
 const auditBatch = 200
 
 // tail follows the audit log from the service's cursor into the outbox. It
-// stops once ctx ends.
-func (s *Service) tail(ctx context.Context) error {
+// stops once ctx ends; work carries a first start's catch-up once begun, so
+// that what it posted is followed from its cursor after a restart.
+func (s *Service) tail(ctx, work context.Context) error {
 	cursor, ok, err := s.sup.Cursor(ctx, supervision.SurfaceSlack)
 	if err != nil {
 		return err
@@ -39,10 +40,15 @@ func (s *Service) tail(ctx context.Context) error {
 		if cursor, err = s.sup.LastAuditSeq(ctx); err != nil {
 			return err
 		}
-		if err := s.retry(ctx, "catching up the live sessions", s.catchUp); err != nil {
+		// The catch-up's calls and its cursor go on work: a stop in the
+		// middle would leave messages posted and no cursor, and the next
+		// start, a first start again, would follow from a later one (what
+		// was decided in between would stay unsaid on Slack).
+		catchUp := func(context.Context) error { return s.catchUp(work) }
+		if err := s.retry(ctx, "catching up the live sessions", catchUp); err != nil {
 			return err
 		}
-		if err := s.sup.EnqueueOutbox(ctx, supervision.SurfaceSlack, nil, cursor); err != nil {
+		if err := s.sup.EnqueueOutbox(work, supervision.SurfaceSlack, nil, cursor); err != nil {
 			return err
 		}
 	}
@@ -83,7 +89,10 @@ func (s *Service) tail(ctx context.Context) error {
 func (s *Service) retry(ctx context.Context, what string, fn func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
 		err := fn(ctx)
-		if err == nil || ctx.Err() != nil {
+		if err == nil {
+			return nil // done, even if ctx ended meanwhile: the caller records it
+		}
+		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		wait := s.retryWait(attempt)

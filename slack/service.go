@@ -169,10 +169,10 @@ func (s *Service) Run(ctx context.Context) error {
 func (s *Service) lead(ctx, work context.Context) error {
 	term, stop := context.WithCancel(ctx)
 	defer stop()
-	errs := make(chan error, 3)
-	delivered := make(chan error, 1)
+	errs := make(chan error, 2)
+	tailed, delivered := make(chan error, 1), make(chan error, 1)
 	go func() { errs <- s.connect(term) }()
-	go func() { errs <- s.tail(term) }()
+	go func() { tailed <- s.tail(term, work) }()
 	go func() { errs <- s.keepLease(term) }()
 	go func() { delivered <- s.deliver(term, work) }()
 	go s.tailHosts(term, work)
@@ -181,14 +181,19 @@ func (s *Service) lead(ctx, work context.Context) error {
 	var err error
 	select {
 	case err = <-errs:
+	case err = <-tailed:
+		tailed <- err
 	case err = <-delivered:
 		delivered <- err
 	case <-term.Done():
 	}
 	stop()
-	// Let the outbox finish the item in hand.
-	if derr := <-delivered; err == nil || errors.Is(err, context.Canceled) {
-		err = derr
+	// Let a first start's catch-up record its cursor, and the outbox finish
+	// the item in hand.
+	for _, ended := range []chan error{tailed, delivered} {
+		if e := <-ended; err == nil || errors.Is(err, context.Canceled) {
+			err = e
+		}
 	}
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return nil
@@ -373,6 +378,20 @@ func (s *Service) catchUpSession(ctx context.Context, ses supervision.Session, i
 	for _, p := range in.Requests {
 		if p.SessionID == ses.ID {
 			if err := (approvalKind{}).post(ctx, s, nil, ses, p.Request); err != nil {
+				return err
+			}
+		}
+	}
+	// A first start cut short (a crash) posted requests that may have been
+	// decided since: their messages get the outcome (settle leaves alone
+	// what was never posted or is final already).
+	reqs, err := s.sup.Requests(ctx, ses.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range reqs {
+		if r.Status != supervision.StatusPending {
+			if err := (approvalKind{}).settle(ctx, s, ses, r); err != nil {
 				return err
 			}
 		}

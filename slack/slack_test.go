@@ -70,6 +70,15 @@ func newReviewWorld(t *testing.T, conf Config, rv *review.Service) *world {
 // task left for review (rv) and restarts interrupted runs (resume).
 func newWorldOf(t *testing.T, conf Config, rv *review.Service, resume func(*workspace.Workspace) supervision.Resumer) *world {
 	t.Helper()
+	w := newIdleWorld(t, conf, rv, resume)
+	w.start()
+	return w
+}
+
+// newIdleWorld is newWorldOf whose service is not started yet (w.start):
+// what exists before a first start.
+func newIdleWorld(t *testing.T, conf Config, rv *review.Service, resume func(*workspace.Workspace) supervision.Resumer) *world {
+	t.Helper()
 	w := &world{t: t, fake: fakeslack.New(t), conf: conf, dbDir: t.TempDir(), review: rv}
 	w.ctx, w.stop = context.WithTimeout(context.Background(), 2*poll.Timeout) // a guard against a hang, not a bound: several steps, a loaded machine
 	t.Cleanup(w.stop)
@@ -96,7 +105,6 @@ func newWorldOf(t *testing.T, conf Config, rv *review.Service, resume func(*work
 	if w.sup, err = supervision.New(o); err != nil {
 		t.Fatal(err)
 	}
-	w.start()
 	return w
 }
 
