@@ -347,11 +347,12 @@ func posts(ses supervision.Session) bool {
 	return ses.Mode == supervision.ModeRemote || ses.Mode == supervision.ModeHybrid
 }
 
-// catchUp gives each live remote session its thread and posts what waits
-// in it (requests, prompts, stall alerts), when the service was not
-// running as they came: on its first start.
+// catchUp gives each live remote session (and each interrupted one that
+// can be resumed) its thread and posts what waits in it (requests,
+// prompts, stall alerts), when the service was not running as they came:
+// on its first start.
 func (s *Service) catchUp(ctx context.Context) error {
-	live, err := s.sup.Sessions(ctx, supervision.SessionFilter{Statuses: []string{supervision.SessionActive, supervision.SessionPaused}})
+	live, err := s.sup.Sessions(ctx, supervision.SessionFilter{Statuses: []string{supervision.SessionActive, supervision.SessionPaused, supervision.SessionInterrupted}})
 	if err != nil {
 		return err
 	}
@@ -360,6 +361,11 @@ func (s *Service) catchUp(ctx context.Context) error {
 		return err
 	}
 	for _, ses := range live {
+		// An interrupted run waits for a person's Resume (its thread's
+		// button); one that cannot be resumed is history.
+		if ses.Status == supervision.SessionInterrupted && !supervision.Resumable(ses) {
+			continue
+		}
 		if posts(ses) {
 			if err := s.catchUpSession(ctx, ses, in); err != nil {
 				return err

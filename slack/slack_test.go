@@ -72,6 +72,12 @@ func newWorldOf(t *testing.T, conf Config, rv *review.Service, resume func(*work
 	t.Helper()
 	w := newIdleWorld(t, conf, rv, resume)
 	w.start()
+	// What the test does next comes after the first start (whose cursor is
+	// recorded once it caught up): followed live, not caught up.
+	poll.Eventually(t, func() bool {
+		_, ok, err := w.st.Cursor(w.ctx, store.SurfaceSlack)
+		return ok || err != nil
+	}, "the first start recorded no cursor")
 	return w
 }
 
